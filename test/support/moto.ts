@@ -1,0 +1,80 @@
+/**
+ * An AWS emulator for tests: moto's server on a free loopback port (from the project virtualenv),
+ * or the endpoint in AWS_ENDPOINT_URL when that is set (then nothing is started).
+ */
+import { existsSync, mkdtempSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { freePort, removeTempDir, repoRoot, startProcess, trackTempDir, waitFor, type Supervised } from "./process.ts";
+
+/** A running emulator. */
+export interface Moto {
+  /** `http://127.0.0.1:<port>` */
+  readonly endpoint: string;
+  /** Environment for an AWS SDK client or a child process using this emulator. */
+  readonly env: Record<string, string>;
+  /** Clears every resource in the emulator (moto's reset API). */
+  reset(): Promise<void>;
+  /** Stops the emulator if this process started it. */
+  stop(): Promise<void>;
+}
+
+function envFor(endpoint: string): Record<string, string> {
+  return {
+    AWS_ENDPOINT_URL: endpoint,
+    AWS_ACCESS_KEY_ID: process.env.AWS_ACCESS_KEY_ID ?? "testing",
+    AWS_SECRET_ACCESS_KEY: process.env.AWS_SECRET_ACCESS_KEY ?? "testing",
+    AWS_REGION: process.env.AWS_REGION ?? "us-east-1",
+    AWS_EC2_METADATA_DISABLED: "true",
+  };
+}
+
+/** Starts moto (or attaches to AWS_ENDPOINT_URL) and waits until it answers. */
+export async function startMoto(opts: { startTimeoutMs?: number } = {}): Promise<Moto> {
+  const external = process.env.AWS_ENDPOINT_URL;
+  const reset = async (endpoint: string): Promise<void> => {
+    const res = await fetch(`${endpoint}/moto-api/reset`, { method: "POST" });
+    if (!res.ok) throw new Error(`moto reset: HTTP ${res.status}`);
+  };
+  if (external) {
+    return { endpoint: external, env: envFor(external), reset: () => reset(external), stop: async () => {} };
+  }
+  const server = path.join(repoRoot, ".venv/bin/moto_server");
+  if (!existsSync(server)) throw new Error(`${server} not found; run 'make tools'`);
+  const dir = mkdtempSync(path.join(os.tmpdir(), "kubeprovisioner-moto-"));
+  trackTempDir(dir);
+  const port = await freePort();
+  const endpoint = `http://127.0.0.1:${port}`;
+  const proc: Supervised = startProcess(server, ["-H", "127.0.0.1", "-p", String(port)], {
+    logFile: path.join(dir, "moto.log"),
+    env: { ...process.env, MOTO_PORT: String(port) },
+  });
+  try {
+    await waitFor(
+      "moto",
+      async () => {
+        if (proc.proc.exitCode !== null) throw new Error(`moto exited; see ${proc.logFile}`);
+        const res = await fetch(`${endpoint}/moto-api/data.json`);
+        return res.ok;
+      },
+      opts.startTimeoutMs ?? 60_000,
+      100,
+    );
+  } catch (err) {
+    await proc.stop();
+    removeTempDir(dir);
+    throw err;
+  }
+  let stopped = false;
+  return {
+    endpoint,
+    env: envFor(endpoint),
+    reset: () => reset(endpoint),
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await proc.stop();
+      removeTempDir(dir);
+    },
+  };
+}

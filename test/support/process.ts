@@ -1,0 +1,126 @@
+/**
+ * Child processes for tests: started under hack/watchdog.sh (so they die with the test process
+ * even when it is SIGKILLed), tracked, and killed on exit, SIGINT and SIGTERM.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { createWriteStream, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+
+const live = new Set<ChildProcess>();
+const tempDirs = new Set<string>();
+let hooksInstalled = false;
+
+function installHooks(): void {
+  if (hooksInstalled) return;
+  hooksInstalled = true;
+  const cleanup = (): void => {
+    for (const c of live) {
+      try {
+        c.kill("SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
+    for (const d of tempDirs) rmSync(d, { recursive: true, force: true });
+  };
+  process.on("exit", cleanup);
+  for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+    process.once(sig, () => {
+      cleanup();
+      process.exit(130);
+    });
+  }
+}
+
+/** Registers a folder to delete when the process exits (if not removed before). */
+export function trackTempDir(dir: string): void {
+  installHooks();
+  tempDirs.add(dir);
+}
+
+/** Deletes a tracked folder now. */
+export function removeTempDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+  tempDirs.delete(dir);
+}
+
+/** A supervised child process. */
+export interface Supervised {
+  readonly proc: ChildProcess;
+  readonly logFile: string;
+  /** Resolves with the exit code (or null when killed by a signal). */
+  readonly exited: Promise<number | null>;
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves once the process is gone. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+/**
+ * Starts `cmd args` under the watchdog with stdout and stderr appended to `logFile`.
+ */
+export function startProcess(cmd: string, args: string[], opts: { logFile: string; env?: NodeJS.ProcessEnv; cwd?: string }): Supervised {
+  installHooks();
+  const out = createWriteStream(opts.logFile, { flags: "a" });
+  const proc = spawn(path.join(repoRoot, "hack/watchdog.sh"), [String(process.pid), cmd, ...args], {
+    env: opts.env ?? process.env,
+    cwd: opts.cwd ?? repoRoot,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  proc.stdout?.pipe(out);
+  proc.stderr?.pipe(out);
+  live.add(proc);
+  const exited = new Promise<number | null>((resolve) => {
+    proc.once("exit", (code) => {
+      live.delete(proc);
+      resolve(code);
+    });
+  });
+  return {
+    proc,
+    logFile: opts.logFile,
+    exited,
+    async stop(graceMs = 5000) {
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
+      proc.kill("SIGTERM");
+      const timer = setTimeout(() => proc.kill("SIGKILL"), graceMs);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** A TCP port on 127.0.0.1 that was free a moment ago. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const addr = srv.address();
+      srv.close(() => {
+        if (addr && typeof addr === "object") resolve(addr.port);
+        else reject(new Error("no port"));
+      });
+    });
+  });
+}
+
+/** Polls `check` until it returns true, failing with the last error after `timeoutMs`. */
+export async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number, intervalMs = 100): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      if (await check()) return;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`, { cause: last });
+    }
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}

@@ -1,0 +1,26 @@
+/**
+ * Where the test binaries are: envtest's convention first (TEST_ASSET_* variables, then
+ * KUBEBUILDER_ASSETS), else what `make tools` linked into ./bin.
+ */
+import { existsSync } from "node:fs";
+import path from "node:path";
+import { repoRoot } from "./process.ts";
+
+const overrides: Record<string, string> = {
+  "kube-apiserver": "TEST_ASSET_KUBE_APISERVER",
+  etcd: "TEST_ASSET_ETCD",
+  kubectl: "TEST_ASSET_KUBECTL",
+};
+
+/** Absolute path of a test tool; throws with the command that installs it when it is missing. */
+export function toolPath(name: "kube-apiserver" | "etcd" | "kubectl" | "helm"): string {
+  const envName = overrides[name];
+  const fromEnv = envName !== undefined ? process.env[envName] : undefined;
+  const candidates = [
+    fromEnv,
+    process.env.KUBEBUILDER_ASSETS ? path.join(process.env.KUBEBUILDER_ASSETS, name) : undefined,
+    path.join(repoRoot, "bin", name),
+  ];
+  for (const c of candidates) if (c && existsSync(c)) return c;
+  throw new Error(`${name} not found (looked in ${candidates.filter(Boolean).join(", ")}); run 'make tools'`);
+}
