@@ -1,0 +1,95 @@
+/**
+ * The command-line flags of `kubeprovisioner`: one table that drives parsing, the environment
+ * variable names and the help text, so the three never drift apart.
+ */
+
+/** Whether a flag takes a value or is a switch. */
+export type FlagKind = "boolean" | "string";
+
+/** One flag. Its environment variable is {@link envNameOf}`(name)` plus any `extraEnv`. */
+export interface FlagSpec {
+  readonly name: string;
+  readonly kind: FlagKind;
+  /** Default as shown in help; `undefined` when there is none. */
+  readonly defaultText: string | undefined;
+  readonly help: string;
+  /** Further variables read when the flag and its own variable are unset, in order. */
+  readonly extraEnv?: readonly string[];
+}
+
+/** The prefix of every environment equivalent. */
+export const ENV_PREFIX = "KUBEPROVISIONER_";
+
+/** `--leader-election-id` -> `KUBEPROVISIONER_LEADER_ELECTION_ID`. */
+export function envNameOf(flag: string): string {
+  return ENV_PREFIX + flag.toUpperCase().replaceAll("-", "_");
+}
+
+/**
+ * Every flag the CLI accepts, besides `--help` and `--version`. Names match the kubebuilder
+ * scaffold where they overlap so existing manifests keep working.
+ */
+export const FLAGS: readonly FlagSpec[] = [
+  { name: "leader-elect", kind: "boolean", defaultText: "false", help: "Elect one active replica through a coordination.k8s.io Lease." },
+  { name: "leader-election-id", kind: "string", defaultText: "c56fc483.cloud.com", help: "Name of the Lease used for leader election." },
+  {
+    name: "leader-election-namespace",
+    kind: "string",
+    defaultText: "the pod's namespace",
+    help: "Namespace of the Lease; required with --leader-elect outside a cluster.",
+  },
+  { name: "leader-election-lease-duration", kind: "string", defaultText: "15s", help: "How long followers wait after the last renewal they saw before taking over." },
+  { name: "leader-election-renew-deadline", kind: "string", defaultText: "10s", help: "How long the leader keeps retrying a renewal before it gives up and exits." },
+  { name: "leader-election-retry-period", kind: "string", defaultText: "2s", help: "Interval between acquire and renew attempts." },
+  {
+    name: "metrics-bind-address",
+    kind: "string",
+    defaultText: ":8443 (secure) or :8080",
+    help: 'Address of the /metrics endpoint; "0" disables it.',
+  },
+  { name: "metrics-secure", kind: "boolean", defaultText: "true", help: "Serve /metrics over HTTPS with TokenReview authentication and SubjectAccessReview authorization." },
+  {
+    name: "metrics-cert-dir",
+    kind: "string",
+    defaultText: "a generated self-signed certificate",
+    help: "Folder holding tls.crt and tls.key for the metrics server; reloaded when the files change.",
+  },
+  { name: "health-probe-bind-address", kind: "string", defaultText: ":8081", help: 'Address of /healthz and /readyz; "0" disables them.' },
+  { name: "log-level", kind: "string", defaultText: "info", help: "trace, debug, info, warn, error, fatal or silent." },
+  { name: "log-format", kind: "string", defaultText: "json", help: "json (one object per line) or text (human-readable, for development)." },
+  { name: "watch-namespace", kind: "string", defaultText: "all namespaces", help: "Comma-separated namespaces to watch." },
+  { name: "max-concurrent-reconciles", kind: "string", defaultText: "1", help: "Reconciles running at once per controller (1-1000)." },
+  { name: "sync-period", kind: "string", defaultText: "10h", help: "Interval at which cached objects are re-delivered to the controllers." },
+  { name: "poll-interval", kind: "string", defaultText: "5m", help: "Steady-state requeue of a converged object, to notice drift in AWS." },
+  { name: "graceful-shutdown-timeout", kind: "string", defaultText: "30s", help: "How long in-flight reconciles may run after SIGTERM before the process exits." },
+  { name: "kubeconfig", kind: "string", defaultText: "in-cluster, then $KUBECONFIG, then ~/.kube/config", help: "Path of a kubeconfig file.", extraEnv: ["KUBECONFIG"] },
+  {
+    name: "aws-region",
+    kind: "string",
+    defaultText: "$AWS_REGION, then $AWS_DEFAULT_REGION",
+    help: "Region for resources whose spec names none.",
+    extraEnv: ["AWS_REGION", "AWS_DEFAULT_REGION"],
+  },
+];
+
+/** The help text printed by `--help`. */
+export function helpText(program: string): string {
+  const lines = [
+    `Usage: ${program} [flags]`,
+    "",
+    "Kubernetes operator for AWS EC2 instances, S3 buckets and SQS queues (compute.cloud.com/v1).",
+    "Every flag may also be set through the environment variable shown; a flag wins over its variable.",
+    "Durations are written as in Go: 300ms, 30s, 5m, 1h30m.",
+    "",
+    "Flags:",
+  ];
+  for (const f of FLAGS) {
+    const head = f.kind === "boolean" ? `  --${f.name}[=true|false]` : `  --${f.name} <value>`;
+    lines.push(head);
+    lines.push(`      ${f.help}`);
+    const env = [envNameOf(f.name), ...(f.extraEnv ?? [])].map((e) => `$${e}`).join(", ");
+    lines.push(`      default: ${f.defaultText ?? "none"}; env: ${env}`);
+  }
+  lines.push("  -h, --help", "      Print this help and exit.", "  --version", "      Print the version and exit.");
+  return lines.join("\n") + "\n";
+}

@@ -1,0 +1,114 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { ConfigError, parseOptions, type Options } from "./options.ts";
+import { envNameOf, helpText } from "./flags.ts";
+
+function run(argv: string[], env: Record<string, string> = {}): Options {
+  const out = parseOptions(argv, env);
+  assert.equal(out.kind, "run");
+  return (out as { options: Options }).options;
+}
+
+function refuse(argv: string[], env: Record<string, string> = {}): string {
+  try {
+    parseOptions(argv, env);
+  } catch (err) {
+    assert.ok(err instanceof ConfigError, String(err));
+    assert.equal(err.exitCode, 2);
+    assert.doesNotMatch(err.message, /\n/);
+    return err.message;
+  }
+  assert.fail(`accepted ${argv.join(" ")}`);
+}
+
+test("defaults match the kubebuilder scaffold and the documented values", () => {
+  const o = run([]);
+  assert.equal(o.leaderElect, false);
+  assert.equal(o.leaderElectionId, "c56fc483.cloud.com");
+  assert.equal(o.leaderElectionNamespace, undefined);
+  assert.deepEqual(o.leaderElection, { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 });
+  assert.deepEqual(o.metricsBindAddress, { host: undefined, port: 8443 });
+  assert.equal(o.metricsSecure, true);
+  assert.deepEqual(o.healthProbeBindAddress, { host: undefined, port: 8081 });
+  assert.equal(o.logLevel, "info");
+  assert.equal(o.logFormat, "json");
+  assert.deepEqual(o.watchNamespaces, []);
+  assert.equal(o.maxConcurrentReconciles, 1);
+  assert.equal(o.syncPeriodMs, 36_000_000);
+  assert.equal(o.pollIntervalMs, 300_000);
+  assert.equal(o.gracefulShutdownTimeoutMs, 30_000);
+  assert.ok(Object.isFrozen(o));
+  assert.ok(Object.isFrozen(o.watchNamespaces));
+});
+
+test("insecure metrics default to :8080 and 0 disables a server", () => {
+  const o = run(["--metrics-secure=false", "--health-probe-bind-address", "0"]);
+  assert.deepEqual(o.metricsBindAddress, { host: undefined, port: 8080 });
+  assert.equal(o.healthProbeBindAddress, null);
+  assert.equal(run(["--metrics-bind-address=0"]).metricsBindAddress, null);
+  assert.deepEqual(run(["--metrics-bind-address=[::1]:9443"]).metricsBindAddress, { host: "::1", port: 9443 });
+  assert.deepEqual(run(["--metrics-bind-address=127.0.0.1:9443"]).metricsBindAddress, { host: "127.0.0.1", port: 9443 });
+});
+
+test("Go flag spellings are accepted and the last repetition wins", () => {
+  const o = run(["-leader-elect", "--sync-period", "1h", "--sync-period=2h", "--no-metrics-secure", "--watch-namespace=a, b,a"]);
+  assert.equal(o.leaderElect, true);
+  assert.equal(o.syncPeriodMs, 7_200_000);
+  assert.equal(o.metricsSecure, false);
+  assert.deepEqual(o.watchNamespaces, ["a", "b"]);
+  assert.equal(run(["--leader-elect=false"]).leaderElect, false);
+  assert.equal(run(["--leader-elect=true"]).leaderElect, true);
+});
+
+test("environment variables fill in unset flags, and flags win", () => {
+  const env = {
+    KUBEPROVISIONER_LEADER_ELECT: "true",
+    KUBEPROVISIONER_MAX_CONCURRENT_RECONCILES: "4",
+    KUBEPROVISIONER_LOG_LEVEL: "",
+    KUBECONFIG: "/tmp/kc",
+    AWS_DEFAULT_REGION: "eu-west-1",
+  };
+  const o = run(["--max-concurrent-reconciles=8"], env);
+  assert.equal(o.leaderElect, true);
+  assert.equal(o.maxConcurrentReconciles, 8);
+  assert.equal(o.logLevel, "info", "an empty variable counts as unset");
+  assert.equal(o.kubeconfig, "/tmp/kc");
+  assert.equal(o.awsRegion, "eu-west-1");
+  assert.equal(run([], { ...env, AWS_REGION: "us-east-2" }).awsRegion, "us-east-2");
+  assert.equal(envNameOf("leader-election-id"), "KUBEPROVISIONER_LEADER_ELECTION_ID");
+});
+
+test("a bad value names the flag and the accepted values on one line", () => {
+  assert.match(refuse(["--sync-period=forever"]), /--sync-period.*expected a duration/);
+  assert.match(refuse(["--log-level=loud"]), /"loud" for --log-level: expected one of trace, debug, info, warn, error, fatal, silent/);
+  assert.match(refuse(["--max-concurrent-reconciles=0"]), /--max-concurrent-reconciles: expected an integer from 1 to 1000/);
+  assert.match(refuse(["--metrics-secure=maybe"]), /--metrics-secure: expected true or false/);
+  assert.match(refuse(["--metrics-bind-address=8443"]), /--metrics-bind-address: expected host:port/);
+  assert.match(refuse(["--watch-namespace=Bad_NS"]), /--watch-namespace/);
+  assert.match(refuse([], { KUBEPROVISIONER_POLL_INTERVAL: "5" }), /--poll-interval \(from \$KUBEPROVISIONER_POLL_INTERVAL\)/);
+  assert.match(refuse(["--aws-region=mars"]), /--aws-region: expected an AWS region/);
+});
+
+test("unknown flags, stray arguments and missing values are refused", () => {
+  assert.match(refuse(["--bogus"]), /unknown flag --bogus/);
+  assert.match(refuse(["--leader-elect", "false"]), /unexpected argument "false"/);
+  assert.match(refuse(["--kubeconfig"]), /--kubeconfig needs a value/);
+  assert.match(refuse(["--no-kubeconfig"]), /unknown flag --no-kubeconfig/);
+});
+
+test("leader-election timings must leave the leader time to step down", () => {
+  assert.match(refuse(["--leader-election-lease-duration=10s"]), /lease-duration: expected a duration longer than --leader-election-renew-deadline/);
+  assert.match(refuse(["--leader-election-retry-period=9s"]), /renew-deadline: expected a duration longer than 1.2 x/);
+  const o = run(["--leader-election-lease-duration=3s", "--leader-election-renew-deadline=2s", "--leader-election-retry-period=500ms"]);
+  assert.deepEqual(o.leaderElection, { leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 500 });
+});
+
+test("--help and --version short-circuit validation", () => {
+  assert.equal(parseOptions(["--sync-period=bad", "--help"], {}).kind, "help");
+  assert.equal(parseOptions(["-h"], {}).kind, "help");
+  assert.equal(parseOptions(["--version"], {}).kind, "version");
+  const help = helpText("kubeprovisioner");
+  for (const flag of ["--leader-elect", "--metrics-bind-address", "--poll-interval", "KUBEPROVISIONER_SYNC_PERIOD"]) {
+    assert.ok(help.includes(flag), flag);
+  }
+});

@@ -1,0 +1,216 @@
+/**
+ * Flags and environment, parsed once into a frozen, validated {@link Options} object. Nothing
+ * else in the program reads `process.argv` or `KUBEPROVISIONER_*` variables.
+ */
+import { parseArgs } from "node:util";
+import { envNameOf, FLAGS, type FlagSpec } from "./flags.ts";
+import {
+  parseBindAddress,
+  parseBool,
+  parseChoice,
+  parseInteger,
+  parseNamespace,
+  parseNamespaceList,
+  parseNonEmpty,
+  parseObjectName,
+  parsePositiveDuration,
+  parseRegion,
+  ValueError,
+  type BindAddress,
+} from "./values.ts";
+
+/** Log levels accepted by `--log-level` (pino's names). */
+export const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"] as const;
+/** A pino log level. */
+export type LogLevelName = (typeof LOG_LEVELS)[number];
+/** Log line formats accepted by `--log-format`. */
+export const LOG_FORMATS = ["json", "text"] as const;
+/** `json` lines for machines, `text` for people. */
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
+/** Leader-election timing, in milliseconds. */
+export interface LeaderElectionTiming {
+  /** @default 15000 */
+  readonly leaseDurationMs: number;
+  /** @default 10000 */
+  readonly renewDeadlineMs: number;
+  /** @default 2000 */
+  readonly retryPeriodMs: number;
+}
+
+/** Everything the process was told, validated. Frozen: read it, never change it. */
+export interface Options {
+  /** @default false */
+  readonly leaderElect: boolean;
+  /** @default "c56fc483.cloud.com" */
+  readonly leaderElectionId: string;
+  /** `undefined`: the pod's own namespace, resolved at start. */
+  readonly leaderElectionNamespace: string | undefined;
+  readonly leaderElection: LeaderElectionTiming;
+  /** `null` when disabled with "0". @default :8443 when secure, :8080 otherwise */
+  readonly metricsBindAddress: BindAddress | null;
+  /** @default true */
+  readonly metricsSecure: boolean;
+  /** `undefined`: a self-signed certificate is generated at start. */
+  readonly metricsCertDir: string | undefined;
+  /** `null` when disabled with "0". @default :8081 */
+  readonly healthProbeBindAddress: BindAddress | null;
+  /** @default "info" */
+  readonly logLevel: LogLevelName;
+  /** @default "json" */
+  readonly logFormat: LogFormat;
+  /** Empty: every namespace. Deduplicated. */
+  readonly watchNamespaces: readonly string[];
+  /** @default 1 */
+  readonly maxConcurrentReconciles: number;
+  /** @default 36000000 (10h) */
+  readonly syncPeriodMs: number;
+  /** @default 300000 (5m) */
+  readonly pollIntervalMs: number;
+  /** @default 30000 */
+  readonly gracefulShutdownTimeoutMs: number;
+  /** `undefined`: in-cluster configuration, then the default kubeconfig loading rules. */
+  readonly kubeconfig: string | undefined;
+  /** `undefined`: the AWS SDK's own region resolution. */
+  readonly awsRegion: string | undefined;
+}
+
+/** What the command line asked for. */
+export type ParseOutcome = { readonly kind: "run"; readonly options: Options } | { readonly kind: "help" } | { readonly kind: "version" };
+
+/**
+ * A command line or environment the program refuses. The message is one line naming the flag
+ * (and variable) and the accepted values; `exitCode` is always 2, as for Go's flag package.
+ */
+export class ConfigError extends Error {
+  readonly exitCode = 2;
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "ConfigError";
+  }
+}
+
+const BOOLEAN_FLAGS = new Set(FLAGS.filter((f) => f.kind === "boolean").map((f) => f.name));
+const KNOWN_FLAGS = new Set([...FLAGS.map((f) => f.name), "help", "version"]);
+
+/**
+ * Parses `argv` (without the node and script paths) and `env` into options.
+ * Go spellings are accepted: `-flag`, `--flag=value`, `--flag value`, `--bool=false`; a repeated
+ * flag keeps its last value. An empty environment variable counts as unset.
+ * @throws ConfigError on an unknown flag, a stray argument, a bad value or inconsistent values.
+ */
+export function parseOptions(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): ParseOutcome {
+  const raw = readFlags(argv);
+  if (raw.has("help")) return { kind: "help" };
+  if (raw.has("version")) return { kind: "version" };
+
+  const source = (spec: FlagSpec): { text: string; from: string } | undefined => {
+    const flagValue = raw.get(spec.name);
+    if (flagValue !== undefined) return { text: flagValue, from: `--${spec.name}` };
+    for (const name of [envNameOf(spec.name), ...(spec.extraEnv ?? [])]) {
+      const v = env[name];
+      if (v !== undefined && v !== "") return { text: v, from: `--${spec.name} (from $${name})` };
+    }
+    return undefined;
+  };
+  const get = <T>(name: string, parse: (text: string) => T, fallback: T): T => {
+    const spec = FLAGS.find((f) => f.name === name);
+    if (spec === undefined) throw new Error(`flag table has no ${name}`);
+    const s = source(spec);
+    if (s === undefined) return fallback;
+    try {
+      return parse(s.text);
+    } catch (err) {
+      if (err instanceof ValueError) {
+        throw new ConfigError(`invalid value ${JSON.stringify(s.text)} for ${s.from}: expected ${err.accepted}`, { cause: err });
+      }
+      throw err;
+    }
+  };
+
+  const metricsSecure = get("metrics-secure", parseBool, true);
+  const timing: LeaderElectionTiming = Object.freeze({
+    leaseDurationMs: get("leader-election-lease-duration", (t) => parsePositiveDuration(t, 1_000), 15_000),
+    renewDeadlineMs: get("leader-election-renew-deadline", (t) => parsePositiveDuration(t, 1_000), 10_000),
+    retryPeriodMs: get("leader-election-retry-period", (t) => parsePositiveDuration(t, 100), 2_000),
+  });
+  const options: Options = {
+    leaderElect: get("leader-elect", parseBool, false),
+    leaderElectionId: get("leader-election-id", parseObjectName, "c56fc483.cloud.com"),
+    leaderElectionNamespace: get("leader-election-namespace", parseNamespace, undefined),
+    leaderElection: timing,
+    metricsBindAddress: get("metrics-bind-address", parseBindAddress, parseBindAddress(metricsSecure ? ":8443" : ":8080")),
+    metricsSecure,
+    metricsCertDir: get("metrics-cert-dir", parseNonEmpty, undefined),
+    healthProbeBindAddress: get("health-probe-bind-address", parseBindAddress, parseBindAddress(":8081")),
+    logLevel: get("log-level", (t) => parseChoice(t, LOG_LEVELS), "info"),
+    logFormat: get("log-format", (t) => parseChoice(t, LOG_FORMATS), "json"),
+    watchNamespaces: Object.freeze(get("watch-namespace", parseNamespaceList, [])),
+    maxConcurrentReconciles: get("max-concurrent-reconciles", (t) => parseInteger(t, 1, 1000), 1),
+    syncPeriodMs: get("sync-period", (t) => parsePositiveDuration(t, 1_000), 36_000_000),
+    pollIntervalMs: get("poll-interval", (t) => parsePositiveDuration(t, 1_000), 300_000),
+    gracefulShutdownTimeoutMs: get("graceful-shutdown-timeout", (t) => parsePositiveDuration(t, 0), 30_000),
+    kubeconfig: get("kubeconfig", parseNonEmpty, undefined),
+    awsRegion: get("aws-region", parseRegion, undefined),
+  };
+  validateTiming(timing);
+  return { kind: "run", options: Object.freeze(options) };
+}
+
+/**
+ * client-go's constraints: the leader must give up (RenewDeadline) before followers may take over
+ * (LeaseDuration), and must get more than one jittered retry inside its renew deadline.
+ */
+function validateTiming(t: LeaderElectionTiming): void {
+  if (t.leaseDurationMs <= t.renewDeadlineMs) {
+    throw new ConfigError(
+      "invalid value for --leader-election-lease-duration: expected a duration longer than --leader-election-renew-deadline",
+    );
+  }
+  if (t.renewDeadlineMs <= 1.2 * t.retryPeriodMs) {
+    throw new ConfigError(
+      "invalid value for --leader-election-renew-deadline: expected a duration longer than 1.2 x --leader-election-retry-period",
+    );
+  }
+}
+
+/** Flag name -> last text given; switches map to "true"/"false". */
+function readFlags(argv: readonly string[]): Map<string, string> {
+  const args = normalizeDashes(argv);
+  const options = Object.fromEntries([
+    ...FLAGS.map((f) => [f.name, { type: f.kind }] as const),
+    ["help", { type: "boolean", short: "h" }] as const,
+    ["version", { type: "boolean" }] as const,
+  ]);
+  const { tokens } = parseArgs({ args, options, strict: false, allowPositionals: true, allowNegative: true, tokens: true });
+  const out = new Map<string, string>();
+  for (const tok of tokens) {
+    if (tok.kind === "positional") {
+      throw new ConfigError(`unexpected argument ${JSON.stringify(tok.value)}: switches take --flag=false, not --flag false`);
+    }
+    if (tok.kind === "option-terminator") continue;
+    const name = tok.name;
+    if (!KNOWN_FLAGS.has(name)) throw new ConfigError(`unknown flag ${tok.rawName} (run with --help for the list)`);
+    const negated = tok.rawName.startsWith("--no-");
+    if (BOOLEAN_FLAGS.has(name) || name === "help" || name === "version") {
+      if (negated && tok.value !== undefined) throw new ConfigError(`flag ${tok.rawName} takes no value`);
+      out.set(name, negated ? "false" : (tok.value ?? "true"));
+      continue;
+    }
+    if (negated) throw new ConfigError(`unknown flag ${tok.rawName} (run with --help for the list)`);
+    if (tok.value === undefined) throw new ConfigError(`flag --${name} needs a value`);
+    out.set(name, tok.value);
+  }
+  return out;
+}
+
+/** Go accepts `-flag`; parseArgs reads that as a group of short options. */
+function normalizeDashes(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  let terminated = false;
+  for (const a of argv) {
+    if (a === "--") terminated = true;
+    out.push(!terminated && /^-[a-z][a-z0-9-]+(=.*)?$/s.test(a) ? `-${a}` : a);
+  }
+  return out;
+}
