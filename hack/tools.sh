@@ -40,9 +40,11 @@ asset() { # asset <name> <env-override> -> prints path of an externally provided
   return 1
 }
 
-node_ok() { # is the system node >= NODE_MIN?
-  command -v node >/dev/null 2>&1 || return 1
-  node -e "const [a,b]=process.versions.node.split('.').map(Number);const [x,y]='$NODE_MIN'.split('.').map(Number);process.exit(a>x||(a===x&&b>=y)?0:1)"
+node_ok() { # is the system node (ignoring ./bin) >= NODE_MIN?
+  local sys_path sys_node
+  sys_path=$(printf '%s' "$PATH" | tr ':' '\n' | grep -vxF "$bin" | paste -sd:)
+  sys_node=$(PATH=$sys_path command -v node) || return 1
+  "$sys_node" -e "const [a,b]=process.versions.node.split('.').map(Number);const [x,y]='$NODE_MIN'.split('.').map(Number);process.exit(a>x||(a===x&&b>=y)?0:1)"
 }
 
 _node() {
@@ -58,7 +60,7 @@ _node() {
 }
 
 tool_node() {
-  if node_ok; then log "system node $(node --version) is new enough"; rm -f "$bin/node"; return 0; fi
+  if node_ok; then log "the system node is new enough"; rm -f "$bin/node"; return 0; fi
   local dir="$cache/node-$NODE_VERSION"
   [ -x "$dir/bin/node" ] || { log "installing node $NODE_VERSION from the npm registry"; build_into "$dir" _node; }
   link "$dir/bin/node" node
@@ -170,15 +172,6 @@ tool_helm() {
 }
 
 # ---- moto ---------------------------------------------------------------------------------------
-_moto() {
-  local out=$1
-  python3 -m venv "$out"
-  "$out/bin/pip" install --quiet --disable-pip-version-check "moto[server]==$MOTO_VERSION"
-  # The venv's scripts carry absolute shebangs; rewrite them to the final location.
-  local final=$2
-  sed -i "1s#^\#!.*python.*#\#!$final/bin/python3#" "$out"/bin/* 2>/dev/null || true
-}
-
 tool_moto() {
   if [ -n "${AWS_ENDPOINT_URL:-}" ]; then log "AWS_ENDPOINT_URL is set; not installing moto"; return 0; fi
   local dir="$cache/moto-$MOTO_VERSION"
