@@ -396,6 +396,17 @@ describe("Controller lifecycle", () => {
     assert.equal(seen.aborted, true);
   });
 
+  it("registers its handlers on start and removes them once stopped", async () => {
+    const s = setup(async () => ({}));
+    assert.equal(s.informer.handlers.length, 0, "no handler before start: a non-leader queues nothing");
+    const running = s.controller.start(s.ac.signal);
+    await flushMicrotasks();
+    assert.equal(s.informer.handlers.length, 1);
+    s.ac.abort();
+    await running;
+    assert.equal(s.informer.handlers.length, 0);
+  });
+
   it("refuses to start twice or to take a source after start", async () => {
     const s = setup(async () => ({}));
     s.ac.abort();

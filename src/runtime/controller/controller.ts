@@ -157,7 +157,7 @@ export class Controller implements Runnable {
 
   /**
    * Attaches the sources, waits for their caches, runs the workers until `signal` aborts, then
-   * drains. Resolves once stopped (or once the graceful timeout expired, after aborting the
+   * drains and detaches the sources' handlers from the informers. Resolves once stopped (or once the graceful timeout expired, after aborting the
    * in-flight reconciles' signals). Rejects with {@link CacheSyncTimeoutError} when the caches do
    * not sync in time, and with {@link ControllerStartedError} when called twice.
    */
@@ -171,8 +171,16 @@ export class Controller implements Runnable {
     }
     log.info({ sources: this.#sources.map((s) => s.description) }, "starting event sources");
     const enqueue = (req: { namespace?: string; name: string }): void => this.#queue.add(keyOf(req));
-    for (const source of this.#sources) source.attach(enqueue, log);
+    const detach = this.#sources.map((source) => source.attach(enqueue, log));
+    try {
+      await this.#run(signal);
+    } finally {
+      for (const d of detach) d();
+    }
+  }
 
+  async #run(signal: AbortSignal): Promise<void> {
+    const log = this.#logger;
     const synced = await this.#waitForSync(signal);
     if (!synced) {
       this.#queue.shutDown();

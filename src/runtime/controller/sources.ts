@@ -22,7 +22,8 @@ export interface InformerEventHandler<T extends KubeObject> {
  * started late still sees every object once.
  */
 export interface InformerLike<T extends KubeObject> {
-  addEventHandler(handler: InformerEventHandler<T>): unknown;
+  /** Registers a handler; the returned registration, when there is one, can remove it. */
+  addEventHandler(handler: InformerEventHandler<T>): { remove(): void } | void;
   hasSynced(): boolean;
   waitForCacheSync(signal: AbortSignal): Promise<unknown>;
 }
@@ -50,8 +51,9 @@ export interface EventSource {
    * Registers the source's handler on its informer. The handler never throws into the informer:
    * a throwing predicate is logged and treated as passing (an extra reconcile is harmless, a lost
    * one is not); a throwing map function is logged and enqueues nothing for that object.
+   * Returns a function that removes the handler again (a no-op for informers that cannot).
    */
-  attach(enqueue: (req: Request) => void, logger: Logger): void;
+  attach(enqueue: (req: Request) => void, logger: Logger): () => void;
   hasSynced(): boolean;
   waitForCacheSync(signal: AbortSignal): Promise<unknown>;
 }
@@ -165,7 +167,7 @@ function makeSource<T extends KubeObject>(
           return true;
         }
       };
-      informer.addEventHandler({
+      const registration = informer.addEventHandler({
         onAdd(obj, isInInitialList) {
           if (passes((p) => p.create(obj, isInInitialList), obj)) emit([obj]);
         },
@@ -177,6 +179,7 @@ function makeSource<T extends KubeObject>(
           emit([obj]);
         },
       });
+      return () => registration?.remove();
     },
   };
 }

@@ -111,9 +111,15 @@ export class ManualInformer<T extends KubeObject> implements InformerLike<T> {
     this.#synced = opts.synced ?? true;
   }
 
-  addEventHandler(handler: InformerEventHandler<T>): void {
+  addEventHandler(handler: InformerEventHandler<T>): { remove(): void } {
     this.handlers.push(handler);
     for (const obj of this.#objects.values()) handler.onAdd(obj, true);
+    return {
+      remove: () => {
+        const i = this.handlers.indexOf(handler);
+        if (i >= 0) this.handlers.splice(i, 1);
+      },
+    };
   }
 
   hasSynced(): boolean {
