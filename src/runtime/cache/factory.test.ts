@@ -1,0 +1,95 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { Registry } from "prom-client";
+import type { KubeConfig } from "@kubernetes/client-node";
+import type { KubeObject, ResourceType } from "../kube/object.ts";
+import { RestClient } from "../kube/rest.ts";
+import { FakeClock, flushMicrotasks } from "../testing/fake-clock.ts";
+import { InformerFactory } from "./factory.ts";
+import type { ListerWatcher } from "./lister-watcher.ts";
+import { FakeApi } from "./testing/fake-api.ts";
+
+const A: ResourceType = {
+  group: "example.com",
+  version: "v1",
+  plural: "alphas",
+  kind: "Alpha",
+  namespaced: true,
+};
+const B: ResourceType = { group: "", version: "v1", plural: "betas", kind: "Beta", namespaced: true };
+
+/** A RestClient that must never be used: the fakes answer every list and watch. */
+const unusedRest = RestClient.fromKubeConfig({
+  getCurrentCluster: () => ({ server: "https://127.0.0.1:1", name: "x", skipTLSVerify: false }),
+} as unknown as KubeConfig);
+
+function setup(): { factory: InformerFactory; apis: Map<string, FakeApi<KubeObject>>; clock: FakeClock } {
+  const apis = new Map<string, FakeApi<KubeObject>>();
+  const clock = new FakeClock();
+  const factory = new InformerFactory({
+    rest: unusedRest,
+    clock,
+    registry: new Registry(),
+    listerWatcherFor: (r): ListerWatcher<KubeObject> => {
+      let api = apis.get(r.plural);
+      if (api === undefined) apis.set(r.plural, (api = new FakeApi<KubeObject>()));
+      return api;
+    },
+  });
+  return { factory, apis, clock };
+}
+
+describe("InformerFactory", () => {
+  it("hands out one informer per resource", () => {
+    const { factory } = setup();
+    assert.equal(factory.informerFor(A), factory.informerFor({ ...A }));
+    assert.notEqual(factory.informerFor(A), factory.informerFor(B));
+    assert.equal(factory.informers().length, 2);
+  });
+
+  it("starts informers requested before and after start, and syncs them all", async () => {
+    const { factory, apis } = setup();
+    const a = factory.informerFor(A);
+    const stop = new AbortController();
+    const synced = factory.waitForCacheSync();
+    assert.equal(factory.hasSynced(), false, "not before start");
+    const running = factory.start(stop.signal);
+    assert.equal(await synced, true);
+    assert.ok(a.hasSynced());
+
+    const b = factory.informerFor(B);
+    assert.equal(factory.hasSynced(), false, "a new informer is not synced yet");
+    assert.equal(await factory.waitForCacheSync(), true);
+    assert.ok(b.hasSynced());
+    assert.equal(apis.get("betas")?.listCalls.length, 1);
+
+    let stopped = false;
+    void running.then(() => (stopped = true));
+    await flushMicrotasks();
+    assert.equal(stopped, false, "runs until the signal aborts");
+    stop.abort();
+    await running;
+    assert.equal(await factory.waitForCacheSync(), true);
+    await assert.rejects(factory.start(new AbortController().signal), /already started/);
+  });
+
+  it("reports false when the wait is aborted or the factory stops before syncing", async () => {
+    const { factory, apis } = setup();
+    factory.informerFor(A);
+    const failing = new FakeApi<KubeObject>();
+    failing.failNextLists(1_000);
+    apis.set("alphas", failing);
+    const waitAbort = new AbortController();
+    const aborted = factory.waitForCacheSync(waitAbort.signal);
+    waitAbort.abort();
+    assert.equal(await aborted, false);
+
+    const stop = new AbortController();
+    const running = factory.start(stop.signal);
+    const pending = factory.waitForCacheSync();
+    await flushMicrotasks();
+    stop.abort();
+    assert.equal(await pending, false);
+    await running;
+  });
+});
