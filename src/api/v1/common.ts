@@ -1,0 +1,128 @@
+/**
+ * Fields shared by every kind: region, tags, the lifecycle policies, and the common status
+ * fields. Each kind spreads these into its own schema, so the rules are identical everywhere.
+ */
+import * as s from "../schema/builder.ts";
+import { conditionsSchema } from "./conditions.ts";
+import { RESERVED_TAG_PREFIX } from "./group.ts";
+
+/** AWS region names: `us-east-1`, `eu-central-2`, `us-gov-west-1`, `cn-north-1`. */
+export const REGION_PATTERN = "^[a-z]{2}(-[a-z]+)+-[0-9]{1,2}$";
+
+/** The `region` field: required and immutable (a resource cannot move between regions). */
+export function regionField(what: string) {
+  return s.string({
+    description:
+      `AWS region the ${what} lives in, for example us-east-1. Immutable: AWS cannot move a ` +
+      `${what} between regions; create a new object instead.`,
+    required: true,
+    maxLength: 32,
+    pattern: REGION_PATTERN,
+    validations: [s.immutable(`region is immutable: the ${what} cannot move between regions`)],
+  });
+}
+
+/** Characters AWS accepts in tag keys and values on every service this operator manages. */
+const TAG_CHARS = "\\p{L}\\p{Z}\\p{N}_.:/=+\\-@";
+
+/**
+ * The `tags` field, with the strictest limits shared by EC2, S3 and SQS: at most 50 tags, keys
+ * of 1-128 and values of at most 256 characters, no `aws:` keys (reserved by AWS) and no keys
+ * under {@link RESERVED_TAG_PREFIX} (the operator's ownership tags).
+ */
+export function tagsField(what: string) {
+  return s.record(
+    s.string({
+      description: "Tag value, at most 256 characters.",
+      maxLength: 256,
+      pattern: `^[${TAG_CHARS}]*$`,
+    }),
+    {
+      description:
+        `Tags applied to the ${what}, in addition to the operator's ownership tags. Mutable and ` +
+        `authoritative: the operator adds, changes and removes tags on the ${what} until they match ` +
+        `this map; only aws: tags and its own ownership tags are exempt. At most 50 tags; ` +
+        `keys 1-128 characters, values at most 256; letters, digits, spaces and _ . : / = + - @.`,
+      maxProperties: 50,
+      validations: [
+        {
+          rule: "self.all(k, size(k) >= 1 && size(k) <= 128)",
+          message: "tag keys must be 1 to 128 characters",
+        },
+        {
+          rule: `self.all(k, k.matches(r'^[${TAG_CHARS}]+$'))`,
+          message: "tag keys may contain only letters, digits, spaces and _ . : / = + - @",
+        },
+        {
+          rule: "self.all(k, !k.startsWith('aws:'))",
+          message: "tag keys starting with aws: are reserved by AWS",
+        },
+        {
+          rule: `self.all(k, !k.startsWith('${RESERVED_TAG_PREFIX}'))`,
+          message: `tag keys starting with ${RESERVED_TAG_PREFIX} are reserved for the operator's ownership tags`,
+        },
+      ],
+    },
+  );
+}
+
+/** `deletionPolicy`: what happens to the AWS resource when the object is deleted. */
+export function deletionPolicyField(what: string) {
+  return s.enumOf(["Delete", "Retain"], {
+    description:
+      `What happens to the ${what} in AWS when this object is deleted. Delete (default): the ` +
+      `operator deletes the ${what} and releases the object once it is gone. Retain: the ` +
+      `object is released at once and the ${what} is left in AWS untouched. Mutable: the value ` +
+      `at the time of deletion counts.`,
+    default: "Delete",
+  });
+}
+
+/** `adoptExisting`: take over a resource that exists but carries no ownership tag of this object. */
+export function adoptExistingField(how: string) {
+  return s.boolean({
+    description:
+      `Adopt an existing AWS resource instead of failing on it. ${how} Without this switch such a ` +
+      `resource is never touched: the object reports Ready=False with reason NotOwned. On ` +
+      `adoption the operator writes its ownership tags, and from then on the resource is managed ` +
+      `(and, with deletionPolicy Delete, deleted) like one it created. Mutable.`,
+    default: false,
+  });
+}
+
+/** `onDeletedOutOfBand`: what to do when the AWS resource disappears behind the operator's back. */
+export function onDeletedOutOfBandField(what: string) {
+  return s.enumOf(["Recreate", "Report"], {
+    description:
+      `What to do when the ${what} is deleted in AWS by someone else. Recreate (default): create ` +
+      `it again and emit a Warning event. Report: only set Ready=False with reason ` +
+      `DeletedOutOfBand and emit a Warning event. Mutable.`,
+    default: "Recreate",
+  });
+}
+
+/** Status fields every kind carries. */
+export function commonStatusFields() {
+  return {
+    observedGeneration: s.integer({
+      description:
+        "metadata.generation of the spec the operator last reconciled. When it is behind " +
+        "metadata.generation, the status describes an older spec.",
+      format: "int64",
+      minimum: 0,
+    }),
+    conditions: conditionsSchema,
+    createToken: s.string({
+      description:
+        "Idempotency token of the pending or last create, recorded before the AWS create call so " +
+        "that a retry after a crash reuses it. Derived from metadata.uid and createAttempt.",
+      maxLength: 64,
+    }),
+    createAttempt: s.integer({
+      description:
+        "How many times the operator has had to create the AWS resource for this object (1 after " +
+        "the first create; incremented when it is recreated after an out-of-band deletion).",
+      minimum: 0,
+    }),
+  };
+}

@@ -1,0 +1,300 @@
+/**
+ * The Ec2Instance kind: one EC2 instance, launched from an AMI, with its EBS volumes.
+ *
+ * Everything that is a launch parameter is immutable: AWS cannot change the AMI, subnet, zone,
+ * key pair or block devices of an instance, and changing the type, user data or security groups
+ * needs the instance stopped or its network interface edited, which the operator never does
+ * behind the user's back. Tags and the lifecycle policies are mutable.
+ */
+import type { KubeObject, ResourceType } from "../../runtime/kube/object.ts";
+import * as s from "../schema/builder.ts";
+import { buildCrd, type CustomResourceDefinition } from "../schema/crd.ts";
+import {
+  adoptExistingField,
+  commonStatusFields,
+  deletionPolicyField,
+  onDeletedOutOfBandField,
+  regionField,
+  tagsField,
+} from "./common.ts";
+import type { API_VERSION } from "./group.ts";
+import { CATEGORIES, GROUP, VERSION } from "./group.ts";
+import { readyColumns, standardLabels } from "./printer.ts";
+
+/** Where the Ec2Instance kind is served. */
+export const Ec2InstanceResource: ResourceType = Object.freeze({
+  group: GROUP,
+  version: VERSION,
+  plural: "ec2instances",
+  kind: "Ec2Instance",
+  namespaced: true,
+});
+
+const VOLUME_TYPES = ["gp2", "gp3", "io1", "io2", "st1", "sc1", "standard"] as const;
+const ROOT_VOLUME_TYPES = ["gp2", "gp3", "io1", "io2", "standard"] as const;
+
+/** Size limits that depend on the volume type (AWS EBS limits). */
+const volumeSizeRules = [
+  {
+    rule: "!has(self.size) || !has(self.type) || !(self.type in ['st1', 'sc1']) || self.size >= 125",
+    message: "st1 and sc1 volumes must be at least 125 GiB",
+  },
+  {
+    rule: "!has(self.size) || !has(self.type) || !(self.type in ['io1', 'io2']) || self.size >= 4",
+    message: "io1 and io2 volumes must be at least 4 GiB",
+  },
+  {
+    rule: "!has(self.size) || !has(self.type) || self.type != 'standard' || self.size <= 1024",
+    message: "standard (magnetic) volumes can be at most 1024 GiB",
+  },
+  {
+    rule: "!has(self.size) || self.size <= 16384 || (has(self.type) && self.type == 'io2')",
+    message: "volumes larger than 16384 GiB must be of type io2",
+  },
+];
+
+const DEVICE_NAME_PATTERN = "^/dev/(sd|xvd)[a-z]{1,2}[0-9]{0,2}$";
+
+const rootVolumeSchema = s.object(
+  {
+    size: s.integer({
+      description: "Size in GiB. Omit to use the size of the AMI's root snapshot.",
+      minimum: 1,
+      maximum: 65536,
+    }),
+    type: s.enumOf(ROOT_VOLUME_TYPES, {
+      description:
+        "EBS volume type: gp2, gp3, io1, io2 or standard (st1 and sc1 cannot boot). Omit to use " +
+        "the AMI's setting.",
+    }),
+    deviceName: s.string({
+      description:
+        "Root device name, for example /dev/xvda or /dev/sda1. Omit to use the AMI's root device " +
+        "name; a name that differs from the AMI's adds an extra volume instead of resizing the root.",
+      maxLength: 32,
+      pattern: DEVICE_NAME_PATTERN,
+    }),
+    encrypted: s.boolean({
+      description: "Encrypt the volume with the account's default EBS key. Omit to use the account default.",
+    }),
+  },
+  { description: "The root (boot) volume.", validations: volumeSizeRules },
+);
+
+const additionalVolumeSchema = s.object(
+  {
+    size: s.integer({ description: "Size in GiB.", required: true, minimum: 1, maximum: 65536 }),
+    type: s.enumOf(VOLUME_TYPES, {
+      description: "EBS volume type: gp2, gp3, io1, io2, st1, sc1 or standard.",
+      default: "gp3",
+    }),
+    deviceName: s.string({
+      description: "Device name the volume is attached as, for example /dev/sdf. Unique per instance.",
+      required: true,
+      maxLength: 32,
+      pattern: DEVICE_NAME_PATTERN,
+    }),
+    encrypted: s.boolean({
+      description: "Encrypt the volume with the account's default EBS key. Omit to use the account default.",
+    }),
+  },
+  {
+    description: "A data volume created with the instance and deleted with it.",
+    validations: volumeSizeRules,
+  },
+);
+
+const storageSchema = s.object(
+  {
+    rootVolume: rootVolumeSchema,
+    additionalVolumes: s.array(additionalVolumeSchema, {
+      description: "Data volumes created at launch, one per device name.",
+      listType: "map",
+      listMapKeys: ["deviceName"],
+      maxItems: 24,
+    }),
+  },
+  {
+    description:
+      "EBS volumes of the instance. Immutable: block devices are fixed at launch; create a new " +
+      "object to change them.",
+    validations: [
+      {
+        rule:
+          "!has(self.rootVolume) || !has(self.rootVolume.deviceName) || !has(self.additionalVolumes) || " +
+          "self.additionalVolumes.all(v, v.deviceName != self.rootVolume.deviceName)",
+        message: "an additional volume cannot use the root volume's deviceName",
+      },
+    ],
+  },
+);
+
+/** Schema of `Ec2Instance.spec`. */
+export const ec2InstanceSpecSchema = s.object(
+  {
+    instanceType: s.string({
+      description:
+        "EC2 instance type, for example t3.micro. Immutable: changing it needs the instance " +
+        "stopped, which the operator does not do; create a new object instead.",
+      required: true,
+      maxLength: 32,
+      pattern: "^[a-z0-9][a-z0-9-]*\\.[a-z0-9]+$",
+      validations: [s.immutable("instanceType is immutable: create a new Ec2Instance to change it")],
+    }),
+    amiId: s.string({
+      description: "ID of the AMI to launch, for example ami-0abcdef1234567890. Immutable.",
+      required: true,
+      maxLength: 21,
+      pattern: "^ami-([0-9a-f]{8}|[0-9a-f]{17})$",
+      validations: [s.immutable("amiId is immutable: an instance cannot change its AMI")],
+    }),
+    region: regionField("instance"),
+    availabilityZone: s.string({
+      description:
+        "Availability zone, for example us-east-1a; must lie in region. Omit to let EC2 choose " +
+        "(or to follow the subnet). Immutable.",
+      maxLength: 32,
+      pattern: "^[a-z]{2}(-[a-z0-9]+)+$",
+    }),
+    keyPair: s.string({
+      description: "Name of an existing EC2 key pair for SSH access. Immutable.",
+      minLength: 1,
+      maxLength: 255,
+    }),
+    securityGroups: s.array(
+      s.string({
+        description: "A security group ID (sg-...).",
+        maxLength: 20,
+        pattern: "^sg-([0-9a-f]{8}|[0-9a-f]{17})$",
+      }),
+      {
+        description:
+          "IDs of the security groups to attach. Omit for the VPC's default group. Immutable: the " +
+          "operator does not edit network interfaces.",
+        listType: "set",
+        maxItems: 16,
+      },
+    ),
+    subnet: s.string({
+      description: "ID of the subnet to launch into (subnet-...). Omit for the default VPC. Immutable.",
+      maxLength: 24,
+      pattern: "^subnet-([0-9a-f]{8}|[0-9a-f]{17})$",
+    }),
+    userData: s.string({
+      description:
+        "User data as plain text (the operator base64-encodes it), at most 16384 characters. It " +
+        "runs at first boot only, so it is immutable.",
+      maxLength: 16384,
+    }),
+    tags: tagsField("instance"),
+    storage: storageSchema,
+    associatePublicIP: s.boolean({
+      description: "Give the instance a public IPv4 address. Omit to follow the subnet's setting. Immutable.",
+    }),
+    deletionPolicy: deletionPolicyField("instance"),
+    adoptExisting: adoptExistingField(
+      "An instance counts as existing when it carries this object's namespace and name ownership " +
+        "tags but another UID, for example one left behind by an object deleted with deletionPolicy " +
+        "Retain.",
+    ),
+    onDeletedOutOfBand: onDeletedOutOfBandField("instance"),
+  },
+  {
+    description: "Desired state of the EC2 instance.",
+    required: true,
+    validations: [
+      {
+        rule: "!has(self.availabilityZone) || self.availabilityZone.matches('^' + self.region + '([a-z]|-[a-z0-9-]+)$')",
+        message: "availabilityZone must be a zone of region (for example us-east-1a for us-east-1)",
+        fieldPath: ".availabilityZone",
+      },
+      s.immutablePresence("availabilityZone", "availabilityZone is immutable: an instance cannot move"),
+      s.immutablePresence("keyPair", "keyPair is immutable: it is fixed at launch"),
+      s.immutablePresence(
+        "securityGroups",
+        "securityGroups is immutable: create a new Ec2Instance to change it",
+      ),
+      s.immutablePresence("subnet", "subnet is immutable: an instance cannot move between subnets"),
+      s.immutablePresence("userData", "userData is immutable: it runs at first boot only"),
+      s.immutablePresence("storage", "storage is immutable: block devices are fixed at launch"),
+      s.immutablePresence("associatePublicIP", "associatePublicIP is immutable: it is fixed at launch"),
+    ],
+  },
+);
+
+/** Schema of `Ec2Instance.status`. */
+export const ec2InstanceStatusSchema = s.object(
+  {
+    ...commonStatusFields(),
+    instanceId: s.string({ description: "ID of the EC2 instance (i-...).", maxLength: 32 }),
+    state: s.string({
+      description:
+        "EC2 instance state as last observed: pending, running, stopping, stopped, shutting-down " +
+        "or terminated.",
+      maxLength: 32,
+    }),
+    publicIP: s.string({ description: "Public IPv4 address, if any.", maxLength: 64 }),
+    privateIP: s.string({ description: "Primary private IPv4 address.", maxLength: 64 }),
+    publicDNS: s.string({ description: "Public DNS name, if any.", maxLength: 256 }),
+    privateDNS: s.string({ description: "Private DNS name.", maxLength: 256 }),
+    launchTime: s.dateTime({ description: "When EC2 launched the instance." }),
+  },
+  { description: "Observed state of the EC2 instance, written by the operator only." },
+);
+
+/** Desired state of an EC2 instance, as served (defaults applied). */
+export type Ec2InstanceSpec = s.Static<typeof ec2InstanceSpecSchema>;
+/** Desired state as a client may write it (defaulted fields optional). */
+export type Ec2InstanceSpecInput = s.Input<typeof ec2InstanceSpecSchema>;
+/** Observed state of an EC2 instance. */
+export type Ec2InstanceStatus = s.Static<typeof ec2InstanceStatusSchema>;
+/** EBS configuration of an instance. */
+export type Ec2InstanceStorage = NonNullable<Ec2InstanceSpec["storage"]>;
+/** A data volume of an instance. */
+export type Ec2InstanceVolume = NonNullable<Ec2InstanceStorage["additionalVolumes"]>[number];
+
+/** An Ec2Instance object as served by the API server. */
+export interface Ec2Instance extends KubeObject {
+  apiVersion?: typeof API_VERSION;
+  kind?: "Ec2Instance";
+  spec: Ec2InstanceSpec;
+  status?: Ec2InstanceStatus;
+}
+
+/** The generated CustomResourceDefinition of Ec2Instance. */
+export function ec2InstanceCrd(): CustomResourceDefinition {
+  return buildCrd({
+    resource: Ec2InstanceResource,
+    singular: "ec2instance",
+    shortNames: ["ec2"],
+    categories: CATEGORIES,
+    labels: standardLabels,
+    description:
+      "Ec2Instance is an EC2 instance managed by kubeprovisioner. The operator launches it with an " +
+      "idempotency token and ownership tags, reports its state and addresses, repairs tag drift, " +
+      "and terminates it on deletion unless spec.deletionPolicy is Retain.",
+    spec: ec2InstanceSpecSchema,
+    status: ec2InstanceStatusSchema,
+    selectableFields: [".spec.region", ".spec.instanceType"],
+    printerColumns: [
+      {
+        name: "InstanceType",
+        type: "string",
+        jsonPath: ".spec.instanceType",
+        description: "EC2 instance type",
+      },
+      { name: "State", type: "string", jsonPath: ".status.state", description: "EC2 instance state" },
+      { name: "PublicIP", type: "string", jsonPath: ".status.publicIP", description: "Public IPv4 address" },
+      { name: "InstanceID", type: "string", jsonPath: ".status.instanceId", description: "EC2 instance ID" },
+      ...readyColumns,
+      { name: "Region", type: "string", jsonPath: ".spec.region", description: "AWS region", priority: 1 },
+      {
+        name: "PrivateIP",
+        type: "string",
+        jsonPath: ".status.privateIP",
+        description: "Private IPv4",
+        priority: 1,
+      },
+    ],
+  });
+}

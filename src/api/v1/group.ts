@@ -1,0 +1,46 @@
+/**
+ * Identity of the `compute.cloud.com/v1` API group, and the names the operator writes into objects
+ * and AWS resources. These strings are part of the public contract: changing one orphans existing
+ * resources.
+ */
+
+/** The API group of every kind in this package. */
+export const GROUP = "compute.cloud.com";
+
+/** The only version of the group; served and stored. */
+export const VERSION = "v1";
+
+/** `apiVersion` of every object in this package. */
+export const API_VERSION = `${GROUP}/${VERSION}` as const;
+
+/** The finalizer the reconcilers add before creating anything in AWS. */
+export const FINALIZER = `${GROUP}/finalizer`;
+
+/** `kubectl get aws` and `kubectl get kubeprovisioner` list every kind of the group. */
+export const CATEGORIES = ["aws", "kubeprovisioner"] as const;
+
+/**
+ * Tag keys starting with this prefix are reserved for the operator's ownership tags; admission
+ * rejects them in `spec.tags` so a user cannot forge or remove ownership.
+ */
+export const RESERVED_TAG_PREFIX = `${GROUP}/`;
+
+/**
+ * Ownership tags the operator puts on every AWS resource it creates. Each value fits the AWS tag
+ * value limit (256): a UID is 36 characters, a namespace at most 63, a name at most 253.
+ */
+export const OWNERSHIP_TAGS = {
+  /** metadata.uid of the owning object. */
+  uid: `${RESERVED_TAG_PREFIX}uid`,
+  /** metadata.namespace of the owning object. */
+  namespace: `${RESERVED_TAG_PREFIX}namespace`,
+  /** metadata.name of the owning object. */
+  name: `${RESERVED_TAG_PREFIX}name`,
+  /** Kind of the owning object (Ec2Instance, S3Bucket, SqsQueue). */
+  kind: `${RESERVED_TAG_PREFIX}kind`,
+  /** Always {@link MANAGED_BY_VALUE}. */
+  managedBy: `${RESERVED_TAG_PREFIX}managed-by`,
+} as const;
+
+/** Value of the `managed-by` ownership tag. */
+export const MANAGED_BY_VALUE = "kubeprovisioner";
