@@ -49,6 +49,8 @@ interface Instruments {
 
 /** Live queues per registry, read by the scrape-time collectors of the in-flight gauges. */
 const liveQueues = new WeakMap<Registry, Set<PrometheusQueueMetrics<unknown>>>();
+/** Queue names whose series were created at zero, per registry (a second queue of the same name must not reset them). */
+const initialisedNames = new WeakMap<Registry, Set<string>>();
 
 function instruments(registry: Registry): Instruments {
   let live = liveQueues.get(registry);
@@ -158,11 +160,21 @@ class PrometheusQueueMetrics<T> implements QueueMetrics<T> {
     this.#retries = m.retries.labels(this.#labels);
     this.#unfinished = m.unfinished;
     this.#longestRunning = m.longestRunning;
-    this.#depth.set(0);
-    this.#adds.inc(0);
-    this.#retries.inc(0);
-    this.#unfinished.set(this.#labels, 0);
-    this.#longestRunning.set(this.#labels, 0);
+    let names = initialisedNames.get(options.registry);
+    if (names === undefined) {
+      names = new Set();
+      initialisedNames.set(options.registry, names);
+    }
+    if (!names.has(options.name)) {
+      names.add(options.name);
+      this.#depth.set(0);
+      m.latency.zero(this.#labels);
+      m.workDuration.zero(this.#labels);
+      this.#adds.inc(0);
+      this.#retries.inc(0);
+      this.#unfinished.set(this.#labels, 0);
+      this.#longestRunning.set(this.#labels, 0);
+    }
     this.#live = liveQueues.get(options.registry) ?? new Set();
     this.#live.add(this as PrometheusQueueMetrics<unknown>);
   }
