@@ -85,8 +85,8 @@ const additionalVolumeSchema = s.object(
   {
     size: s.integer({ description: "Size in GiB.", required: true, minimum: 1, maximum: 65536 }),
     type: s.enumOf(VOLUME_TYPES, {
-      description: "EBS volume type: gp2, gp3, io1, io2, st1, sc1 or standard.",
-      default: "gp3",
+      description:
+        "EBS volume type: gp2, gp3, io1, io2, st1, sc1 or standard. Omit for the EC2 default (gp2).",
     }),
     deviceName: s.string({
       description: "Device name the volume is attached as, for example /dev/sdf. Unique per instance.",
