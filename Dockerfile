@@ -1,0 +1,42 @@
+# syntax=docker/dockerfile:1
+#
+# The kubeprovisioner operator image: `make docker-build IMG=<repo>:<tag>`.
+# Not built by the test suite (there is no Docker engine on the build machines); the Helm chart and
+# config/manager expect exactly this layout: non-root uid 65532, read-only root filesystem, the
+# CLI as entrypoint, writable /tmp provided by the pod.
+#
+# Node's major version matches the one the tests run on (hack/versions.env: NODE_VERSION).
+ARG NODE_MAJOR=24
+
+# ---- production dependencies only ----------------------------------------------------------
+FROM docker.io/library/node:${NODE_MAJOR}-slim AS deps
+WORKDIR /src
+COPY package.json package-lock.json ./
+RUN --mount=type=cache,target=/root/.npm \
+    npm ci --omit=dev --ignore-scripts --no-audit --no-fund
+
+# ---- compile TypeScript ----------------------------------------------------------------------
+FROM docker.io/library/node:${NODE_MAJOR}-slim AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+RUN --mount=type=cache,target=/root/.npm \
+    npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npx tsc -p tsconfig.build.json
+
+# ---- runtime: distroless Node, no shell, no package manager ---------------------------------
+FROM gcr.io/distroless/nodejs${NODE_MAJOR}-debian12:nonroot
+LABEL org.opencontainers.image.title="kubeprovisioner" \
+      org.opencontainers.image.description="Kubernetes operator for AWS EC2 instances, S3 buckets and SQS queues (compute.cloud.com/v1)" \
+      org.opencontainers.image.licenses="Apache-2.0"
+WORKDIR /app
+ENV NODE_ENV=production
+# package.json carries "type": "module", which dist/*.js needs to load as ES modules.
+COPY --from=deps --chown=0:0 /src/package.json ./package.json
+COPY --from=deps --chown=0:0 /src/node_modules ./node_modules
+COPY --from=build --chown=0:0 /src/dist ./dist
+# Files are owned by root and read-only to the process; it runs as the distroless nonroot user.
+USER 65532:65532
+EXPOSE 8443 8081
+ENTRYPOINT ["/nodejs/bin/node", "/app/dist/main.js"]

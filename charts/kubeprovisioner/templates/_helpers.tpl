@@ -1,0 +1,82 @@
+{{/* Chart name, overridable. */}}
+{{- define "kubeprovisioner.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+Resource name prefix: the release name when it already contains the chart name, else
+<release>-<chart>. Kept at 50 characters so suffixed names (-metrics-reader) fit in 63.
+*/}}
+{{- define "kubeprovisioner.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 50 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 50 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 50 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "kubeprovisioner.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Labels on every object. */}}
+{{- define "kubeprovisioner.labels" -}}
+helm.sh/chart: {{ include "kubeprovisioner.chart" . }}
+{{ include "kubeprovisioner.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Values.image.tag | default .Chart.AppVersion | trunc 63 | trimSuffix "-" | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: kubeprovisioner
+{{- end }}
+
+{{/* Selector labels: immutable in a Deployment, so never add to them in an upgrade. */}}
+{{- define "kubeprovisioner.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "kubeprovisioner.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: operator
+{{- end }}
+
+{{- define "kubeprovisioner.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "kubeprovisioner.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/* repository[:tag][@digest] */}}
+{{- define "kubeprovisioner.image" -}}
+{{- $tag := .Values.image.tag | default .Chart.AppVersion }}
+{{- if .Values.image.digest }}
+{{- printf "%s:%s@%s" .Values.image.repository $tag .Values.image.digest }}
+{{- else }}
+{{- printf "%s:%s" .Values.image.repository $tag }}
+{{- end }}
+{{- end }}
+
+{{/* Name of the metrics port: https when secure, http otherwise. */}}
+{{- define "kubeprovisioner.metricsPortName" -}}
+{{- if .Values.metrics.secure }}https{{ else }}http{{ end }}
+{{- end }}
+
+{{/*
+Combinations values.schema.json cannot express. Each failure names the values involved.
+*/}}
+{{- define "kubeprovisioner.validate" -}}
+{{- if and .Values.aws.existingSecret .Values.aws.roleArn }}
+{{- fail "aws.existingSecret and aws.roleArn are mutually exclusive: use static keys from a Secret or IRSA, not both" }}
+{{- end }}
+{{- if and (gt (int .Values.replicaCount) 1) (not .Values.leaderElection.enabled) }}
+{{- fail "replicaCount > 1 requires leaderElection.enabled=true: without it every replica would reconcile the same objects" }}
+{{- end }}
+{{- if and .Values.metrics.serviceMonitor.enabled (not .Values.metrics.enabled) }}
+{{- fail "metrics.serviceMonitor.enabled requires metrics.enabled=true" }}
+{{- end }}
+{{- if and .Values.metrics.enabled (eq (int .Values.metrics.port) (int .Values.health.port)) }}
+{{- fail "metrics.port and health.port must differ" }}
+{{- end }}
+{{- end }}
