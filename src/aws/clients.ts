@@ -1,0 +1,291 @@
+/**
+ * The AWS client factory: one SDK client per service and region, built once and reused, every
+ * one with the same timeouts, retry policy, rate budget, metrics and redacting logger.
+ *
+ * Credentials come only from the SDK's default provider chain (environment variables, shared
+ * config and credentials files with profiles, web identity token files as used by IRSA, ECS
+ * container credentials, EC2 instance metadata). There is deliberately no option taking keys.
+ *
+ * Endpoints: the SDK itself honours `AWS_ENDPOINT_URL`, the per-service `AWS_ENDPOINT_URL_EC2`,
+ * `AWS_ENDPOINT_URL_S3`, `AWS_ENDPOINT_URL_SQS`, `endpoint_url` in the shared config file and
+ * `AWS_IGNORE_CONFIGURED_ENDPOINT_URLS`; the factory does not re-implement that. It only adds
+ * path-style S3 addressing when an override is in effect (emulators such as moto cannot serve
+ * virtual-hosted bucket names) and lets an explicit {@link AwsClientsOptions.endpoint} win.
+ */
+
+import { EC2Client } from "@aws-sdk/client-ec2";
+import { S3Client } from "@aws-sdk/client-s3";
+import { SQSClient } from "@aws-sdk/client-sqs";
+import type { MiddlewareStack } from "@smithy/types";
+import type { Registry } from "prom-client";
+import { systemClock, type Clock } from "../runtime/clock.ts";
+import { silentLogger, type Logger } from "../runtime/logging.ts";
+import { AwsError } from "./errors.ts";
+import { AwsMetrics } from "./metrics.ts";
+import { instrumentClient } from "./middleware.ts";
+import { RateBudget, type RateBudgetOptions } from "./rate-budget.ts";
+import { sdkLogger } from "./sdk-logger.ts";
+import { ENDPOINT_ENV_SUFFIX, isRegionName, type AwsService } from "./service.ts";
+
+/** Options for {@link AwsClients}. Normalized once in the constructor. */
+export interface AwsClientsOptions {
+  /** Deadline for one HTTP attempt, from sending to the full response. @default 10000 */
+  requestTimeoutMs?: number;
+  /** Deadline for establishing the TCP (and TLS) connection. @default 3000 */
+  connectionTimeoutMs?: number;
+  /**
+   * SDK attempts per call (retry mode `standard`), first attempt included. Small on purpose: the
+   * controller's work queue does the long retries with backoff. @default 3
+   */
+  maxAttempts?: number;
+  /**
+   * One endpoint for every service, overriding the SDK's own resolution (environment and shared
+   * config). Leave unset in production; the environment variables are the usual way.
+   */
+  endpoint?: string;
+  /**
+   * Path-style S3 addressing (`https://host/bucket`). @default true when an endpoint override
+   * for S3 is in effect (explicit, `AWS_ENDPOINT_URL_S3` or `AWS_ENDPOINT_URL`), else false.
+   * Set it explicitly when the override comes from the shared config file.
+   */
+  s3ForcePathStyle?: boolean;
+  /**
+   * Rate budget per service (applied to each region separately), or `false` for none.
+   * @default ec2 {ratePerSecond: 20, burst: 40}, s3 {ratePerSecond: 50, burst: 100},
+   * sqs {ratePerSecond: 50, burst: 100}
+   */
+  rateBudget?: Partial<Record<AwsService, RateBudgetOptions>> | false;
+  /** Sockets per client and protocol; keep-alive is on. @default 50 */
+  maxSockets?: number;
+  /** @default defaultRegistry */
+  registry?: Registry;
+  /** SDK log lines go here, redacted, at debug (see sdk-logger.ts). @default silentLogger */
+  logger?: Logger;
+  /** Used for the rate budget and durations. @default systemClock */
+  clock?: Clock;
+}
+
+/** Default per-service budgets; EC2's API limits are far lower than S3's and SQS's. */
+export const DEFAULT_RATE_BUDGETS: Readonly<Record<AwsService, Readonly<RateBudgetOptions>>> = Object.freeze({
+  ec2: Object.freeze({ ratePerSecond: 20, burst: 40 }),
+  s3: Object.freeze({ ratePerSecond: 50, burst: 100 }),
+  sqs: Object.freeze({ ratePerSecond: 50, burst: 100 }),
+});
+
+/**
+ * What the reconcilers depend on: a client per service and region. Tests may supply any object
+ * of this shape.
+ */
+export interface AwsClientSource {
+  ec2(region: string): EC2Client;
+  s3(region: string): S3Client;
+  sqs(region: string): SQSClient;
+}
+
+type AnyClient = EC2Client | S3Client | SQSClient;
+
+/**
+ * Builds and caches SDK clients. Every client it returns:
+ * - resolves credentials through the default provider chain, lazily on the first call, and
+ *   refreshes them before expiry (web identity and instance credentials);
+ * - times out each attempt ({@link AwsClientsOptions.requestTimeoutMs}) and each connect;
+ * - retries in SDK `standard` mode at most {@link AwsClientsOptions.maxAttempts} times in all;
+ * - waits for its service and region's {@link RateBudget} before each attempt;
+ * - records `aws_api_requests_total` and `aws_api_request_duration_seconds`;
+ * - throws only {@link AwsError}, with the SDK exception as `cause`.
+ *
+ * Caveat: clients are never evicted; the number of regions in use bounds the cache.
+ */
+export class AwsClients implements AwsClientSource {
+  readonly metrics: AwsMetrics;
+  readonly #opts: {
+    requestTimeoutMs: number;
+    connectionTimeoutMs: number;
+    maxAttempts: number;
+    endpoint: string | undefined;
+    s3ForcePathStyle: boolean;
+    maxSockets: number;
+    budgets: Partial<Record<AwsService, RateBudgetOptions>> | false;
+    logger: Logger;
+    clock: Clock;
+  };
+  readonly #clients = new Map<string, AnyClient>();
+  readonly #budgets = new Map<string, RateBudget>();
+  #destroyed = false;
+
+  constructor(options: AwsClientsOptions = {}) {
+    const requestTimeoutMs = options.requestTimeoutMs ?? 10_000;
+    const connectionTimeoutMs = options.connectionTimeoutMs ?? 3_000;
+    const maxAttempts = options.maxAttempts ?? 3;
+    if (!(requestTimeoutMs > 0))
+      throw new RangeError(`requestTimeoutMs must be > 0, got ${requestTimeoutMs}`);
+    if (!(connectionTimeoutMs > 0))
+      throw new RangeError(`connectionTimeoutMs must be > 0, got ${connectionTimeoutMs}`);
+    if (!Number.isInteger(maxAttempts) || maxAttempts < 1)
+      throw new RangeError(`maxAttempts must be an integer >= 1`);
+    if (options.endpoint !== undefined) new URL(options.endpoint); // throws TypeError on a malformed URL
+    this.metrics = new AwsMetrics(options.registry !== undefined ? { registry: options.registry } : {});
+    this.#opts = {
+      requestTimeoutMs,
+      connectionTimeoutMs,
+      maxAttempts,
+      endpoint: options.endpoint,
+      s3ForcePathStyle: options.s3ForcePathStyle ?? s3EndpointOverridden(options.endpoint, process.env),
+      maxSockets: options.maxSockets ?? 50,
+      budgets:
+        options.rateBudget === false
+          ? false
+          : {
+              ec2: { ...DEFAULT_RATE_BUDGETS.ec2, ...options.rateBudget?.ec2 },
+              s3: { ...DEFAULT_RATE_BUDGETS.s3, ...options.rateBudget?.s3 },
+              sqs: { ...DEFAULT_RATE_BUDGETS.sqs, ...options.rateBudget?.sqs },
+            },
+      logger: options.logger ?? silentLogger,
+      clock: options.clock ?? systemClock,
+    };
+  }
+
+  /** The EC2 client for `region`, created on first use. */
+  ec2(region: string): EC2Client {
+    return this.#get("ec2", region, (config) => {
+      const client = new EC2Client(config);
+      this.#instrument(client.middlewareStack, "ec2", region);
+      return client;
+    });
+  }
+
+  /** The S3 client for `region`, created on first use; path-style when an endpoint is overridden. */
+  s3(region: string): S3Client {
+    return this.#get("s3", region, (config) => {
+      const client = new S3Client({ ...config, forcePathStyle: this.#opts.s3ForcePathStyle });
+      this.#instrument(client.middlewareStack, "s3", region);
+      return client;
+    });
+  }
+
+  /** The SQS client for `region`, created on first use. */
+  sqs(region: string): SQSClient {
+    return this.#get("sqs", region, (config) => {
+      const client = new SQSClient(config);
+      this.#instrument(client.middlewareStack, "sqs", region);
+      return client;
+    });
+  }
+
+  /** The rate budget of a service in a region, if budgets are enabled and a client was built. */
+  budget(service: AwsService, region: string): RateBudget | undefined {
+    return this.#budgets.get(`${service}/${region}`);
+  }
+
+  /**
+   * Closes every client's sockets and fails calls waiting for a permit. Clients handed out
+   * before stop working; asking for a client afterwards throws.
+   */
+  destroy(): void {
+    this.#destroyed = true;
+    for (const client of this.#clients.values()) client.destroy();
+    this.#clients.clear();
+    const closed = new Error("AWS clients destroyed");
+    for (const budget of this.#budgets.values()) budget.cancelAll(closed);
+  }
+
+  #get<C extends AnyClient>(service: AwsService, region: string, build: (config: BaseConfig) => C): C {
+    if (this.#destroyed) throw new Error("AwsClients used after destroy()");
+    if (!isRegionName(region)) {
+      throw new AwsError({
+        kind: "terminal",
+        code: "InvalidRegion",
+        service,
+        operation: "unknown",
+        message: `${service.toUpperCase()} client failed with InvalidRegion: ${JSON.stringify(region)} is not an AWS region name`,
+      });
+    }
+    const key = `${service}/${region}`;
+    const cached = this.#clients.get(key);
+    if (cached !== undefined) return cached as C;
+    const client = build(this.#baseConfig(region));
+    this.#clients.set(key, client);
+    return client;
+  }
+
+  #instrument<I extends object, O extends object>(
+    stack: MiddlewareStack<I, O>,
+    service: AwsService,
+    region: string,
+  ): void {
+    const budget = this.#budgetFor(service, region);
+    instrumentClient(stack, {
+      service,
+      region,
+      metrics: this.metrics,
+      clock: this.#opts.clock,
+      ...(budget !== undefined ? { budget } : {}),
+    });
+  }
+
+  #budgetFor(service: AwsService, region: string): RateBudget | undefined {
+    if (this.#opts.budgets === false) return undefined;
+    const key = `${service}/${region}`;
+    let budget = this.#budgets.get(key);
+    if (budget === undefined) {
+      budget = new RateBudget({
+        ...this.#opts.budgets[service],
+        clock: this.#opts.clock,
+        onRateChange: (rate) => this.metrics.setBudgetRate(service, region, rate),
+      });
+      this.#budgets.set(key, budget);
+    }
+    return budget;
+  }
+
+  #baseConfig(region: string): BaseConfig {
+    const logger = sdkLogger(this.#opts.logger);
+    const agent = { keepAlive: true, maxSockets: this.#opts.maxSockets };
+    return {
+      region,
+      maxAttempts: this.#opts.maxAttempts,
+      retryMode: "standard",
+      logger,
+      requestHandler: {
+        requestTimeout: this.#opts.requestTimeoutMs,
+        connectionTimeout: this.#opts.connectionTimeoutMs,
+        // Without this the SDK only logs a warning when requestTimeout passes.
+        throwOnRequestTimeout: true,
+        httpAgent: agent,
+        httpsAgent: agent,
+        logger,
+      },
+      ...(this.#opts.endpoint !== undefined ? { endpoint: this.#opts.endpoint } : {}),
+    };
+  }
+}
+
+/** The configuration shared by the three clients. */
+interface BaseConfig {
+  region: string;
+  maxAttempts: number;
+  retryMode: string;
+  logger: ReturnType<typeof sdkLogger>;
+  requestHandler: {
+    requestTimeout: number;
+    connectionTimeout: number;
+    throwOnRequestTimeout: boolean;
+    httpAgent: { keepAlive: boolean; maxSockets: number };
+    httpsAgent: { keepAlive: boolean; maxSockets: number };
+    logger: ReturnType<typeof sdkLogger>;
+  };
+  endpoint?: string;
+}
+
+/**
+ * Whether S3 requests go to an overridden endpoint: an explicit one, or the environment
+ * variables the SDK reads (unless `AWS_IGNORE_CONFIGURED_ENDPOINT_URLS` is true).
+ */
+export function s3EndpointOverridden(
+  explicit: string | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+): boolean {
+  if (explicit !== undefined) return true;
+  if ((env.AWS_IGNORE_CONFIGURED_ENDPOINT_URLS ?? "").toLowerCase() === "true") return false;
+  return Boolean(env[`AWS_ENDPOINT_URL_${ENDPOINT_ENV_SUFFIX.s3}`] || env.AWS_ENDPOINT_URL);
+}

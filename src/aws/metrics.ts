@@ -1,0 +1,88 @@
+/**
+ * Prometheus metrics for AWS API traffic, recorded by the SDK middleware in middleware.ts for
+ * every HTTP attempt of every call made through {@link AwsClients}.
+ */
+
+import type { Counter, Gauge, Histogram, Registry } from "prom-client";
+import { counter, defaultRegistry, gauge, histogram } from "../runtime/metrics/registry.ts";
+import type { AwsService } from "./service.ts";
+
+/** Metric names, for dashboards and tests. */
+export const AWS_METRIC_NAMES = Object.freeze({
+  requests: "aws_api_requests_total",
+  duration: "aws_api_request_duration_seconds",
+  budgetWait: "aws_api_rate_budget_wait_seconds",
+  budgetRate: "aws_api_rate_budget_permits_per_second",
+});
+
+/** The `code` label value of a successful request. */
+export const OK_CODE = "OK";
+
+/** Options for {@link AwsMetrics}. */
+export interface AwsMetricsOptions {
+  /** @default defaultRegistry */
+  registry?: Registry;
+}
+
+/**
+ * The AWS metric families on one registry. Creating two instances on the same registry shares
+ * the families (get-or-create), so several client factories in one process add up.
+ *
+ * Semantics:
+ * - `aws_api_requests_total{service,operation,code}` counts HTTP attempts (an SDK retry is a
+ *   second request, as client-go counts them) plus calls that failed before any request left
+ *   the process (missing credentials, bad endpoint); `code` is `OK` or the code from
+ *   {@link classifyAwsError} (`RequestLimitExceeded`, `NoSuchBucket`, `TimeoutError`, ...).
+ * - `aws_api_request_duration_seconds{service,operation}` is the latency of one attempt, from
+ *   signing to the parsed response; time spent waiting for the rate budget is not included.
+ * - `aws_api_rate_budget_wait_seconds{service,region}` is the time an attempt waited for a permit.
+ * - `aws_api_rate_budget_permits_per_second{service,region}` is the current budget rate.
+ */
+export class AwsMetrics {
+  readonly requests: Counter<"service" | "operation" | "code">;
+  readonly duration: Histogram<"service" | "operation">;
+  readonly budgetWait: Histogram<"service" | "region">;
+  readonly budgetRate: Gauge<"service" | "region">;
+
+  constructor(options: AwsMetricsOptions = {}) {
+    const registry = options.registry ?? defaultRegistry;
+    this.requests = counter(registry, {
+      name: AWS_METRIC_NAMES.requests,
+      help: "AWS API requests by service, operation and result code (OK or the AWS error code).",
+      labelNames: ["service", "operation", "code"],
+    });
+    this.duration = histogram(registry, {
+      name: AWS_METRIC_NAMES.duration,
+      help: "Latency of one AWS API request attempt in seconds, excluding rate-budget waits.",
+      labelNames: ["service", "operation"],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    });
+    this.budgetWait = histogram(registry, {
+      name: AWS_METRIC_NAMES.budgetWait,
+      help: "Time an AWS API request waited for the client-side rate budget, in seconds.",
+      labelNames: ["service", "region"],
+      buckets: [0, 0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60],
+    });
+    this.budgetRate = gauge(registry, {
+      name: AWS_METRIC_NAMES.budgetRate,
+      help: "Current client-side rate budget for AWS API requests, in permits per second.",
+      labelNames: ["service", "region"],
+    });
+  }
+
+  /** Records one finished attempt (or one call that never reached the wire). */
+  observeRequest(service: AwsService, operation: string, code: string, seconds: number | undefined): void {
+    this.requests.inc({ service, operation, code });
+    if (seconds !== undefined) this.duration.observe({ service, operation }, seconds);
+  }
+
+  /** Records how long one attempt waited for a permit. */
+  observeBudgetWait(service: AwsService, region: string, seconds: number): void {
+    this.budgetWait.observe({ service, region }, seconds);
+  }
+
+  /** Publishes the current budget rate. */
+  setBudgetRate(service: AwsService, region: string, permitsPerSecond: number): void {
+    this.budgetRate.set({ service, region }, permitsPerSecond);
+  }
+}

@@ -1,0 +1,189 @@
+import assert from "node:assert/strict";
+import { Readable } from "node:stream";
+import { describe, it } from "node:test";
+import { ListQueuesCommand, QueueDoesNotExist, SQSClient } from "@aws-sdk/client-sqs";
+import { Registry } from "prom-client";
+import { systemClock } from "../runtime/clock.ts";
+import { AwsError } from "./errors.ts";
+import { AWS_METRIC_NAMES, AwsMetrics } from "./metrics.ts";
+import { MIDDLEWARE_NAMES, instrumentClient } from "./middleware.ts";
+import { RateBudget } from "./rate-budget.ts";
+
+// A scripted transport in place of the network: each call to handle() takes the next canned
+// answer. The SDK's real serializers, retry strategy and deserializers all run.
+
+interface Canned {
+  status: number;
+  body: string;
+  headers?: Record<string, string>;
+}
+
+function ok(body: unknown): Canned {
+  return { status: 200, body: JSON.stringify(body) };
+}
+
+function sqsError(status: number, type: string, legacy: string, message: string): Canned {
+  return {
+    status,
+    body: JSON.stringify({ __type: `com.amazonaws.sqs#${type}`, message }),
+    headers: { "x-amzn-query-error": `${legacy};Sender` },
+  };
+}
+
+function scriptedHandler(answers: Canned[]) {
+  const sent: string[] = [];
+  return {
+    sent,
+    handler: {
+      async handle(request: { headers: Record<string, string> }) {
+        sent.push(request.headers["x-amz-target"] ?? "");
+        const next = answers.shift();
+        if (next === undefined) throw new Error("no canned answer left");
+        return {
+          response: {
+            statusCode: next.status,
+            headers: { "content-type": "application/x-amz-json-1.0", ...next.headers },
+            body: Readable.from([Buffer.from(next.body)]),
+          },
+        };
+      },
+      updateHttpClientConfig() {},
+      httpHandlerConfigs() {
+        return {};
+      },
+    },
+  };
+}
+
+function setup(answers: Canned[], opts: { maxAttempts?: number; credentialsFail?: boolean } = {}) {
+  const registry = new Registry();
+  const metrics = new AwsMetrics({ registry });
+  const budget = new RateBudget({ ratePerSecond: 1000, burst: 10 });
+  const { handler, sent } = scriptedHandler(answers);
+  const client = new SQSClient({
+    region: "us-east-1",
+    endpoint: "http://sqs.test.invalid",
+    maxAttempts: opts.maxAttempts ?? 1,
+    requestHandler: handler,
+    credentials: opts.credentialsFail
+      ? () =>
+          Promise.reject(
+            Object.assign(new Error("Could not load credentials from any providers"), {
+              name: "CredentialsProviderError",
+            }),
+          )
+      : { accessKeyId: "AKIDEXAMPLE", secretAccessKey: "secret" },
+  });
+  instrumentClient(client.middlewareStack, {
+    service: "sqs",
+    region: "us-east-1",
+    metrics,
+    budget,
+    clock: systemClock,
+  });
+  return { client, registry, budget, sent };
+}
+
+async function requestCounts(registry: Registry): Promise<Record<string, number>> {
+  const metric = registry.getSingleMetric(AWS_METRIC_NAMES.requests);
+  assert.ok(metric);
+  const out: Record<string, number> = {};
+  for (const v of (await metric.get()).values) out[`${v.labels.operation}/${v.labels.code}`] = v.value;
+  return out;
+}
+
+async function durationCount(registry: Registry): Promise<number> {
+  const metric = registry.getSingleMetric(AWS_METRIC_NAMES.duration);
+  assert.ok(metric);
+  const values: { metricName?: string; value: number }[] = (await metric.get()).values;
+  const sample = values.find((v) => v.metricName === `${AWS_METRIC_NAMES.duration}_count`);
+  return sample?.value ?? 0;
+}
+
+describe("instrumentClient", () => {
+  it("counts a successful call as OK under its operation name and times it", async () => {
+    const { client, registry, sent } = setup([ok({ QueueUrls: ["http://q/1"] })]);
+    const out = await client.send(new ListQueuesCommand({}));
+    assert.deepEqual(out.QueueUrls, ["http://q/1"]);
+    assert.deepEqual(sent, ["AmazonSQS.ListQueues"]);
+    assert.deepEqual(await requestCounts(registry), { "ListQueues/OK": 1 });
+    assert.equal(await durationCount(registry), 1);
+  });
+
+  it("throws AwsError with the SDK exception as cause", async () => {
+    const { client, registry } = setup([
+      sqsError(
+        400,
+        "QueueDoesNotExist",
+        "AWS.SimpleQueueService.NonExistentQueue",
+        "The specified queue does not exist.",
+      ),
+    ]);
+    const err = await client.send(new ListQueuesCommand({})).then(
+      () => assert.fail("expected a failure"),
+      (e: unknown) => e,
+    );
+    assert.ok(err instanceof AwsError);
+    assert.ok(err.cause instanceof QueueDoesNotExist);
+    assert.deepEqual(
+      { kind: err.info.kind, code: err.info.code, service: err.info.service, operation: err.info.operation },
+      { kind: "not-found", code: "QueueDoesNotExist", service: "sqs", operation: "ListQueues" },
+    );
+    assert.deepEqual(await requestCounts(registry), { "ListQueues/QueueDoesNotExist": 1 });
+  });
+
+  it("halves the budget when AWS throttles and counts the throttled code", async () => {
+    const { client, registry, budget } = setup([
+      sqsError(400, "RequestThrottled", "RequestThrottled", "Rate exceeded"),
+    ]);
+    await assert.rejects(
+      client.send(new ListQueuesCommand({})),
+      (e: unknown) => e instanceof AwsError && e.kind === "throttled",
+    );
+    assert.equal(budget.rate, 500);
+    assert.deepEqual(await requestCounts(registry), { "ListQueues/RequestThrottled": 1 });
+    const gauge = registry.getSingleMetric(AWS_METRIC_NAMES.budgetRate);
+    assert.ok(gauge);
+    assert.equal(
+      (await gauge.get()).values[0]?.value,
+      1000,
+      "the gauge shows the rate set at instrumentation",
+    );
+  });
+
+  it("takes a permit and records a sample for every attempt, retries included", async () => {
+    const { client, registry, sent } = setup(
+      [
+        { status: 500, body: JSON.stringify({ __type: "InternalFailure", message: "boom" }) },
+        ok({ QueueUrls: [] }),
+      ],
+      { maxAttempts: 2 },
+    );
+    await client.send(new ListQueuesCommand({}));
+    assert.equal(sent.length, 2);
+    assert.deepEqual(await requestCounts(registry), { "ListQueues/InternalFailure": 1, "ListQueues/OK": 1 });
+    assert.equal(await durationCount(registry), 2);
+  });
+
+  it("counts a call that failed before reaching the wire, without a duration sample", async () => {
+    const { client, registry, sent } = setup([], { credentialsFail: true });
+    await assert.rejects(
+      client.send(new ListQueuesCommand({})),
+      (e: unknown) => e instanceof AwsError && e.code === "CredentialsProviderError" && e.kind === "terminal",
+    );
+    assert.equal(sent.length, 0);
+    assert.deepEqual(await requestCounts(registry), { "ListQueues/CredentialsProviderError": 1 });
+    assert.equal(await durationCount(registry), 0);
+  });
+
+  it("places the budget and metrics inside the retry loop and before signing", () => {
+    const { client } = setup([]);
+    const order = client.middlewareStack.identify();
+    const at = (prefix: string) => order.findIndex((n) => n.startsWith(prefix));
+    assert.ok(at(MIDDLEWARE_NAMES.errors) >= 0);
+    assert.ok(at(MIDDLEWARE_NAMES.errors) < at("retryMiddleware"));
+    assert.ok(at("retryMiddleware") < at(MIDDLEWARE_NAMES.rateBudget));
+    assert.ok(at(MIDDLEWARE_NAMES.rateBudget) < at(MIDDLEWARE_NAMES.metrics));
+    assert.ok(at(MIDDLEWARE_NAMES.metrics) < at("httpSigningMiddleware"));
+  });
+});

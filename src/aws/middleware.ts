@@ -1,0 +1,120 @@
+/**
+ * SDK middleware that every client from {@link AwsClients} carries: error classification at the
+ * outside, and per HTTP attempt a rate-budget permit and metrics.
+ *
+ * Order in the stack (outermost first):
+ * 1. `kubeprovisionerErrors` (initialize, high priority): rethrows every failure as an
+ *    {@link AwsError}; counts calls that failed before any attempt reached the wire.
+ * 2. the SDK's retry middleware (finalizeRequest)
+ * 3. `kubeprovisionerRateBudget`: waits for a permit, reports throttled answers to the budget.
+ * 4. `kubeprovisionerMetrics`: times and counts the attempt.
+ * 5. the SDK's signing, transport and deserializer.
+ * Being inside the retry loop, 3 and 4 run once per attempt; being before signing, a long wait
+ * for a permit cannot make a signature stale.
+ */
+
+import type {
+  FinalizeRequestMiddleware,
+  HandlerExecutionContext,
+  InitializeMiddleware,
+  MiddlewareStack,
+} from "@smithy/types";
+import type { Clock } from "../runtime/clock.ts";
+import { AwsError, classifyAwsError } from "./errors.ts";
+import { OK_CODE, type AwsMetrics } from "./metrics.ts";
+import type { RateBudget } from "./rate-budget.ts";
+import type { AwsService } from "./service.ts";
+
+/** What {@link instrumentClient} needs to know about the client it instruments. */
+export interface InstrumentOptions {
+  service: AwsService;
+  region: string;
+  metrics: AwsMetrics;
+  /** Omit to send without a client-side budget. */
+  budget?: RateBudget;
+  clock: Clock;
+}
+
+/** Middleware names, so tests and other plugins can find or remove them. */
+export const MIDDLEWARE_NAMES = Object.freeze({
+  errors: "kubeprovisionerErrors",
+  rateBudget: "kubeprovisionerRateBudget",
+  metrics: "kubeprovisionerMetrics",
+});
+
+/** The SDK's signing middleware; ours are placed right before it. */
+const SIGNING_MIDDLEWARE = "httpSigningMiddleware";
+
+/** `ListQueuesCommand` -> `ListQueues`. */
+export function operationName(context: HandlerExecutionContext): string {
+  const command = context.commandName ?? "unknown";
+  return command.endsWith("Command") ? command.slice(0, -"Command".length) : command;
+}
+
+/**
+ * Adds the three middlewares to a client's stack. Call once per client; a second call replaces
+ * the first (the names are the same and `override` is set).
+ */
+export function instrumentClient<I extends object, O extends object>(
+  stack: MiddlewareStack<I, O>,
+  options: InstrumentOptions,
+): void {
+  const { service, region, metrics, budget, clock } = options;
+  /** Contexts of calls where at least one attempt reached the metrics middleware. */
+  const attempted = new WeakSet<HandlerExecutionContext>();
+
+  const errors: InitializeMiddleware<I, O> = (next, context) => async (args) => {
+    try {
+      return await next(args);
+    } catch (err) {
+      const operation = operationName(context);
+      const wrapped = AwsError.from(err, { service, operation });
+      if (!attempted.has(context)) metrics.observeRequest(service, operation, wrapped.info.code, undefined);
+      throw wrapped;
+    }
+  };
+
+  const metricsMw: FinalizeRequestMiddleware<I, O> = (next, context) => async (args) => {
+    attempted.add(context);
+    const operation = operationName(context);
+    const start = clock.now();
+    try {
+      const result = await next(args);
+      metrics.observeRequest(service, operation, OK_CODE, (clock.now() - start) / 1000);
+      return result;
+    } catch (err) {
+      const { code } = classifyAwsError(err, { service, operation });
+      metrics.observeRequest(service, operation, code, (clock.now() - start) / 1000);
+      throw err;
+    }
+  };
+
+  stack.add(errors, { name: MIDDLEWARE_NAMES.errors, step: "initialize", priority: "high", override: true });
+
+  if (budget !== undefined) {
+    metrics.setBudgetRate(service, region, budget.rate);
+    const budgetMw: FinalizeRequestMiddleware<I, O> = (next) => async (args) => {
+      const waitedMs = await budget.acquire();
+      metrics.observeBudgetWait(service, region, waitedMs / 1000);
+      try {
+        return await next(args);
+      } catch (err) {
+        if (classifyAwsError(err).kind === "throttled") budget.onThrottle();
+        throw err;
+      }
+    };
+    stack.addRelativeTo(budgetMw, {
+      name: MIDDLEWARE_NAMES.rateBudget,
+      relation: "before",
+      toMiddleware: SIGNING_MIDDLEWARE,
+      override: true,
+    });
+  }
+
+  stack.addRelativeTo(metricsMw, {
+    name: MIDDLEWARE_NAMES.metrics,
+    relation: "before",
+    toMiddleware: SIGNING_MIDDLEWARE,
+    override: true,
+  });
+}

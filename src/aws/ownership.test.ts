@@ -1,0 +1,142 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import {
+  MANAGED_BY_TAG,
+  MAX_TAG_VALUE_LENGTH,
+  NAME_TAG,
+  UID_TAG,
+  desiredTags,
+  diffTags,
+  ec2OwnershipFilters,
+  fromEc2Tags,
+  fromS3TagSet,
+  fromSqsTags,
+  isEmptyDiff,
+  ownerNameTagValue,
+  ownershipOf,
+  ownershipTags,
+  toEc2Tags,
+  toS3TagSet,
+  toSqsTags,
+} from "./ownership.ts";
+
+const owner = { uid: "0b6c9a52-2f4e-4b8e-9d61-3f1f0e7c2a11", namespace: "team-a", name: "web" };
+
+describe("ownership tags", () => {
+  it("names the manager, the owning object's UID and its namespace/name", () => {
+    assert.deepEqual(ownershipTags(owner), {
+      [MANAGED_BY_TAG]: "kubeprovisioner",
+      [UID_TAG]: owner.uid,
+      [NAME_TAG]: "team-a/web",
+    });
+  });
+
+  it("merges user tags under ours; a user cannot override or forge ownership", () => {
+    const tags = desiredTags(
+      {
+        env: "prod",
+        [UID_TAG]: "someone-else",
+        [MANAGED_BY_TAG]: "terraform",
+        "kubeprovisioner.io/extra": "x",
+        Name: "web-1",
+      },
+      owner,
+    );
+    assert.deepEqual(tags, {
+      Name: "web-1",
+      env: "prod",
+      [MANAGED_BY_TAG]: "kubeprovisioner",
+      [NAME_TAG]: "team-a/web",
+      [UID_TAG]: owner.uid,
+    });
+    assert.deepEqual(Object.keys(tags), [...Object.keys(tags)].sort(), "keys come out sorted");
+  });
+
+  it("gives the ownership tags alone when the user has none", () => {
+    assert.deepEqual(desiredTags(undefined, owner), ownershipTags(owner));
+  });
+
+  it("shortens an over-long namespace/name deterministically and within AWS's limit", () => {
+    const long = { namespace: "n".repeat(63), name: "x".repeat(253) };
+    const v = ownerNameTagValue(long);
+    assert.equal(v.length, MAX_TAG_VALUE_LENGTH);
+    assert.equal(v, ownerNameTagValue(long));
+    assert.notEqual(v, ownerNameTagValue({ ...long, name: "x".repeat(252) + "y" }));
+    assert.match(v, /_[0-9a-f]{8}$/);
+  });
+
+  it("judges ownership by the UID tag only", () => {
+    assert.equal(ownershipOf(ownershipTags(owner), owner.uid), "owned");
+    assert.equal(ownershipOf(ownershipTags({ ...owner, uid: "other" }), owner.uid), "foreign-owner");
+    assert.equal(ownershipOf({ Name: "web" }, owner.uid), "unmanaged");
+  });
+
+  it("filters EC2 resources by the UID and managed-by tags", () => {
+    assert.deepEqual(ec2OwnershipFilters(owner.uid), [
+      { Name: `tag:${UID_TAG}`, Values: [owner.uid] },
+      { Name: `tag:${MANAGED_BY_TAG}`, Values: ["kubeprovisioner"] },
+    ]);
+  });
+});
+
+describe("tag conversions", () => {
+  const tags = { b: "2", a: "1", empty: "" };
+
+  it("round-trips through the EC2 list shape, sorted by key", () => {
+    const list = toEc2Tags(tags);
+    assert.deepEqual(list, [
+      { Key: "a", Value: "1" },
+      { Key: "b", Value: "2" },
+      { Key: "empty", Value: "" },
+    ]);
+    assert.deepEqual(fromEc2Tags(list), { a: "1", b: "2", empty: "" });
+  });
+
+  it("reads EC2 responses with missing fields", () => {
+    assert.deepEqual(fromEc2Tags([{ Key: "k" }, { Value: "orphan" }, { Key: "x", Value: "y" }]), {
+      k: "",
+      x: "y",
+    });
+    assert.deepEqual(fromEc2Tags(undefined), {});
+  });
+
+  it("round-trips through the S3 TagSet shape", () => {
+    assert.deepEqual(fromS3TagSet(toS3TagSet(tags)), { a: "1", b: "2", empty: "" });
+  });
+
+  it("round-trips through the SQS record shape", () => {
+    assert.deepEqual(toSqsTags(tags), { a: "1", b: "2", empty: "" });
+    assert.deepEqual(fromSqsTags({ z: "1", y: undefined }), { y: "", z: "1" });
+    assert.deepEqual(fromSqsTags(undefined), {});
+  });
+});
+
+describe("diffTags", () => {
+  it("sets changed and missing keys and keeps tags other tools added", () => {
+    const diff = diffTags(
+      { a: "1", b: "2", [UID_TAG]: "u" },
+      { a: "1", b: "old", "aws:backup": "yes", cost: "x" },
+    );
+    assert.deepEqual(diff, { set: { b: "2", [UID_TAG]: "u" }, remove: [] });
+  });
+
+  it("removes keys it managed before and stale reserved keys", () => {
+    const diff = diffTags(
+      { a: "1" },
+      { a: "1", gone: "x", foreign: "y", "kubeprovisioner.io/stale": "z" },
+      { previouslyManaged: ["gone"] },
+    );
+    assert.deepEqual(diff, { set: {}, remove: ["gone", "kubeprovisioner.io/stale"] });
+  });
+
+  it("removes every extra key when foreign tags are not kept", () => {
+    const diff = diffTags({ a: "1" }, { a: "1", foreign: "y" }, { keepForeign: false });
+    assert.deepEqual(diff.remove, ["foreign"]);
+  });
+
+  it("is empty when the resource already matches", () => {
+    const want = desiredTags({ env: "prod" }, owner);
+    assert.ok(isEmptyDiff(diffTags(want, { ...want })));
+    assert.ok(!isEmptyDiff(diffTags(want, {})));
+  });
+});

@@ -1,0 +1,188 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { FakeClock, flushMicrotasks } from "../runtime/testing/fake-clock.ts";
+import { RateBudget } from "./rate-budget.ts";
+
+/** Starts `n` acquires and records, in order, which ones have resolved. */
+function startMany(budget: RateBudget, n: number, signal?: AbortSignal) {
+  const done: number[] = [];
+  const waits: number[] = [];
+  const promises = Array.from({ length: n }, (_, i) =>
+    budget.acquire(signal).then((waited) => {
+      done.push(i);
+      waits.push(waited);
+    }),
+  );
+  return { done, waits, promises };
+}
+
+describe("RateBudget", () => {
+  it("hands out the burst at once, then one permit per 1/rate seconds", async () => {
+    const clock = new FakeClock();
+    const budget = new RateBudget({ ratePerSecond: 10, burst: 5, clock });
+    const { done } = startMany(budget, 7);
+    await flushMicrotasks();
+    assert.deepEqual(done, [0, 1, 2, 3, 4]);
+    await clock.advance(99);
+    assert.equal(done.length, 5, "no permit before 100 ms at 10/s");
+    await clock.advance(1);
+    assert.deepEqual(done, [0, 1, 2, 3, 4, 5]);
+    await clock.advance(100);
+    assert.deepEqual(done, [0, 1, 2, 3, 4, 5, 6]);
+    assert.equal(budget.waiting, 0);
+    assert.equal(clock.pendingTimers(), 0, "no timer left once nobody waits");
+  });
+
+  it("serves waiters in arrival order and reports how long each waited", async () => {
+    const clock = new FakeClock();
+    const budget = new RateBudget({ ratePerSecond: 2, burst: 1, clock });
+    const { done, waits } = startMany(budget, 4);
+    await clock.advance(1500);
+    assert.deepEqual(done, [0, 1, 2, 3]);
+    assert.deepEqual(waits, [0, 500, 1000, 1500]);
+  });
+
+  it("never hands out more than burst + rate x time over a window", async () => {
+    const clock = new FakeClock();
+    const budget = new RateBudget({ ratePerSecond: 20, burst: 10, clock });
+    const { done, promises } = startMany(budget, 1000);
+    await clock.advance(10_000);
+    assert.ok(done.length <= 10 + 20 * 10, `${done.length} permits in 10 s`);
+    assert.ok(done.length >= 10 + 20 * 10 - 1, `${done.length} permits in 10 s`);
+    budget.cancelAll(new Error("test over"));
+    const results = await Promise.allSettled(promises);
+    assert.equal(results.filter((r) => r.status === "rejected").length, 1000 - done.length);
+  });
+
+  it("halves the rate on a throttled answer and drops the stored burst", async () => {
+    const clock = new FakeClock();
+    const rates: number[] = [];
+    const budget = new RateBudget({
+      ratePerSecond: 10,
+      burst: 10,
+      clock,
+      onRateChange: (r) => rates.push(r),
+    });
+    assert.equal(budget.available, 10);
+    budget.onThrottle();
+    assert.equal(budget.rate, 5);
+    assert.deepEqual(rates, [5]);
+    assert.equal(budget.available, 0, "the burst is gone after a throttle");
+    const { done } = startMany(budget, 2);
+    await clock.advance(199);
+    assert.equal(done.length, 0);
+    await clock.advance(1);
+    assert.equal(done.length, 1, "one permit per 200 ms at 5/s");
+    await clock.advance(200);
+    assert.equal(done.length, 2);
+  });
+
+  it("treats throttles within the cooldown as one signal", () => {
+    const clock = new FakeClock();
+    const budget = new RateBudget({ ratePerSecond: 16, burst: 4, decreaseCooldownMs: 1000, clock });
+    budget.onThrottle();
+    budget.onThrottle();
+    budget.onThrottle();
+    assert.equal(budget.rate, 8);
+  });
+
+  it("halves again after the cooldown and never goes below the floor", async () => {
+    const clock = new FakeClock();
+    const budget = new RateBudget({
+      ratePerSecond: 16,
+      burst: 4,
+      minRatePerSecond: 1,
+      decreaseCooldownMs: 1000,
+      recoveryIntervalMs: 60_000,
+      clock,
+    });
+    const seen: number[] = [];
+    for (let i = 0; i < 7; i++) {
+      budget.onThrottle();
+      seen.push(budget.rate);
+      await clock.advance(1000);
+    }
+    assert.deepEqual(seen, [8, 4, 2, 1, 1, 1, 1]);
+  });
+
+  it("climbs back linearly while no throttling is seen, up to the configured rate", async () => {
+    const clock = new FakeClock();
+    const budget = new RateBudget({
+      ratePerSecond: 10,
+      burst: 5,
+      recoveryStep: 1,
+      recoveryIntervalMs: 2000,
+      clock,
+    });
+    budget.onThrottle();
+    assert.equal(budget.rate, 5);
+    await clock.advance(1999);
+    assert.equal(budget.rate, 5);
+    await clock.advance(1);
+    assert.equal(budget.rate, 6);
+    await clock.advance(4000);
+    assert.equal(budget.rate, 8);
+    budget.onThrottle();
+    assert.equal(budget.rate, 4, "a new throttle halves the recovered rate");
+    await clock.advance(60_000);
+    assert.equal(budget.rate, 10, "recovery stops at the configured rate");
+  });
+
+  it("re-times waiting callers when the rate drops", async () => {
+    const clock = new FakeClock();
+    const budget = new RateBudget({ ratePerSecond: 10, burst: 1, clock });
+    await budget.acquire();
+    const { done } = startMany(budget, 1);
+    budget.onThrottle();
+    await clock.advance(100);
+    assert.equal(done.length, 0, "the old 100 ms spacing no longer applies");
+    await clock.advance(100);
+    assert.equal(done.length, 1);
+  });
+
+  it("rejects an aborted waiter without consuming a permit", async () => {
+    const clock = new FakeClock();
+    const budget = new RateBudget({ ratePerSecond: 10, burst: 1, clock });
+    await budget.acquire();
+    const ac = new AbortController();
+    const aborted = budget.acquire(ac.signal);
+    const next = startMany(budget, 1);
+    ac.abort(new Error("shutting down"));
+    await assert.rejects(aborted, /shutting down/);
+    assert.equal(budget.waiting, 1);
+    await clock.advance(100);
+    assert.equal(next.done.length, 1, "the next waiter got the permit the aborted one would have had");
+    await assert.rejects(budget.acquire(AbortSignal.abort(new Error("already"))), /already/);
+  });
+
+  it("tryAcquire takes a free permit but never jumps the queue", async () => {
+    const clock = new FakeClock();
+    const budget = new RateBudget({ ratePerSecond: 1, burst: 1, clock });
+    assert.equal(budget.tryAcquire(), true);
+    assert.equal(budget.tryAcquire(), false);
+    const { done } = startMany(budget, 1);
+    await clock.advance(999);
+    assert.equal(budget.tryAcquire(), false);
+    await clock.advance(1);
+    assert.equal(done.length, 1);
+  });
+
+  it("cancelAll fails every waiter and stops its timer", async () => {
+    const clock = new FakeClock();
+    const budget = new RateBudget({ ratePerSecond: 1, burst: 1, clock });
+    await budget.acquire();
+    const a = budget.acquire();
+    const b = budget.acquire();
+    budget.cancelAll(new Error("closed"));
+    await assert.rejects(a, /closed/);
+    await assert.rejects(b, /closed/);
+    assert.equal(clock.pendingTimers(), 0);
+  });
+
+  it("rejects nonsensical options", () => {
+    assert.throws(() => new RateBudget({ ratePerSecond: 0 }), RangeError);
+    assert.throws(() => new RateBudget({ burst: 0.5 }), RangeError);
+    assert.throws(() => new RateBudget({ ratePerSecond: 1, minRatePerSecond: 2 }), RangeError);
+    assert.throws(() => new RateBudget({ decreaseFactor: 1 }), RangeError);
+  });
+});
