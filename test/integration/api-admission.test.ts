@@ -1,0 +1,195 @@
+/**
+ * Admission of compute.cloud.com/v1 objects on a real kube-apiserver: defaults are filled in,
+ * invalid objects are rejected with the documented messages, immutable fields stay immutable,
+ * mutable ones change, and status is only written through the status subresource.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import type { ControlPlane } from "../support/envtest.ts";
+import { badCases } from "./api-bad-objects.ts";
+import {
+  create,
+  errorMessage,
+  mergePatch,
+  resources,
+  specWith,
+  startApiControlPlane,
+  valid,
+  type Kind,
+} from "./api-fixtures.ts";
+
+describe("admission of compute.cloud.com/v1 objects", () => {
+  let cp: ControlPlane;
+
+  before(async () => {
+    cp = await startApiControlPlane();
+  });
+  after(async () => {
+    await cp?.stop();
+  });
+
+  it("accepts a fully specified valid object of each kind and fills in the defaults", async () => {
+    for (const kind of Object.keys(resources) as Kind[]) {
+      const res = await create(cp, kind, valid[kind]);
+      assert.equal(res.status, 201, `${kind}: ${res.text}`);
+      const spec = (res.body as { spec: Record<string, unknown> }).spec;
+      assert.equal(spec["deletionPolicy"], "Delete");
+      assert.equal(spec["adoptExisting"], false);
+      assert.equal(spec["onDeletedOutOfBand"], "Recreate");
+    }
+    const sqs = await create(cp, "SqsQueue", { queueName: "defaults", region: "us-east-1" });
+    const spec = (sqs.body as { spec: Record<string, unknown> }).spec;
+    assert.deepEqual(
+      [spec["fifo"], spec["visibilityTimeoutSeconds"], spec["messageRetentionSeconds"]],
+      [false, 30, 345600],
+    );
+    const s3 = await create(cp, "S3Bucket", { bucketName: "defaults-bucket", region: "us-east-1" });
+    const s3spec = (s3.body as { spec: Record<string, unknown> }).spec;
+    assert.deepEqual([s3spec["versioning"], s3spec["forceDelete"]], [false, false]);
+  });
+
+  it(`rejects ${badCases.length} invalid objects at admission with the documented messages`, async () => {
+    assert.ok(badCases.length >= 20);
+    const failures: string[] = [];
+    for (const c of badCases) {
+      const res = await create(cp, c.kind, c.spec);
+      const msg = errorMessage(res);
+      if (res.status !== 422) failures.push(`${c.name}: expected 422, got ${res.status}: ${msg}`);
+      for (const fragment of c.expect) {
+        if (!msg.includes(fragment))
+          failures.push(`${c.name}: message lacks ${JSON.stringify(fragment)}: ${msg}`);
+      }
+    }
+    assert.deepEqual(failures, []);
+  });
+
+  describe("immutable fields", () => {
+    const names: Record<Kind, string> = {
+      Ec2Instance: "immutable-ec2",
+      S3Bucket: "immutable-s3",
+      SqsQueue: "immutable-sqs",
+    };
+
+    before(async () => {
+      for (const kind of Object.keys(resources) as Kind[]) {
+        const res = await create(cp, kind, valid[kind], names[kind]);
+        assert.equal(res.status, 201, res.text);
+      }
+    });
+
+    const changes: { kind: Kind; patch: Record<string, unknown>; expect: string }[] = [
+      { kind: "Ec2Instance", patch: { instanceType: "t3.large" }, expect: "instanceType is immutable" },
+      { kind: "Ec2Instance", patch: { amiId: "ami-1e749f67" }, expect: "amiId is immutable" },
+      {
+        kind: "Ec2Instance",
+        patch: { region: "us-east-2", availabilityZone: null },
+        expect: "region is immutable",
+      },
+      {
+        kind: "Ec2Instance",
+        patch: { availabilityZone: "us-east-1b" },
+        expect: "availabilityZone is immutable",
+      },
+      { kind: "Ec2Instance", patch: { availabilityZone: null }, expect: "availabilityZone is immutable" },
+      { kind: "Ec2Instance", patch: { keyPair: "other" }, expect: "keyPair is immutable" },
+      { kind: "Ec2Instance", patch: { keyPair: null }, expect: "keyPair is immutable" },
+      { kind: "Ec2Instance", patch: { subnet: "subnet-89abcdef" }, expect: "subnet is immutable" },
+      {
+        kind: "Ec2Instance",
+        patch: { securityGroups: ["sg-89abcdef"] },
+        expect: "securityGroups is immutable",
+      },
+      { kind: "Ec2Instance", patch: { userData: "#!/bin/sh\n" }, expect: "userData is immutable" },
+      { kind: "Ec2Instance", patch: { associatePublicIP: false }, expect: "associatePublicIP is immutable" },
+      {
+        kind: "Ec2Instance",
+        patch: { storage: { rootVolume: { size: 11 } } },
+        expect: "storage is immutable",
+      },
+      { kind: "S3Bucket", patch: { bucketName: "other-bucket" }, expect: "bucketName is immutable" },
+      { kind: "S3Bucket", patch: { region: "us-east-1" }, expect: "region is immutable" },
+      { kind: "SqsQueue", patch: { queueName: "renamed" }, expect: "queueName is immutable" },
+      { kind: "SqsQueue", patch: { fifo: true, queueName: "orders.fifo" }, expect: "fifo is immutable" },
+      { kind: "SqsQueue", patch: { region: "eu-central-1" }, expect: "region is immutable" },
+    ];
+
+    it(`rejects ${changes.length} changes of immutable fields`, async () => {
+      const failures: string[] = [];
+      for (const c of changes) {
+        const res = await mergePatch(cp, c.kind, names[c.kind], { spec: c.patch });
+        const msg = errorMessage(res);
+        if (res.status !== 422)
+          failures.push(`${c.kind} ${JSON.stringify(c.patch)}: got ${res.status}: ${msg}`);
+        else if (!msg.includes(c.expect)) failures.push(`${c.kind} ${JSON.stringify(c.patch)}: ${msg}`);
+      }
+      assert.deepEqual(failures, []);
+    });
+
+    it("rejects adding an optional immutable field after creation", async () => {
+      const res = await create(
+        cp,
+        "Ec2Instance",
+        specWith("Ec2Instance", { keyPair: undefined }),
+        "no-keypair",
+      );
+      assert.equal(res.status, 201, res.text);
+      const add = await mergePatch(cp, "Ec2Instance", "no-keypair", { spec: { keyPair: "late" } });
+      assert.equal(add.status, 422);
+      assert.match(errorMessage(add), /spec\.keyPair: Invalid value: .*keyPair is immutable/);
+    });
+
+    it("accepts changes of the mutable fields", async () => {
+      const accepted: [Kind, Record<string, unknown>][] = [
+        [
+          "Ec2Instance",
+          {
+            tags: { Name: "renamed" },
+            deletionPolicy: "Retain",
+            adoptExisting: true,
+            onDeletedOutOfBand: "Report",
+          },
+        ],
+        ["S3Bucket", { versioning: true, forceDelete: true, tags: null, deletionPolicy: "Retain" }],
+        ["SqsQueue", { visibilityTimeoutSeconds: 120, messageRetentionSeconds: 60, tags: { a: "b" } }],
+      ];
+      for (const [kind, patch] of accepted) {
+        const res = await mergePatch(cp, kind, names[kind], { spec: patch });
+        assert.equal(res.status, 200, `${kind}: ${res.text}`);
+        const generation = (res.body as { metadata: { generation: number } }).metadata.generation;
+        assert.ok(generation >= 2, `${kind} generation did not move`);
+      }
+    });
+  });
+
+  describe("status subresource", () => {
+    it("ignores status on the main resource and validates conditions on /status", async () => {
+      const created = await create(cp, "Ec2Instance", valid.Ec2Instance, "status-ec2");
+      assert.equal(created.status, 201, created.text);
+      const viaMain = await mergePatch(cp, "Ec2Instance", "status-ec2", { status: { state: "running" } });
+      assert.equal(viaMain.status, 200);
+      assert.equal((viaMain.body as { status?: unknown }).status, undefined);
+
+      const bad = await mergePatch(
+        cp,
+        "Ec2Instance",
+        "status-ec2",
+        {
+          status: {
+            conditions: [
+              {
+                type: "Ready",
+                status: "Maybe",
+                reason: "X",
+                message: "",
+                lastTransitionTime: "2025-01-01T00:00:00Z",
+              },
+            ],
+          },
+        },
+        "status",
+      );
+      assert.equal(bad.status, 422);
+      assert.match(errorMessage(bad), /status\.conditions\[0\]\.status: Unsupported value: "Maybe"/);
+    });
+  });
+});

@@ -1,0 +1,282 @@
+/**
+ * Invalid objects of every kind, each with the fragments the API server's rejection must contain.
+ */
+import { longString, specWith, type Kind } from "./api-fixtures.ts";
+
+/** One object admission must reject. */
+export interface BadCase {
+  name: string;
+  kind: Kind;
+  spec: Record<string, unknown>;
+  /** Fragments the API server's error message must contain. */
+  expect: string[];
+}
+
+export const badCases: BadCase[] = [
+  // Ec2Instance
+  {
+    name: "EC2 without instanceType",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", { instanceType: undefined }),
+    expect: ["spec.instanceType: Required value"],
+  },
+  {
+    name: "EC2 with a malformed AMI ID",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", { amiId: "ami-XYZ" }),
+    expect: ["spec.amiId", "should match"],
+  },
+  {
+    name: "EC2 with an upper-case region",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", { region: "US-EAST-1" }),
+    expect: ["spec.region", "should match"],
+  },
+  {
+    name: "EC2 with a zone outside its region",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", { availabilityZone: "eu-west-1a" }),
+    expect: ["spec.availabilityZone", "availabilityZone must be a zone of region"],
+  },
+  {
+    name: "EC2 with a security group name instead of an ID",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", { securityGroups: ["default"] }),
+    expect: ["spec.securityGroups[0]", "should match"],
+  },
+  {
+    name: "EC2 with a duplicate security group",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", { securityGroups: ["sg-01234567", "sg-01234567"] }),
+    expect: ["spec.securityGroups[1]", "Duplicate value"],
+  },
+  {
+    name: "EC2 with 17 security groups",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", {
+      securityGroups: Array.from({ length: 17 }, (_, i) => `sg-${String(i).padStart(8, "0")}`),
+    }),
+    expect: ["spec.securityGroups", "must have at most 16 items"],
+  },
+  {
+    name: "EC2 booting from an st1 root volume",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", { storage: { rootVolume: { type: "st1", size: 500 } } }),
+    expect: ["spec.storage.rootVolume.type", 'Unsupported value: "st1"'],
+  },
+  {
+    name: "EC2 with a 100 GiB sc1 volume",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", {
+      storage: { additionalVolumes: [{ deviceName: "/dev/sdg", size: 100, type: "sc1" }] },
+    }),
+    expect: ["spec.storage.additionalVolumes[0]", "st1 and sc1 volumes must be at least 125 GiB"],
+  },
+  {
+    name: "EC2 with a 2 GiB io1 volume",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", {
+      storage: { additionalVolumes: [{ deviceName: "/dev/sdg", size: 2, type: "io1" }] },
+    }),
+    expect: ["io1 and io2 volumes must be at least 4 GiB"],
+  },
+  {
+    name: "EC2 with a 20000 GiB gp3 volume",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", {
+      storage: { additionalVolumes: [{ deviceName: "/dev/sdg", size: 20000 }] },
+    }),
+    expect: ["volumes larger than 16384 GiB must be of type io2"],
+  },
+  {
+    name: "EC2 with a 2000 GiB magnetic root volume",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", { storage: { rootVolume: { size: 2000, type: "standard" } } }),
+    expect: ["spec.storage.rootVolume", "standard (magnetic) volumes can be at most 1024 GiB"],
+  },
+  {
+    name: "EC2 with a data volume on the root device",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", {
+      storage: {
+        rootVolume: { deviceName: "/dev/xvda" },
+        additionalVolumes: [{ deviceName: "/dev/xvda", size: 5 }],
+      },
+    }),
+    expect: ["spec.storage", "an additional volume cannot use the root volume's deviceName"],
+  },
+  {
+    name: "EC2 with two data volumes on one device",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", {
+      storage: {
+        additionalVolumes: [
+          { deviceName: "/dev/sdf", size: 5 },
+          { deviceName: "/dev/sdf", size: 6 },
+        ],
+      },
+    }),
+    expect: ["spec.storage.additionalVolumes[1]", "Duplicate value"],
+  },
+  {
+    name: "EC2 with a data volume without a device name",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", { storage: { additionalVolumes: [{ size: 5 }] } }),
+    expect: ["spec.storage.additionalVolumes[0].deviceName: Required value"],
+  },
+  {
+    name: "EC2 with a bad device name",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", { storage: { additionalVolumes: [{ deviceName: "sdf", size: 5 }] } }),
+    expect: ["spec.storage.additionalVolumes[0].deviceName", "should match"],
+  },
+  {
+    name: "EC2 with 16385 characters of user data",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", { userData: longString(16385) }),
+    expect: ["spec.userData", "Too long"],
+  },
+  {
+    name: "EC2 with an unknown deletion policy",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", { deletionPolicy: "Orphan" }),
+    expect: ["spec.deletionPolicy", 'Unsupported value: "Orphan"'],
+  },
+  {
+    name: "EC2 with an aws: tag",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", { tags: { "aws:cloudformation:stack-name": "x" } }),
+    expect: ["spec.tags", "tag keys starting with aws: are reserved by AWS"],
+  },
+  {
+    name: "EC2 forging an ownership tag",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", { tags: { "compute.cloud.com/uid": "x" } }),
+    expect: ["spec.tags", "reserved for the operator's ownership tags"],
+  },
+  {
+    name: "EC2 with an unknown out-of-band policy",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", { onDeletedOutOfBand: "Ignore" }),
+    expect: ["spec.onDeletedOutOfBand", 'Unsupported value: "Ignore"'],
+  },
+  // Tags (shared rules, checked on S3Bucket and SqsQueue)
+  {
+    name: "S3 with a 257-character tag value",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", { tags: { env: longString(257) } }),
+    expect: ["spec.tags.env", "Too long"],
+  },
+  {
+    name: "S3 with a 129-character tag key",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", { tags: { [longString(129)]: "v" } }),
+    expect: ["spec.tags", "tag keys must be 1 to 128 characters"],
+  },
+  {
+    name: "SQS with a tag key containing #",
+    kind: "SqsQueue",
+    spec: specWith("SqsQueue", { tags: { "cost#center": "v" } }),
+    expect: ["spec.tags", "tag keys may contain only letters, digits, spaces and _ . : / = + - @"],
+  },
+  {
+    name: "SQS with 51 tags",
+    kind: "SqsQueue",
+    spec: specWith("SqsQueue", {
+      tags: Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`k${i}`, "v"])),
+    }),
+    expect: ["spec.tags", "must have at most 50 items"],
+  },
+  // S3Bucket
+  {
+    name: "S3 with upper-case letters in the name",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", { bucketName: "My-Bucket" }),
+    expect: ["spec.bucketName", "should match"],
+  },
+  {
+    name: "S3 with a two-character name",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", { bucketName: "ab" }),
+    expect: ["spec.bucketName", "should be at least 3 chars long"],
+  },
+  {
+    name: "S3 with adjacent periods",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", { bucketName: "my..bucket" }),
+    expect: ["spec.bucketName", "bucketName must not contain two adjacent periods"],
+  },
+  {
+    name: "S3 named like an IP address",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", { bucketName: "192.168.5.4" }),
+    expect: ["bucketName must not be formatted as an IP address"],
+  },
+  {
+    name: "S3 with a reserved prefix",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", { bucketName: "xn--bucket" }),
+    expect: ["bucketName must not start with the reserved prefixes"],
+  },
+  {
+    name: "S3 with a reserved suffix",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", { bucketName: "assets-s3alias" }),
+    expect: ["bucketName must not end with the reserved suffixes"],
+  },
+  {
+    name: "S3 with versioning as a string",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", { versioning: "yes" }),
+    expect: ["spec.versioning", "must be of type boolean"],
+  },
+  {
+    name: "S3 without region",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", { region: undefined }),
+    expect: ["spec.region: Required value"],
+  },
+  // SqsQueue
+  {
+    name: "SQS FIFO queue without the .fifo suffix",
+    kind: "SqsQueue",
+    spec: specWith("SqsQueue", { fifo: true }),
+    expect: ["spec.queueName", "a FIFO queue's queueName must end with .fifo"],
+  },
+  {
+    name: "SQS standard queue with the .fifo suffix",
+    kind: "SqsQueue",
+    spec: specWith("SqsQueue", { queueName: "orders.fifo" }),
+    expect: ["spec.queueName", "which SQS reserves for FIFO queues"],
+  },
+  {
+    name: "SQS with a 12-hour-and-one-second visibility timeout",
+    kind: "SqsQueue",
+    spec: specWith("SqsQueue", { visibilityTimeoutSeconds: 43201 }),
+    expect: ["spec.visibilityTimeoutSeconds", "should be less than or equal to 43200"],
+  },
+  {
+    name: "SQS with 59 seconds of retention",
+    kind: "SqsQueue",
+    spec: specWith("SqsQueue", { messageRetentionSeconds: 59 }),
+    expect: ["spec.messageRetentionSeconds", "should be greater than or equal to 60"],
+  },
+  {
+    name: "SQS with more than 14 days of retention",
+    kind: "SqsQueue",
+    spec: specWith("SqsQueue", { messageRetentionSeconds: 1209601 }),
+    expect: ["spec.messageRetentionSeconds", "should be less than or equal to 1209600"],
+  },
+  {
+    name: "SQS with a space in the name",
+    kind: "SqsQueue",
+    spec: specWith("SqsQueue", { queueName: "my queue" }),
+    expect: ["spec.queueName", "should match"],
+  },
+  {
+    name: "SQS with an 81-character name",
+    kind: "SqsQueue",
+    spec: specWith("SqsQueue", { queueName: longString(81) }),
+    expect: ["spec.queueName", "Too long"],
+  },
+];
