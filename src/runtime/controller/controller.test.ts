@@ -463,3 +463,41 @@ describe("Controller logging", () => {
     assert.notEqual(inside[0]?.["reconcileId"], inside[1]?.["reconcileId"]);
   });
 });
+
+describe("Controller with its default rate-limiting queue", () => {
+  it("retries failures with per-key backoff, polls on requeueAfter, and drops terminal errors", async () => {
+    const clock = new FakeClock();
+    const registry = new Registry();
+    const informer = new ManualInformer<KubeObject>();
+    const runs: Record<string, number[]> = { flaky: [], poll: [], bad: [] };
+    const controller = new Controller({
+      name: "default-queue",
+      registry,
+      clock,
+      reconciler: {
+        async reconcile(req) {
+          const list = runs[req.name];
+          list?.push(clock.now());
+          if (req.name === "flaky" && (list?.length ?? 0) <= 3) throw new Error("transient");
+          if (req.name === "poll") return { requeueAfter: 60_000 };
+          if (req.name === "bad") throw new TerminalError("invalid spec");
+          return {};
+        },
+      },
+    }).for(informer);
+    for (const n of ["flaky", "poll", "bad"]) informer.add(obj(n));
+    const ac = new AbortController();
+    const running = controller.start(ac.signal);
+    const t0 = clock.now();
+    await flushMicrotasks();
+    await clock.advance(200_000);
+    ac.abort();
+    await running;
+    const rel = (name: string): number[] => (runs[name] ?? []).map((t) => t - t0);
+    // Failures back off 5, 10, 20 ms; the fourth run succeeds and nothing follows.
+    assert.deepEqual(rel("flaky"), [0, 5, 15, 35]);
+    // A successful poll comes back every 60 s, with no backoff added.
+    assert.deepEqual(rel("poll"), [0, 60_000, 120_000, 180_000]);
+    assert.deepEqual(rel("bad"), [0], "a terminal error was retried");
+  });
+});
