@@ -116,8 +116,12 @@ function httpStatusOf(f: ErrorFields): number | undefined {
   return typeof s === "number" && s > 0 ? s : undefined;
 }
 
-function isServiceError(f: ErrorFields): boolean {
-  return f.$metadata !== undefined || f.$fault === "client" || f.$fault === "server";
+/**
+ * Whether AWS answered. The SDK's retry middleware also puts `$metadata` (attempts, retry delay)
+ * on transport errors, so only a fault marker or an HTTP status counts.
+ */
+function isServiceError(f: ErrorFields, status: number | undefined): boolean {
+  return status !== undefined || f.$fault === "client" || f.$fault === "server";
 }
 
 /** Node reports a refused dual-stack connect as an AggregateError; its parts carry the code. */
@@ -132,15 +136,15 @@ function firstInnerCode(f: ErrorFields): string | undefined {
 
 function codeOf(f: ErrorFields, status: number | undefined): string {
   const name = str(f.name);
-  if (isServiceError(f)) {
+  if (isServiceError(f, status)) {
     if (name !== undefined && !GENERIC_NAMES.has(name) && !name.endsWith("ServiceException")) return name;
     const legacy = str(f.Code);
     if (legacy !== undefined) return legacy;
-    return status !== undefined ? `HTTP${status}` : (name ?? "UnknownError");
   }
   if (name === "TimeoutError" || name === "AbortError" || name === "CredentialsProviderError") return name;
   const code = str(f.code) ?? firstInnerCode(f);
   if (code !== undefined) return code;
+  if (status !== undefined) return `HTTP${status}`;
   return name ?? "UnknownError";
 }
 
