@@ -8,7 +8,7 @@ import { after, before, describe, it } from "node:test";
 import { Registry } from "prom-client";
 import { InformerFactory } from "../../src/runtime/cache/factory.ts";
 import { Client } from "../../src/runtime/client/client.ts";
-import { Controller } from "../../src/runtime/controller/controller.ts";
+import { newControllerManagedBy } from "../../src/runtime/controller/builder.ts";
 import type { Request } from "../../src/runtime/controller/reconciler.ts";
 import { keyOf, type KubeObject, type ResourceType } from "../../src/runtime/kube/object.ts";
 import { RestClient } from "../../src/runtime/kube/rest.ts";
@@ -115,11 +115,11 @@ describe("controller on a real API server", () => {
       if (finalSize.size === OBJECTS && [...finalSize].every(([k, v]) => lastSeen.get(k) === v)) settled();
     };
 
-    const controller = new Controller({
-      name: "gadget-burst",
-      registry,
-      maxConcurrentReconciles: 4,
-      reconciler: {
+    const controller = newControllerManagedBy({ informers: factory, registry })
+      .for(gadgets)
+      .named("gadget-burst")
+      .withOptions({ maxConcurrentReconciles: 4 })
+      .complete({
         async reconcile(req: Request) {
           const key = keyOf(req);
           if (inFlight.has(key)) overlaps++;
@@ -137,8 +137,7 @@ describe("controller on a real API server", () => {
             inFlight.delete(key);
           }
         },
-      },
-    }).for(factory.informerFor<Gadget>(gadgets));
+      });
 
     const ac = new AbortController();
     const runningFactory = factory.start(ac.signal);
