@@ -88,6 +88,43 @@ describe("WorkQueue", () => {
     assert.deepEqual(third.value, { item: "x", shutdown: false });
   });
 
+  it("collapses adds made in one synchronous run into one hand-out, even while a caller waits", async () => {
+    const queue = new WorkQueue<string>();
+    const waiting = watch(queue.get());
+    queue.add("k");
+    queue.add("k");
+    queue.add("k");
+    assert.equal(queue.len(), 1, "the item stays queued until the run ends");
+    await flushMicrotasks();
+    assert.deepEqual(waiting.value, { item: "k", shutdown: false });
+    queue.done("k");
+    assert.equal(queue.len(), 0, "three adds, one reconcile");
+  });
+
+  it("makes a caller that arrives while others wait queue behind them", async () => {
+    const queue = new WorkQueue<string>();
+    const first = watch(queue.get());
+    queue.add("x");
+    const second = watch(queue.get());
+    await flushMicrotasks();
+    assert.deepEqual(first.value, { item: "x", shutdown: false }, "the longest waiting caller gets x");
+    assert.equal(second.settled, false);
+    queue.add("y");
+    await flushMicrotasks();
+    assert.deepEqual(second.value, { item: "y", shutdown: false });
+  });
+
+  it("hands queued items to waiting callers before releasing them on shutDown", async () => {
+    const queue = new WorkQueue<string>();
+    const first = watch(queue.get());
+    const second = watch(queue.get());
+    queue.add("x");
+    queue.shutDown();
+    await flushMicrotasks();
+    assert.deepEqual(first.value, { item: "x", shutdown: false });
+    assert.deepEqual(second.value, { shutdown: true });
+  });
+
   it("ignores done for an item that is not being processed", async () => {
     const queue = new WorkQueue<string>();
     queue.done("never-added");

@@ -83,9 +83,20 @@ export class WorkQueue<T> {
   readonly #queue = new Ring<Entry<T>>();
   /**
    * Callers of `get` waiting for an item, oldest first.
-   * Invariant: non-empty only while `#queue` is empty and the queue is not shutting down.
+   * Invariant: non-empty only while the queue is not shutting down, and while `#queue` is empty
+   * or `#dispatchScheduled` is set.
    */
   readonly #waiters = new Ring<(result: GetResult<T>) => void>(4);
+  /**
+   * Whether a microtask will hand queued entries to waiters. Entries stay in `#queue` until the
+   * end of the current synchronous run, so further adds of the same item in that run still
+   * collapse into it, as in client-go where an item leaves the queue only when a worker runs.
+   */
+  #dispatchScheduled = false;
+  readonly #dispatch = (): void => {
+    this.#dispatchScheduled = false;
+    this.#serveWaiters();
+  };
   /** Number of entries with `PROCESSING`: items handed out and not yet passed to `done`. */
   #processing = 0;
   /** Number of entries with state 0. */
@@ -134,9 +145,11 @@ export class WorkQueue<T> {
    * then stop. Every item received must be passed to {@link done}.
    */
   get(): Promise<GetResult<T>> {
-    const entry = this.#queue.shift();
-    if (entry !== undefined) return Promise.resolve(this.#handOut(entry));
-    if (this.#shuttingDown) return Promise.resolve(SHUTDOWN);
+    if (this.#waiters.size === 0) {
+      const entry = this.#queue.shift();
+      if (entry !== undefined) return Promise.resolve(this.#handOut(entry));
+      if (this.#shuttingDown) return Promise.resolve(SHUTDOWN);
+    }
     return new Promise((resolve) => this.#waiters.push(resolve));
   }
 
@@ -189,14 +202,25 @@ export class WorkQueue<T> {
     return this.#shuttingDown;
   }
 
-  /** Queues an entry that just became exactly `DIRTY`, or hands it to the longest waiting caller. */
+  /** Queues an entry that just became exactly `DIRTY`, and wakes waiting callers after this run. */
   #ready(entry: Entry<T>): void {
-    const waiter = this.#waiters.shift();
-    if (waiter === undefined) this.#queue.push(entry);
-    else waiter(this.#handOut(entry));
+    this.#queue.push(entry);
+    if (this.#waiters.size > 0 && !this.#dispatchScheduled) {
+      this.#dispatchScheduled = true;
+      queueMicrotask(this.#dispatch);
+    }
   }
 
-  /** Moves an entry that left `#queue` (or never entered it) from dirty to processing. */
+  /** Hands queued entries to waiting callers, longest waiting first. */
+  #serveWaiters(): void {
+    while (this.#queue.size > 0) {
+      const waiter = this.#waiters.shift();
+      if (waiter === undefined) return;
+      waiter(this.#handOut(this.#queue.shift() as Entry<T>));
+    }
+  }
+
+  /** Moves an entry that just left `#queue` from dirty to processing. */
   #handOut(entry: Entry<T>): GetResult<T> {
     entry.state = PROCESSING;
     this.#processing++;
@@ -212,6 +236,7 @@ export class WorkQueue<T> {
 
   #beginShutdown(): void {
     this.#shuttingDown = true;
+    this.#serveWaiters();
     for (let w = this.#waiters.shift(); w !== undefined; w = this.#waiters.shift()) w(SHUTDOWN);
   }
 
