@@ -1,4 +1,10 @@
-import { pino, type Logger, type LevelWithSilent } from "pino";
+import {
+  pino,
+  type DestinationStream,
+  type Logger,
+  type LevelWithSilent,
+  type LoggerOptions as PinoOptions,
+} from "pino";
 
 export type { Logger } from "pino";
 
@@ -8,6 +14,8 @@ export interface LoggerOptions {
   level?: LevelWithSilent;
   /** Base fields on every line. */
   base?: Record<string, unknown>;
+  /** Where lines go, e.g. a pino-pretty stream for human-readable output. @default stdout */
+  destination?: DestinationStream;
 }
 
 /**
@@ -15,7 +23,7 @@ export interface LoggerOptions {
  * path, so an AWS credential or a bearer token never reaches a log line.
  */
 export function createLogger(opts: LoggerOptions = {}): Logger {
-  return pino({
+  const options: PinoOptions = {
     level: opts.level ?? "info",
     base: opts.base ?? {},
     timestamp: pino.stdTimeFunctions.isoTime,
@@ -33,7 +41,8 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
       ],
       censor: "[redacted]",
     },
-  });
+  };
+  return opts.destination !== undefined ? pino(options, opts.destination) : pino(options);
 }
 
 /** A logger that drops everything; the default for components built without one. */

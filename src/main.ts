@@ -1,0 +1,225 @@
+#!/usr/bin/env node
+/**
+ * `kubeprovisioner`: flags and environment -> options -> logger -> Kubernetes client -> shared
+ * informer cache -> manager (servers, leader election, controllers) -> run until SIGTERM.
+ *
+ * Exit codes: 0 after a graceful stop, 1 on a runtime failure (including a lost lease, which
+ * exits at once), 2 for a bad command line.
+ */
+import { KubeConfig } from "@kubernetes/client-node";
+import { randomUUID } from "node:crypto";
+import { existsSync, readFileSync } from "node:fs";
+import { hostname } from "node:os";
+import { collectDefaultMetrics } from "prom-client";
+import { helpText } from "./config/flags.ts";
+import { ConfigError, parseOptions, type Options } from "./config/options.ts";
+import { registerControllers } from "./controllers.ts";
+import { InformerFactory } from "./runtime/cache/factory.ts";
+import { systemClock } from "./runtime/clock.ts";
+import { EventBroadcaster } from "./runtime/events/recorder.ts";
+import { RestClient } from "./runtime/kube/rest.ts";
+import { createLogger, type Logger } from "./runtime/logging.ts";
+import { LeaderElector } from "./runtime/manager/leader-election.ts";
+import { LeaseLock } from "./runtime/manager/lease-lock.ts";
+import { LeaderElectionLostError, Manager } from "./runtime/manager/manager.ts";
+import { handleShutdownSignals } from "./runtime/manager/signals.ts";
+import { DelegatingAuth } from "./runtime/metrics/auth.ts";
+import { defaultRegistry } from "./runtime/metrics/registry.ts";
+import { MetricsServer, ProbeServer } from "./runtime/metrics/server.ts";
+
+const PROGRAM = "kubeprovisioner";
+const SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
+
+/** Runs the program; resolves with the process exit code. */
+export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
+  let options: Options;
+  try {
+    const outcome = parseOptions(argv, env);
+    if (outcome.kind === "help") {
+      process.stdout.write(helpText(PROGRAM));
+      return 0;
+    }
+    if (outcome.kind === "version") {
+      process.stdout.write(`${PROGRAM} ${version()}\n`);
+      return 0;
+    }
+    options = outcome.options;
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${PROGRAM}: ${err.message}\n`);
+      return err.exitCode;
+    }
+    throw err;
+  }
+
+  const logger = await buildLogger(options);
+  try {
+    return await run(options, env, logger);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      logger.fatal(err.message);
+      process.stderr.write(`${PROGRAM}: ${err.message}\n`);
+      return err.exitCode;
+    }
+    logger.fatal({ err }, "exiting after a fatal error");
+    return 1;
+  }
+}
+
+async function run(options: Options, env: NodeJS.ProcessEnv, logger: Logger): Promise<number> {
+  logger.info({ version: version(), options }, "starting");
+  const registry = defaultRegistry;
+  collectDefaultMetrics({ register: registry });
+  const kc = loadKubeConfig(options, env);
+  const rest = RestClient.fromKubeConfig(kc, { registry, logger: logger.child({ component: "rest" }) });
+  logger.info({ server: rest.host }, "using API server");
+
+  let leaderElector: LeaderElector | undefined;
+  if (options.leaderElect) {
+    const namespace = options.leaderElectionNamespace ?? inClusterNamespace();
+    if (namespace === undefined) {
+      throw new ConfigError(
+        "--leader-election-namespace is required with --leader-elect when not running in a cluster",
+      );
+    }
+    leaderElector = new LeaderElector({
+      lock: new LeaseLock(rest, namespace, options.leaderElectionId),
+      identity: `${hostname()}_${randomUUID()}`,
+      name: options.leaderElectionId,
+      leaseDurationMs: options.leaderElection.leaseDurationMs,
+      renewDeadlineMs: options.leaderElection.renewDeadlineMs,
+      retryPeriodMs: options.leaderElection.retryPeriodMs,
+      logger,
+      registry,
+    });
+  }
+
+  const manager = new Manager({
+    leaderElector,
+    gracefulShutdownTimeoutMs: options.gracefulShutdownTimeoutMs,
+    logger,
+    registry,
+  });
+  if (options.healthProbeBindAddress !== null) {
+    manager.addServer(
+      new ProbeServer({
+        address: options.healthProbeBindAddress,
+        healthz: manager.healthz,
+        readyz: manager.readyz,
+        logger,
+      }),
+    );
+  }
+  if (options.metricsBindAddress !== null) {
+    manager.addServer(
+      new MetricsServer({
+        address: options.metricsBindAddress,
+        registry,
+        logger,
+        secure: options.metricsSecure
+          ? { auth: new DelegatingAuth({ client: rest, logger }), certDir: options.metricsCertDir }
+          : undefined,
+      }),
+    );
+  }
+
+  const informers = new InformerFactory({
+    rest,
+    ...(options.watchNamespaces.length > 0 ? { namespaces: [...options.watchNamespaces] } : {}),
+    resyncPeriodMs: options.syncPeriodMs,
+    logger: logger.child({ component: "cache" }),
+    registry,
+  });
+  const events = new EventBroadcaster({ client: rest, logger, registry });
+  manager.add(informers);
+  manager.add(events);
+  registerControllers(manager, { options, rest, informers, events, logger, registry, clock: systemClock });
+
+  const signals = handleShutdownSignals({
+    logger,
+    onForce: () => {
+      logger.flush();
+      process.exit(1);
+    },
+  });
+  try {
+    await manager.start(signals.signal);
+    logger.info("stopped gracefully");
+    return 0;
+  } catch (err) {
+    if (err instanceof LeaderElectionLostError) {
+      logger.fatal("leader election lost; exiting at once");
+      return 1;
+    }
+    throw err;
+  } finally {
+    signals.dispose();
+  }
+}
+
+/**
+ * Explicit kubeconfig (flag, KUBEPROVISIONER_KUBECONFIG, KUBECONFIG) first, then the in-cluster
+ * ServiceAccount, then ~/.kube/config: controller-runtime's order.
+ */
+function loadKubeConfig(options: Options, env: NodeJS.ProcessEnv): KubeConfig {
+  const kc = new KubeConfig();
+  if (options.kubeconfig !== undefined) {
+    kc.loadFromFile(options.kubeconfig);
+  } else if (env.KUBERNETES_SERVICE_HOST && existsSync(`${SA_DIR}/token`)) {
+    kc.loadFromCluster();
+  } else {
+    kc.loadFromDefault();
+  }
+  if (kc.getCurrentCluster() === null) {
+    throw new Error(
+      "no Kubernetes cluster configured: pass --kubeconfig, set KUBECONFIG, or run in a cluster",
+    );
+  }
+  return kc;
+}
+
+function inClusterNamespace(): string | undefined {
+  try {
+    const ns = readFileSync(`${SA_DIR}/namespace`, "utf8").trim();
+    return ns === "" ? undefined : ns;
+  } catch {
+    return undefined;
+  }
+}
+
+async function buildLogger(options: Options): Promise<Logger> {
+  const level = options.logLevel;
+  if (options.logFormat === "json") return createLogger({ level });
+  try {
+    const { default: pretty } = await import("pino-pretty");
+    return createLogger({
+      level,
+      destination: pretty({ sync: true, translateTime: "SYS:HH:MM:ss.l", ignore: "pid,hostname" }),
+    });
+  } catch {
+    const logger = createLogger({ level });
+    logger.warn("--log-format text needs the pino-pretty package; logging JSON");
+    return logger;
+  }
+}
+
+function version(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
+      version?: string;
+    };
+    return pkg.version ?? "unknown";
+  } catch {
+    return "unknown";
+  }
+}
+
+if (import.meta.main) {
+  main(process.argv.slice(2), process.env).then(
+    (code) => process.exit(code),
+    (err: unknown) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
+}

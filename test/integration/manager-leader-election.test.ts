@@ -1,0 +1,152 @@
+/**
+ * Leader election between real operator processes (`node src/main.ts`) on a real API server,
+ * with short timings: LeaseDuration 3 s, RenewDeadline 2 s, RetryPeriod 0.5 s.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { startControlPlane, type ControlPlane } from "../support/envtest.ts";
+import { waitFor } from "../support/process.ts";
+import {
+  ensureNamespace,
+  httpStatus,
+  leaseHolder,
+  startOperator,
+  type Operator,
+} from "./manager-operator.ts";
+
+const NS = "kp-system";
+const LEASE_MS = 3_000;
+const RENEW_MS = 2_000;
+const RETRY_MS = 500;
+/** Allowance for process scheduling, API latency and this test's 25 ms polling. */
+const SLACK_MS = 600;
+
+function electionArgs(leaseName: string): string[] {
+  return [
+    "--leader-elect",
+    `--leader-election-namespace=${NS}`,
+    `--leader-election-id=${leaseName}`,
+    "--leader-election-lease-duration=3s",
+    "--leader-election-renew-deadline=2s",
+    "--leader-election-retry-period=500ms",
+    "--graceful-shutdown-timeout=5s",
+  ];
+}
+
+/** Polls the Lease every 25 ms until `ok(holder)`; returns the time that took. */
+async function timeUntilHolder(
+  cp: ControlPlane,
+  lease: string,
+  ok: (holder: string | undefined) => boolean,
+  timeoutMs: number,
+): Promise<number> {
+  const start = performance.now();
+  await waitFor(`lease ${lease} holder`, async () => ok(await leaseHolder(cp, NS, lease)), timeoutMs, 25);
+  return performance.now() - start;
+}
+
+describe("leader election between operator processes", () => {
+  let cp: ControlPlane;
+  const started: Operator[] = [];
+
+  before(async () => {
+    cp = await startControlPlane();
+    await ensureNamespace(cp, NS);
+  });
+  after(async () => {
+    await Promise.all(started.map((o) => o.proc.stop(2_000)));
+    await cp?.stop();
+  });
+
+  async function pair(lease: string): Promise<{ a: Operator; b: Operator; ids: Map<string, Operator> }> {
+    const a = await startOperator(cp, `${lease}-a`, electionArgs(lease));
+    const b = await startOperator(cp, `${lease}-b`, electionArgs(lease));
+    started.push(a, b);
+    const ids = new Map([
+      [await a.identity(), a],
+      [await b.identity(), b],
+    ]);
+    await timeUntilHolder(cp, lease, (h) => h !== undefined && ids.has(h), 30_000);
+    return { a, b, ids };
+  }
+
+  it("elects exactly one of two managers and keeps it while it renews", async () => {
+    const { a, b, ids } = await pair("one-leader");
+    const holder = await leaseHolder(cp, NS, "one-leader");
+    const leader = ids.get(holder ?? "");
+    assert.ok(leader !== undefined);
+    // Several lease durations later the same process still holds it and the other never led.
+    for (let i = 0; i < 4; i++) {
+      await new Promise((r) => setTimeout(r, LEASE_MS / 2));
+      assert.equal(await leaseHolder(cp, NS, "one-leader"), holder);
+    }
+    const leaders = [a, b].filter((o) => o.logs().some((l) => l.msg === "acquired leader lease"));
+    assert.deepEqual(
+      leaders.map((o) => o.name),
+      [leader.name],
+    );
+    // Both replicas are ready (caches run on followers too).
+    assert.equal(await httpStatus(a.probePort, "/readyz"), 200);
+    assert.equal(await httpStatus(b.probePort, "/readyz"), 200);
+  });
+
+  it("replaces a SIGKILLed leader within LeaseDuration + RetryPeriod", async () => {
+    const { ids } = await pair("crash");
+    const holder = (await leaseHolder(cp, NS, "crash")) ?? "";
+    const leader = ids.get(holder);
+    assert.ok(leader !== undefined);
+    const follower = [...ids].find(([id]) => id !== holder);
+    assert.ok(follower !== undefined);
+    leader.kill("SIGKILL");
+    const took = await timeUntilHolder(cp, "crash", (h) => h === follower[0], 3 * LEASE_MS);
+    console.log(
+      `takeover after SIGKILL: ${Math.round(took)} ms (LeaseDuration ${LEASE_MS} ms + RetryPeriod ${RETRY_MS} ms)`,
+    );
+    assert.ok(took <= LEASE_MS + RETRY_MS + SLACK_MS, `took ${Math.round(took)} ms`);
+    assert.ok(took >= LEASE_MS - RETRY_MS - SLACK_MS, `took over too early: ${Math.round(took)} ms`);
+    assert.equal(await leader.proc.exited, 137, "killed by SIGKILL");
+  });
+
+  it("hands over in under 2 s on SIGTERM, and the old leader exits 0", async () => {
+    const { ids } = await pair("graceful");
+    const holder = (await leaseHolder(cp, NS, "graceful")) ?? "";
+    const leader = ids.get(holder);
+    assert.ok(leader !== undefined);
+    const follower = [...ids].find(([id]) => id !== holder);
+    assert.ok(follower !== undefined);
+    leader.kill("SIGTERM");
+    const took = await timeUntilHolder(cp, "graceful", (h) => h === follower[0], 3 * LEASE_MS);
+    console.log(`handover after SIGTERM: ${Math.round(took)} ms`);
+    assert.ok(took < 2_000, `took ${Math.round(took)} ms`);
+    assert.equal(await leader.proc.exited, 0);
+    assert.ok(leader.logs().some((l) => l.msg === "released leader lease"));
+  });
+
+  it("exits non-zero at once when another holder overwrites the lease", async () => {
+    const op = await startOperator(cp, "overwritten", electionArgs("overwritten"));
+    started.push(op);
+    const id = await op.identity();
+    await timeUntilHolder(cp, "overwritten", (h) => h === id, 30_000);
+    const path = `/apis/coordination.k8s.io/v1/namespaces/${NS}/leases/overwritten`;
+    const current = await cp.request("GET", path);
+    const lease = current.body as { metadata: Record<string, unknown>; spec: Record<string, unknown> };
+    const now = new Date().toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
+    const put = await cp.request("PUT", path, {
+      ...lease,
+      spec: { ...lease.spec, holderIdentity: "intruder", renewTime: now, acquireTime: now },
+    });
+    assert.equal(put.status, 200, put.text);
+    const t0 = performance.now();
+    const code = await op.proc.exited;
+    const took = performance.now() - t0;
+    console.log(`exit after the lease was taken: ${Math.round(took)} ms`);
+    assert.equal(code, 1);
+    assert.ok(took < RETRY_MS + RENEW_MS, `took ${Math.round(took)} ms`);
+    assert.equal(
+      await leaseHolder(cp, NS, "overwritten"),
+      "intruder",
+      "the lost leader never wrote the lease back",
+    );
+    assert.ok(op.logs().some((l) => l.msg === "leader election lost; exiting at once"));
+  });
+});
