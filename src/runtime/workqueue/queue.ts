@@ -42,6 +42,10 @@ const SWEEP_MIN_IDLE = 1024;
  */
 interface Entry<T> {
   readonly item: T;
+  /** What `get` resolves to for this item, built once (frozen) so handing it out allocates nothing. */
+  readonly result: GetResult<T>;
+  /** An already resolved promise of `result`, returned by `get` when the item is ready at once. */
+  readonly resolved: Promise<GetResult<T>>;
   /** `DIRTY` and/or `PROCESSING`; 0 for an idle entry kept for reuse. */
   state: number;
 }
@@ -127,7 +131,8 @@ export class WorkQueue<T> {
     if (this.#shuttingDown) return;
     let entry = this.#entries.get(item);
     if (entry === undefined) {
-      entry = { item, state: DIRTY };
+      const result: GetResult<T> = Object.freeze({ item, shutdown: false as const });
+      entry = { item, state: DIRTY, result, resolved: Promise.resolve(result) };
       this.#entries.set(item, entry);
     } else if (entry.state & DIRTY) {
       return;
@@ -147,7 +152,10 @@ export class WorkQueue<T> {
   get(): Promise<GetResult<T>> {
     if (this.#waiters.size === 0) {
       const entry = this.#queue.shift();
-      if (entry !== undefined) return Promise.resolve(this.#handOut(entry));
+      if (entry !== undefined) {
+        this.#handOut(entry);
+        return entry.resolved;
+      }
       if (this.#shuttingDown) return Promise.resolve(SHUTDOWN);
     }
     return new Promise((resolve) => this.#waiters.push(resolve));
@@ -225,7 +233,7 @@ export class WorkQueue<T> {
     entry.state = PROCESSING;
     this.#processing++;
     this.metrics?.get(entry.item);
-    return { item: entry.item, shutdown: false };
+    return entry.result;
   }
 
   /** Drops idle entries; amortised O(1) because it runs only when they are half the map. */
