@@ -3,6 +3,8 @@ import { describe, it } from "node:test";
 import {
   MANAGED_BY_TAG,
   MAX_TAG_VALUE_LENGTH,
+  KIND_TAG,
+  NAMESPACE_TAG,
   NAME_TAG,
   UID_TAG,
   desiredTags,
@@ -12,7 +14,7 @@ import {
   fromS3TagSet,
   fromSqsTags,
   isEmptyDiff,
-  ownerNameTagValue,
+  namesOwner,
   ownershipOf,
   ownershipTags,
   toEc2Tags,
@@ -20,15 +22,23 @@ import {
   toSqsTags,
 } from "./ownership.ts";
 
-const owner = { uid: "0b6c9a52-2f4e-4b8e-9d61-3f1f0e7c2a11", namespace: "team-a", name: "web" };
+const owner = {
+  uid: "0b6c9a52-2f4e-4b8e-9d61-3f1f0e7c2a11",
+  namespace: "team-a",
+  name: "web",
+  kind: "S3Bucket",
+};
 
 describe("ownership tags", () => {
-  it("names the manager, the owning object's UID and its namespace/name", () => {
+  it("names the manager, the owning object's UID, namespace, name and kind", () => {
     assert.deepEqual(ownershipTags(owner), {
       [MANAGED_BY_TAG]: "kubeprovisioner",
       [UID_TAG]: owner.uid,
-      [NAME_TAG]: "team-a/web",
+      [NAMESPACE_TAG]: "team-a",
+      [NAME_TAG]: "web",
+      [KIND_TAG]: "S3Bucket",
     });
+    assert.equal(UID_TAG, "compute.cloud.com/uid");
   });
 
   it("merges user tags under ours; a user cannot override or forge ownership", () => {
@@ -37,7 +47,7 @@ describe("ownership tags", () => {
         env: "prod",
         [UID_TAG]: "someone-else",
         [MANAGED_BY_TAG]: "terraform",
-        "kubeprovisioner.io/extra": "x",
+        "compute.cloud.com/extra": "x",
         Name: "web-1",
       },
       owner,
@@ -45,8 +55,10 @@ describe("ownership tags", () => {
     assert.deepEqual(tags, {
       Name: "web-1",
       env: "prod",
+      [KIND_TAG]: "S3Bucket",
       [MANAGED_BY_TAG]: "kubeprovisioner",
-      [NAME_TAG]: "team-a/web",
+      [NAME_TAG]: "web",
+      [NAMESPACE_TAG]: "team-a",
       [UID_TAG]: owner.uid,
     });
     assert.deepEqual(Object.keys(tags), [...Object.keys(tags)].sort(), "keys come out sorted");
@@ -56,13 +68,11 @@ describe("ownership tags", () => {
     assert.deepEqual(desiredTags(undefined, owner), ownershipTags(owner));
   });
 
-  it("shortens an over-long namespace/name deterministically and within AWS's limit", () => {
-    const long = { namespace: "n".repeat(63), name: "x".repeat(253) };
-    const v = ownerNameTagValue(long);
-    assert.equal(v.length, MAX_TAG_VALUE_LENGTH);
-    assert.equal(v, ownerNameTagValue(long));
-    assert.notEqual(v, ownerNameTagValue({ ...long, name: "x".repeat(252) + "y" }));
-    assert.match(v, /_[0-9a-f]{8}$/);
+  it("recognises the object's namespace, name and kind whatever the UID", () => {
+    assert.equal(namesOwner(ownershipTags({ ...owner, uid: "other" }), owner), true);
+    assert.equal(namesOwner(ownershipTags({ ...owner, name: "api" }), owner), false);
+    assert.equal(namesOwner(ownershipTags({ ...owner, kind: "SqsQueue" }), owner), false);
+    assert.equal(namesOwner({}, owner), false);
   });
 
   it("judges ownership by the UID tag only", () => {
@@ -123,10 +133,10 @@ describe("diffTags", () => {
   it("removes keys it managed before and stale reserved keys", () => {
     const diff = diffTags(
       { a: "1" },
-      { a: "1", gone: "x", foreign: "y", "kubeprovisioner.io/stale": "z" },
+      { a: "1", gone: "x", foreign: "y", "compute.cloud.com/stale": "z" },
       { previouslyManaged: ["gone"] },
     );
-    assert.deepEqual(diff, { set: {}, remove: ["gone", "kubeprovisioner.io/stale"] });
+    assert.deepEqual(diff, { set: {}, remove: ["compute.cloud.com/stale", "gone"] });
   });
 
   it("removes every extra key when foreign tags are not kept", () => {

@@ -7,18 +7,21 @@
  * (the same shape, with both fields required) and SQS `Record<string, string>`.
  */
 
-import { createHash } from "node:crypto";
+import { MANAGED_BY_VALUE, OWNERSHIP_TAGS, RESERVED_TAG_PREFIX } from "../api/v1/group.ts";
 
 /** Prefix reserved for the operator's own tags; user tags under it are dropped. */
-export const OWNERSHIP_TAG_PREFIX = "kubeprovisioner.io/";
+export const OWNERSHIP_TAG_PREFIX: string = RESERVED_TAG_PREFIX;
 /** Tag key marking a resource as created by this operator. */
-export const MANAGED_BY_TAG = "kubeprovisioner.io/managed-by";
-/** Value of {@link MANAGED_BY_TAG}. */
-export const MANAGED_BY_VALUE = "kubeprovisioner";
+export const MANAGED_BY_TAG: string = OWNERSHIP_TAGS.managedBy;
+export { MANAGED_BY_VALUE };
 /** Tag key holding the UID of the owning Kubernetes object: the authoritative identity. */
-export const UID_TAG = "kubeprovisioner.io/uid";
-/** Tag key holding `<namespace>/<name>` of the owning object, for humans and the console. */
-export const NAME_TAG = "kubeprovisioner.io/name";
+export const UID_TAG: string = OWNERSHIP_TAGS.uid;
+/** Tag key holding the namespace of the owning object. */
+export const NAMESPACE_TAG: string = OWNERSHIP_TAGS.namespace;
+/** Tag key holding the name of the owning object, for humans and the console. */
+export const NAME_TAG: string = OWNERSHIP_TAGS.name;
+/** Tag key holding the kind of the owning object. */
+export const KIND_TAG: string = OWNERSHIP_TAGS.kind;
 
 /** AWS caps tag values at 256 characters (S3, EC2, SQS alike). */
 export const MAX_TAG_VALUE_LENGTH = 256;
@@ -31,6 +34,8 @@ export interface Owner {
   uid: string;
   namespace: string;
   name: string;
+  /** Kind of the owning object (Ec2Instance, S3Bucket, SqsQueue). */
+  kind: string;
 }
 
 /** An EC2 tag as the SDK types it (both fields optional in responses). */
@@ -45,25 +50,27 @@ export interface S3Tag {
   Value: string | undefined;
 }
 
-/**
- * `<namespace>/<name>`, shortened to {@link MAX_TAG_VALUE_LENGTH} when an object name is very long:
- * the head is kept and an 8-hex-digit hash of the full text is appended after `_`, so the value
- * stays unique and deterministic. Only {@link UID_TAG} is used to decide ownership.
- */
-export function ownerNameTagValue(owner: Pick<Owner, "namespace" | "name">): string {
-  const full = `${owner.namespace}/${owner.name}`;
-  if (full.length <= MAX_TAG_VALUE_LENGTH) return full;
-  const hash = createHash("sha256").update(full).digest("hex").slice(0, 8);
-  return `${full.slice(0, MAX_TAG_VALUE_LENGTH - hash.length - 1)}_${hash}`;
-}
-
-/** The three ownership tags for `owner`. */
+/** The ownership tags for `owner`. Each value fits the AWS tag value limit of 256 characters. */
 export function ownershipTags(owner: Owner): TagMap {
   return {
     [MANAGED_BY_TAG]: MANAGED_BY_VALUE,
     [UID_TAG]: owner.uid,
-    [NAME_TAG]: ownerNameTagValue(owner),
+    [NAMESPACE_TAG]: owner.namespace,
+    [NAME_TAG]: owner.name.slice(0, MAX_TAG_VALUE_LENGTH),
+    [KIND_TAG]: owner.kind,
   };
+}
+
+/**
+ * Whether `tags` name the object `namespace/name` of `kind` (whatever its UID): the test for
+ * adopting a resource left behind by an earlier object of the same name.
+ */
+export function namesOwner(tags: Readonly<TagMap>, owner: Omit<Owner, "uid">): boolean {
+  return (
+    tags[NAMESPACE_TAG] === owner.namespace &&
+    tags[NAME_TAG] === owner.name.slice(0, MAX_TAG_VALUE_LENGTH) &&
+    tags[KIND_TAG] === owner.kind
+  );
 }
 
 /** Whether `key` lies under the operator's reserved prefix. */

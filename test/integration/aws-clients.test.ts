@@ -126,7 +126,7 @@ function captureLogs() {
   return { lines, logger: pino({ level: "trace" }, stream) };
 }
 
-const owner = { uid: randomUUID(), namespace: "it", name: "aws-clients" };
+const owner = { uid: randomUUID(), namespace: "it", name: "aws-clients", kind: "S3Bucket" };
 const savedEnv = { ...process.env };
 
 describe("AWS clients against moto", () => {

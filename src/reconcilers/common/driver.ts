@@ -1,0 +1,146 @@
+/**
+ * The contract between the shared reconcile flow ({@link ManagedResourceReconciler}) and the code
+ * that knows one AWS resource type. The flow owns Kubernetes: the cache read, the finalizer, the
+ * idempotency token, conditions, Events, status writes and requeue timing. A driver owns AWS:
+ * find the resource, create it with the token, repair drift, delete it, and describe what it saw.
+ * A driver never writes to Kubernetes and never waits for AWS to settle (the flow polls).
+ */
+import type { Condition } from "../../api/v1/index.ts";
+import type { KubeObject } from "../../runtime/kube/object.ts";
+import type { Logger } from "../../runtime/logging.ts";
+
+/** Spec fields every managed kind shares. */
+export interface ManagedSpec {
+  region: string;
+  tags?: Record<string, string> | undefined;
+  deletionPolicy: "Delete" | "Retain";
+  adoptExisting: boolean;
+  onDeletedOutOfBand: "Recreate" | "Report";
+}
+
+/** Status fields every managed kind shares. */
+export interface ManagedStatus {
+  observedGeneration?: number | undefined;
+  conditions?: Condition[] | undefined;
+  createToken?: string | undefined;
+  createAttempt?: number | undefined;
+  state?: string | undefined;
+}
+
+/** An object of one of the managed kinds. */
+export interface ManagedObject extends KubeObject {
+  apiVersion: string;
+  kind: string;
+  spec: ManagedSpec;
+  status?: ManagedStatus;
+}
+
+/** Who an AWS resource found by name or tag belongs to, judged by its ownership tags. */
+export type Ownership =
+  /** Tagged with this object's UID. */
+  | "owned"
+  /** Tagged as managed for another object (another UID), or not tagged by us at all. */
+  | "foreign";
+
+/** What {@link ResourceDriver.observe} found. */
+export type Observation<R> = { exists: false } | { exists: true; resource: R; ownership: Ownership };
+
+/** Per-call context of a driver. */
+export interface DriverContext {
+  logger: Logger;
+  signal: AbortSignal;
+}
+
+/** How the resource looks from the outside, for the Ready condition and polling. */
+export interface Readiness {
+  /** The resource is usable: Ready=True. */
+  ready: boolean;
+  /**
+   * The resource is changing state on its own (EC2 pending, stopping): poll again soon with a
+   * short backoff instead of the steady-state poll period.
+   */
+  pending: boolean;
+  /** CamelCase reason for the Ready condition (Available, Pending, Stopped, ...). */
+  reason: string;
+  /** Stable human-readable message (no timestamps, no request IDs). */
+  message: string;
+}
+
+/** Result of {@link ResourceDriver.delete}. */
+export type DeleteOutcome =
+  /** Nothing of ours is left in AWS: the finalizer may go. */
+  | { done: true }
+  /** Deletion is under way (EC2 shutting-down): poll again soon. `state` goes into status. */
+  | { done: false; state?: string; message: string };
+
+/**
+ * Deletion cannot proceed until a human acts (a non-empty bucket). The flow reports `reason` in
+ * the Ready condition and a Warning Event, keeps the finalizer, and retries with backoff.
+ */
+export class DeletionBlockedError extends Error {
+  override readonly name = "DeletionBlockedError";
+  readonly reason: string;
+  constructor(reason: string, message: string) {
+    super(message);
+    this.reason = reason;
+  }
+}
+
+/**
+ * The spec asks for something that can never work as written (caught after admission, e.g. a
+ * zone outside the region that only AWS can judge). Terminal until the spec changes.
+ */
+export class InvalidSpecError extends Error {
+  override readonly name = "InvalidSpecError";
+  readonly reason: string;
+  constructor(reason: string, message: string) {
+    super(message);
+    this.reason = reason;
+  }
+}
+
+/**
+ * Knows one AWS resource type. `T` is the object, `R` the driver's view of the AWS resource.
+ * Every method may throw the AWS layer's `AwsError`; the flow classifies it.
+ */
+export interface ResourceDriver<T extends ManagedObject, R> {
+  /** What the resource is called in messages: "instance", "bucket", "queue". */
+  readonly noun: string;
+  /**
+   * The AWS identifier the status records for the resource (instance ID, bucket ARN, queue URL),
+   * or undefined when none is recorded. A recorded ID with no resource in AWS means the resource
+   * was deleted out of band.
+   */
+  recordedId(obj: T): string | undefined;
+  /**
+   * Finds the resource: by the recorded ID first, then by ownership tag (EC2) or by name (S3,
+   * SQS). A resource that no longer counts as existing (an EC2 instance in `terminated`) is
+   * reported as absent.
+   */
+  observe(obj: T, ctx: DriverContext): Promise<Observation<R>>;
+  /**
+   * Creates the resource with idempotency token `token` and the ownership tags, and returns it.
+   * Only called after {@link observe} found nothing and after `token` was recorded in status.
+   */
+  create(obj: T, token: string, ctx: DriverContext): Promise<R>;
+  /** Writes this object's ownership tags onto a foreign resource the object adopts. */
+  adopt(obj: T, resource: R, ctx: DriverContext): Promise<R>;
+  /**
+   * Repairs drift of mutable attributes (tags, versioning, queue attributes). Returns the
+   * resource as it is now and a short description of each change made (empty when in sync: the
+   * second reconcile of an unchanged object makes no mutating call).
+   */
+  sync(obj: T, resource: R, ctx: DriverContext): Promise<{ resource: R; changes: string[] }>;
+  /** Kind-specific status fields describing the resource (including `state`). */
+  status(obj: T, resource: R): Partial<NonNullable<T["status"]>>;
+  /** Kind-specific status fields to clear when the resource is gone (its ID, addresses). */
+  clearedStatus(): Partial<NonNullable<T["status"]>>;
+  /** Readiness of the resource for the Ready condition and the poll interval. */
+  readiness(resource: R): Readiness;
+  /**
+   * Deletes the resource if it exists and is owned by this object (never a foreign one). May be
+   * called repeatedly until it reports done; must not block until AWS finishes.
+   * @throws DeletionBlockedError when deletion needs a human (non-empty bucket).
+   */
+  delete(obj: T, ctx: DriverContext): Promise<DeleteOutcome>;
+}

@@ -1,0 +1,351 @@
+/**
+ * The reconcile flow shared by every managed kind. Per reconcile, in order:
+ *
+ * 1. Read the object from the cache; gone means done.
+ * 2. Being deleted: with `deletionPolicy: Retain` release the finalizer and leave AWS alone;
+ *    with Delete ask the driver to delete (polling with `requeueAfter` while AWS works, never
+ *    blocking a worker) and release the finalizer once nothing of ours is left.
+ * 3. Add the finalizer before anything can exist in AWS.
+ * 4. Observe. Absent: record the idempotency token (from UID and create attempt) in status
+ *    BEFORE calling AWS, then create. Present but foreign: adopt only when asked, else fail with
+ *    NotOwned. Present and ours: repair drift.
+ * 5. Write status only when it changed (deep equality), conditions stamped with the generation.
+ * 6. Requeue: short doubling intervals while the resource is in transition, else the poll period.
+ *
+ * Errors: throttled and retryable AWS errors are thrown (rate-limited retry) after recording
+ * Synced=False; terminal ones set Ready/Synced=False with the AWS code and a stable message, emit
+ * a Warning Event and end in a TerminalError, so a broken spec does not hot-loop; the next spec
+ * change (a new generation) tries again.
+ */
+import { isDeepStrictEqual } from "node:util";
+import {
+  ConditionReason,
+  ConditionStatus,
+  ConditionType,
+  FINALIZER,
+  setCondition,
+  type Condition,
+} from "../../api/v1/index.ts";
+import { AwsError } from "../../aws/errors.ts";
+import type { Clock } from "../../runtime/clock.ts";
+import type { ResourceClient } from "../../runtime/client/index.ts";
+import { hasFinalizer } from "../../runtime/client/finalizers.ts";
+import {
+  TerminalError,
+  type ReconcileContext,
+  type Reconciler,
+  type Request,
+  type Result,
+} from "../../runtime/controller/reconciler.ts";
+import type { EventRecorder } from "../../runtime/events/recorder.ts";
+import { isConflict } from "../../runtime/kube/errors.ts";
+import { apiVersionOf, keyOf, type ResourceType } from "../../runtime/kube/object.ts";
+import {
+  DeletionBlockedError,
+  InvalidSpecError,
+  type DriverContext,
+  type ManagedObject,
+  type ManagedStatus,
+  type Observation,
+  type ResourceDriver,
+} from "./driver.ts";
+import { PendingBackoff } from "./pending-backoff.ts";
+import { createToken } from "./token.ts";
+
+/** Options of {@link ManagedResourceReconciler}; normalised once by the constructor. */
+export interface ManagedReconcilerOptions<T extends ManagedObject, R> {
+  resource: ResourceType;
+  client: ResourceClient<T>;
+  driver: ResourceDriver<T, R>;
+  recorder: EventRecorder;
+  clock: Clock;
+  /** Steady-state poll period that catches drift, in ms. @default 300_000 */
+  pollIntervalMs?: number;
+  /** First poll interval while the resource is in transition, in ms. @default 2000 */
+  pendingInitialMs?: number;
+  /** Largest poll interval while the resource is in transition, in ms. @default 30_000 */
+  pendingMaxMs?: number;
+}
+
+/** Reasons the flow itself puts into conditions. */
+export const FlowReason = {
+  Available: "Available",
+  Creating: "Creating",
+  Deleting: "Deleting",
+  ReconcileSuccess: "ReconcileSuccess",
+} as const;
+
+/** A failure that the flow reports on the object and does not retry until the spec changes. */
+class ReportedTerminal extends Error {
+  readonly reason: string;
+  constructor(reason: string, message: string, cause?: unknown) {
+    super(message, { cause });
+    this.reason = reason;
+  }
+}
+
+/** The shared reconcile flow; see the module comment. */
+export class ManagedResourceReconciler<T extends ManagedObject, R> implements Reconciler {
+  readonly #o: Required<Omit<ManagedReconcilerOptions<T, R>, "pendingInitialMs" | "pendingMaxMs">>;
+  readonly #pending: PendingBackoff;
+
+  constructor(opts: ManagedReconcilerOptions<T, R>) {
+    this.#o = { pollIntervalMs: 300_000, ...opts };
+    if (!(this.#o.pollIntervalMs > 0))
+      throw new RangeError(`pollIntervalMs must be > 0, got ${this.#o.pollIntervalMs}`);
+    this.#pending = new PendingBackoff({
+      ...(opts.pendingInitialMs !== undefined ? { initialMs: opts.pendingInitialMs } : {}),
+      ...(opts.pendingMaxMs !== undefined ? { maxMs: opts.pendingMaxMs } : {}),
+    });
+  }
+
+  async reconcile(req: Request, ctx: ReconcileContext): Promise<Result> {
+    const key = keyOf(req);
+    const cached = this.#o.client.get(req);
+    if (cached === undefined) {
+      this.#pending.reset(key);
+      return {};
+    }
+    // The cache hands out frozen objects: work on a copy, with its type meta filled in.
+    let obj = structuredClone(cached) as T;
+    obj.apiVersion = apiVersionOf(this.#o.resource);
+    obj.kind = this.#o.resource.kind;
+    const dctx: DriverContext = { logger: ctx.logger, signal: ctx.signal };
+    try {
+      if (obj.metadata.deletionTimestamp !== undefined) return await this.#finalize(obj, key, dctx);
+      if (!hasFinalizer(obj, FINALIZER)) {
+        obj = await this.#o.client.addFinalizer(obj, FINALIZER, { signal: ctx.signal });
+      }
+      return await this.#ensure(obj, key, dctx);
+    } catch (err) {
+      return await this.#fail(obj, err, ctx);
+    }
+  }
+
+  async #finalize(obj: T, key: string, ctx: DriverContext): Promise<Result> {
+    if (!hasFinalizer(obj, FINALIZER)) return {};
+    const { driver, recorder, client } = this.#o;
+    if (obj.spec.deletionPolicy === "Retain") {
+      await client.removeFinalizer(obj, FINALIZER, { signal: ctx.signal });
+      recorder.event(
+        obj,
+        "Normal",
+        "Retained",
+        `deletionPolicy is Retain: the ${driver.noun} was left in AWS`,
+      );
+      this.#pending.reset(key);
+      return {};
+    }
+    let outcome;
+    try {
+      outcome = await driver.delete(obj, ctx);
+    } catch (err) {
+      if (err instanceof DeletionBlockedError) {
+        await this.#writeStatus(
+          obj,
+          this.#withConditions(obj, { ready: [ConditionStatus.False, err.reason, err.message] }),
+        );
+        recorder.event(obj, "Warning", err.reason, err.message);
+      }
+      throw err;
+    }
+    if (outcome.done) {
+      await client.removeFinalizer(obj, FINALIZER, { signal: ctx.signal });
+      recorder.event(obj, "Normal", "Deleted", `the ${driver.noun} was deleted from AWS`);
+      this.#pending.reset(key);
+      return {};
+    }
+    const status: NonNullable<T["status"]> = {
+      ...this.#withConditions(obj, { ready: [ConditionStatus.False, FlowReason.Deleting, outcome.message] }),
+      ...(outcome.state !== undefined ? { state: outcome.state } : {}),
+    };
+    await this.#writeStatus(obj, status);
+    return { requeueAfter: this.#pending.next(key) };
+  }
+
+  async #ensure(obj: T, key: string, ctx: DriverContext): Promise<Result> {
+    const { driver, recorder } = this.#o;
+    let obs: Observation<R> = await driver.observe(obj, ctx);
+
+    if (obs.exists && obs.ownership === "foreign") {
+      if (!obj.spec.adoptExisting) {
+        throw new ReportedTerminal(
+          ConditionReason.NotOwned,
+          `the ${driver.noun} exists in AWS but is not owned by this object; set spec.adoptExisting to true to adopt it`,
+        );
+      }
+      const adopted = await driver.adopt(obj, obs.resource, ctx);
+      recorder.event(obj, "Normal", "Adopted", `adopted the existing ${driver.noun}`);
+      obs = { exists: true, resource: adopted, ownership: "owned" };
+    }
+
+    let resource: R;
+    let status: NonNullable<T["status"]> = { ...(obj.status ?? {}) } as NonNullable<T["status"]>;
+    if (!obs.exists) {
+      const recorded = driver.recordedId(obj);
+      let attempt = obj.status?.createAttempt ?? 0;
+      if (recorded !== undefined) {
+        const message = `the ${driver.noun} ${recorded} was deleted outside the operator`;
+        if (obj.spec.onDeletedOutOfBand === "Report") {
+          recorder.event(
+            obj,
+            "Warning",
+            ConditionReason.DeletedOutOfBand,
+            `${message}; spec.onDeletedOutOfBand is Report, not recreating`,
+          );
+          status = this.#withConditions(obj, {
+            ready: [ConditionStatus.False, ConditionReason.DeletedOutOfBand, message],
+            synced: [ConditionStatus.True, FlowReason.ReconcileSuccess, ""],
+          });
+          status.state = "deleted";
+          await this.#writeStatus(obj, status);
+          this.#pending.reset(key);
+          return { requeueAfter: this.#o.pollIntervalMs };
+        }
+        recorder.event(obj, "Warning", ConditionReason.DeletedOutOfBand, `${message}; recreating it`);
+        attempt += 1;
+        status = { ...status, ...driver.clearedStatus() };
+      } else if (attempt === 0) {
+        attempt = 1;
+      }
+      const token = createToken(obj.metadata.uid ?? "", attempt);
+      // Record the token before the create: a crash after the AWS call is then retried with the
+      // same token, and the ownership lookup above finds what the first call made.
+      const intent = {
+        ...this.#withConditions(
+          { ...obj, status },
+          {
+            ready: [ConditionStatus.False, FlowReason.Creating, `creating the ${driver.noun}`],
+          },
+        ),
+        createToken: token,
+        createAttempt: attempt,
+      };
+      obj = await this.#writeStatus(obj, intent);
+      resource = await driver.create(obj, token, ctx);
+      recorder.event(obj, "Normal", "Created", `created the ${driver.noun}`);
+    } else {
+      const synced = await driver.sync(obj, obs.resource, ctx);
+      resource = synced.resource;
+      if (synced.changes.length > 0) {
+        recorder.event(obj, "Normal", "Updated", `repaired drift: ${synced.changes.join("; ")}`);
+      }
+    }
+
+    const readiness = driver.readiness(resource);
+    const next = {
+      ...(obj.status ?? {}),
+      ...driver.status(obj, resource),
+    } as NonNullable<T["status"]>;
+    const withConds = this.#withConditions(
+      { ...obj, status: next },
+      {
+        ready: readiness.ready
+          ? [ConditionStatus.True, FlowReason.Available, readiness.message]
+          : [ConditionStatus.False, readiness.reason, readiness.message],
+        synced: [ConditionStatus.True, FlowReason.ReconcileSuccess, ""],
+      },
+    );
+    await this.#writeStatus(obj, withConds);
+    if (readiness.pending) return { requeueAfter: this.#pending.next(key) };
+    this.#pending.reset(key);
+    return { requeueAfter: this.#o.pollIntervalMs };
+  }
+
+  /** Records a failure on the object, then rethrows it in the form the controller expects. */
+  async #fail(obj: T, err: unknown, ctx: ReconcileContext): Promise<never> {
+    if (err instanceof DeletionBlockedError) throw err; // already reported by #finalize
+    if (isConflict(err)) throw err; // a stale cache: retry at once with fresh data, nothing to report
+    const { recorder } = this.#o;
+    let terminal: { reason: string; message: string } | undefined;
+    let retryable: { reason: string; message: string } | undefined;
+    if (err instanceof ReportedTerminal || err instanceof InvalidSpecError) {
+      terminal = { reason: err.reason, message: err.message };
+    } else if (err instanceof AwsError) {
+      const info = err.info;
+      const reason = conditionReason(info.code);
+      const message = `${info.operation}: ${info.message}`;
+      if (info.kind === "terminal") terminal = { reason, message };
+      else retryable = { reason, message };
+    }
+    if (terminal !== undefined) {
+      const hasResource = this.#o.driver.recordedId(obj) !== undefined;
+      const status = this.#withConditions(obj, {
+        synced: [ConditionStatus.False, terminal.reason, terminal.message],
+        ...(hasResource
+          ? {}
+          : { ready: [ConditionStatus.False, terminal.reason, terminal.message] as const }),
+      });
+      await this.#writeStatusQuietly(obj, status, ctx);
+      recorder.event(obj, "Warning", terminal.reason, terminal.message);
+      throw new TerminalError(terminal.message, { cause: err });
+    }
+    if (retryable !== undefined) {
+      const status = this.#withConditions(obj, {
+        synced: [ConditionStatus.False, retryable.reason, retryable.message],
+      });
+      await this.#writeStatusQuietly(obj, status, ctx);
+    }
+    throw err;
+  }
+
+  /** Status of `obj` with the given conditions set, stamped with the object's generation. */
+  #withConditions(
+    obj: T,
+    set: {
+      ready?: readonly [string, string, string];
+      synced?: readonly [string, string, string];
+    },
+  ): NonNullable<T["status"]> {
+    const generation = obj.metadata.generation ?? 0;
+    let conditions: Condition[] = [...(obj.status?.conditions ?? [])];
+    const now = this.#o.clock.now();
+    for (const [type, value] of [
+      [ConditionType.Ready, set.ready],
+      [ConditionType.Synced, set.synced],
+    ] as const) {
+      if (value === undefined) continue;
+      const [status, reason, message] = value;
+      conditions = setCondition(
+        conditions,
+        { type, status: status as Condition["status"], reason, message, observedGeneration: generation },
+        now,
+      );
+    }
+    return { ...(obj.status ?? {}), observedGeneration: generation, conditions } as NonNullable<T["status"]>;
+  }
+
+  /**
+   * Writes `status` through the status subresource when it differs from what the object has,
+   * with the object's resourceVersion (a stale cache gets a 409 and a retry, never an overwrite).
+   * Returns the object as stored.
+   */
+  async #writeStatus(obj: T, status: NonNullable<T["status"]>): Promise<T> {
+    if (isDeepStrictEqual(normalize(obj.status ?? {}), normalize(status))) return obj;
+    const updated = await this.#o.client.updateStatus({ ...obj, status });
+    updated.apiVersion = obj.apiVersion;
+    updated.kind = obj.kind;
+    return updated;
+  }
+
+  async #writeStatusQuietly(obj: T, status: NonNullable<T["status"]>, ctx: ReconcileContext): Promise<void> {
+    try {
+      await this.#writeStatus(obj, status);
+    } catch (err) {
+      ctx.logger.debug({ err }, "could not record the failure in status");
+    }
+  }
+}
+
+/** JSON form without undefined members, as the API server stores it. */
+function normalize(v: unknown): unknown {
+  return JSON.parse(JSON.stringify(v)) as unknown;
+}
+
+/** AWS codes contain dots (`InvalidAMIID.NotFound`); condition reasons may not. */
+export function conditionReason(code: string): string {
+  const r = code.replace(/[^A-Za-z0-9_,:]/g, "_").replace(/^[^A-Za-z]+/, "");
+  return r.length > 0 ? r.slice(0, 1024) : "AwsError";
+}
+
+export type { ManagedStatus };
