@@ -75,6 +75,11 @@ describe("ownership tags", () => {
     assert.equal(namesOwner({}, owner), false);
   });
 
+  it("keeps every value within AWS's tag value limit for the longest legal names", () => {
+    const longest = { uid: owner.uid, namespace: "n".repeat(63), name: "x".repeat(253), kind: "Ec2Instance" };
+    for (const v of Object.values(ownershipTags(longest))) assert.ok(v.length <= MAX_TAG_VALUE_LENGTH);
+  });
+
   it("judges ownership by the UID tag only", () => {
     assert.equal(ownershipOf(ownershipTags(owner), owner.uid), "owned");
     assert.equal(ownershipOf(ownershipTags({ ...owner, uid: "other" }), owner.uid), "foreign-owner");
