@@ -18,13 +18,7 @@ function installHooks(): void {
   if (hooksInstalled) return;
   hooksInstalled = true;
   const cleanup = (): void => {
-    for (const c of live) {
-      try {
-        c.kill("SIGKILL");
-      } catch {
-        // already gone
-      }
-    }
+    for (const c of live) signalGroup(c, "SIGKILL");
     for (const d of tempDirs) rmSync(d, { recursive: true, force: true });
   };
   process.on("exit", cleanup);
@@ -48,6 +42,20 @@ export function removeTempDir(dir: string): void {
   tempDirs.delete(dir);
 }
 
+/** Signals the process group of `c` (the watchdog and the command it runs). */
+function signalGroup(c: ChildProcess, sig: NodeJS.Signals): void {
+  if (c.pid === undefined) return;
+  try {
+    process.kill(-c.pid, sig);
+  } catch {
+    try {
+      c.kill(sig);
+    } catch {
+      // already gone
+    }
+  }
+}
+
 /** A supervised child process. */
 export interface Supervised {
   readonly proc: ChildProcess;
@@ -56,6 +64,8 @@ export interface Supervised {
   readonly exited: Promise<number | null>;
   /** SIGTERM, then SIGKILL after `graceMs`; resolves once the process is gone. */
   stop(graceMs?: number): Promise<void>;
+  /** Sends `sig` to the command (and its watchdog) at once. */
+  signal(sig: NodeJS.Signals): void;
 }
 
 /**
@@ -68,6 +78,8 @@ export function startProcess(cmd: string, args: string[], opts: { logFile: strin
     env: opts.env ?? process.env,
     cwd: opts.cwd ?? repoRoot,
     stdio: ["ignore", "pipe", "pipe"],
+    // Its own process group, so a signal reaches the command and not only the watchdog.
+    detached: true,
   });
   proc.stdout?.pipe(out);
   proc.stderr?.pipe(out);
@@ -84,10 +96,13 @@ export function startProcess(cmd: string, args: string[], opts: { logFile: strin
     exited,
     async stop(graceMs = 5000) {
       if (proc.exitCode !== null || proc.signalCode !== null) return;
-      proc.kill("SIGTERM");
-      const timer = setTimeout(() => proc.kill("SIGKILL"), graceMs);
+      signalGroup(proc, "SIGTERM");
+      const timer = setTimeout(() => signalGroup(proc, "SIGKILL"), graceMs);
       await exited;
       clearTimeout(timer);
+    },
+    signal(sig) {
+      signalGroup(proc, sig);
     },
   };
 }

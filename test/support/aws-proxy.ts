@@ -1,0 +1,118 @@
+/**
+ * An HTTP proxy in front of the AWS emulator that names every call it forwards (`RunInstances`,
+ * `CreateQueue`, `CreateBucket`, ...) and can hold back a response: the call still happens in the
+ * emulator, but the client never hears of it. That is exactly a process dying between an AWS
+ * create and the status write that would record it.
+ */
+import { createServer, request, type IncomingHttpHeaders, type Server } from "node:http";
+
+/** One forwarded call. */
+export interface ProxiedCall {
+  operation: string;
+  status: number;
+}
+
+/** What to do when a matching call's response comes back. */
+export type ResponseHook = (call: ProxiedCall) => "deliver" | "drop";
+
+/** A running proxy. */
+export interface AwsProxy {
+  readonly endpoint: string;
+  readonly calls: ProxiedCall[];
+  /** Calls named `operation` so far. */
+  count(operation: string): number;
+  /** Runs `hook` on the next response of `operation` (once); "drop" closes the connection unanswered. */
+  onResponse(operation: string, hook: ResponseHook): void;
+  stop(): Promise<void>;
+}
+
+const S3_QUERY_OPS: Record<string, string> = {
+  tagging: "BucketTagging",
+  versioning: "BucketVersioning",
+  location: "BucketLocation",
+  policy: "BucketPolicy",
+  "list-type": "ListObjectsV2",
+  versions: "ListObjectVersions",
+  delete: "DeleteObjects",
+};
+
+/** The AWS operation a request names: X-Amz-Target (JSON), Action (query) or S3's REST shape. */
+export function operationOf(method: string, url: string, headers: IncomingHttpHeaders, body: string): string {
+  const target = headers["x-amz-target"];
+  if (typeof target === "string") return target.slice(target.lastIndexOf(".") + 1);
+  const ctype = headers["content-type"] ?? "";
+  if (ctype.includes("x-www-form-urlencoded")) {
+    const action = new URLSearchParams(body).get("Action");
+    if (action) return action;
+  }
+  const u = new URL(url, "http://x");
+  const segments = u.pathname.split("/").filter(Boolean);
+  const key = [...u.searchParams.keys()].find((k) => k in S3_QUERY_OPS);
+  const verb = { GET: "Get", PUT: "Put", DELETE: "Delete", HEAD: "Head", POST: "Post" }[method] ?? method;
+  if (key !== undefined) {
+    const op = S3_QUERY_OPS[key] ?? key;
+    return op.startsWith("List") || op === "DeleteObjects" ? op : `${verb}${op}`;
+  }
+  if (segments.length === 0) return method === "GET" ? "ListBuckets" : `${verb}Service`;
+  if (segments.length === 1) {
+    return { PUT: "CreateBucket", DELETE: "DeleteBucket", HEAD: "HeadBucket", GET: "ListObjects" }[method] ?? `${verb}Bucket`;
+  }
+  return `${verb}Object`;
+}
+
+/** Starts a proxy to `target` (the emulator's endpoint) on a free loopback port. */
+export async function startAwsProxy(target: string): Promise<AwsProxy> {
+  const calls: ProxiedCall[] = [];
+  const hooks = new Map<string, ResponseHook>();
+  const upstream = new URL(target);
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const body = Buffer.concat(chunks);
+      const operation = operationOf(req.method ?? "GET", req.url ?? "/", req.headers, body.toString("utf8"));
+      const out = request(
+        { hostname: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: { ...req.headers, host: upstream.host } },
+        (up) => {
+          const upChunks: Buffer[] = [];
+          up.on("data", (c: Buffer) => upChunks.push(c));
+          up.on("end", () => {
+            const call = { operation, status: up.statusCode ?? 0 };
+            calls.push(call);
+            const hook = hooks.get(operation);
+            if (hook !== undefined) {
+              hooks.delete(operation);
+              if (hook(call) === "drop") {
+                req.socket.destroy();
+                return;
+              }
+            }
+            res.writeHead(up.statusCode ?? 502, up.headers);
+            res.end(Buffer.concat(upChunks));
+          });
+        },
+      );
+      out.on("error", (err) => {
+        res.writeHead(502);
+        res.end(String(err));
+      });
+      out.end(body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const addr = server.address();
+  if (addr === null || typeof addr === "string") throw new Error("proxy has no port");
+  return {
+    endpoint: `http://127.0.0.1:${addr.port}`,
+    calls,
+    count: (op) => calls.filter((c) => c.operation === op).length,
+    onResponse: (op, hook) => {
+      hooks.set(op, hook);
+    },
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
