@@ -2,7 +2,7 @@
  * Runs the seed-003 concurrency scenario on our work queue and prints one JSON line:
  * `{"wall_s":..,"reconciles":..,"overlaps":..,"stale_keys":..}`.
  *
- * Flags (all optional): --workers 16 --keys 64 --adds 320000 --adds-per-yield 32 --warmup 1
+ * Flags (all optional): --workers 16 --keys 64 --adds 320000 --adds-per-yield 32 --warmup 3
  * --queue workqueue|naive|named. `named` gives the queue a name, so it records the workqueue_*
  * metrics (client-go's default queue in the Go benchmark records none). The untimed warm-up
  * runs let V8 compile the hot path before the measured run; the Go program does the same.
@@ -22,7 +22,7 @@ const { values } = parseArgs({
     keys: { type: "string", default: "64" },
     adds: { type: "string", default: "320000" },
     "adds-per-yield": { type: "string", default: "32" },
-    warmup: { type: "string", default: "1" },
+    warmup: { type: "string", default: "3" },
     queue: { type: "string", default: "workqueue" },
   },
 });

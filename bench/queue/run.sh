@@ -3,7 +3,7 @@
 # machine in one go, and writes bench/results/queue.json plus a markdown table on stdout.
 #
 # Each side runs REPS times (default 3) as a fresh process, alternating TS and Go so background
-# load hits both alike; each process does one untimed warm-up run, then the measured run. The
+# load hits both alike; each process does three untimed warm-up runs, then the measured run. The
 # medians are reported. Environment: REPS, ADDS_PER_YIELD (default 32), WORKERS (16), KEYS (64),
 # ADDS (320000).
 set -euo pipefail

@@ -1,6 +1,6 @@
 // Command clientgo-queue-bench runs the seed-003 concurrency scenario on client-go's work queue
 // and prints one JSON line: {"wall_s":..,"reconciles":..,"overlaps":..,"stale_keys":..}.
-// With -warmup N (default 1) it first runs the scenario N times untimed, as the TypeScript side
+// With -warmup N (default 3) it first runs the scenario N times untimed, as the TypeScript side
 // does to let V8 compile its hot path.
 //
 // A producer adds keys chosen by a seeded xorshift32 sequence (the same sequence as the
@@ -151,7 +151,7 @@ func main() {
 	addsPerYield := flag.Int("adds-per-yield", 32, "producer yields after this many adds (0: never)")
 	seed := flag.Uint("seed", 0x9e3779b9, "xorshift32 seed of the key order")
 	kind := flag.String("queue", "workqueue", "workqueue or channel")
-	warmup := flag.Int("warmup", 1, "untimed runs before the measured one")
+	warmup := flag.Int("warmup", 3, "untimed runs before the measured one")
 	flag.Parse()
 
 	s := scenario{workers: *workers, keys: *keys, adds: *adds, addsPerYield: *addsPerYield, seed: uint32(*seed), kind: *kind}
