@@ -1,0 +1,385 @@
+/**
+ * The shared informer cache against a real kube-apiserver (default flags, watch cache on):
+ * paged lists, resync without requests, handlers that throw, namespace-scoped watches, a custom
+ * resource, and a watch that survives an API server restart.
+ */
+import assert from "node:assert/strict";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { after, before, describe, it } from "node:test";
+import { Registry } from "prom-client";
+import { InformerFactory } from "../../src/runtime/cache/factory.ts";
+import type { EventHandler } from "../../src/runtime/cache/shared-informer.ts";
+import type { KubeObject, ResourceType } from "../../src/runtime/kube/object.ts";
+import { RestClient } from "../../src/runtime/kube/rest.ts";
+import { startControlPlane, type ControlPlane } from "../support/envtest.ts";
+import { waitFor } from "../support/process.ts";
+
+interface ConfigMap extends KubeObject {
+  data?: Record<string, string>;
+}
+
+const CONFIGMAPS: ResourceType = {
+  group: "",
+  version: "v1",
+  plural: "configmaps",
+  kind: "ConfigMap",
+  namespaced: true,
+};
+const WIDGETS: ResourceType = {
+  group: "cache.example.com",
+  version: "v1",
+  plural: "widgets",
+  kind: "Widget",
+  namespaced: true,
+};
+
+async function metricSum(
+  registry: Registry,
+  name: string,
+  labels: Record<string, string> = {},
+): Promise<number> {
+  const m = await registry.getSingleMetric(name)?.get();
+  return (m?.values ?? [])
+    .filter((v) => Object.entries(labels).every(([k, want]) => String(v.labels[k]) === want))
+    .reduce((sum, v) => sum + v.value, 0);
+}
+
+/** Resolves once `n` calls of the returned tick function have happened. */
+function counter(n: number): { tick: () => void; reached: Promise<void>; count: () => number } {
+  let c = 0;
+  const { promise, resolve } = Promise.withResolvers<void>();
+  return {
+    tick: () => {
+      if (++c === n) resolve();
+    },
+    reached: promise,
+    count: () => c,
+  };
+}
+
+describe("informer cache on a real API server", () => {
+  let cp: ControlPlane;
+  let admin: RestClient;
+
+  const cm = (ns: string): string => `/api/v1/namespaces/${ns}/configmaps`;
+  async function namespace(name: string): Promise<void> {
+    await admin.request({ method: "POST", path: "/api/v1/namespaces", body: { metadata: { name } } });
+  }
+  async function createConfigMaps(ns: string, count: number, concurrency = 25): Promise<void> {
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (next < count) {
+          const i = next++;
+          await admin.request({
+            method: "POST",
+            path: cm(ns),
+            body: { metadata: { name: `cm-${String(i).padStart(4, "0")}` }, data: { i: String(i) } },
+          });
+        }
+      }),
+    );
+  }
+  function factoryFor(
+    registry: Registry,
+    opts: { namespaces?: string[]; pageSize?: number; resyncPeriodMs?: number } = {},
+  ): InformerFactory {
+    return new InformerFactory({
+      rest: RestClient.fromKubeConfig(cp.kubeConfig(), { registry }),
+      registry,
+      backoff: { initialMs: 100, maxMs: 1_000 },
+      ...opts,
+    });
+  }
+
+  before(async () => {
+    cp = await startControlPlane();
+    admin = RestClient.fromKubeConfig(cp.kubeConfig(), { registry: new Registry() });
+  });
+  after(async () => {
+    await cp?.stop();
+  });
+
+  it("lists 1,000 objects in pages of 100", async () => {
+    await namespace("paging");
+    await createConfigMaps("paging", 1_000);
+    const registry = new Registry();
+    const factory = factoryFor(registry, { namespaces: ["paging"], pageSize: 100 });
+    const inf = factory.informerFor<ConfigMap>(CONFIGMAPS);
+    const adds = counter(1_000);
+    let initialAdds = 0;
+    inf.addEventHandler({
+      onAdd: (_o, initial) => {
+        if (initial) initialAdds++;
+        adds.tick();
+      },
+    });
+    const stop = new AbortController();
+    const running = factory.start(stop.signal);
+    try {
+      assert.equal(await factory.waitForCacheSync(), true);
+      assert.equal(inf.store.list("paging").length, 1_000);
+      assert.equal(initialAdds, 1_000);
+      assert.equal(
+        await metricSum(registry, "reflector_list_requests_total", { resource: "configmaps" }),
+        10,
+      );
+      assert.equal(await metricSum(registry, "reflector_lists_total", { resource: "configmaps" }), 1);
+      // The REST client saw the same ten list requests (plus at most the watch).
+      const gets = await metricSum(registry, "rest_client_requests_total", { method: "GET", code: "200" });
+      assert.ok(gets === 10 || gets === 11, `GET requests: ${gets}`);
+      const one = inf.store.get("paging/cm-0042");
+      assert.equal(one?.data?.i, "42");
+      assert.equal(one?.metadata.managedFields, undefined, "managedFields stripped");
+      assert.ok(Object.isFrozen(one?.data));
+    } finally {
+      stop.abort();
+      await running;
+    }
+  });
+
+  it("resyncs cached objects as update(obj, obj) without any API request", async () => {
+    await namespace("resync");
+    await createConfigMaps("resync", 5);
+    const registry = new Registry();
+    const factory = factoryFor(registry, { namespaces: ["resync"], resyncPeriodMs: 300 });
+    const inf = factory.informerFor<ConfigMap>(CONFIGMAPS);
+    const firstRound = counter(5);
+    const fourRounds = counter(20);
+    let sameReference = 0;
+    inf.addEventHandler({
+      onUpdate(o, n) {
+        if (o === n && n === inf.store.get(`${n.metadata.namespace}/${n.metadata.name}`)) sameReference++;
+        firstRound.tick();
+        fourRounds.tick();
+      },
+    });
+    const stop = new AbortController();
+    const running = factory.start(stop.signal);
+    try {
+      await factory.waitForCacheSync();
+      await waitFor(
+        "the watch",
+        async () => (await metricSum(registry, "rest_client_requests_total", { method: "GET" })) === 2,
+        10_000,
+        20,
+      );
+      await firstRound.reached;
+      const requestsBefore = await metricSum(registry, "rest_client_requests_total");
+      await fourRounds.reached;
+      assert.equal(
+        await metricSum(registry, "rest_client_requests_total"),
+        requestsBefore,
+        "no request during resyncs",
+      );
+      assert.equal(
+        sameReference,
+        fourRounds.count(),
+        "every resync hands the cached object as both arguments",
+      );
+    } finally {
+      stop.abort();
+      await running;
+    }
+  });
+
+  it("keeps the watch when a handler throws", async () => {
+    await namespace("throwing");
+    const registry = new Registry();
+    const factory = factoryFor(registry, { namespaces: ["throwing"] });
+    const inf = factory.informerFor<ConfigMap>(CONFIGMAPS);
+    inf.addEventHandler({
+      onAdd: () => {
+        throw new Error("handler bug");
+      },
+      onUpdate: () => {
+        throw new Error("handler bug");
+      },
+    });
+    const seen: string[] = [];
+    const four = counter(4);
+    inf.addEventHandler({
+      onAdd: (o) => {
+        seen.push(`add:${o.metadata.name}`);
+        four.tick();
+      },
+      onUpdate: (_o, n) => {
+        seen.push(`update:${n.metadata.name}:${n.data?.v}`);
+        four.tick();
+      },
+    });
+    const stop = new AbortController();
+    const running = factory.start(stop.signal);
+    try {
+      await factory.waitForCacheSync();
+      for (const name of ["a", "b", "c"])
+        await admin.request({ method: "POST", path: cm("throwing"), body: { metadata: { name } } });
+      await admin.request({
+        method: "PATCH",
+        path: `${cm("throwing")}/b`,
+        body: { data: { v: "2" } },
+        contentType: "application/merge-patch+json",
+      });
+      await four.reached;
+      assert.deepEqual(seen, ["add:a", "add:b", "add:c", "update:b:2"]);
+      assert.equal(await metricSum(registry, "reflector_watches_total"), 1, "the watch was never reopened");
+    } finally {
+      stop.abort();
+      await running;
+    }
+  });
+
+  it("watches only the given namespaces, merged into one store", async () => {
+    for (const ns of ["ns-a", "ns-b", "ns-c"]) {
+      await namespace(ns);
+      await admin.request({ method: "POST", path: cm(ns), body: { metadata: { name: `in-${ns}` } } });
+    }
+    const registry = new Registry();
+    const factory = factoryFor(registry, { namespaces: ["ns-a", "ns-b"] });
+    const inf = factory.informerFor<ConfigMap>(CONFIGMAPS);
+    const stop = new AbortController();
+    const running = factory.start(stop.signal);
+    try {
+      await factory.waitForCacheSync();
+      assert.deepEqual(inf.store.keys().sort(), ["ns-a/in-ns-a", "ns-b/in-ns-b"]);
+      const added = counter(1);
+      inf.addEventHandler({ onAdd: (o) => o.metadata.name === "late" && added.tick() });
+      await admin.request({ method: "POST", path: cm("ns-c"), body: { metadata: { name: "ignored" } } });
+      await admin.request({ method: "POST", path: cm("ns-b"), body: { metadata: { name: "late" } } });
+      await added.reached;
+      assert.equal(inf.store.get("ns-c/ignored"), undefined);
+      assert.equal(inf.store.list("ns-b").length, 2);
+    } finally {
+      stop.abort();
+      await running;
+    }
+  });
+
+  it("caches a custom resource of a CRD created here", async () => {
+    const dir = mkdtempSync(`${cp.dir}/crd-`);
+    writeFileSync(
+      `${dir}/widgets.yaml`,
+      JSON.stringify({
+        apiVersion: "apiextensions.k8s.io/v1",
+        kind: "CustomResourceDefinition",
+        metadata: { name: "widgets.cache.example.com" },
+        spec: {
+          group: "cache.example.com",
+          scope: "Namespaced",
+          names: { plural: "widgets", singular: "widget", kind: "Widget", listKind: "WidgetList" },
+          versions: [
+            {
+              name: "v1",
+              served: true,
+              storage: true,
+              schema: {
+                openAPIV3Schema: {
+                  type: "object",
+                  properties: { spec: { type: "object", properties: { size: { type: "integer" } } } },
+                },
+              },
+            },
+          ],
+        },
+      }),
+    );
+    await cp.installCRDs(dir);
+    await namespace("widgets");
+    const path = "/apis/cache.example.com/v1/namespaces/widgets/widgets";
+    await admin.request({
+      method: "POST",
+      path,
+      body: {
+        apiVersion: "cache.example.com/v1",
+        kind: "Widget",
+        metadata: { name: "w1" },
+        spec: { size: 1 },
+      },
+    });
+    const registry = new Registry();
+    const factory = factoryFor(registry);
+    const inf = factory.informerFor<KubeObject & { spec: { size: number } }>(WIDGETS);
+    const events: string[] = [];
+    const three = counter(3);
+    const handler: EventHandler<KubeObject & { spec: { size: number } }> = {
+      onAdd: (o) => {
+        events.push(`add:${o.metadata.name}:${o.spec.size}`);
+        three.tick();
+      },
+      onUpdate: (o, n) => {
+        events.push(`update:${o.spec.size}->${n.spec.size}`);
+        three.tick();
+      },
+      onDelete: (o) => {
+        events.push(`delete:${o.metadata.name}:${o.spec.size}`);
+        three.tick();
+      },
+    };
+    inf.addEventHandler(handler);
+    const stop = new AbortController();
+    const running = factory.start(stop.signal);
+    try {
+      await factory.waitForCacheSync();
+      await admin.request({
+        method: "PATCH",
+        path: `${path}/w1`,
+        body: { spec: { size: 2 } },
+        contentType: "application/merge-patch+json",
+      });
+      await admin.request({ method: "DELETE", path: `${path}/w1` });
+      await three.reached;
+      assert.deepEqual(events, ["add:w1:1", "update:1->2", "delete:w1:2"]);
+    } finally {
+      stop.abort();
+      await running;
+    }
+  });
+
+  // Last: it restarts the API server.
+  it("keeps watching across a kube-apiserver restart, without spurious events", async () => {
+    await namespace("restart");
+    await admin.request({
+      method: "POST",
+      path: cm("restart"),
+      body: { metadata: { name: "before" }, data: { v: "1" } },
+    });
+    const registry = new Registry();
+    const factory = factoryFor(registry, { namespaces: ["restart"] });
+    const inf = factory.informerFor<ConfigMap>(CONFIGMAPS);
+    const events: string[] = [];
+    const stop = new AbortController();
+    const running = factory.start(stop.signal);
+    try {
+      await factory.waitForCacheSync();
+      const afterRestart = counter(2);
+      inf.addEventHandler({
+        onAdd: (o, initial) => {
+          if (initial) return;
+          events.push(`add:${o.metadata.name}`);
+          afterRestart.tick();
+        },
+        onUpdate: (o, n) => {
+          events.push(`update:${n.metadata.name}:${o.data?.v}->${n.data?.v}`);
+          afterRestart.tick();
+        },
+        onDelete: (o) => events.push(`delete:${o.metadata.name}`),
+      });
+      await cp.stopApiServer();
+      await cp.startApiServer();
+      await admin.request({ method: "POST", path: cm("restart"), body: { metadata: { name: "after" } } });
+      await admin.request({
+        method: "PATCH",
+        path: `${cm("restart")}/before`,
+        body: { data: { v: "2" } },
+        contentType: "application/merge-patch+json",
+      });
+      await afterRestart.reached;
+      assert.deepEqual(events, ["add:after", "update:before:1->2"]);
+      assert.deepEqual(inf.store.keys().sort(), ["restart/after", "restart/before"]);
+      assert.ok((await metricSum(registry, "reflector_watches_total")) >= 2, "the watch was reopened");
+    } finally {
+      stop.abort();
+      await running;
+    }
+  });
+});
