@@ -53,9 +53,15 @@ import { PendingBackoff } from "./pending-backoff.ts";
 import { createToken } from "./token.ts";
 
 /** Options of {@link ManagedResourceReconciler}; normalised once by the constructor. */
+/** The part of a `ResourceClient` the flow uses. */
+export type ManagedObjectClient<T extends ManagedObject> = Pick<
+  ResourceClient<T>,
+  "get" | "addFinalizer" | "removeFinalizer" | "updateStatus"
+>;
+
 export interface ManagedReconcilerOptions<T extends ManagedObject, R> {
   resource: ResourceType;
-  client: ResourceClient<T>;
+  client: ManagedObjectClient<T>;
   driver: ResourceDriver<T, R>;
   recorder: EventRecorder;
   clock: Clock;
@@ -107,22 +113,29 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
       return {};
     }
     // The cache hands out frozen objects: work on a copy, with its type meta filled in.
-    let obj = structuredClone(cached) as T;
+    const obj = structuredClone(cached) as T;
     obj.apiVersion = apiVersionOf(this.#o.resource);
     obj.kind = this.#o.resource.kind;
+    // The latest stored version of the object: every write replaces it, so a failure is recorded
+    // on top of what this reconcile already wrote (the token), with a current resourceVersion.
+    const cur: Current<T> = { obj };
     const dctx: DriverContext = { logger: ctx.logger, signal: ctx.signal };
     try {
-      if (obj.metadata.deletionTimestamp !== undefined) return await this.#finalize(obj, key, dctx);
+      if (obj.metadata.deletionTimestamp !== undefined) return await this.#finalize(cur, key, dctx);
       if (!hasFinalizer(obj, FINALIZER)) {
-        obj = await this.#o.client.addFinalizer(obj, FINALIZER, { signal: ctx.signal });
+        cur.obj = withTypeMeta(
+          await this.#o.client.addFinalizer(obj, FINALIZER, { signal: ctx.signal }),
+          obj,
+        );
       }
-      return await this.#ensure(obj, key, dctx);
+      return await this.#ensure(cur, key, dctx);
     } catch (err) {
-      return await this.#fail(obj, err, ctx);
+      return await this.#fail(cur, err, ctx);
     }
   }
 
-  async #finalize(obj: T, key: string, ctx: DriverContext): Promise<Result> {
+  async #finalize(cur: Current<T>, key: string, ctx: DriverContext): Promise<Result> {
+    const obj = cur.obj;
     if (!hasFinalizer(obj, FINALIZER)) return {};
     const { driver, recorder, client } = this.#o;
     if (obj.spec.deletionPolicy === "Retain") {
@@ -142,7 +155,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     } catch (err) {
       if (err instanceof DeletionBlockedError) {
         await this.#writeStatus(
-          obj,
+          cur,
           this.#withConditions(obj, { ready: [ConditionStatus.False, err.reason, err.message] }),
         );
         recorder.event(obj, "Warning", err.reason, err.message);
@@ -159,11 +172,12 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
       ...this.#withConditions(obj, { ready: [ConditionStatus.False, FlowReason.Deleting, outcome.message] }),
       ...(outcome.state !== undefined ? { state: outcome.state } : {}),
     };
-    await this.#writeStatus(obj, status);
+    await this.#writeStatus(cur, status);
     return { requeueAfter: this.#pending.next(key) };
   }
 
-  async #ensure(obj: T, key: string, ctx: DriverContext): Promise<Result> {
+  async #ensure(cur: Current<T>, key: string, ctx: DriverContext): Promise<Result> {
+    let obj = cur.obj;
     const { driver, recorder } = this.#o;
     let obs: Observation<R> = await driver.observe(obj, ctx);
 
@@ -198,7 +212,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
             synced: [ConditionStatus.True, FlowReason.ReconcileSuccess, ""],
           });
           status.state = "deleted";
-          await this.#writeStatus(obj, status);
+          await this.#writeStatus(cur, status);
           this.#pending.reset(key);
           return { requeueAfter: this.#o.pollIntervalMs };
         }
@@ -210,18 +224,21 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
       }
       const token = createToken(obj.metadata.uid ?? "", attempt);
       // Record the token before the create: a crash after the AWS call is then retried with the
-      // same token, and the ownership lookup above finds what the first call made.
-      const intent = {
-        ...this.#withConditions(
-          { ...obj, status },
-          {
-            ready: [ConditionStatus.False, FlowReason.Creating, `creating the ${driver.noun}`],
-          },
-        ),
-        createToken: token,
-        createAttempt: attempt,
-      };
-      obj = await this.#writeStatus(obj, intent);
+      // same token, and the ownership lookup above finds what the first call made. Once recorded
+      // it is not written again, so a create that keeps failing does not churn the status.
+      if (obj.status?.createToken !== token || obj.status.createAttempt !== attempt) {
+        const intent = {
+          ...this.#withConditions(
+            { ...obj, status },
+            {
+              ready: [ConditionStatus.False, FlowReason.Creating, `creating the ${driver.noun}`],
+            },
+          ),
+          createToken: token,
+          createAttempt: attempt,
+        };
+        obj = await this.#writeStatus(cur, intent);
+      }
       resource = await driver.create(obj, token, ctx);
       recorder.event(obj, "Normal", "Created", `created the ${driver.noun}`);
     } else {
@@ -246,14 +263,15 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
         synced: [ConditionStatus.True, FlowReason.ReconcileSuccess, ""],
       },
     );
-    await this.#writeStatus(obj, withConds);
+    await this.#writeStatus(cur, withConds);
     if (readiness.pending) return { requeueAfter: this.#pending.next(key) };
     this.#pending.reset(key);
     return { requeueAfter: this.#o.pollIntervalMs };
   }
 
   /** Records a failure on the object, then rethrows it in the form the controller expects. */
-  async #fail(obj: T, err: unknown, ctx: ReconcileContext): Promise<never> {
+  async #fail(cur: Current<T>, err: unknown, ctx: ReconcileContext): Promise<never> {
+    const obj = cur.obj;
     if (err instanceof DeletionBlockedError) throw err; // already reported by #finalize
     if (isConflict(err)) throw err; // a stale cache: retry at once with fresh data, nothing to report
     const { recorder } = this.#o;
@@ -276,7 +294,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
           ? {}
           : { ready: [ConditionStatus.False, terminal.reason, terminal.message] as const }),
       });
-      await this.#writeStatusQuietly(obj, status, ctx);
+      await this.#writeStatusQuietly(cur, status, ctx);
       recorder.event(obj, "Warning", terminal.reason, terminal.message);
       throw new TerminalError(terminal.message, { cause: err });
     }
@@ -284,7 +302,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
       const status = this.#withConditions(obj, {
         synced: [ConditionStatus.False, retryable.reason, retryable.message],
       });
-      await this.#writeStatusQuietly(obj, status, ctx);
+      await this.#writeStatusQuietly(cur, status, ctx);
     }
     throw err;
   }
@@ -320,21 +338,36 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
    * with the object's resourceVersion (a stale cache gets a 409 and a retry, never an overwrite).
    * Returns the object as stored.
    */
-  async #writeStatus(obj: T, status: NonNullable<T["status"]>): Promise<T> {
+  async #writeStatus(cur: Current<T>, status: NonNullable<T["status"]>): Promise<T> {
+    const obj = cur.obj;
     if (isDeepStrictEqual(normalize(obj.status ?? {}), normalize(status))) return obj;
-    const updated = await this.#o.client.updateStatus({ ...obj, status });
-    updated.apiVersion = obj.apiVersion;
-    updated.kind = obj.kind;
-    return updated;
+    cur.obj = withTypeMeta(await this.#o.client.updateStatus({ ...obj, status }), obj);
+    return cur.obj;
   }
 
-  async #writeStatusQuietly(obj: T, status: NonNullable<T["status"]>, ctx: ReconcileContext): Promise<void> {
+  async #writeStatusQuietly(
+    cur: Current<T>,
+    status: NonNullable<T["status"]>,
+    ctx: ReconcileContext,
+  ): Promise<void> {
     try {
-      await this.#writeStatus(obj, status);
+      await this.#writeStatus(cur, status);
     } catch (err) {
       ctx.logger.debug({ err }, "could not record the failure in status");
     }
   }
+}
+
+/** The object as last stored during one reconcile. */
+interface Current<T> {
+  obj: T;
+}
+
+/** `stored` with the type meta of `like` (write responses may omit it). */
+function withTypeMeta<T extends ManagedObject>(stored: T, like: T): T {
+  stored.apiVersion = like.apiVersion;
+  stored.kind = like.kind;
+  return stored;
 }
 
 /** JSON form without undefined members, as the API server stores it. */

@@ -6,7 +6,11 @@ import type { Registry } from "prom-client";
 import type { AwsClientSource } from "../../aws/clients.ts";
 import type { Client } from "../../runtime/client/index.ts";
 import type { Clock } from "../../runtime/clock.ts";
-import { newControllerManagedBy, type Controller, type InformerProvider } from "../../runtime/controller/index.ts";
+import {
+  newControllerManagedBy,
+  type Controller,
+  type InformerProvider,
+} from "../../runtime/controller/index.ts";
 import type { EventBroadcaster } from "../../runtime/events/recorder.ts";
 import type { ResourceType } from "../../runtime/kube/object.ts";
 import type { Logger } from "../../runtime/logging.ts";

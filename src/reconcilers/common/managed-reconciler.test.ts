@@ -1,0 +1,312 @@
+import assert from "node:assert/strict";
+import { beforeEach, describe, it } from "node:test";
+import { FINALIZER, getCondition } from "../../api/v1/index.ts";
+import { AwsError } from "../../aws/errors.ts";
+import { TerminalError, type ReconcileContext } from "../../runtime/controller/reconciler.ts";
+import type { EventRecorder } from "../../runtime/events/recorder.ts";
+import { silentLogger } from "../../runtime/logging.ts";
+import { FakeClock } from "../../runtime/testing/fake-clock.ts";
+import {
+  DeletionBlockedError,
+  type DeleteOutcome,
+  type ManagedObject,
+  type Observation,
+  type ResourceDriver,
+} from "./driver.ts";
+import { ManagedResourceReconciler, type ManagedObjectClient } from "./managed-reconciler.ts";
+
+interface Widget extends ManagedObject {
+  status?: ManagedObject["status"] & { widgetId?: string };
+}
+interface Res {
+  id: string;
+  state: string;
+}
+
+const resource = {
+  group: "compute.cloud.com",
+  version: "v1",
+  plural: "widgets",
+  kind: "Widget",
+  namespaced: true,
+};
+const req = { namespace: "ns", name: "w" };
+
+function widget(over: Partial<Widget["spec"]> = {}, status?: Widget["status"], deleting = false): Widget {
+  return {
+    apiVersion: "compute.cloud.com/v1",
+    kind: "Widget",
+    metadata: {
+      namespace: "ns",
+      name: "w",
+      uid: "uid-1",
+      generation: 3,
+      resourceVersion: "10",
+      finalizers: [FINALIZER],
+      ...(deleting ? { deletionTimestamp: "2026-01-01T00:00:00Z" } : {}),
+    },
+    spec: {
+      region: "us-east-1",
+      deletionPolicy: "Delete",
+      adoptExisting: false,
+      onDeletedOutOfBand: "Recreate",
+      ...over,
+    },
+    ...(status ? { status } : {}),
+  };
+}
+
+/** Records every call in order; the object lives in `stored` (what the API server and cache hold). */
+class Fakes {
+  log: string[] = [];
+  events: string[] = [];
+  stored: Widget | undefined;
+  observation: Observation<Res> = { exists: false };
+  deleteOutcome: DeleteOutcome | Error = { done: true };
+  createError: Error | undefined;
+
+  client: ManagedObjectClient<Widget> = {
+    get: () => (this.stored ? (Object.freeze(structuredClone(this.stored)) as Widget) : undefined),
+    addFinalizer: async (obj) => {
+      this.log.push("addFinalizer");
+      const w = structuredClone(obj as Widget);
+      this.stored = { ...w, metadata: { ...w.metadata, finalizers: [FINALIZER] } };
+      return structuredClone(this.stored);
+    },
+    removeFinalizer: async () => {
+      this.log.push("removeFinalizer");
+      this.stored = undefined;
+      return undefined;
+    },
+    updateStatus: async (obj) => {
+      this.log.push(`updateStatus:${obj.status?.createToken ?? ""}`);
+      this.stored = structuredClone(obj);
+      return structuredClone(obj);
+    },
+  };
+
+  driver: ResourceDriver<Widget, Res> = {
+    noun: "widget",
+    recordedId: (o) => o.status?.widgetId,
+    observe: async () => {
+      this.log.push("observe");
+      return this.observation;
+    },
+    create: async (_o, token) => {
+      this.log.push(`create:${token}`);
+      if (this.createError) throw this.createError;
+      const r = { id: "wid-1", state: "ready" };
+      this.observation = { exists: true, resource: r, ownership: "owned" };
+      return r;
+    },
+    adopt: async (_o, r) => {
+      this.log.push("adopt");
+      return r;
+    },
+    sync: async (_o, r) => {
+      this.log.push("sync");
+      return { resource: r, changes: [] };
+    },
+    status: (_o, r) => ({ widgetId: r.id, state: r.state }),
+    clearedStatus: () => ({ widgetId: undefined }),
+    readiness: (r) => ({
+      ready: r.state === "ready",
+      pending: r.state === "pending",
+      reason: "Pending",
+      message: r.state,
+    }),
+    delete: async () => {
+      this.log.push("delete");
+      if (this.deleteOutcome instanceof Error) throw this.deleteOutcome;
+      return this.deleteOutcome;
+    },
+  };
+
+  recorder: EventRecorder = {
+    event: (_o, type, reason) => {
+      this.events.push(`${type}:${reason}`);
+    },
+  };
+}
+
+const ctx: ReconcileContext = {
+  logger: silentLogger,
+  signal: new AbortController().signal,
+  reconcileId: "r",
+};
+
+describe("ManagedResourceReconciler", () => {
+  let f: Fakes;
+  let r: ManagedResourceReconciler<Widget, Res>;
+  beforeEach(() => {
+    f = new Fakes();
+    r = new ManagedResourceReconciler({
+      resource,
+      client: f.client,
+      driver: f.driver,
+      recorder: f.recorder,
+      clock: new FakeClock(),
+      pollIntervalMs: 60_000,
+    });
+  });
+
+  it("does nothing for an object that is gone", async () => {
+    assert.deepEqual(await r.reconcile(req, ctx), {});
+    assert.deepEqual(f.log, []);
+  });
+
+  it("adds the finalizer first, records the token before the create, then reports Ready", async () => {
+    f.stored = widget();
+    f.stored.metadata.finalizers = [];
+    const res = await r.reconcile(req, ctx);
+    assert.deepEqual(f.log, [
+      "addFinalizer",
+      "observe",
+      "updateStatus:uid-1-1",
+      "create:uid-1-1",
+      "updateStatus:uid-1-1",
+    ]);
+    assert.deepEqual(res, { requeueAfter: 60_000 });
+    const st = f.stored?.status;
+    assert.equal(st?.widgetId, "wid-1");
+    assert.equal(st?.createAttempt, 1);
+    assert.equal(st?.observedGeneration, 3);
+    assert.equal(getCondition(st?.conditions, "Ready")?.status, "True");
+    assert.equal(getCondition(st?.conditions, "Ready")?.observedGeneration, 3);
+    assert.equal(getCondition(st?.conditions, "Synced")?.status, "True");
+    assert.deepEqual(f.events, ["Normal:Created"]);
+  });
+
+  it("makes no write and no create on a second reconcile of an unchanged object", async () => {
+    f.stored = widget();
+    await r.reconcile(req, ctx);
+    f.log = [];
+    f.events = [];
+    await r.reconcile(req, ctx);
+    assert.deepEqual(f.log, ["observe", "sync"]);
+    assert.deepEqual(f.events, []);
+  });
+
+  it("reuses the recorded token after a crash between the token write and the create", async () => {
+    f.stored = widget({}, { createToken: "uid-1-1", createAttempt: 1 });
+    await r.reconcile(req, ctx);
+    assert.ok(f.log.includes("create:uid-1-1"));
+  });
+
+  it("refuses a foreign resource unless asked to adopt it", async () => {
+    f.stored = widget();
+    f.observation = { exists: true, resource: { id: "x", state: "ready" }, ownership: "foreign" };
+    await assert.rejects(r.reconcile(req, ctx), TerminalError);
+    assert.equal(getCondition(f.stored?.status?.conditions, "Ready")?.reason, "NotOwned");
+    assert.deepEqual(f.events, ["Warning:NotOwned"]);
+    assert.ok(!f.log.includes("adopt"));
+
+    f.stored = widget({ adoptExisting: true }, f.stored?.status);
+    f.events = [];
+    await r.reconcile(req, ctx);
+    assert.ok(f.log.includes("adopt"));
+    assert.equal(getCondition(f.stored?.status?.conditions, "Ready")?.status, "True");
+    assert.deepEqual(f.events, ["Normal:Adopted"]);
+  });
+
+  it("recreates a resource deleted out of band with the next token, or only reports it", async () => {
+    f.stored = widget({}, { widgetId: "wid-0", createToken: "uid-1-1", createAttempt: 1 });
+    await r.reconcile(req, ctx);
+    assert.ok(f.log.includes("create:uid-1-2"));
+    assert.equal(f.stored?.status?.createAttempt, 2);
+    assert.deepEqual(f.events, ["Warning:DeletedOutOfBand", "Normal:Created"]);
+
+    f = new Fakes();
+    r = new ManagedResourceReconciler({
+      resource,
+      client: f.client,
+      driver: f.driver,
+      recorder: f.recorder,
+      clock: new FakeClock(),
+    });
+    f.stored = widget(
+      { onDeletedOutOfBand: "Report" },
+      { widgetId: "wid-0", createToken: "uid-1-1", createAttempt: 1 },
+    );
+    await r.reconcile(req, ctx);
+    assert.ok(!f.log.some((l) => l.startsWith("create")));
+    assert.equal(getCondition(f.stored?.status?.conditions, "Ready")?.reason, "DeletedOutOfBand");
+    assert.equal(f.stored?.status?.state, "deleted");
+  });
+
+  it("polls a resource in transition with doubling intervals", async () => {
+    f.stored = widget();
+    f.observation = { exists: true, resource: { id: "wid-1", state: "pending" }, ownership: "owned" };
+    assert.deepEqual(await r.reconcile(req, ctx), { requeueAfter: 2000 });
+    assert.deepEqual(await r.reconcile(req, ctx), { requeueAfter: 4000 });
+    f.observation = { exists: true, resource: { id: "wid-1", state: "ready" }, ownership: "owned" };
+    assert.deepEqual(await r.reconcile(req, ctx), { requeueAfter: 60_000 });
+  });
+
+  it("leaves AWS alone and releases the object under deletionPolicy Retain", async () => {
+    f.stored = widget({ deletionPolicy: "Retain" }, undefined, true);
+    assert.deepEqual(await r.reconcile(req, ctx), {});
+    assert.deepEqual(f.log, ["removeFinalizer"]);
+    assert.deepEqual(f.events, ["Normal:Retained"]);
+  });
+
+  it("polls a deletion in progress, then releases the finalizer", async () => {
+    f.stored = widget({}, { widgetId: "wid-1" }, true);
+    f.deleteOutcome = { done: false, state: "shutting-down", message: "terminating" };
+    assert.deepEqual(await r.reconcile(req, ctx), { requeueAfter: 2000 });
+    assert.equal(f.stored?.status?.state, "shutting-down");
+    assert.equal(getCondition(f.stored?.status?.conditions, "Ready")?.reason, "Deleting");
+    f.deleteOutcome = { done: true };
+    assert.deepEqual(await r.reconcile(req, ctx), {});
+    assert.equal(f.log.at(-1), "removeFinalizer");
+  });
+
+  it("reports a blocked deletion and retries it with backoff (not terminal)", async () => {
+    f.stored = widget({}, { widgetId: "wid-1" }, true);
+    f.deleteOutcome = new DeletionBlockedError("BucketNotEmpty", "the bucket holds 1 object");
+    await assert.rejects(r.reconcile(req, ctx), (err: unknown) => err instanceof DeletionBlockedError);
+    assert.equal(getCondition(f.stored?.status?.conditions, "Ready")?.reason, "BucketNotEmpty");
+    assert.deepEqual(f.events, ["Warning:BucketNotEmpty"]);
+    assert.ok(!f.log.includes("removeFinalizer"));
+  });
+
+  it("turns a terminal AWS error into a TerminalError with a stable condition and one Warning", async () => {
+    f.stored = widget();
+    f.createError = new AwsError({
+      kind: "terminal",
+      code: "InvalidAMIID.NotFound",
+      service: "ec2",
+      operation: "RunInstances",
+      message: "The AMI does not exist",
+    });
+    await assert.rejects(r.reconcile(req, ctx), TerminalError);
+    const ready = getCondition(f.stored?.status?.conditions, "Ready");
+    assert.equal(ready?.reason, "InvalidAMIID_NotFound");
+    assert.equal(ready?.message, "RunInstances: The AMI does not exist");
+    assert.deepEqual(f.events, ["Warning:InvalidAMIID_NotFound"]);
+    const writes = f.log.filter((l) => l.startsWith("updateStatus")).length;
+    await assert.rejects(r.reconcile(req, ctx), TerminalError);
+    assert.equal(
+      f.log.filter((l) => l.startsWith("updateStatus")).length,
+      writes,
+      "the same failure writes nothing new",
+    );
+  });
+
+  it("rethrows retryable AWS errors for a rate-limited retry after recording Synced=False", async () => {
+    f.stored = widget();
+    f.createError = new AwsError({
+      kind: "throttled",
+      code: "RequestLimitExceeded",
+      service: "ec2",
+      operation: "RunInstances",
+      message: "slow down",
+    });
+    await assert.rejects(
+      r.reconcile(req, ctx),
+      (err: unknown) => err instanceof AwsError && !(err instanceof TerminalError),
+    );
+    assert.equal(getCondition(f.stored?.status?.conditions, "Synced")?.reason, "RequestLimitExceeded");
+    assert.deepEqual(f.events, []);
+  });
+});
