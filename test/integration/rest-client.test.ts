@@ -8,6 +8,7 @@ import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { Registry } from "prom-client";
+import { KubeConfigConnection } from "../../src/runtime/kube/connection.ts";
 import {
   ApiError,
   isAlreadyExists,
@@ -137,6 +138,17 @@ describe("RestClient on a real API server", () => {
         (v) => v.labels.verb === "GET" && v.labels.host === host && (v as { value: number }).value > 0,
       ),
     );
+  });
+
+  it("reuses one keep-alive connection for sequential requests", async () => {
+    const connection = new KubeConfigConnection(cp.kubeConfig());
+    const client = new RestClient({ connection, registry: new Registry() });
+    const { agent } = await connection.settings();
+    const sockets = new Set<unknown>();
+    agent.on("free", (socket: unknown) => sockets.add(socket));
+    for (let i = 0; i < 20; i++) await client.request({ method: "GET", path: CM, query: { limit: 1 } });
+    assert.equal(sockets.size, 1, "one TLS connection served all twenty requests");
+    connection.destroy();
   });
 
   it("counts a request that got no response as <error> and throws TransportError", async () => {

@@ -45,3 +45,18 @@ describe("WatchLineDecoder", () => {
     assert.equal(d.push(line("ADDED", "after")).length, 1);
   });
 });
+
+describe("WatchLineDecoder with large objects", () => {
+  it("reassembles a 1 MiB event delivered in 1 KiB chunks", () => {
+    const big = "x".repeat(1 << 20);
+    const bytes = Buffer.from(
+      JSON.stringify({ type: "ADDED", object: { metadata: { name: "big" }, data: { big } } }) + "\n",
+    );
+    const d = new WatchLineDecoder<{ data: { big: string } }>();
+    const evs = [];
+    for (let i = 0; i < bytes.length; i += 1024) evs.push(...d.push(bytes.subarray(i, i + 1024)));
+    assert.equal(evs.length, 1);
+    assert.equal(evs[0]?.object.data.big.length, 1 << 20);
+    assert.equal(d.bufferedChars, 0);
+  });
+});

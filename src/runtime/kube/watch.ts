@@ -30,17 +30,29 @@ export class WatchDecodeError extends Error {
  */
 export class WatchLineDecoder<T> {
   readonly #utf8 = new TextDecoder("utf-8", { fatal: false });
-  #partial = "";
+  /** Text received since the last newline, in pieces (joined once the line completes). */
+  #parts: string[] = [];
+  #partialLength = 0;
 
   /**
-   * Decodes every complete line in `chunk` (plus what was buffered before it).
-   * @throws WatchDecodeError on a line that is not a JSON watch event; the decoder stays usable.
+   * Decodes every complete line in `chunk` (plus what was buffered before it). Linear in the
+   * input size even when one large object arrives in many small chunks.
+   * @throws WatchDecodeError on a line that is not a JSON watch event (the other lines of the
+   *   chunk are dropped with it; a watcher resumes from its last resourceVersion); the decoder
+   *   stays usable.
    */
   push(chunk: Uint8Array | string): WatchEvent<T>[] {
-    const text =
-      this.#partial + (typeof chunk === "string" ? chunk : this.#utf8.decode(chunk, { stream: true }));
-    const lines = text.split("\n");
-    this.#partial = lines.pop() ?? "";
+    const piece = typeof chunk === "string" ? chunk : this.#utf8.decode(chunk, { stream: true });
+    if (!piece.includes("\n")) {
+      this.#parts.push(piece);
+      this.#partialLength += piece.length;
+      return [];
+    }
+    this.#parts.push(piece);
+    const lines = this.#parts.join("").split("\n");
+    const rest = lines.pop() ?? "";
+    this.#parts = rest.length > 0 ? [rest] : [];
+    this.#partialLength = rest.length;
     const out: WatchEvent<T>[] = [];
     for (const line of lines) {
       const ev = parseWatchLine<T>(line);
@@ -55,15 +67,16 @@ export class WatchLineDecoder<T> {
    * @throws WatchDecodeError when the remainder is not a complete event.
    */
   end(): WatchEvent<T>[] {
-    const rest = this.#partial + this.#utf8.decode();
-    this.#partial = "";
+    const rest = this.#parts.join("") + this.#utf8.decode();
+    this.#parts = [];
+    this.#partialLength = 0;
     const ev = parseWatchLine<T>(rest);
     return ev === undefined ? [] : [ev];
   }
 
   /** Characters buffered while waiting for the end of a line. */
   get bufferedChars(): number {
-    return this.#partial.length;
+    return this.#partialLength;
   }
 }
 
