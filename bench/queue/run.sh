@@ -5,7 +5,8 @@
 # Each side runs REPS times (default 3) as a fresh process, alternating TS and Go so background
 # load hits both alike; each process does three untimed warm-up runs, then the measured run. The
 # medians are reported. Environment: REPS, ADDS_PER_YIELD (default 32), WORKERS (16), KEYS (64),
-# ADDS (320000).
+# ADDS (320000), YIELD (immediate: one setImmediate per yield, the default; coalesced: one per
+# event-loop turn).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -22,7 +23,7 @@ echo "building the client-go benchmark ($(go version | cut -d' ' -f3))" >&2
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 for ((i = 1; i <= reps; i++)); do
-  node bench/queue/bench.ts "${args[@]}" | tee -a "$tmp/ts.jsonl" | sed "s/^/ts        #$i /" >&2
+  node bench/queue/bench.ts "${args[@]}" --yield "${YIELD:-immediate}" | tee -a "$tmp/ts.jsonl" | sed "s/^/ts        #$i /" >&2
   "$gobin" -workers "${WORKERS:-16}" -keys "${KEYS:-64}" -adds "${ADDS:-320000}" -adds-per-yield "${ADDS_PER_YIELD:-32}" \
     | tee -a "$tmp/go.jsonl" | sed "s/^/client-go #$i /" >&2
 done

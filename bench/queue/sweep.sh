@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the queue benchmark at several producer pacings (adds per producer yield) and prints a
 # markdown table of medians; it does not touch bench/results/queue.json. Environment: REPS
-# (default 5), PACINGS (default "1 8 32 128 1024"). Builds the Go program like run.sh.
+# (default 5), PACINGS (default "1 8 32 128 1024"), YIELD (immediate or coalesced). Builds the Go program like run.sh.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -19,7 +19,7 @@ echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 for pacing in ${PACINGS:-1 8 32 128 1024}; do
   tmp="$(mktemp -d)"
   for ((i = 1; i <= reps; i++)); do
-    node bench/queue/bench.ts --adds-per-yield "$pacing" >>"$tmp/ts"
+    node bench/queue/bench.ts --adds-per-yield "$pacing" --yield "${YIELD:-immediate}" >>"$tmp/ts"
     "$gobin" -adds-per-yield "$pacing" >>"$tmp/go"
   done
   tw=$(field wall_s <"$tmp/ts" | median)
