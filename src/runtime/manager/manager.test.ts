@@ -313,3 +313,18 @@ test("the first shutdown signal aborts; the second forces an exit", async () => 
   assert.equal(target.listenerCount("SIGTERM"), 0);
   await flushMicrotasks();
 });
+
+test("a server that cannot listen fails the start and closes the servers already open", async () => {
+  const { log, mgr } = setup({ withElector: false });
+  mgr.addServer(new FakeServer(log, "probes"));
+  mgr.addServer({
+    name: "metrics",
+    listen: async () => {
+      throw new Error("address in use");
+    },
+    close: async () => {},
+  });
+  mgr.add(new Probe(log, "cache"));
+  await assert.rejects(mgr.start(new AbortController().signal), /address in use/);
+  assert.deepEqual(log, ["listen probes", "close probes"], "no runnable started");
+});

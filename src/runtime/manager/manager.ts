@@ -173,9 +173,16 @@ export class Manager {
       fail(err);
     };
 
-    for (const s of this.#servers) {
-      await s.listen();
-      log.info({ server: s.name }, "server listening");
+    const opened: Server[] = [];
+    try {
+      for (const s of this.#servers) {
+        await s.listen();
+        opened.push(s);
+        log.info({ server: s.name }, "server listening");
+      }
+    } catch (err) {
+      await Promise.all(opened.map((s) => s.close().catch(() => undefined)));
+      throw err;
     }
 
     const background = new AbortController();
