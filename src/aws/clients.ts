@@ -163,10 +163,15 @@ export class AwsClients implements AwsClientSource {
     });
   }
 
-  /** The SQS client for `region`, created on first use. */
+  /**
+   * The SQS client for `region`, created on first use. Calls that name a `QueueUrl` go to the
+   * resolved endpoint (the region's, or the override), never to the host inside the URL: the
+   * client already serves the queue's region, and an endpoint override (a VPC endpoint, an
+   * emulator behind a proxy) must not be bypassed by the URLs SQS hands out.
+   */
   sqs(region: string): SQSClient {
     return this.#get("sqs", region, (config) => {
-      const client = new SQSClient(config);
+      const client = new SQSClient({ ...config, useQueueUrlAsEndpoint: false });
       this.#instrument(client.middlewareStack, "sqs", region);
       return client;
     });

@@ -1,0 +1,112 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import {
+  attributeDrift,
+  attributeUpdate,
+  createAttributes,
+  describeChanges,
+  managedAttributes,
+  queueNameOfUrl,
+  tagPlan,
+} from "./attributes.ts";
+
+const spec = { visibilityTimeoutSeconds: 45, messageRetentionSeconds: 86400, fifo: false };
+
+describe("SqsQueue attributes", () => {
+  it("asks for the visibility timeout and retention as decimal strings", () => {
+    assert.deepEqual(managedAttributes(spec), { VisibilityTimeout: "45", MessageRetentionPeriod: "86400" });
+  });
+
+  it("omits FifoQueue on a standard queue's create, which SQS would reject as false", () => {
+    const attrs = createAttributes(spec);
+    assert.equal("FifoQueue" in attrs, false);
+    assert.deepEqual(attrs, { VisibilityTimeout: "45", MessageRetentionPeriod: "86400" });
+  });
+
+  it("sets FifoQueue to true on a FIFO queue's create", () => {
+    assert.deepEqual(createAttributes({ ...spec, fifo: true }), {
+      FifoQueue: "true",
+      VisibilityTimeout: "45",
+      MessageRetentionPeriod: "86400",
+    });
+  });
+
+  it("finds no drift when SQS reports the spec's values, whatever else it reports", () => {
+    const actual = {
+      VisibilityTimeout: "45",
+      MessageRetentionPeriod: "86400",
+      DelaySeconds: "5",
+      QueueArn: "arn:aws:sqs:eu-west-1:1:q",
+    };
+    assert.deepEqual(attributeDrift(spec, actual), []);
+  });
+
+  it("compares values as numbers", () => {
+    assert.deepEqual(
+      attributeDrift(spec, { VisibilityTimeout: "045", MessageRetentionPeriod: "86400.0" }),
+      [],
+    );
+  });
+
+  it("reports only the attributes that differ, with old and new values", () => {
+    const drift = attributeDrift(spec, { VisibilityTimeout: "30", MessageRetentionPeriod: "86400" });
+    assert.deepEqual(drift, [{ name: "VisibilityTimeout", from: "30", to: "45" }]);
+    assert.deepEqual(attributeUpdate(drift), { VisibilityTimeout: "45" });
+  });
+
+  it("treats a missing or blank attribute as drift", () => {
+    const drift = attributeDrift(spec, { MessageRetentionPeriod: " " });
+    assert.deepEqual(
+      drift.map((c) => [c.name, c.from]),
+      [
+        ["VisibilityTimeout", undefined],
+        ["MessageRetentionPeriod", " "],
+      ],
+    );
+  });
+});
+
+describe("SqsQueue tag plan", () => {
+  const desired = { env: "prod", "compute.cloud.com/uid": "u1" };
+
+  it("is empty when the queue carries exactly the desired tags", () => {
+    assert.deepEqual(tagPlan(desired, { ...desired }), { set: {}, remove: [] });
+  });
+
+  it("sets missing and changed tags and removes every other tag (authoritative)", () => {
+    const plan = tagPlan(desired, { env: "dev", team: "a", "cost-center": "7" });
+    assert.deepEqual(plan.set, { "compute.cloud.com/uid": "u1", env: "prod" });
+    assert.deepEqual(plan.remove, ["cost-center", "team"]);
+  });
+
+  it("never removes aws: tags, which only AWS may write", () => {
+    const plan = tagPlan(desired, { ...desired, "aws:cloudformation:stack-name": "s", "AWS:x": "y" });
+    assert.deepEqual(plan, { set: {}, remove: [] });
+  });
+
+  it("describes attribute and tag changes by name", () => {
+    const text = describeChanges([{ name: "VisibilityTimeout", from: "30", to: "45" }], {
+      set: { b: "1", a: "2" },
+      remove: ["c"],
+    });
+    assert.deepEqual(text, ["VisibilityTimeout 30 -> 45", "tags set: b, a", "tags removed: c"]);
+    assert.deepEqual(describeChanges([{ name: "X", from: undefined, to: "1" }], { set: {}, remove: [] }), [
+      "X unset -> 1",
+    ]);
+  });
+});
+
+describe("queueNameOfUrl", () => {
+  it("takes the last path segment", () => {
+    assert.equal(
+      queueNameOfUrl("https://sqs.eu-west-1.amazonaws.com/123456789012/orders.fifo"),
+      "orders.fifo",
+    );
+    assert.equal(queueNameOfUrl("http://127.0.0.1:4566/123456789012/q-1/"), "q-1");
+  });
+
+  it("gives undefined for something that is not a URL with a path", () => {
+    assert.equal(queueNameOfUrl("not a url"), undefined);
+    assert.equal(queueNameOfUrl("https://sqs.eu-west-1.amazonaws.com/"), undefined);
+  });
+});

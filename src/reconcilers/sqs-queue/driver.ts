@@ -1,0 +1,287 @@
+/**
+ * The SqsQueue driver: finds, creates, repairs and deletes one SQS queue for the shared reconcile
+ * flow. A queue name is unique per account and region, so the name is the natural idempotency
+ * key: before any create the flow asks {@link SqsQueueDriver.observe}, which looks the queue up by
+ * its recorded URL or by name and judges ownership by the UID tag. A crash between `CreateQueue`
+ * and the status write therefore finds the queue (tagged at create time) on the next reconcile,
+ * and can never make a second one.
+ */
+import {
+  CreateQueueCommand,
+  DeleteQueueCommand,
+  GetQueueAttributesCommand,
+  GetQueueUrlCommand,
+  ListQueueTagsCommand,
+  SetQueueAttributesCommand,
+  TagQueueCommand,
+  UntagQueueCommand,
+  type SQSClient,
+} from "@aws-sdk/client-sqs";
+import { SqsQueueResource, type SqsQueue } from "../../api/v1/index.ts";
+import type { AwsClientSource } from "../../aws/clients.ts";
+import { isAwsErrorKind } from "../../aws/errors.ts";
+import {
+  desiredTags,
+  fromSqsTags,
+  isEmptyDiff,
+  ownershipOf,
+  ownershipTags,
+  toSqsTags,
+  type Owner,
+  type TagMap,
+} from "../../aws/ownership.ts";
+import type {
+  DeleteOutcome,
+  DriverContext,
+  ManagedObject,
+  Observation,
+  Readiness,
+  ResourceDriver,
+} from "../common/driver.ts";
+import {
+  SqsAttribute,
+  attributeDrift,
+  attributeUpdate,
+  createAttributes,
+  describeChanges,
+  queueNameOfUrl,
+  tagPlan,
+} from "./attributes.ts";
+
+/** An SqsQueue as the shared flow handles it. */
+export type ManagedSqsQueue = SqsQueue & ManagedObject;
+
+/** What the driver knows about a queue in SQS. Immutable snapshots. */
+export interface SqsQueueView {
+  readonly url: string;
+  /** Empty when SQS did not report one. */
+  readonly arn: string;
+  /** Every attribute `GetQueueAttributes(All)` reported. */
+  readonly attributes: Readonly<Record<string, string>>;
+  readonly tags: Readonly<TagMap>;
+}
+
+/** The value of `status.state` while the queue exists. */
+export const QUEUE_STATE_AVAILABLE = "Available";
+
+/**
+ * `CreateQueue` found a queue of that name already there (SQS `QueueAlreadyExists` /
+ * `QueueNameExists`, or a create answered with the URL of a queue that does not carry this
+ * object's UID tag). The flow retries with backoff, and the next reconcile's observation takes
+ * the queue up through the ownership rules: synced when it is ours, `NotOwned` or adopted when
+ * it is not. The create path itself never claims a queue.
+ */
+export class QueueExistsError extends Error {
+  override readonly name = "QueueExistsError";
+  readonly queueName: string;
+  constructor(queueName: string, options?: { cause?: unknown }) {
+    super(`a queue named ${queueName} already exists; looking it up again`, options);
+    this.queueName = queueName;
+  }
+}
+
+/** Options of {@link SqsQueueDriver}. */
+export interface SqsQueueDriverOptions {
+  /** SQS clients per region; every failure they throw is an `AwsError`. */
+  aws: Pick<AwsClientSource, "sqs">;
+}
+
+/** The {@link ResourceDriver} of SqsQueue; stateless, safe to share between workers. */
+export class SqsQueueDriver implements ResourceDriver<ManagedSqsQueue, SqsQueueView> {
+  readonly noun = "queue";
+  readonly #aws: Pick<AwsClientSource, "sqs">;
+
+  constructor(opts: SqsQueueDriverOptions) {
+    this.#aws = opts.aws;
+  }
+
+  recordedId(obj: ManagedSqsQueue): string | undefined {
+    const url = obj.status?.queueUrl;
+    return url !== undefined && url !== "" ? url : undefined;
+  }
+
+  async observe(obj: ManagedSqsQueue, ctx: DriverContext): Promise<Observation<SqsQueueView>> {
+    const sqs = this.#aws.sqs(obj.spec.region);
+    const view = await this.#find(sqs, obj, ctx);
+    if (view === undefined) return { exists: false };
+    const owned = ownershipOf(view.tags, uidOf(obj)) === "owned";
+    return { exists: true, resource: view, ownership: owned ? "owned" : "foreign" };
+  }
+
+  /**
+   * SQS has no idempotency token: `token` is only recorded by the flow. Uniqueness comes from the
+   * queue name, and ownership from the tags written atomically with the queue.
+   */
+  async create(obj: ManagedSqsQueue, _token: string, ctx: DriverContext): Promise<SqsQueueView> {
+    const { spec } = obj;
+    const sqs = this.#aws.sqs(spec.region);
+    let url: string | undefined;
+    try {
+      const out = await sqs.send(
+        new CreateQueueCommand({
+          QueueName: spec.queueName,
+          Attributes: createAttributes(spec),
+          tags: toSqsTags(desiredTags(spec.tags, ownerOf(obj))),
+        }),
+        { abortSignal: ctx.signal },
+      );
+      url = out.QueueUrl;
+    } catch (err) {
+      // Same name, other attributes: the queue exists. Observe it again rather than guess.
+      if (isAwsErrorKind(err, "conflict")) throw new QueueExistsError(spec.queueName, { cause: err });
+      throw err;
+    }
+    if (url === undefined || url === "") throw new Error("SQS CreateQueue returned no QueueUrl");
+    const view = await this.#describe(sqs, url, ctx);
+    if (view === undefined) throw new Error(`the queue ${spec.queueName} vanished right after CreateQueue`);
+    // CreateQueue with identical attributes answers with an existing queue's URL: only the UID
+    // tag tells whether this call made it.
+    if (ownershipOf(view.tags, uidOf(obj)) !== "owned") throw new QueueExistsError(spec.queueName);
+    ctx.logger.info({ queueUrl: url }, "created SQS queue");
+    return view;
+  }
+
+  async adopt(obj: ManagedSqsQueue, resource: SqsQueueView, ctx: DriverContext): Promise<SqsQueueView> {
+    const tags = ownershipTags(ownerOf(obj));
+    await this.#aws
+      .sqs(obj.spec.region)
+      .send(new TagQueueCommand({ QueueUrl: resource.url, Tags: toSqsTags(tags) }), {
+        abortSignal: ctx.signal,
+      });
+    ctx.logger.info({ queueUrl: resource.url }, "adopted SQS queue");
+    return { ...resource, tags: { ...resource.tags, ...tags } };
+  }
+
+  async sync(
+    obj: ManagedSqsQueue,
+    resource: SqsQueueView,
+    ctx: DriverContext,
+  ): Promise<{ resource: SqsQueueView; changes: string[] }> {
+    const sqs = this.#aws.sqs(obj.spec.region);
+    const opts = { abortSignal: ctx.signal };
+    const attrs = attributeDrift(obj.spec, resource.attributes);
+    const desired = desiredTags(obj.spec.tags, ownerOf(obj));
+    const tags = tagPlan(desired, resource.tags);
+    if (attrs.length === 0 && isEmptyDiff(tags)) return { resource, changes: [] };
+
+    let attributes = resource.attributes;
+    if (attrs.length > 0) {
+      const update = attributeUpdate(attrs);
+      await sqs.send(new SetQueueAttributesCommand({ QueueUrl: resource.url, Attributes: update }), opts);
+      attributes = { ...attributes, ...update };
+    }
+    let actualTags: TagMap = { ...resource.tags };
+    // Add before removing: a queue never goes without its ownership tags in between.
+    if (Object.keys(tags.set).length > 0) {
+      await sqs.send(new TagQueueCommand({ QueueUrl: resource.url, Tags: toSqsTags(tags.set) }), opts);
+      actualTags = { ...actualTags, ...tags.set };
+    }
+    if (tags.remove.length > 0) {
+      await sqs.send(new UntagQueueCommand({ QueueUrl: resource.url, TagKeys: tags.remove }), opts);
+      for (const k of tags.remove) delete actualTags[k];
+    }
+    const changes = describeChanges(attrs, tags);
+    ctx.logger.info({ queueUrl: resource.url, changes }, "repaired SQS queue drift");
+    return { resource: { ...resource, attributes, tags: fromSqsTags(actualTags) }, changes };
+  }
+
+  status(_obj: ManagedSqsQueue, resource: SqsQueueView): Partial<NonNullable<ManagedSqsQueue["status"]>> {
+    return {
+      queueUrl: resource.url,
+      ...(resource.arn !== "" ? { queueArn: resource.arn } : {}),
+      state: QUEUE_STATE_AVAILABLE,
+    };
+  }
+
+  clearedStatus(): Partial<NonNullable<ManagedSqsQueue["status"]>> {
+    return { queueUrl: undefined, queueArn: undefined, state: undefined };
+  }
+
+  /** A queue is usable as soon as it exists; SQS has no transitional states to poll. */
+  readiness(_resource: SqsQueueView): Readiness {
+    return { ready: true, pending: false, reason: QUEUE_STATE_AVAILABLE, message: "the queue is available" };
+  }
+
+  /**
+   * Deletes the queue when it carries this object's UID tag; a queue that is gone, or that is not
+   * ours (never created, or NotOwned), needs nothing. `DeleteQueue` returns at once (SQS finishes
+   * within 60 s), so a single call completes deletion.
+   */
+  async delete(obj: ManagedSqsQueue, ctx: DriverContext): Promise<DeleteOutcome> {
+    const sqs = this.#aws.sqs(obj.spec.region);
+    const view = await this.#find(sqs, obj, ctx);
+    if (view === undefined) return { done: true };
+    if (ownershipOf(view.tags, uidOf(obj)) !== "owned") {
+      ctx.logger.info({ queueUrl: view.url }, "SQS queue is not owned by this object; leaving it in place");
+      return { done: true };
+    }
+    try {
+      await sqs.send(new DeleteQueueCommand({ QueueUrl: view.url }), { abortSignal: ctx.signal });
+    } catch (err) {
+      if (isAwsErrorKind(err, "not-found")) return { done: true };
+      throw err;
+    }
+    ctx.logger.info({ queueUrl: view.url }, "deleted SQS queue");
+    return { done: true };
+  }
+
+  /**
+   * The queue of `obj`: at its recorded URL when that URL names the spec's queue, else (or when
+   * nothing is there) by `GetQueueUrl`. Undefined when no such queue exists.
+   */
+  async #find(sqs: SQSClient, obj: ManagedSqsQueue, ctx: DriverContext): Promise<SqsQueueView | undefined> {
+    const name = obj.spec.queueName;
+    const recorded = this.recordedId(obj);
+    if (recorded !== undefined && queueNameOfUrl(recorded) === name) {
+      const view = await this.#describe(sqs, recorded, ctx);
+      if (view !== undefined) return view;
+    }
+    let url: string | undefined;
+    try {
+      url = (await sqs.send(new GetQueueUrlCommand({ QueueName: name }), { abortSignal: ctx.signal }))
+        .QueueUrl;
+    } catch (err) {
+      if (isAwsErrorKind(err, "not-found")) return undefined;
+      throw err;
+    }
+    if (url === undefined || url === "") return undefined;
+    if (url === recorded) return undefined; // just found missing at this very URL
+    return this.#describe(sqs, url, ctx);
+  }
+
+  /** Attributes and tags of the queue at `url`; undefined when it does not exist. */
+  async #describe(sqs: SQSClient, url: string, ctx: DriverContext): Promise<SqsQueueView | undefined> {
+    const opts = { abortSignal: ctx.signal };
+    try {
+      const [attrs, tags] = await Promise.all([
+        sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ["All"] }), opts),
+        sqs.send(new ListQueueTagsCommand({ QueueUrl: url }), opts),
+      ]);
+      const attributes: Record<string, string> = { ...(attrs.Attributes ?? {}) };
+      return {
+        url,
+        arn: attributes[SqsAttribute.QueueArn] ?? "",
+        attributes,
+        tags: fromSqsTags(tags.Tags),
+      };
+    } catch (err) {
+      if (isAwsErrorKind(err, "not-found")) return undefined;
+      throw err;
+    }
+  }
+}
+
+function uidOf(obj: ManagedSqsQueue): string {
+  const uid = obj.metadata.uid;
+  if (uid === undefined || uid === "") throw new Error("the object has no metadata.uid");
+  return uid;
+}
+
+function ownerOf(obj: ManagedSqsQueue): Owner {
+  return {
+    uid: uidOf(obj),
+    namespace: obj.metadata.namespace ?? "",
+    name: obj.metadata.name ?? "",
+    kind: SqsQueueResource.kind,
+  };
+}
