@@ -183,6 +183,46 @@ describe("informer cache on a real API server", () => {
     }
   });
 
+  it("reopens watches the server closes at timeoutSeconds, from the last resourceVersion, losing nothing", async () => {
+    await namespace("timeouts");
+    const registry = new Registry();
+    const factory = new InformerFactory({
+      rest: RestClient.fromKubeConfig(cp.kubeConfig(), { registry }),
+      registry,
+      namespaces: ["timeouts"],
+      watchTimeoutMs: 1_000,
+    });
+    const inf = factory.informerFor<ConfigMap>(CONFIGMAPS);
+    const seen: string[] = [];
+    inf.addEventHandler({ onAdd: (o) => seen.push(o.metadata.name ?? "") });
+    const stop = new AbortController();
+    const running = factory.start(stop.signal);
+    try {
+      await factory.waitForCacheSync();
+      const names: string[] = [];
+      // Writes spread over several server-side watch timeouts.
+      for (let i = 0; i < 3; i++) {
+        const closed = await metricSum(registry, "reflector_watch_ends_total", { reason: "closed" });
+        names.push(`t-${i}`);
+        await admin.request({ method: "POST", path: cm("timeouts"), body: { metadata: { name: `t-${i}` } } });
+        await waitFor(
+          "the next server-side watch timeout",
+          async () =>
+            (await metricSum(registry, "reflector_watch_ends_total", { reason: "closed" })) > closed,
+          10_000,
+          50,
+        );
+      }
+      await waitFor("every add", async () => seen.length === 3, 10_000, 20);
+      assert.deepEqual(seen, names, "each object delivered exactly once");
+      assert.equal(await metricSum(registry, "reflector_lists_total"), 1, "no relist");
+      assert.ok((await metricSum(registry, "reflector_watches_total")) >= 4);
+    } finally {
+      stop.abort();
+      await running;
+    }
+  });
+
   it("keeps the watch when a handler throws", async () => {
     await namespace("throwing");
     const registry = new Registry();
