@@ -1,0 +1,134 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { OWNERSHIP_TAGS } from "../../api/v1/index.ts";
+import { InvalidSpecError } from "../common/driver.ts";
+import {
+  bucketArn,
+  bucketTagDiff,
+  describeTagDiff,
+  desiredBucketTags,
+  judgeOwnership,
+  MAX_BUCKET_TAGS,
+  notEmptyMessage,
+  targetVersioning,
+  type S3BucketObject,
+} from "./bucket.ts";
+
+function bucket(
+  over: Partial<S3BucketObject["spec"]> = {},
+  status?: S3BucketObject["status"],
+): S3BucketObject {
+  return {
+    apiVersion: "compute.cloud.com/v1",
+    kind: "S3Bucket",
+    metadata: { namespace: "team", name: "assets", uid: "uid-1" },
+    spec: {
+      bucketName: "assets-1",
+      region: "eu-west-1",
+      versioning: false,
+      forceDelete: false,
+      deletionPolicy: "Delete",
+      adoptExisting: false,
+      onDeletedOutOfBand: "Recreate",
+      ...over,
+    },
+    ...(status !== undefined ? { status } : {}),
+  };
+}
+
+describe("bucketArn", () => {
+  it("names the bucket in the partition of its region, without region or account", () => {
+    assert.equal(bucketArn("b", "eu-west-1"), "arn:aws:s3:::b");
+    assert.equal(bucketArn("b", "cn-north-1"), "arn:aws-cn:s3:::b");
+    assert.equal(bucketArn("b", "us-gov-west-1"), "arn:aws-us-gov:s3:::b");
+  });
+});
+
+describe("desiredBucketTags", () => {
+  it("is the user's tags plus the ownership tags, keys sorted", () => {
+    const tags = desiredBucketTags(bucket({ tags: { team: "x", app: "y" } }));
+    assert.equal(tags[OWNERSHIP_TAGS.uid], "uid-1");
+    assert.equal(tags[OWNERSHIP_TAGS.namespace], "team");
+    assert.equal(tags[OWNERSHIP_TAGS.name], "assets");
+    assert.equal(tags[OWNERSHIP_TAGS.kind], "S3Bucket");
+    assert.equal(tags.team, "x");
+    assert.deepEqual(Object.keys(tags), Object.keys(tags).sort());
+  });
+
+  it("refuses more than S3's 50 tags per bucket, naming how many user tags fit", () => {
+    const ownership = Object.keys(desiredBucketTags(bucket())).length;
+    const fits = MAX_BUCKET_TAGS - ownership;
+    const many = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, "v"]));
+    assert.equal(Object.keys(desiredBucketTags(bucket({ tags: many(fits) }))).length, MAX_BUCKET_TAGS);
+    assert.throws(
+      () => desiredBucketTags(bucket({ tags: many(fits + 1) })),
+      (err: unknown) =>
+        err instanceof InvalidSpecError &&
+        err.reason === "TooManyTags" &&
+        err.message.includes(`at most ${fits}, it holds ${fits + 1}`),
+    );
+  });
+});
+
+describe("bucketTagDiff", () => {
+  const desired = { a: "1", b: "2" };
+
+  it("is empty when the bucket carries exactly the desired tags", () => {
+    assert.deepEqual(bucketTagDiff(desired, { b: "2", a: "1" }), { set: {}, remove: [] });
+  });
+
+  it("sets changed and missing tags and removes tags nobody asked for", () => {
+    const diff = bucketTagDiff(desired, { a: "0", other: "x" });
+    assert.deepEqual(diff, { set: { a: "1", b: "2" }, remove: ["other"] });
+    assert.equal(describeTagDiff(diff), "tags: set a, b; removed other");
+  });
+
+  it("ignores aws: tags, which no caller can write or remove", () => {
+    assert.deepEqual(bucketTagDiff(desired, { ...desired, "aws:cloudformation:stack-name": "s" }), {
+      set: {},
+      remove: [],
+    });
+  });
+});
+
+describe("targetVersioning", () => {
+  it("enables versioning when asked, whatever the bucket had", () => {
+    assert.equal(targetVersioning(true, undefined), "Enabled");
+    assert.equal(targetVersioning(true, "Suspended"), "Enabled");
+    assert.equal(targetVersioning(true, "Enabled"), undefined);
+  });
+
+  it("suspends enabled versioning on false, and leaves a never-versioned or suspended bucket alone", () => {
+    assert.equal(targetVersioning(false, "Enabled"), "Suspended");
+    assert.equal(targetVersioning(false, "Suspended"), undefined);
+    assert.equal(targetVersioning(false, undefined), undefined);
+  });
+});
+
+describe("judgeOwnership", () => {
+  it("owns a bucket tagged with the object's UID", () => {
+    assert.equal(judgeOwnership({ [OWNERSHIP_TAGS.uid]: "uid-1" }, bucket()), "owned");
+  });
+
+  it("never owns a bucket tagged with another UID, even with a recorded create token", () => {
+    assert.equal(
+      judgeOwnership({ [OWNERSHIP_TAGS.uid]: "uid-2" }, bucket({}, { createToken: "uid-1-1" })),
+      "foreign",
+    );
+  });
+
+  it("owns an untagged bucket only after recording a create token (a crash before tagging)", () => {
+    assert.equal(judgeOwnership({}, bucket()), "foreign");
+    assert.equal(judgeOwnership({ team: "x" }, bucket()), "foreign");
+    assert.equal(judgeOwnership({}, bucket({}, { createToken: "uid-1-1", createAttempt: 1 })), "owned");
+  });
+});
+
+describe("notEmptyMessage", () => {
+  it("states the count, says whether there are more, and offers the ways out", () => {
+    assert.match(notEmptyMessage("b", 1, false), /still holds 1 object or object version;/);
+    assert.match(notEmptyMessage("b", 1000, true), /still holds at least 1000 objects or object versions;/);
+    assert.match(notEmptyMessage("b", 3, false), /spec\.forceDelete/);
+    assert.equal(notEmptyMessage("b", 3, false), notEmptyMessage("b", 3, false));
+  });
+});

@@ -1,0 +1,160 @@
+/**
+ * What the S3Bucket reconciler knows about a bucket, and the pure decisions it makes about one:
+ * its ARN, the tags it should carry, whether its tags or versioning drifted, and whose it is.
+ * Nothing here talks to AWS.
+ */
+import type { S3Bucket, S3BucketStatus } from "../../api/v1/index.ts";
+import { S3BucketResource } from "../../api/v1/index.ts";
+import {
+  desiredTags,
+  diffTags,
+  isEmptyDiff,
+  ownershipOf,
+  type Owner,
+  type TagDiff,
+  type TagMap,
+} from "../../aws/ownership.ts";
+import type { ManagedObject, ManagedStatus, Ownership } from "../common/driver.ts";
+import { InvalidSpecError } from "../common/driver.ts";
+
+/** An S3Bucket object as the shared reconcile flow handles it (type meta filled in). */
+export type S3BucketObject = S3Bucket &
+  ManagedObject & {
+    status?: S3BucketStatus & ManagedStatus;
+  };
+
+/**
+ * A bucket's versioning state as `GetBucketVersioning` reports it: `undefined` for a bucket that
+ * was never versioned. S3 cannot return a bucket to that state once versioning was enabled.
+ */
+export type VersioningStatus = "Enabled" | "Suspended" | undefined;
+
+/** The reconciler's view of one bucket that exists in AWS. */
+export interface ObservedBucket {
+  readonly name: string;
+  /** The region S3 reports for the bucket (equal to spec.region, or observe fails). */
+  readonly region: string;
+  /** Every tag on the bucket, `aws:` tags included; keys sorted. */
+  readonly tags: TagMap;
+  readonly versioning: VersioningStatus;
+  /** URL of the bucket through the client the operator uses (see endpoint.ts). */
+  readonly endpoint: string;
+}
+
+/** S3 allows at most 50 tags on a bucket, and the operator adds its ownership tags to the user's. */
+export const MAX_BUCKET_TAGS = 50;
+
+/** The AWS partition of `region`, for ARNs. */
+export function partitionOf(region: string): string {
+  if (region.startsWith("cn-")) return "aws-cn";
+  if (region.startsWith("us-gov-")) return "aws-us-gov";
+  if (region.startsWith("us-iso-")) return "aws-iso";
+  if (region.startsWith("us-isob-")) return "aws-iso-b";
+  return "aws";
+}
+
+/** `arn:<partition>:s3:::<name>`; bucket ARNs carry neither region nor account. */
+export function bucketArn(name: string, region: string): string {
+  return `arn:${partitionOf(region)}:s3:::${name}`;
+}
+
+/** The object that owns buckets created for `obj`, as the ownership tags name it. */
+export function ownerOf(obj: S3BucketObject): Owner {
+  return {
+    uid: obj.metadata.uid ?? "",
+    namespace: obj.metadata.namespace ?? "",
+    name: obj.metadata.name ?? "",
+    kind: S3BucketResource.kind,
+  };
+}
+
+/**
+ * The complete tag set the bucket of `obj` should carry: `spec.tags` plus the ownership tags.
+ * @throws InvalidSpecError `TooManyTags` when that exceeds S3's limit of {@link MAX_BUCKET_TAGS}
+ *   (checked before anything is created, so no untaggable bucket is left behind).
+ */
+export function desiredBucketTags(obj: S3BucketObject): TagMap {
+  const tags = desiredTags(obj.spec.tags, ownerOf(obj));
+  const count = Object.keys(tags).length;
+  if (count > MAX_BUCKET_TAGS) {
+    const ownership = count - Object.keys(obj.spec.tags ?? {}).length;
+    throw new InvalidSpecError(
+      "TooManyTags",
+      `S3 allows at most ${MAX_BUCKET_TAGS} tags on a bucket and the operator adds ${ownership} ` +
+        `ownership tags: spec.tags may hold at most ${MAX_BUCKET_TAGS - ownership}, it holds ` +
+        `${count - ownership}`,
+    );
+  }
+  return tags;
+}
+
+/** Whether `key` is reserved by AWS (`aws:cloudformation:stack-name`); S3 refuses to write those. */
+export function isAwsTagKey(key: string): boolean {
+  return key.startsWith("aws:");
+}
+
+/**
+ * The changes that turn the bucket's tags into `desired`. Tags are authoritative: every key not
+ * desired is removed, except `aws:` keys, which no caller can write or remove.
+ */
+export function bucketTagDiff(desired: Readonly<TagMap>, actual: Readonly<TagMap>): TagDiff {
+  const comparable: TagMap = {};
+  for (const [k, v] of Object.entries(actual)) if (!isAwsTagKey(k)) comparable[k] = v;
+  return diffTags(desired, comparable, { keepForeign: false });
+}
+
+/** A short, stable description of a non-empty tag diff, for the Updated event. */
+export function describeTagDiff(diff: TagDiff): string {
+  const parts: string[] = [];
+  const set = Object.keys(diff.set);
+  if (set.length > 0) parts.push(`set ${set.join(", ")}`);
+  if (diff.remove.length > 0) parts.push(`removed ${diff.remove.join(", ")}`);
+  return `tags: ${parts.join("; ")}`;
+}
+
+export { isEmptyDiff };
+
+/**
+ * The versioning status to write, or undefined to leave the bucket alone. `versioning: true`
+ * means Enabled. `false` means Suspended on a bucket that has ever been versioned (S3 cannot go
+ * back to unversioned), and nothing at all on a bucket that never was.
+ */
+export function targetVersioning(
+  wanted: boolean,
+  current: VersioningStatus,
+): "Enabled" | "Suspended" | undefined {
+  if (wanted) return current === "Enabled" ? undefined : "Enabled";
+  return current === "Enabled" ? "Suspended" : undefined;
+}
+
+/**
+ * Whose a bucket of the right name and region is, judged by its tags:
+ * - tagged with this object's UID: owned;
+ * - tagged with another UID: foreign (another object manages it, or left it with Retain);
+ * - without a UID tag: owned only if this object has recorded a create token. CreateBucket and
+ *   PutBucketTagging are two calls, so a crash between them leaves an untagged bucket that this
+ *   object did create; and S3 replaces the whole tag set on every write, so an out-of-band tag
+ *   edit can strip the ownership tags from a bucket this object created. Otherwise foreign (a
+ *   bucket this account created by other means, adoptable with spec.adoptExisting).
+ */
+export function judgeOwnership(tags: Readonly<TagMap>, obj: S3BucketObject): Ownership {
+  switch (ownershipOf(tags, obj.metadata.uid ?? "")) {
+    case "owned":
+      return "owned";
+    case "foreign-owner":
+      return "foreign";
+    case "unmanaged":
+      return obj.status?.createToken !== undefined ? "owned" : "foreign";
+  }
+}
+
+/** Stable message of a deletion blocked by objects still in the bucket. */
+export function notEmptyMessage(name: string, count: number, truncated: boolean): string {
+  const what = truncated ? `at least ${count}` : String(count);
+  const noun = count === 1 ? "object or object version" : "objects or object versions";
+  return (
+    `bucket ${name} still holds ${what} ${noun}; the operator never deletes objects unless ` +
+    `spec.forceDelete is true: empty the bucket, set spec.forceDelete to true, or set ` +
+    `spec.deletionPolicy to Retain to keep it`
+  );
+}
