@@ -1,0 +1,260 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { RunInstancesCommandInput, TerminateInstancesCommandInput } from "@aws-sdk/client-ec2";
+import type { Ec2InstanceSpec, Ec2InstanceStatus } from "../../api/v1/index.ts";
+import { ownershipTags } from "../../aws/ownership.ts";
+import { silentLogger } from "../../runtime/logging.ts";
+import { FakeClock } from "../../runtime/testing/fake-clock.ts";
+import { Ec2InstanceDriver, InstanceNotVisibleError, type Ec2InstanceObject } from "./driver.ts";
+import { FakeEc2 } from "./testing/fake-ec2.ts";
+
+const spec: Ec2InstanceSpec = {
+  instanceType: "t3.micro",
+  amiId: "ami-1e749f67",
+  region: "eu-west-1",
+  tags: { team: "web" },
+  deletionPolicy: "Delete",
+  adoptExisting: false,
+  onDeletedOutOfBand: "Recreate",
+};
+
+function object(
+  name: string,
+  status: Ec2InstanceStatus = {},
+  over: Partial<Ec2InstanceSpec> = {},
+): Ec2InstanceObject {
+  return {
+    apiVersion: "compute.cloud.com/v1",
+    kind: "Ec2Instance",
+    metadata: { name, namespace: "default", uid: `uid-${name}`, generation: 1 },
+    spec: { ...spec, ...over },
+    status,
+  };
+}
+
+const owner = (name: string) => ({ uid: `uid-${name}`, namespace: "default", name, kind: "Ec2Instance" });
+const ctx = { logger: silentLogger, signal: new AbortController().signal };
+
+function setup() {
+  const clock = new FakeClock(Date.parse("2025-01-01T00:00:00Z"));
+  const ec2 = new FakeEc2(() => clock.now());
+  const driver = new Ec2InstanceDriver({ aws: ec2.source(), clock, visibilityGraceMs: 60_000 });
+  /** Runs `fn` while stepping the clock past the batch window. */
+  const run = async <T>(p: Promise<T>): Promise<T> => {
+    const settled = p.then(
+      (v) => ({ ok: true as const, v }),
+      (e: unknown) => ({ ok: false as const, e }),
+    );
+    await clock.advance(10);
+    const r = await settled;
+    if (!r.ok) throw r.e;
+    return r.v;
+  };
+  return { clock, ec2, driver, run };
+}
+
+describe("Ec2InstanceDriver.observe", () => {
+  it("looks recorded instances of several objects up with one shared DescribeInstances call", async () => {
+    const { ec2, driver, run } = setup();
+    const objs = ["a", "b", "c"].map((n) => {
+      const i = ec2.add({ tags: ownershipTags(owner(n)) });
+      return object(n, { instanceId: i.InstanceId });
+    });
+    const seen = await run(Promise.all(objs.map((o) => driver.observe(o, ctx))));
+    assert.equal(ec2.count("DescribeInstances"), 1);
+    for (const [k, obs] of seen.entries()) {
+      assert.ok(obs.exists);
+      assert.equal(obs.ownership, "owned");
+      assert.equal(obs.resource.InstanceId, objs[k]?.status?.instanceId);
+    }
+  });
+
+  it("takes a recorded instance not yet listed shortly after its launch as not visible, never as absent", async () => {
+    const { clock, ec2, driver, run } = setup();
+    const i = ec2.add({ tags: ownershipTags(owner("a")) });
+    ec2.hidden.add(i.InstanceId ?? "");
+    const launchTime = new Date(clock.now() - 5_000).toISOString();
+    const obj = object("a", { instanceId: i.InstanceId, launchTime });
+    await assert.rejects(run(driver.observe(obj, ctx)), InstanceNotVisibleError);
+    const old = object("a", {
+      instanceId: i.InstanceId,
+      launchTime: new Date(clock.now() - 120_000).toISOString(),
+    });
+    assert.deepEqual(await run(driver.observe(old, ctx)), { exists: false });
+  });
+
+  it("counts a terminated recorded instance as absent, unless another live one carries the UID", async () => {
+    const { ec2, driver, run } = setup();
+    const gone = ec2.add({ State: { Name: "terminated" }, tags: ownershipTags(owner("a")) });
+    const obj = object("a", { instanceId: gone.InstanceId, launchTime: new Date().toISOString() });
+    assert.deepEqual(await run(driver.observe(obj, ctx)), { exists: false });
+    const other = ec2.add({ tags: ownershipTags(owner("a")) });
+    const obs = await run(driver.observe(obj, ctx));
+    assert.ok(obs.exists);
+    assert.equal(obs.resource.InstanceId, other.InstanceId);
+  });
+
+  it("finds an instance whose launch answer was lost by its UID tag, preferring the recorded token", async () => {
+    const { ec2, driver, run } = setup();
+    ec2.add({ tags: ownershipTags(owner("a")), ClientToken: "uid-a-1" });
+    const second = ec2.add({ tags: ownershipTags(owner("a")), ClientToken: "uid-a-2" });
+    const obs = await run(driver.observe(object("a", { createToken: "uid-a-2", createAttempt: 2 }), ctx));
+    assert.ok(obs.exists);
+    assert.equal(obs.ownership, "owned");
+    assert.equal(obs.resource.InstanceId, second.InstanceId);
+  });
+
+  it("reports an instance named for this object under another UID as foreign, ignoring ones shutting down", async () => {
+    const { ec2, driver, run } = setup();
+    const left = { ...owner("a"), uid: "uid-of-a-deleted-object" };
+    ec2.add({ State: { Name: "shutting-down" }, tags: ownershipTags(left) });
+    assert.deepEqual(await run(driver.observe(object("a"), ctx)), { exists: false });
+    const retained = ec2.add({ State: { Name: "stopped" }, tags: ownershipTags(left) });
+    const obs = await run(driver.observe(object("a"), ctx));
+    assert.ok(obs.exists);
+    assert.equal(obs.ownership, "foreign");
+    assert.equal(obs.resource.InstanceId, retained.InstanceId);
+  });
+
+  it("reports a recorded instance whose UID tag now names another object as foreign", async () => {
+    const { ec2, driver, run } = setup();
+    const i = ec2.add({ tags: ownershipTags({ ...owner("a"), uid: "someone-else" }) });
+    const obs = await run(driver.observe(object("a", { instanceId: i.InstanceId }), ctx));
+    assert.ok(obs.exists);
+    assert.equal(obs.ownership, "foreign");
+  });
+});
+
+describe("Ec2InstanceDriver.create, adopt and sync", () => {
+  it("launches with the token and ownership tags, asking DescribeImages once per AMI and region", async () => {
+    const { ec2, driver, run } = setup();
+    const sized = { storage: { rootVolume: { size: 12 } } };
+    const first = await run(driver.create(object("a", {}, sized), "uid-a-1", ctx));
+    await run(driver.create(object("b", {}, sized), "uid-b-1", ctx));
+    assert.equal(ec2.count("DescribeImages"), 1);
+    assert.equal(ec2.count("RunInstances"), 2);
+    const input = ec2.calls.find((c) => c.op === "RunInstances")?.input as RunInstancesCommandInput;
+    assert.equal(input.ClientToken, "uid-a-1");
+    assert.equal(input.BlockDeviceMappings?.[0]?.DeviceName, "/dev/sda1");
+    assert.equal(ec2.tagsOf(first.InstanceId ?? "")["compute.cloud.com/uid"], "uid-a");
+    assert.equal(ec2.tagsOf(first.InstanceId ?? "")["team"], "web");
+  });
+
+  it("does not ask the AMI when the spec names the root device or leaves the root alone", async () => {
+    const { ec2, driver, run } = setup();
+    await run(
+      driver.create(
+        object("a", {}, { storage: { rootVolume: { size: 12, deviceName: "/dev/xvda" } } }),
+        "t1",
+        ctx,
+      ),
+    );
+    await run(driver.create(object("b"), "t2", ctx));
+    assert.equal(ec2.count("DescribeImages"), 0);
+  });
+
+  it("makes no call when the tags match, and one CreateTags and one DeleteTags to repair drift", async () => {
+    const { ec2, driver, run } = setup();
+    const obj = object("a");
+    const i = ec2.add({ tags: { ...ownershipTags(owner("a")), team: "web" } });
+    const clean = await run(driver.sync(obj, structuredClone(i), ctx));
+    assert.deepEqual(clean.changes, []);
+    assert.equal(ec2.calls.length, 0);
+
+    ec2.add({
+      InstanceId: i.InstanceId,
+      tags: { ...ownershipTags(owner("a")), team: "ops", extra: "x", "aws:x": "y" },
+    });
+    const drifted = await run(
+      driver.sync(obj, structuredClone(ec2.instances.get(i.InstanceId ?? "") ?? {}), ctx),
+    );
+    assert.deepEqual(drifted.changes, ["set tag team", "removed tag extra"]);
+    assert.equal(ec2.count("CreateTags"), 1);
+    assert.equal(ec2.count("DeleteTags"), 1);
+    assert.deepEqual(ec2.tagsOf(i.InstanceId ?? ""), {
+      ...ownershipTags(owner("a")),
+      team: "web",
+      "aws:x": "y",
+    });
+    const again = await run(driver.sync(obj, drifted.resource, ctx));
+    assert.deepEqual(again.changes, [], "the returned resource reflects the repair");
+  });
+
+  it("adopts by writing this object's ownership tags over the old owner's", async () => {
+    const { ec2, driver, run } = setup();
+    const i = ec2.add({ tags: ownershipTags({ ...owner("a"), uid: "old" }) });
+    const adopted = await run(driver.adopt(object("a"), i, ctx));
+    assert.equal(ec2.tagsOf(i.InstanceId ?? "")["compute.cloud.com/uid"], "uid-a");
+    assert.ok(adopted.Tags?.some((t) => t.Key === "compute.cloud.com/uid" && t.Value === "uid-a"));
+  });
+});
+
+describe("Ec2InstanceDriver.delete", () => {
+  it("terminates the recorded instance and any unrecorded one with its UID, never a foreign one", async () => {
+    const { ec2, driver, run } = setup();
+    const recorded = ec2.add({ tags: ownershipTags(owner("a")) });
+    const lost = ec2.add({ State: { Name: "stopped" }, tags: ownershipTags(owner("a")) });
+    const foreign = ec2.add({ tags: ownershipTags({ ...owner("a"), uid: "other" }) });
+    const obj = object("a", { instanceId: recorded.InstanceId });
+
+    const first = await run(driver.delete(obj, ctx));
+    assert.equal(first.done, false);
+    assert.equal(first.done === false ? first.state : undefined, "shutting-down");
+    const terminated = ec2.calls.filter((c) => c.op === "TerminateInstances");
+    assert.equal(terminated.length, 1);
+    assert.deepEqual(
+      (terminated[0]?.input as TerminateInstancesCommandInput).InstanceIds,
+      [recorded.InstanceId, lost.InstanceId].sort(),
+    );
+
+    const second = await run(driver.delete(obj, ctx));
+    assert.equal(second.done, false);
+    assert.equal(ec2.count("TerminateInstances"), 1, "instances shutting down are not terminated again");
+
+    for (const i of [recorded, lost])
+      (ec2.instances.get(i.InstanceId ?? "") ?? {}).State = { Name: "terminated" };
+    assert.deepEqual(await run(driver.delete(obj, ctx)), { done: true });
+    assert.equal(ec2.instances.get(foreign.InstanceId ?? "")?.State?.Name, "running");
+  });
+
+  it("is done at once when nothing of the object exists", async () => {
+    const { ec2, driver, run } = setup();
+    assert.deepEqual(await run(driver.delete(object("a"), ctx)), { done: true });
+    assert.equal(ec2.count("TerminateInstances"), 0);
+  });
+
+  it("waits, within the grace period, for a recorded instance not yet listed", async () => {
+    const { clock, ec2, driver, run } = setup();
+    const i = ec2.add({ tags: ownershipTags(owner("a")) });
+    ec2.hidden.add(i.InstanceId ?? "");
+    const fresh = object("a", {
+      instanceId: i.InstanceId,
+      launchTime: new Date(clock.now() - 1000).toISOString(),
+    });
+    assert.equal((await run(driver.delete(fresh, ctx))).done, false);
+    ec2.hidden.clear();
+    assert.equal((await run(driver.delete(fresh, ctx))).done, false);
+    assert.equal(ec2.count("TerminateInstances"), 1, "terminated once it became visible");
+  });
+
+  it("waits for a launch whose instance ID was never recorded while it is recent", async () => {
+    const { clock, driver, run } = setup();
+    const creating = (ageMs: number): Ec2InstanceObject =>
+      object("a", {
+        createToken: "uid-a-1",
+        createAttempt: 1,
+        conditions: [
+          {
+            type: "Ready",
+            status: "False",
+            reason: "Creating",
+            message: "creating the instance",
+            observedGeneration: 1,
+            lastTransitionTime: new Date(clock.now() - ageMs).toISOString(),
+          },
+        ],
+      });
+    assert.equal((await run(driver.delete(creating(1_000), ctx))).done, false);
+    assert.equal((await run(driver.delete(creating(600_000), ctx))).done, true);
+  });
+});

@@ -1,0 +1,390 @@
+/**
+ * The Ec2Instance driver: finds, launches, re-tags and terminates EC2 instances for the shared
+ * reconcile flow. Instances are found by the ID recorded in status (through the per-region
+ * {@link DescribeBatcher}), else by ownership tag; they are launched with the recorded
+ * idempotency token and tagged at launch; tags are the only thing ever changed afterwards.
+ */
+import {
+  CreateTagsCommand,
+  DeleteTagsCommand,
+  DescribeImagesCommand,
+  DescribeInstancesCommand,
+  RunInstancesCommand,
+  TerminateInstancesCommand,
+  type Filter,
+  type Instance,
+} from "@aws-sdk/client-ec2";
+import { getCondition, type Ec2Instance } from "../../api/v1/index.ts";
+import type { AwsClientSource } from "../../aws/clients.ts";
+import { AwsError } from "../../aws/errors.ts";
+import {
+  desiredTags,
+  ec2OwnershipFilters,
+  KIND_TAG,
+  MAX_TAG_VALUE_LENGTH,
+  NAME_TAG,
+  NAMESPACE_TAG,
+  ownershipOf,
+  ownershipTags,
+  toEc2Tags,
+  type Owner,
+} from "../../aws/ownership.ts";
+import type { Clock } from "../../runtime/clock.ts";
+import type {
+  DeleteOutcome,
+  DriverContext,
+  ManagedObject,
+  Observation,
+  Readiness,
+  ResourceDriver,
+} from "../common/driver.ts";
+import { FlowReason } from "../common/managed-reconciler.ts";
+import { AmiRootDevices } from "./ami-root-device.ts";
+import { DescribeBatcher } from "./describe-batcher.ts";
+import {
+  clearedInstanceStatus,
+  describeTagChanges,
+  instanceReadiness,
+  instanceStatus,
+  instanceTagChanges,
+  instanceTags,
+  isGone,
+  LIVE_STATES,
+  pickInstance,
+  stateOf,
+} from "./instance-view.ts";
+import { needsAmiRootDevice, runInstancesInput } from "./launch.ts";
+
+/** An Ec2Instance as the shared flow handles it. */
+export type Ec2InstanceObject = Ec2Instance & ManagedObject;
+
+/** The kind name written into the ownership tags. */
+const KIND = "Ec2Instance";
+
+/** Options of {@link Ec2InstanceDriver}. */
+export interface Ec2InstanceDriverOptions {
+  aws: AwsClientSource;
+  clock: Clock;
+  /** Window in which instance lookups join one DescribeInstances call, in ms. @default 10 */
+  batchWindowMs?: number;
+  /**
+   * EC2 is eventually consistent: for a while after RunInstances, DescribeInstances may not list
+   * the new instance. Within this long after a launch, an instance that is not listed (as
+   * opposed to listed as `terminated`) counts as not yet visible, never as deleted. In ms.
+   * @default 120_000
+   */
+  visibilityGraceMs?: number;
+}
+
+/**
+ * A recorded instance that DescribeInstances does not list yet, shortly after its launch. Thrown
+ * from observe so the reconcile is retried with backoff instead of concluding the instance was
+ * deleted (which would launch a second one).
+ */
+export class InstanceNotVisibleError extends Error {
+  override readonly name = "InstanceNotVisibleError";
+  constructor(instanceId: string) {
+    super(`instance ${instanceId} was launched moments ago and is not listed by DescribeInstances yet`);
+  }
+}
+
+/** The driver of the Ec2Instance kind; one per controller, shared by its workers. */
+export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Instance> {
+  readonly noun = "instance";
+  readonly #aws: AwsClientSource;
+  readonly #clock: Clock;
+  readonly #windowMs: number;
+  readonly #graceMs: number;
+  readonly #batchers = new Map<string, DescribeBatcher>();
+  readonly #roots: AmiRootDevices;
+
+  constructor(opts: Ec2InstanceDriverOptions) {
+    this.#aws = opts.aws;
+    this.#clock = opts.clock;
+    this.#windowMs = opts.batchWindowMs ?? 10;
+    this.#graceMs = opts.visibilityGraceMs ?? 120_000;
+    if (!(this.#graceMs >= 0)) throw new RangeError(`visibilityGraceMs must be >= 0, got ${this.#graceMs}`);
+    this.#roots = new AmiRootDevices((region, input, signal) =>
+      this.#aws
+        .ec2(region)
+        .send(new DescribeImagesCommand(input), signal !== undefined ? { abortSignal: signal } : {}),
+    );
+  }
+
+  recordedId(obj: Ec2InstanceObject): string | undefined {
+    const id = obj.status?.instanceId;
+    return id === undefined || id === "" ? undefined : id;
+  }
+
+  async observe(obj: Ec2InstanceObject, ctx: DriverContext): Promise<Observation<Instance>> {
+    const uid = uidOf(obj);
+    const recorded = this.recordedId(obj);
+    let recordedInstance: Instance | undefined;
+    if (recorded !== undefined) {
+      recordedInstance = await this.#batcher(obj.spec.region).get(recorded, ctx.signal);
+      if (recordedInstance !== undefined && !isGone(recordedInstance)) {
+        // The status is the operator's own record: the instance is ours unless its tags now
+        // name another object, in which case adoption rules apply.
+        const foreign = ownershipOf(instanceTags(recordedInstance), uid) === "foreign-owner";
+        return { exists: true, resource: recordedInstance, ownership: foreign ? "foreign" : "owned" };
+      }
+    }
+    const owned = await this.#findOwned(obj, ctx);
+    if (owned !== undefined) return { exists: true, resource: owned, ownership: "owned" };
+    if (recorded !== undefined && recordedInstance === undefined && this.#launchedRecently(obj)) {
+      throw new InstanceNotVisibleError(recorded);
+    }
+    if (recorded === undefined) {
+      const named = await this.#findNamed(obj, ctx);
+      if (named !== undefined) {
+        const ours = ownershipOf(instanceTags(named), uid) === "owned";
+        return { exists: true, resource: named, ownership: ours ? "owned" : "foreign" };
+      }
+    }
+    return { exists: false };
+  }
+
+  async create(obj: Ec2InstanceObject, token: string, ctx: DriverContext): Promise<Instance> {
+    const { spec } = obj;
+    const amiRootDeviceName = needsAmiRootDevice(spec)
+      ? await this.#roots.get(spec.region, spec.amiId, ctx.signal)
+      : undefined;
+    const input = runInstancesInput(spec, {
+      token,
+      tags: desiredTags(spec.tags, ownerOf(obj)),
+      amiRootDeviceName,
+    });
+    const out = await this.#aws
+      .ec2(spec.region)
+      .send(new RunInstancesCommand(input), { abortSignal: ctx.signal });
+    const instance = out.Instances?.[0];
+    if (instance?.InstanceId === undefined) throw new Error("RunInstances answered without an instance");
+    ctx.logger.info({ instanceId: instance.InstanceId, token }, "launched EC2 instance");
+    return instance;
+  }
+
+  async adopt(obj: Ec2InstanceObject, instance: Instance, ctx: DriverContext): Promise<Instance> {
+    const id = requireId(instance);
+    const tags = ownershipTags(ownerOf(obj));
+    await this.#aws
+      .ec2(obj.spec.region)
+      .send(new CreateTagsCommand({ Resources: [id], Tags: toEc2Tags(tags) }), { abortSignal: ctx.signal });
+    ctx.logger.info({ instanceId: id }, "adopted EC2 instance");
+    return { ...instance, Tags: toEc2Tags({ ...instanceTags(instance), ...tags }) };
+  }
+
+  async sync(
+    obj: Ec2InstanceObject,
+    instance: Instance,
+    ctx: DriverContext,
+  ): Promise<{ resource: Instance; changes: string[] }> {
+    const id = requireId(instance);
+    const desired = desiredTags(obj.spec.tags, ownerOf(obj));
+    const actual = instanceTags(instance);
+    const changes = instanceTagChanges(desired, actual);
+    if (Object.keys(changes.set).length === 0 && changes.remove.length === 0) {
+      return { resource: instance, changes: [] };
+    }
+    const ec2 = this.#aws.ec2(obj.spec.region);
+    if (Object.keys(changes.set).length > 0) {
+      await ec2.send(new CreateTagsCommand({ Resources: [id], Tags: toEc2Tags(changes.set) }), {
+        abortSignal: ctx.signal,
+      });
+    }
+    if (changes.remove.length > 0) {
+      await ec2.send(
+        new DeleteTagsCommand({ Resources: [id], Tags: changes.remove.map((Key) => ({ Key })) }),
+        {
+          abortSignal: ctx.signal,
+        },
+      );
+    }
+    const now = { ...actual, ...changes.set };
+    for (const k of changes.remove) delete now[k];
+    return { resource: { ...instance, Tags: toEc2Tags(now) }, changes: describeTagChanges(changes) };
+  }
+
+  status(_obj: Ec2InstanceObject, instance: Instance): Partial<NonNullable<Ec2InstanceObject["status"]>> {
+    return instanceStatus(instance);
+  }
+
+  clearedStatus(): Partial<NonNullable<Ec2InstanceObject["status"]>> {
+    return clearedInstanceStatus();
+  }
+
+  readiness(instance: Instance): Readiness {
+    return instanceReadiness(instance);
+  }
+
+  /**
+   * Terminates every live instance of this object: the recorded one (unless its tags now name
+   * another object) and any carrying its UID tag, which covers a launch whose answer was lost.
+   * Never a foreign instance. Done once none is left; meanwhile reports `shutting-down`.
+   */
+  async delete(obj: Ec2InstanceObject, ctx: DriverContext): Promise<DeleteOutcome> {
+    const uid = uidOf(obj);
+    const region = obj.spec.region;
+    const recorded = this.recordedId(obj);
+    const live = new Map<string, Instance>();
+    let recordedListed = false;
+    if (recorded !== undefined) {
+      const instance = await this.#batcher(region).get(recorded, ctx.signal);
+      recordedListed = instance !== undefined;
+      if (instance !== undefined && !isGone(instance)) {
+        if (ownershipOf(instanceTags(instance), uid) !== "foreign-owner") live.set(recorded, instance);
+        else
+          ctx.logger.warn(
+            { instanceId: recorded },
+            "recorded instance now belongs to another object; not terminating it",
+          );
+      }
+    }
+    for (const instance of await this.#describe(region, this.#ownedFilters(uid), ctx)) {
+      if (instance.InstanceId !== undefined) live.set(instance.InstanceId, instance);
+    }
+    if (live.size === 0) {
+      if (recorded !== undefined && !recordedListed && this.#launchedRecently(obj)) {
+        return {
+          done: false,
+          message: `waiting for instance ${recorded} to be listed by EC2 before terminating it`,
+        };
+      }
+      if (recorded === undefined && this.#launchInFlight(obj)) {
+        return { done: false, message: "waiting for the instance being launched to be listed by EC2" };
+      }
+      return { done: true };
+    }
+    const ids = [...live.keys()].sort();
+    const toTerminate = [...live.values()]
+      .filter((i) => stateOf(i) !== "shutting-down")
+      .map((i) => requireId(i))
+      .sort();
+    if (toTerminate.length > 0) {
+      try {
+        await this.#aws
+          .ec2(region)
+          .send(new TerminateInstancesCommand({ InstanceIds: toTerminate }), { abortSignal: ctx.signal });
+        ctx.logger.info({ instanceIds: toTerminate }, "terminating EC2 instances");
+      } catch (err) {
+        // Gone between the lookup and the call: the next poll sees it terminated or unlisted.
+        if (!(err instanceof AwsError && err.kind === "not-found")) throw err;
+      }
+    }
+    return {
+      done: false,
+      state: "shutting-down",
+      message: `terminating instance${ids.length > 1 ? "s" : ""} ${ids.join(", ")}`,
+    };
+  }
+
+  #batcher(region: string): DescribeBatcher {
+    let batcher = this.#batchers.get(region);
+    if (batcher === undefined) {
+      const ec2 = (): ReturnType<AwsClientSource["ec2"]> => this.#aws.ec2(region);
+      batcher = new DescribeBatcher({
+        describe: (input) => ec2().send(new DescribeInstancesCommand(input)),
+        clock: this.#clock,
+        windowMs: this.#windowMs,
+      });
+      this.#batchers.set(region, batcher);
+    }
+    return batcher;
+  }
+
+  #ownedFilters(uid: string): Filter[] {
+    return [...ec2OwnershipFilters(uid), { Name: "instance-state-name", Values: [...LIVE_STATES] }];
+  }
+
+  /** The live instance carrying this object's UID tag, if any (the pick among several is stable). */
+  async #findOwned(obj: Ec2InstanceObject, ctx: DriverContext): Promise<Instance | undefined> {
+    const found = await this.#describe(obj.spec.region, this.#ownedFilters(uidOf(obj)), ctx);
+    const chosen = pickInstance(found, obj.status?.createToken);
+    if (found.length > 1) {
+      ctx.logger.warn(
+        { instanceIds: found.map((i) => i.InstanceId), chosen: chosen?.InstanceId },
+        "several instances carry this object's ownership tags; managing one, leaving the others alone",
+      );
+    }
+    return chosen;
+  }
+
+  /**
+   * A live instance tagged with this object's namespace, name and kind (whatever its UID): the
+   * candidate for adoption. Instances shutting down are not candidates.
+   */
+  async #findNamed(obj: Ec2InstanceObject, ctx: DriverContext): Promise<Instance | undefined> {
+    const owner = ownerOf(obj);
+    const filters: Filter[] = [
+      { Name: `tag:${NAMESPACE_TAG}`, Values: [owner.namespace] },
+      { Name: `tag:${NAME_TAG}`, Values: [owner.name.slice(0, MAX_TAG_VALUE_LENGTH)] },
+      { Name: `tag:${KIND_TAG}`, Values: [KIND] },
+      { Name: "instance-state-name", Values: LIVE_STATES.filter((s) => s !== "shutting-down") },
+    ];
+    return pickInstance(await this.#describe(obj.spec.region, filters, ctx), undefined);
+  }
+
+  /** Every instance matching `filters`, all pages. */
+  async #describe(region: string, filters: Filter[], ctx: DriverContext): Promise<Instance[]> {
+    const ec2 = this.#aws.ec2(region);
+    const out: Instance[] = [];
+    let token: string | undefined;
+    const seen = new Set<string>();
+    do {
+      const page = await ec2.send(
+        new DescribeInstancesCommand({
+          Filters: filters,
+          MaxResults: 1000,
+          ...(token !== undefined ? { NextToken: token } : {}),
+        }),
+        { abortSignal: ctx.signal },
+      );
+      for (const r of page.Reservations ?? []) out.push(...(r.Instances ?? []));
+      token =
+        page.NextToken !== undefined && page.NextToken !== "" && !seen.has(page.NextToken)
+          ? page.NextToken
+          : undefined;
+      if (token !== undefined) seen.add(token);
+    } while (token !== undefined);
+    return out;
+  }
+
+  /** Whether the recorded launch time lies within the visibility grace period. */
+  #launchedRecently(obj: Ec2InstanceObject): boolean {
+    const t = Date.parse(obj.status?.launchTime ?? "");
+    return Number.isFinite(t) && this.#clock.now() - t < this.#graceMs;
+  }
+
+  /**
+   * Whether a launch was started recently whose instance ID was never recorded (the operator
+   * stopped between RunInstances and the status write): a token is recorded, no ID, and the
+   * Ready condition turned to Creating within the grace period.
+   */
+  #launchInFlight(obj: Ec2InstanceObject): boolean {
+    const status = obj.status;
+    if (status?.createToken === undefined || status.instanceId !== undefined) return false;
+    const ready = getCondition(status.conditions, "Ready");
+    if (ready?.reason !== FlowReason.Creating) return false;
+    const t = Date.parse(ready.lastTransitionTime ?? "");
+    return Number.isFinite(t) && this.#clock.now() - t < this.#graceMs;
+  }
+}
+
+function uidOf(obj: Ec2InstanceObject): string {
+  const uid = obj.metadata.uid;
+  if (uid === undefined || uid === "") throw new Error("object has no metadata.uid");
+  return uid;
+}
+
+function ownerOf(obj: Ec2InstanceObject): Owner {
+  return {
+    uid: uidOf(obj),
+    namespace: obj.metadata.namespace ?? "",
+    name: obj.metadata.name ?? "",
+    kind: KIND,
+  };
+}
+
+function requireId(instance: Instance): string {
+  if (instance.InstanceId === undefined) throw new Error("EC2 answered with an instance without an ID");
+  return instance.InstanceId;
+}

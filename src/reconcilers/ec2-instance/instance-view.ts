@@ -1,0 +1,194 @@
+/**
+ * How the operator reads an EC2 instance: its status fields, its readiness, whether it still
+ * counts as existing, which of several candidates is the one, and which tag changes bring it to
+ * the desired tags. Pure functions over the SDK's `Instance` shape.
+ */
+import type { Instance } from "@aws-sdk/client-ec2";
+import type { Ec2InstanceStatus } from "../../api/v1/index.ts";
+import { diffTags, fromEc2Tags, type TagMap } from "../../aws/ownership.ts";
+import type { Readiness } from "../common/driver.ts";
+
+/** Instance states that still hold an instance (everything but `terminated`). */
+export const LIVE_STATES = ["pending", "running", "shutting-down", "stopping", "stopped"] as const;
+
+/** The state name of `instance`, or "unknown" when EC2 did not say. */
+export function stateOf(instance: Instance): string {
+  return instance.State?.Name ?? "unknown";
+}
+
+/**
+ * Whether the instance no longer counts as existing. A `terminated` instance stays listed for
+ * about an hour on AWS (moto keeps it for good) but is gone for every purpose of the operator.
+ */
+export function isGone(instance: Instance): boolean {
+  return stateOf(instance) === "terminated";
+}
+
+/**
+ * RFC 3339 in whole seconds (`2024-05-01T12:00:00Z`): stable across observations, so the status
+ * does not churn on a sub-second difference between the RunInstances answer and a later
+ * DescribeInstances.
+ */
+export function formatLaunchTime(t: Date | string | undefined): string | undefined {
+  if (t === undefined) return undefined;
+  const ms = t instanceof Date ? t.getTime() : Date.parse(t);
+  if (!Number.isFinite(ms)) return undefined;
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+/** Empty strings (EC2 reports `PublicDnsName: ""` for an instance without one) become undefined. */
+function nonEmpty(v: string | undefined): string | undefined {
+  return v === undefined || v === "" ? undefined : v;
+}
+
+/** The instance-specific status fields. Every key is present, undefined when EC2 has no value. */
+export type InstanceStatusFields = Required<
+  Pick<
+    Ec2InstanceStatus,
+    "instanceId" | "state" | "publicIP" | "privateIP" | "publicDNS" | "privateDNS" | "launchTime"
+  >
+>;
+
+/**
+ * Status fields describing `instance`. Every field is set, absent ones to undefined, so a value
+ * that disappears (a public IP after a stop) is removed from status rather than left stale.
+ */
+export function instanceStatus(instance: Instance): {
+  [K in keyof InstanceStatusFields]: InstanceStatusFields[K] | undefined;
+} {
+  return {
+    instanceId: nonEmpty(instance.InstanceId),
+    state: stateOf(instance),
+    publicIP: nonEmpty(instance.PublicIpAddress),
+    privateIP: nonEmpty(instance.PrivateIpAddress),
+    publicDNS: nonEmpty(instance.PublicDnsName),
+    privateDNS: nonEmpty(instance.PrivateDnsName),
+    launchTime: formatLaunchTime(instance.LaunchTime),
+  };
+}
+
+/** Status fields to clear once the instance is gone. */
+export function clearedInstanceStatus(): { [K in keyof InstanceStatusFields]: undefined } {
+  return {
+    instanceId: undefined,
+    state: undefined,
+    publicIP: undefined,
+    privateIP: undefined,
+    publicDNS: undefined,
+    privateDNS: undefined,
+    launchTime: undefined,
+  };
+}
+
+/**
+ * Readiness by instance state: `running` is ready; `pending`, `stopping` and `shutting-down`
+ * are transitions (not ready, polled with a short backoff); `stopped` is not ready and not
+ * expected to change on its own (someone stopped it; the operator never starts or stops an
+ * instance), so it is polled at the steady period.
+ */
+export function instanceReadiness(instance: Instance): Readiness {
+  const state = stateOf(instance);
+  switch (state) {
+    case "running":
+      return { ready: true, pending: false, reason: "Running", message: "the instance is running" };
+    case "pending":
+      return { ready: false, pending: true, reason: "Pending", message: "the instance is starting" };
+    case "stopping":
+      return { ready: false, pending: true, reason: "Stopping", message: "the instance is stopping" };
+    case "shutting-down":
+      return {
+        ready: false,
+        pending: true,
+        reason: "ShuttingDown",
+        message: "the instance is shutting down",
+      };
+    case "stopped":
+      return {
+        ready: false,
+        pending: false,
+        reason: "Stopped",
+        message: "the instance is stopped; the operator does not start it, start it in EC2",
+      };
+    case "terminated":
+      return { ready: false, pending: false, reason: "Terminated", message: "the instance is terminated" };
+    default:
+      return {
+        ready: false,
+        pending: true,
+        reason: "UnknownState",
+        message: `EC2 reports the instance in state ${JSON.stringify(state)}`,
+      };
+  }
+}
+
+const STATE_PREFERENCE: Readonly<Record<string, number>> = {
+  running: 0,
+  pending: 1,
+  stopping: 2,
+  stopped: 3,
+  "shutting-down": 4,
+  terminated: 5,
+};
+
+/**
+ * The one instance to manage among several carrying this object's ownership tags (possible only
+ * where ClientToken is not honoured, or after a manual copy of tags). Deterministic: the one
+ * launched with `createToken`, else the liveliest state, else the earliest launch, else the
+ * smallest ID; the same set always gives the same answer.
+ */
+export function pickInstance(
+  candidates: readonly Instance[],
+  createToken: string | undefined,
+): Instance | undefined {
+  const launchMs = (i: Instance): number =>
+    i.LaunchTime === undefined ? Number.MAX_SAFE_INTEGER : new Date(i.LaunchTime).getTime();
+  return [...candidates].sort((a, b) => {
+    const ta = createToken !== undefined && a.ClientToken === createToken ? 0 : 1;
+    const tb = createToken !== undefined && b.ClientToken === createToken ? 0 : 1;
+    if (ta !== tb) return ta - tb;
+    const sa = STATE_PREFERENCE[stateOf(a)] ?? 6;
+    const sb = STATE_PREFERENCE[stateOf(b)] ?? 6;
+    if (sa !== sb) return sa - sb;
+    const la = launchMs(a);
+    const lb = launchMs(b);
+    if (la !== lb) return la - lb;
+    return (a.InstanceId ?? "").localeCompare(b.InstanceId ?? "");
+  })[0];
+}
+
+/** Tag changes for an instance: what CreateTags must set and DeleteTags must remove. */
+export interface InstanceTagChanges {
+  set: TagMap;
+  remove: string[];
+}
+
+/** Whether `key` is reserved by AWS (`aws:...`): it cannot be changed or deleted, and is left alone. */
+function isAwsTag(key: string): boolean {
+  return key.toLowerCase().startsWith("aws:");
+}
+
+/**
+ * The changes that make the instance's tags equal `desired`. Tags are authoritative: any other
+ * key is removed, except `aws:` tags, which AWS manages (CloudFormation, Auto Scaling) and refuses
+ * to delete.
+ */
+export function instanceTagChanges(desired: Readonly<TagMap>, actual: Readonly<TagMap>): InstanceTagChanges {
+  const diff = diffTags(desired, actual, { keepForeign: false });
+  return { set: { ...diff.set }, remove: diff.remove.filter((k) => !isAwsTag(k)) };
+}
+
+/** The tags of `instance` as a map. */
+export function instanceTags(instance: Instance): TagMap {
+  return fromEc2Tags(instance.Tags);
+}
+
+/** Human descriptions of tag changes, for the drift Event. */
+export function describeTagChanges(changes: InstanceTagChanges): string[] {
+  const out: string[] = [];
+  const set = Object.keys(changes.set);
+  if (set.length > 0) out.push(`set tag${set.length > 1 ? "s" : ""} ${set.join(", ")}`);
+  if (changes.remove.length > 0) {
+    out.push(`removed tag${changes.remove.length > 1 ? "s" : ""} ${changes.remove.join(", ")}`);
+  }
+  return out;
+}

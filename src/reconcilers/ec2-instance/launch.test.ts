@@ -1,0 +1,150 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { Ec2InstanceSpec } from "../../api/v1/index.ts";
+import { blockDeviceMappings, needsAmiRootDevice, runInstancesInput } from "./launch.ts";
+
+const base: Ec2InstanceSpec = {
+  instanceType: "t3.micro",
+  amiId: "ami-1e749f67",
+  region: "eu-west-1",
+  deletionPolicy: "Delete",
+  adoptExisting: false,
+  onDeletedOutOfBand: "Recreate",
+};
+const tags = { Name: "web", "compute.cloud.com/uid": "u-1" };
+
+describe("runInstancesInput", () => {
+  it("launches exactly one instance with the token, tagged at launch on instance and volumes", () => {
+    const input = runInstancesInput(base, { token: "u-1-1", tags });
+    assert.equal(input.MinCount, 1);
+    assert.equal(input.MaxCount, 1);
+    assert.equal(input.ClientToken, "u-1-1");
+    assert.equal(input.ImageId, "ami-1e749f67");
+    assert.equal(input.InstanceType, "t3.micro");
+    const expectedTags = [
+      { Key: "Name", Value: "web" },
+      { Key: "compute.cloud.com/uid", Value: "u-1" },
+    ];
+    assert.deepEqual(input.TagSpecifications, [
+      { ResourceType: "instance", Tags: expectedTags },
+      { ResourceType: "volume", Tags: expectedTags },
+    ]);
+  });
+
+  it("leaves out every optional parameter the spec leaves out", () => {
+    const input = runInstancesInput(base, { token: "t", tags });
+    for (const key of [
+      "KeyName",
+      "Placement",
+      "UserData",
+      "SubnetId",
+      "SecurityGroupIds",
+      "NetworkInterfaces",
+      "BlockDeviceMappings",
+    ]) {
+      assert.equal(key in input, false, `${key} should be absent`);
+    }
+  });
+
+  it("base64-encodes user data given as plain UTF-8 text", () => {
+    const userData = "#!/bin/bash\necho héllo\n";
+    const input = runInstancesInput({ ...base, userData }, { token: "t", tags });
+    assert.equal(Buffer.from(input.UserData ?? "", "base64").toString("utf8"), userData);
+  });
+
+  it("passes key pair, zone, subnet and security groups at the top level without associatePublicIP", () => {
+    const input = runInstancesInput(
+      {
+        ...base,
+        keyPair: "ops",
+        availabilityZone: "eu-west-1b",
+        subnet: "subnet-0123456789abcdef0",
+        securityGroups: ["sg-01234567", "sg-89abcdef"],
+      },
+      { token: "t", tags },
+    );
+    assert.equal(input.KeyName, "ops");
+    assert.deepEqual(input.Placement, { AvailabilityZone: "eu-west-1b" });
+    assert.equal(input.SubnetId, "subnet-0123456789abcdef0");
+    assert.deepEqual(input.SecurityGroupIds, ["sg-01234567", "sg-89abcdef"]);
+    assert.equal(input.NetworkInterfaces, undefined);
+  });
+
+  it("moves subnet and groups onto a network interface when associatePublicIP is set with a subnet", () => {
+    for (const associatePublicIP of [true, false]) {
+      const input = runInstancesInput(
+        { ...base, subnet: "subnet-01234567", securityGroups: ["sg-01234567"], associatePublicIP },
+        { token: "t", tags },
+      );
+      assert.deepEqual(input.NetworkInterfaces, [
+        {
+          DeviceIndex: 0,
+          SubnetId: "subnet-01234567",
+          AssociatePublicIpAddress: associatePublicIP,
+          DeleteOnTermination: true,
+          Groups: ["sg-01234567"],
+        },
+      ]);
+      assert.equal(input.SubnetId, undefined, "EC2 rejects a subnet at both levels");
+      assert.equal(input.SecurityGroupIds, undefined, "EC2 rejects groups at both levels");
+    }
+  });
+
+  it("ignores associatePublicIP without a subnet (the default VPC's setting applies)", () => {
+    const input = runInstancesInput({ ...base, associatePublicIP: true }, { token: "t", tags });
+    assert.equal(input.NetworkInterfaces, undefined);
+  });
+
+  it("maps the root volume to the AMI's root device when the spec does not name it", () => {
+    const spec: Ec2InstanceSpec = {
+      ...base,
+      storage: { rootVolume: { size: 10, type: "gp3", encrypted: true } },
+    };
+    assert.equal(needsAmiRootDevice(spec), true);
+    const input = runInstancesInput(spec, { token: "t", tags, amiRootDeviceName: "/dev/sda1" });
+    assert.deepEqual(input.BlockDeviceMappings, [
+      {
+        DeviceName: "/dev/sda1",
+        Ebs: { DeleteOnTermination: true, VolumeSize: 10, VolumeType: "gp3", Encrypted: true },
+      },
+    ]);
+  });
+
+  it("refuses to guess a root device name it was not given", () => {
+    const spec: Ec2InstanceSpec = { ...base, storage: { rootVolume: { size: 10 } } };
+    assert.throws(() => runInstancesInput(spec, { token: "t", tags }), /root device name/);
+  });
+});
+
+describe("blockDeviceMappings", () => {
+  it("uses the spec's root device name without asking the AMI", () => {
+    const spec: Ec2InstanceSpec = { ...base, storage: { rootVolume: { size: 30, deviceName: "/dev/xvda" } } };
+    assert.equal(needsAmiRootDevice(spec), false);
+    assert.deepEqual(blockDeviceMappings(spec.storage, undefined), [
+      { DeviceName: "/dev/xvda", Ebs: { DeleteOnTermination: true, VolumeSize: 30 } },
+    ]);
+  });
+
+  it("maps nothing for the root when it sets no size, type or encryption", () => {
+    const spec: Ec2InstanceSpec = { ...base, storage: { rootVolume: { deviceName: "/dev/xvda" } } };
+    assert.equal(needsAmiRootDevice(spec), false);
+    assert.deepEqual(blockDeviceMappings(spec.storage, undefined), []);
+    assert.equal(needsAmiRootDevice(base), false);
+  });
+
+  it("adds data volumes deleted with the instance, type and encryption only when given", () => {
+    const storage = {
+      additionalVolumes: [
+        { deviceName: "/dev/sdf", size: 20, type: "gp3" as const, encrypted: true },
+        { deviceName: "/dev/sdg", size: 125 },
+      ],
+    };
+    assert.deepEqual(blockDeviceMappings(storage, undefined), [
+      {
+        DeviceName: "/dev/sdf",
+        Ebs: { DeleteOnTermination: true, VolumeSize: 20, VolumeType: "gp3", Encrypted: true },
+      },
+      { DeviceName: "/dev/sdg", Ebs: { DeleteOnTermination: true, VolumeSize: 125 } },
+    ]);
+  });
+});

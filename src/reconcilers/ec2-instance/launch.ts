@@ -1,0 +1,130 @@
+/**
+ * The RunInstances request for an Ec2Instance spec: a pure function of the spec, the idempotency
+ * token, the tags and (when the spec sizes the root volume without naming it) the AMI's root
+ * device name. Kept free of I/O so every field mapping is unit-tested.
+ */
+import type { BlockDeviceMapping, RunInstancesCommandInput, VolumeType } from "@aws-sdk/client-ec2";
+import type { Ec2InstanceSpec, Ec2InstanceStorage } from "../../api/v1/index.ts";
+import { toEc2Tags, type TagMap } from "../../aws/ownership.ts";
+
+/** What {@link runInstancesInput} needs besides the spec. */
+export interface LaunchParams {
+  /** Idempotency token, passed as ClientToken. */
+  token: string;
+  /** Every tag the instance and its volumes carry from launch: user tags plus ownership tags. */
+  tags: TagMap;
+  /**
+   * Root device name of the AMI, needed only when {@link needsAmiRootDevice} says so (the spec
+   * sizes, types or encrypts the root volume without naming its device).
+   */
+  amiRootDeviceName?: string | undefined;
+}
+
+/** Whether the root volume has settings that need a block device mapping. */
+function rootVolumeHasSettings(storage: Ec2InstanceStorage | undefined): boolean {
+  const root = storage?.rootVolume;
+  return (
+    root !== undefined && (root.size !== undefined || root.type !== undefined || root.encrypted !== undefined)
+  );
+}
+
+/**
+ * Whether building the request needs the AMI's root device name (DescribeImages): the spec sets
+ * root volume size, type or encryption and leaves `deviceName` out.
+ */
+export function needsAmiRootDevice(spec: Ec2InstanceSpec): boolean {
+  return rootVolumeHasSettings(spec.storage) && spec.storage?.rootVolume?.deviceName === undefined;
+}
+
+/** Block device mappings for the spec's storage; empty when the AMI's defaults apply. */
+export function blockDeviceMappings(
+  storage: Ec2InstanceStorage | undefined,
+  amiRootDeviceName: string | undefined,
+): BlockDeviceMapping[] {
+  const out: BlockDeviceMapping[] = [];
+  const root = storage?.rootVolume;
+  if (root !== undefined && rootVolumeHasSettings(storage)) {
+    const deviceName = root.deviceName ?? amiRootDeviceName;
+    if (deviceName === undefined) {
+      throw new Error("the AMI's root device name is needed to map the root volume");
+    }
+    out.push({
+      DeviceName: deviceName,
+      Ebs: {
+        // A root volume outliving its instance is a leak nobody asked for.
+        DeleteOnTermination: true,
+        ...(root.size !== undefined ? { VolumeSize: root.size } : {}),
+        ...(root.type !== undefined ? { VolumeType: root.type as VolumeType } : {}),
+        ...(root.encrypted !== undefined ? { Encrypted: root.encrypted } : {}),
+      },
+    });
+  }
+  for (const v of storage?.additionalVolumes ?? []) {
+    out.push({
+      DeviceName: v.deviceName,
+      Ebs: {
+        DeleteOnTermination: true,
+        VolumeSize: v.size,
+        ...(v.type !== undefined ? { VolumeType: v.type as VolumeType } : {}),
+        ...(v.encrypted !== undefined ? { Encrypted: v.encrypted } : {}),
+      },
+    });
+  }
+  return out;
+}
+
+/**
+ * The RunInstances input launching exactly one instance for `spec`.
+ *
+ * - `ClientToken` is the recorded token, so a retried launch returns the first instance on AWS.
+ * - Tags go in `TagSpecifications` for the instance and its volumes: the instance carries its
+ *   ownership tags from the first moment it exists, so a lookup by tag can always find it.
+ * - `associatePublicIP` needs a network interface specification, which in turn needs a subnet;
+ *   without `subnet` the field is left to the default VPC's setting. With the interface, subnet
+ *   and security groups move onto it (EC2 rejects them at both levels).
+ * - `userData` is plain text in the spec and base64 on the wire.
+ */
+export function runInstancesInput(spec: Ec2InstanceSpec, params: LaunchParams): RunInstancesCommandInput {
+  const tags = toEc2Tags(params.tags);
+  const groups =
+    spec.securityGroups !== undefined && spec.securityGroups.length > 0
+      ? [...spec.securityGroups]
+      : undefined;
+  const useInterface = spec.subnet !== undefined && spec.associatePublicIP !== undefined;
+  const mappings = blockDeviceMappings(spec.storage, params.amiRootDeviceName);
+  return {
+    ImageId: spec.amiId,
+    InstanceType: spec.instanceType as RunInstancesCommandInput["InstanceType"],
+    MinCount: 1,
+    MaxCount: 1,
+    ClientToken: params.token,
+    ...(spec.keyPair !== undefined ? { KeyName: spec.keyPair } : {}),
+    ...(spec.availabilityZone !== undefined
+      ? { Placement: { AvailabilityZone: spec.availabilityZone } }
+      : {}),
+    ...(spec.userData !== undefined
+      ? { UserData: Buffer.from(spec.userData, "utf8").toString("base64") }
+      : {}),
+    ...(useInterface
+      ? {
+          NetworkInterfaces: [
+            {
+              DeviceIndex: 0,
+              SubnetId: spec.subnet,
+              AssociatePublicIpAddress: spec.associatePublicIP,
+              DeleteOnTermination: true,
+              ...(groups !== undefined ? { Groups: groups } : {}),
+            },
+          ],
+        }
+      : {
+          ...(spec.subnet !== undefined ? { SubnetId: spec.subnet } : {}),
+          ...(groups !== undefined ? { SecurityGroupIds: groups } : {}),
+        }),
+    ...(mappings.length > 0 ? { BlockDeviceMappings: mappings } : {}),
+    TagSpecifications: [
+      { ResourceType: "instance", Tags: tags },
+      { ResourceType: "volume", Tags: tags },
+    ],
+  };
+}

@@ -1,0 +1,166 @@
+/**
+ * An in-memory stand-in for the EC2 API, for unit tests of the driver's decisions in situations
+ * the emulator cannot produce (an instance not yet listed after its launch, several instances
+ * with one owner). It implements only what the driver calls, with EC2's filter semantics.
+ */
+import {
+  CreateTagsCommand,
+  DeleteTagsCommand,
+  DescribeImagesCommand,
+  DescribeInstancesCommand,
+  RunInstancesCommand,
+  TerminateInstancesCommand,
+  type EC2Client,
+  type Filter,
+  type Instance,
+  type Tag,
+} from "@aws-sdk/client-ec2";
+import type { AwsClientSource } from "../../../aws/clients.ts";
+import { AwsError } from "../../../aws/errors.ts";
+
+/** One call the fake received. */
+export interface FakeCall {
+  op: string;
+  region: string;
+  input: unknown;
+}
+
+/** The fake's state and call log; `client` is handed to the driver. */
+export class FakeEc2 {
+  readonly instances = new Map<string, Instance>();
+  /** IDs launched but not yet listed by DescribeInstances (eventual consistency). */
+  readonly hidden = new Set<string>();
+  readonly calls: FakeCall[] = [];
+  readonly images = new Map<string, string>([["ami-1e749f67", "/dev/sda1"]]);
+  #next = 1;
+  #now: () => number;
+
+  constructor(now: () => number = () => Date.now()) {
+    this.#now = now;
+  }
+
+  /** An AwsClientSource whose EC2 clients are this fake, in every region. */
+  source(): AwsClientSource {
+    const unsupported = (): never => {
+      throw new Error("not faked");
+    };
+    return {
+      ec2: (region) => ({ send: (cmd: unknown) => this.#send(region, cmd) }) as unknown as EC2Client,
+      s3: unsupported,
+      sqs: unsupported,
+    };
+  }
+
+  /** Puts an instance into the fake directly (not counted as a call). */
+  add(over: Partial<Instance> & { tags?: Record<string, string> }): Instance {
+    const id = over.InstanceId ?? `i-${(this.#next++).toString(16).padStart(17, "0")}`;
+    const { tags, ...rest } = over;
+    const instance: Instance = {
+      InstanceId: id,
+      State: { Name: "running" },
+      LaunchTime: new Date(this.#now()),
+      ...rest,
+      Tags: Object.entries(tags ?? {}).map(([Key, Value]) => ({ Key, Value })),
+    };
+    this.instances.set(id, instance);
+    return instance;
+  }
+
+  /** Calls named `op`. */
+  count(op: string): number {
+    return this.calls.filter((c) => c.op === op).length;
+  }
+
+  tagsOf(id: string): Record<string, string> {
+    return Object.fromEntries((this.instances.get(id)?.Tags ?? []).map((t) => [t.Key ?? "", t.Value ?? ""]));
+  }
+
+  async #send(region: string, cmd: unknown): Promise<unknown> {
+    await Promise.resolve();
+    if (cmd instanceof DescribeInstancesCommand) {
+      this.calls.push({ op: "DescribeInstances", region, input: cmd.input });
+      const listed = [...this.instances.values()].filter(
+        (i) => !this.hidden.has(i.InstanceId ?? "") && matches(i, cmd.input.Filters ?? []),
+      );
+      return { Reservations: listed.map((i) => ({ Instances: [structuredClone(i)] })) };
+    }
+    if (cmd instanceof RunInstancesCommand) {
+      this.calls.push({ op: "RunInstances", region, input: cmd.input });
+      const tags = cmd.input.TagSpecifications?.find((t) => t.ResourceType === "instance")?.Tags ?? [];
+      const instance = this.add({
+        State: { Name: "pending" },
+        ClientToken: cmd.input.ClientToken,
+        tags: Object.fromEntries(tags.map((t) => [t.Key ?? "", t.Value ?? ""])),
+      });
+      return { Instances: [structuredClone(instance)] };
+    }
+    if (cmd instanceof CreateTagsCommand || cmd instanceof DeleteTagsCommand) {
+      const create = cmd instanceof CreateTagsCommand;
+      this.calls.push({ op: create ? "CreateTags" : "DeleteTags", region, input: cmd.input });
+      for (const id of cmd.input.Resources ?? []) {
+        const instance = this.#require(id, create ? "CreateTags" : "DeleteTags");
+        const tags = new Map((instance.Tags ?? []).map((t) => [t.Key ?? "", t.Value ?? ""]));
+        for (const t of cmd.input.Tags ?? []) {
+          if (create) tags.set(t.Key ?? "", t.Value ?? "");
+          else tags.delete(t.Key ?? "");
+        }
+        instance.Tags = [...tags].map(([Key, Value]): Tag => ({ Key, Value }));
+      }
+      return {};
+    }
+    if (cmd instanceof TerminateInstancesCommand) {
+      this.calls.push({ op: "TerminateInstances", region, input: cmd.input });
+      const ids = cmd.input.InstanceIds ?? [];
+      for (const id of ids) this.#require(id, "TerminateInstances");
+      for (const id of ids) {
+        const instance = this.instances.get(id);
+        if (instance !== undefined && instance.State?.Name !== "terminated")
+          instance.State = { Name: "shutting-down" };
+      }
+      return {};
+    }
+    if (cmd instanceof DescribeImagesCommand) {
+      this.calls.push({ op: "DescribeImages", region, input: cmd.input });
+      const id = cmd.input.ImageIds?.[0] ?? "";
+      const root = this.images.get(id);
+      if (root === undefined) {
+        throw new AwsError({
+          kind: "terminal",
+          code: "InvalidAMIID.NotFound",
+          service: "ec2",
+          operation: "DescribeImages",
+          message: `EC2 DescribeImages failed with InvalidAMIID.NotFound: The image id '[${id}]' does not exist`,
+        });
+      }
+      return { Images: [{ ImageId: id, RootDeviceName: root }] };
+    }
+    throw new Error(`FakeEc2 does not implement ${String(cmd)}`);
+  }
+
+  #require(id: string, operation: string): Instance {
+    const instance = this.instances.get(id);
+    if (instance === undefined || this.hidden.has(id)) {
+      throw new AwsError({
+        kind: "not-found",
+        code: "InvalidInstanceID.NotFound",
+        service: "ec2",
+        operation,
+        message: `EC2 ${operation} failed with InvalidInstanceID.NotFound: The instance ID '${id}' does not exist`,
+      });
+    }
+    return instance;
+  }
+}
+
+function matches(instance: Instance, filters: readonly Filter[]): boolean {
+  return filters.every((f) => {
+    const values = f.Values ?? [];
+    if (f.Name === "instance-id") return values.includes(instance.InstanceId ?? "");
+    if (f.Name === "instance-state-name") return values.includes(instance.State?.Name ?? "");
+    if (f.Name?.startsWith("tag:") === true) {
+      const key = f.Name.slice(4);
+      return (instance.Tags ?? []).some((t) => t.Key === key && values.includes(t.Value ?? ""));
+    }
+    throw new Error(`FakeEc2 does not implement filter ${f.Name}`);
+  });
+}
