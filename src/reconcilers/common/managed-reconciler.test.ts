@@ -234,6 +234,20 @@ describe("ManagedResourceReconciler", () => {
     assert.equal(f.stored?.status?.state, "deleted");
   });
 
+  it("warns about a reported out-of-band deletion once, not on every poll", async () => {
+    f.stored = widget(
+      { onDeletedOutOfBand: "Report" },
+      { widgetId: "wid-0", createToken: "uid-1-1", createAttempt: 1 },
+    );
+    await r.reconcile(req, ctx);
+    assert.deepEqual(f.events, ["Warning:DeletedOutOfBand"]);
+    f.log = [];
+    assert.deepEqual(await r.reconcile(req, ctx), { requeueAfter: 60_000 });
+    assert.deepEqual(await r.reconcile(req, ctx), { requeueAfter: 60_000 });
+    assert.deepEqual(f.events, ["Warning:DeletedOutOfBand"]);
+    assert.deepEqual(f.log, ["observe", "observe"]);
+  });
+
   it("polls a resource in transition with doubling intervals", async () => {
     f.stored = widget();
     f.observation = { exists: true, resource: { id: "wid-1", state: "pending" }, ownership: "owned" };

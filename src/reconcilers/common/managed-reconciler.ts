@@ -23,6 +23,7 @@ import {
   ConditionStatus,
   ConditionType,
   FINALIZER,
+  getCondition,
   setCondition,
   type Condition,
 } from "../../api/v1/index.ts";
@@ -201,12 +202,17 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
       if (recorded !== undefined) {
         const message = `the ${driver.noun} ${recorded} was deleted outside the operator`;
         if (obj.spec.onDeletedOutOfBand === "Report") {
-          recorder.event(
-            obj,
-            "Warning",
-            ConditionReason.DeletedOutOfBand,
-            `${message}; spec.onDeletedOutOfBand is Report, not recreating`,
-          );
+          // Warn once, when the loss is first seen: every later poll finds the same state, and
+          // a repeated Event would be a Kubernetes write per poll for as long as nobody acts.
+          const seen = getCondition(obj.status?.conditions, ConditionType.Ready);
+          if (seen?.status !== ConditionStatus.False || seen.reason !== ConditionReason.DeletedOutOfBand) {
+            recorder.event(
+              obj,
+              "Warning",
+              ConditionReason.DeletedOutOfBand,
+              `${message}; spec.onDeletedOutOfBand is Report, not recreating`,
+            );
+          }
           status = this.#withConditions(obj, {
             ready: [ConditionStatus.False, ConditionReason.DeletedOutOfBand, message],
             synced: [ConditionStatus.True, FlowReason.ReconcileSuccess, ""],
