@@ -3,8 +3,14 @@
  * once, before the manager starts, with everything a controller needs.
  */
 import type { Registry } from "prom-client";
+import type { AwsClientSource } from "./aws/clients.ts";
 import type { Options } from "./config/options.ts";
+import { setupEc2InstanceController } from "./reconcilers/ec2-instance/index.ts";
+import type { ReconcilerDeps } from "./reconcilers/common/setup.ts";
+import { setupS3BucketController } from "./reconcilers/s3-bucket/index.ts";
+import { setupSqsQueueController } from "./reconcilers/sqs-queue/index.ts";
 import type { InformerFactory } from "./runtime/cache/factory.ts";
+import { Client } from "./runtime/client/index.ts";
 import type { Clock } from "./runtime/clock.ts";
 import type { EventBroadcaster } from "./runtime/events/recorder.ts";
 import type { RestClient } from "./runtime/kube/rest.ts";
@@ -19,12 +25,28 @@ export interface ControllerDeps {
   readonly informers: InformerFactory;
   /** Hand each controller `events.recorderFor("<name>-controller")`. */
   readonly events: EventBroadcaster;
+  /** AWS SDK clients per service and region. */
+  readonly aws: AwsClientSource;
   readonly logger: Logger;
   readonly registry: Registry;
   readonly clock: Clock;
 }
 
-/** Adds every controller to `manager` (leader-gated runnables). */
-export function registerControllers(_manager: Manager, deps: ControllerDeps): void {
-  deps.logger.warn("no controllers are registered yet");
+/** Adds the Ec2Instance, S3Bucket and SqsQueue controllers to `manager` (leader-gated runnables). */
+export function registerControllers(manager: Manager, deps: ControllerDeps): void {
+  const shared: ReconcilerDeps = {
+    client: new Client({ rest: deps.rest, cache: deps.informers }),
+    informers: deps.informers,
+    aws: deps.aws,
+    events: deps.events,
+    manager,
+    logger: deps.logger,
+    registry: deps.registry,
+    clock: deps.clock,
+    maxConcurrentReconciles: deps.options.maxConcurrentReconciles,
+    pollIntervalMs: deps.options.pollIntervalMs,
+  };
+  setupEc2InstanceController(shared);
+  setupS3BucketController(shared);
+  setupSqsQueueController(shared);
 }

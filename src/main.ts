@@ -13,6 +13,7 @@ import { hostname } from "node:os";
 import { collectDefaultMetrics } from "prom-client";
 import { helpText } from "./config/flags.ts";
 import { ConfigError, parseOptions, type Options } from "./config/options.ts";
+import { AwsClients } from "./aws/clients.ts";
 import { registerControllers } from "./controllers.ts";
 import { InformerFactory } from "./runtime/cache/factory.ts";
 import { systemClock } from "./runtime/clock.ts";
@@ -133,7 +134,20 @@ async function run(options: Options, env: NodeJS.ProcessEnv, logger: Logger): Pr
   const events = new EventBroadcaster({ client: rest, logger, registry });
   manager.add(informers);
   manager.add(events);
-  registerControllers(manager, { options, rest, informers, events, logger, registry, clock: systemClock });
+  // The SDK's credential chain (STS for IRSA/web identity) needs a region of its own; each
+  // resource names the region it lives in.
+  if (options.awsRegion !== undefined && !process.env.AWS_REGION) process.env.AWS_REGION = options.awsRegion;
+  const aws = new AwsClients({ logger: logger.child({ component: "aws" }), registry });
+  registerControllers(manager, {
+    options,
+    rest,
+    informers,
+    events,
+    aws,
+    logger,
+    registry,
+    clock: systemClock,
+  });
 
   const signals = handleShutdownSignals({
     logger,
