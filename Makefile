@@ -54,8 +54,10 @@ lint: typecheck ## Type-check, ESLint and Prettier
 	npx prettier --check .
 
 .PHONY: manifests
-manifests: deps ## Regenerate config/crd and the chart's CRDs from src/api/v1
+manifests: deps ## Regenerate config/crd, the chart's CRDs and config/rbac, config/manager from the sources
 	node hack/gen-crds.ts
+	node hack/sync-chart-crds.ts
+	node hack/gen-config.ts
 
 ## --- tests -----------------------------------------------------------------------------------
 
