@@ -50,14 +50,13 @@ function expand(group: string, resources: string[], verbs: string[]): string[] {
 
 const KINDS = ["ec2instances", "s3buckets", "sqsqueues"];
 const MANAGER_RULES = [
-  ...expand("compute.cloud.com", KINDS, ["get", "list", "watch", "update", "patch"]),
+  ...expand("compute.cloud.com", KINDS, ["get", "list", "watch", "patch"]),
   ...expand(
     "compute.cloud.com",
     KINDS.map((k) => `${k}/status`),
-    ["update", "patch"],
+    ["update"],
   ),
   ...expand("", ["events"], ["create", "patch"]),
-  ...expand("events.k8s.io", ["events"], ["create", "patch"]),
 ];
 const METRICS_AUTH_RULES = [
   ...expand("authentication.k8s.io", ["tokenreviews"], ["create"]),

@@ -80,3 +80,38 @@ Combinations values.schema.json cannot express. Each failure names the values in
 {{- fail "metrics.port and health.port must differ" }}
 {{- end }}
 {{- end }}
+
+{{/* Environment of the manager container: AWS settings and extraEnv. Empty when none is set. */}}
+{{- define "kubeprovisioner.env" -}}
+{{- with .Values.aws.region }}
+- name: AWS_REGION
+  value: {{ . | quote }}
+{{- end }}
+{{- with .Values.aws.endpoint }}
+- name: AWS_ENDPOINT_URL
+  value: {{ . | quote }}
+{{- end }}
+{{- with .Values.aws.existingSecret }}
+- name: AWS_ACCESS_KEY_ID
+  valueFrom:
+    secretKeyRef:
+      name: {{ . }}
+      key: {{ $.Values.aws.existingSecretKeys.accessKeyId }}
+- name: AWS_SECRET_ACCESS_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ . }}
+      key: {{ $.Values.aws.existingSecretKeys.secretAccessKey }}
+{{- with $.Values.aws.existingSecretKeys.sessionToken }}
+- name: AWS_SESSION_TOKEN
+  valueFrom:
+    secretKeyRef:
+      name: {{ $.Values.aws.existingSecret }}
+      key: {{ . }}
+      optional: true
+{{- end }}
+{{- end }}
+{{- with .Values.extraEnv }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}

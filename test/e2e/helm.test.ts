@@ -1,0 +1,485 @@
+/**
+ * End to end on real components: `helm install` of the chart into a real kube-apiserver, then the
+ * operator (from source, with the Deployment's own flags and environment) authenticated only by a
+ * TokenRequest token of the chart's ServiceAccount, reconciling the samples against moto.
+ *
+ * RBAC is judged from the API server's audit log of that run (see rbac-audit.ts): no request of
+ * the ServiceAccount may be refused (the chart grants enough), and every permission the chart
+ * grants must appear in the log (the chart grants nothing the operator does not use). The flow
+ * therefore covers each code path that needs a permission: informers (list, watch), finalizer
+ * add and release (patch), status writes, a repeated Warning Event (create, then patch), the
+ * Lease (get, create, update, release on SIGTERM), and authenticated /metrics scrapes
+ * (TokenReview, SubjectAccessReview).
+ */
+import { EC2Client, DescribeInstancesCommand } from "@aws-sdk/client-ec2";
+import { DeleteObjectCommand, HeadBucketCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
+import { GetQueueUrlCommand, SQSClient } from "@aws-sdk/client-sqs";
+import assert from "node:assert/strict";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { request as httpsRequest } from "node:https";
+import os from "node:os";
+import path from "node:path";
+import { after, before, describe, it } from "node:test";
+import { parse } from "yaml";
+import { startControlPlane, type ControlPlane } from "../support/envtest.ts";
+import { startMoto, type Moto } from "../support/moto.ts";
+import { repoRoot, waitFor } from "../support/process.ts";
+import { startConflictInjector, type ConflictInjector } from "./conflict-webhook.ts";
+import { CHART_DIR, helm, type Manifest } from "./helm.ts";
+import { startLocalPod, type LocalPod } from "./local-pod.ts";
+import {
+  auditPolicy,
+  grantsOf,
+  readAuditLog,
+  refusedRequests,
+  ungrantedUses,
+  unusedGrants,
+  usedPermissions,
+} from "./rbac-audit.ts";
+
+const NS = "kp-system";
+const RELEASE = "kp";
+const FULL = "kp-kubeprovisioner";
+const SA_USER = `system:serviceaccount:${NS}:${FULL}`;
+const APPS = "e2e";
+const LEASE = `/apis/coordination.k8s.io/v1/namespaces/${NS}/leases/c56fc483.cloud.com`;
+const TIMEOUT = "120s";
+const KINDS = ["ec2instances", "s3buckets", "sqsqueues"];
+
+type Sample = Manifest & { spec: Record<string, unknown>; file: string };
+
+function samples(): Sample[] {
+  const dir = path.join(repoRoot, "config/samples");
+  return readdirSync(dir)
+    .filter((f) => f.endsWith(".yaml") && f !== "kustomization.yaml")
+    .map((f) => ({ ...(parse(readFileSync(path.join(dir, f), "utf8")) as Sample), file: path.join(dir, f) }));
+}
+
+function sampleOf(kind: string): Sample {
+  const s = samples().find((x) => x.kind === kind);
+  assert.ok(s, `config/samples has a ${kind}`);
+  return s;
+}
+
+/** GET over HTTPS without verifying the self-signed certificate; resolves with the status and body. */
+function scrape(url: string, token?: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(
+      url,
+      {
+        rejectUnauthorized: false,
+        headers: token ? { Authorization: `Bearer ${token}` } : {},
+        timeout: 10_000,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () =>
+          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }),
+        );
+      },
+    );
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+describe("helm install on a real API server, then the operator under the chart's ServiceAccount", () => {
+  const work = mkdtempSync(path.join(os.tmpdir(), "kp-e2e-"));
+  const auditLog = path.join(work, "audit.log");
+  let cp: ControlPlane;
+  let moto: Moto;
+  let pod: LocalPod | undefined;
+  let injector: ConflictInjector | undefined;
+
+  before(async () => {
+    const policy = path.join(work, "audit-policy.json");
+    writeFileSync(policy, auditPolicy([SA_USER]));
+    [cp, moto] = await Promise.all([
+      startControlPlane({
+        apiServerFlags: [
+          `--audit-policy-file=${policy}`,
+          `--audit-log-path=${auditLog}`,
+          "--audit-log-mode=blocking",
+        ],
+      }),
+      startMoto(),
+    ]);
+  });
+  after(async () => {
+    await pod?.process.stop();
+    await injector?.stop();
+    await Promise.allSettled([cp?.stop(), moto?.stop()]);
+    if (process.env.KP_E2E_KEEP) process.stderr.write(`operator log and audit log kept in ${work}\n`);
+    else rmSync(work, { recursive: true, force: true });
+  });
+
+  /** Adds the end of the operator's log to a failure, which is where its cause usually is. */
+  const withLog = async <T>(p: Promise<T>): Promise<T> => {
+    try {
+      return await p;
+    } catch (err) {
+      let tail = "(operator not started)";
+      if (pod) {
+        try {
+          tail = readFileSync(pod.process.logFile, "utf8").trimEnd().split("\n").slice(-40).join("\n");
+        } catch {
+          tail = "(no operator log)";
+        }
+      }
+      throw new Error(
+        `${(err as Error).message}\n--- operator log (tail; KP_E2E_KEEP=1 keeps it all)\n${tail}`,
+        { cause: err },
+      );
+    }
+  };
+  const kubectl = (args: string[], input?: string): Promise<string> =>
+    withLog(cp.kubectl(args, input === undefined ? {} : { input }).then((r) => r.stdout));
+
+  it("helm install creates the CRDs, the RBAC and the Deployment", async () => {
+    await kubectl(["create", "namespace", NS]);
+    await kubectl([
+      "-n",
+      NS,
+      "create",
+      "secret",
+      "generic",
+      "aws-credentials",
+      `--from-literal=AWS_ACCESS_KEY_ID=${moto.env.AWS_ACCESS_KEY_ID}`,
+      `--from-literal=AWS_SECRET_ACCESS_KEY=${moto.env.AWS_SECRET_ACCESS_KEY}`,
+    ]);
+    const res = await helm([
+      "install",
+      RELEASE,
+      CHART_DIR,
+      "--kubeconfig",
+      cp.kubeconfigPath,
+      "--namespace",
+      NS,
+      "--set",
+      "aws.existingSecret=aws-credentials",
+      "--set",
+      "aws.region=us-east-1",
+      "--set",
+      `aws.endpoint=${moto.endpoint}`,
+    ]);
+    assert.equal(res.code, 0, res.stderr);
+    assert.match(res.stdout, /STATUS: deployed/);
+    assert.match(res.stdout, /kubectl get ec2,s3b,sqsq -w/, "NOTES show how to watch the resources");
+
+    for (const crd of ["ec2instances", "s3buckets", "sqsqueues"]) {
+      await waitFor(
+        `CRD ${crd} established`,
+        async () => {
+          const got = await cp.request(
+            "GET",
+            `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd}.compute.cloud.com`,
+          );
+          const conds =
+            (got.body as { status?: { conditions?: { type: string; status: string }[] } }).status
+              ?.conditions ?? [];
+          return conds.some((c) => c.type === "Established" && c.status === "True");
+        },
+        30_000,
+      );
+    }
+    for (const p of [
+      `/apis/rbac.authorization.k8s.io/v1/clusterroles/${FULL}-manager`,
+      `/apis/rbac.authorization.k8s.io/v1/clusterroles/${FULL}-metrics-reader`,
+      `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${FULL}-manager`,
+      `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles/${FULL}-leader-election`,
+      `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings/${FULL}-leader-election`,
+      `/api/v1/namespaces/${NS}/serviceaccounts/${FULL}`,
+      `/api/v1/namespaces/${NS}/services/${FULL}-metrics`,
+      `/apis/policy/v1/namespaces/${NS}/poddisruptionbudgets/${FULL}`,
+    ]) {
+      const got = await cp.request("GET", p);
+      assert.equal(got.status, 200, `${p}: ${got.text}`);
+    }
+    const dep = await cp.request("GET", `/apis/apps/v1/namespaces/${NS}/deployments/${FULL}`);
+    assert.equal(dep.status, 200, dep.text);
+    assert.equal((dep.body as { spec: { replicas: number } }).spec.replicas, 2);
+  });
+
+  it("the pod template is admitted by the restricted Pod Security Standard, which refuses a weakened copy", async () => {
+    await kubectl(["create", "namespace", "restricted"]);
+    await kubectl(["label", "namespace", "restricted", "pod-security.kubernetes.io/enforce=restricted"]);
+    const dep = await cp.request("GET", `/apis/apps/v1/namespaces/${NS}/deployments/${FULL}`);
+    const template = (
+      dep.body as {
+        spec: { template: { spec: { containers: { securityContext: Record<string, unknown> }[] } } };
+      }
+    ).spec.template;
+    const pod = { apiVersion: "v1", kind: "Pod", metadata: { name: "chart-pod" }, spec: template.spec };
+    const ok = await cp.request("POST", "/api/v1/namespaces/restricted/pods?dryRun=All", pod);
+    assert.equal(ok.status, 201, ok.text);
+
+    const weakened = structuredClone(pod);
+    const c = weakened.spec.containers[0];
+    assert.ok(c);
+    c.securityContext = { ...c.securityContext, allowPrivilegeEscalation: true };
+    const refused = await cp.request("POST", "/api/v1/namespaces/restricted/pods?dryRun=All", weakened);
+    assert.equal(refused.status, 403, refused.text);
+    assert.match(
+      (refused.body as { message?: string }).message ?? "",
+      /violates PodSecurity "restricted:latest": allowPrivilegeEscalation != false/,
+    );
+  });
+
+  it("the operator starts with the chart's flags and a ServiceAccount token, and takes the Lease", async () => {
+    injector = await startConflictInjector(cp, {
+      username: SA_USER,
+      group: "compute.cloud.com",
+      plurals: KINDS,
+    });
+    const kc = await cp.tokenKubeConfig(NS, FULL);
+    const kubeconfigPath = cp.writeKubeConfig(kc, "chart-serviceaccount");
+    pod = await startLocalPod(cp, {
+      namespace: NS,
+      deployment: FULL,
+      kubeconfigPath,
+      logFile: path.join(work, "operator.log"),
+      extraEnv: { AWS_EC2_METADATA_DISABLED: "true" },
+    });
+    assert.equal(pod.podEnv.AWS_ACCESS_KEY_ID, moto.env.AWS_ACCESS_KEY_ID, "keys come from the Secret");
+    assert.equal(pod.podEnv.AWS_ENDPOINT_URL, moto.endpoint);
+    const proc = pod.process;
+    const probe = pod.probeUrl;
+    await withLog(
+      waitFor(
+        "operator /readyz",
+        async () => {
+          if (proc.proc.exitCode !== null)
+            throw new Error(`operator exited ${proc.proc.exitCode}; see ${proc.logFile}`);
+          return (await fetch(`${probe}/readyz`)).status === 200;
+        },
+        60_000,
+        200,
+      ),
+    );
+    await withLog(
+      waitFor(
+        "Lease held",
+        async () => {
+          const lease = await cp.request("GET", LEASE);
+          return (
+            lease.status === 200 &&
+            ((lease.body as { spec?: { holderIdentity?: string } }).spec?.holderIdentity ?? "") !== ""
+          );
+        },
+        30_000,
+        200,
+      ),
+    );
+  });
+
+  it("the three samples become Ready, backed by resources in AWS", async () => {
+    await kubectl(["create", "namespace", APPS]);
+    for (const s of samples()) await kubectl(["apply", "-n", APPS, "-f", s.file]);
+    await kubectl([
+      "wait",
+      "-n",
+      APPS,
+      "--for=condition=Ready",
+      `--timeout=${TIMEOUT}`,
+      ...samples().map((s) => `${s.kind.toLowerCase()}/${s.metadata.name}`),
+    ]);
+    const table = await kubectl(["get", "-n", APPS, "ec2,s3b,sqsq"]);
+    for (const s of samples()) assert.match(table, new RegExp(s.metadata.name), table);
+
+    const aws = {
+      region: "us-east-1",
+      endpoint: moto.endpoint,
+      credentials: { accessKeyId: "testing", secretAccessKey: "testing" },
+    };
+    const s3 = new S3Client({ ...aws, forcePathStyle: true });
+    const sqs = new SQSClient(aws);
+    const ec2 = new EC2Client(aws);
+    try {
+      await s3.send(new HeadBucketCommand({ Bucket: String(sampleOf("S3Bucket").spec.bucketName) }));
+      await sqs.send(new GetQueueUrlCommand({ QueueName: String(sampleOf("SqsQueue").spec.queueName) }));
+      const found = await ec2.send(
+        new DescribeInstancesCommand({
+          Filters: [
+            { Name: "tag:compute.cloud.com/name", Values: [sampleOf("Ec2Instance").metadata.name] },
+            { Name: "instance-state-name", Values: ["pending", "running"] },
+          ],
+        }),
+      );
+      assert.equal(found.Reservations?.flatMap((r) => r.Instances ?? []).length, 1, "exactly one instance");
+    } finally {
+      s3.destroy();
+      sqs.destroy();
+      ec2.destroy();
+    }
+  });
+
+  it("a non-empty bucket blocks its deletion with one aggregated Warning Event, then goes once emptied", async () => {
+    const bucket = "kp-e2e-not-empty";
+    await kubectl(
+      ["apply", "-n", APPS, "-f", "-"],
+      JSON.stringify({
+        apiVersion: "compute.cloud.com/v1",
+        kind: "S3Bucket",
+        metadata: { name: "not-empty" },
+        spec: { bucketName: bucket, region: "us-east-1", deletionPolicy: "Delete" },
+      }),
+    );
+    await kubectl([
+      "wait",
+      "-n",
+      APPS,
+      "--for=condition=Ready",
+      `--timeout=${TIMEOUT}`,
+      "s3bucket/not-empty",
+    ]);
+    const s3 = new S3Client({
+      region: "us-east-1",
+      endpoint: moto.endpoint,
+      forcePathStyle: true,
+      credentials: { accessKeyId: "testing", secretAccessKey: "testing" },
+    });
+    try {
+      await s3.send(new PutObjectCommand({ Bucket: bucket, Key: "keep-me.txt", Body: "data" }));
+      await kubectl(["delete", "-n", APPS, "s3bucket/not-empty", "--wait=false"]);
+      await withLog(
+        waitFor(
+          "a BucketNotEmpty Event repeated (count >= 2)",
+          async () => {
+            const list = await cp.request(
+              "GET",
+              `/api/v1/namespaces/${APPS}/events?fieldSelector=involvedObject.name=not-empty,reason=BucketNotEmpty`,
+            );
+            const items = (list.body as { items?: { type: string; count?: number }[] }).items ?? [];
+            return items.length === 1 && items[0]?.type === "Warning" && (items[0]?.count ?? 0) >= 2;
+          },
+          60_000,
+          200,
+        ),
+      );
+      await kubectl([
+        "wait",
+        "-n",
+        APPS,
+        "--for=condition=Ready=false",
+        `--timeout=${TIMEOUT}`,
+        "s3bucket/not-empty",
+      ]);
+      await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: "keep-me.txt" }));
+      await kubectl(["wait", "-n", APPS, "--for=delete", `--timeout=${TIMEOUT}`, "s3bucket/not-empty"]);
+    } finally {
+      s3.destroy();
+    }
+  });
+
+  it("deleting the samples releases every object", async () => {
+    for (const s of samples()) await kubectl(["delete", "-n", APPS, "-f", s.file, "--wait=false"]);
+    await kubectl([
+      "wait",
+      "-n",
+      APPS,
+      "--for=delete",
+      `--timeout=${TIMEOUT}`,
+      ...samples().map((s) => `${s.kind.toLowerCase()}/${s.metadata.name}`),
+    ]);
+  });
+
+  it("each kind's finalizer write met a 409 Conflict (injected by a webhook) and recovered", () => {
+    // The recovery re-reads the object from the API server: the only use of `get` on the kinds.
+    assert.deepEqual([...(injector?.injected ?? [])].sort(), KINDS);
+  });
+
+  it("/metrics answers a token bound to the chart's metrics-reader ClusterRole and refuses others", async () => {
+    assert.ok(pod);
+    await kubectl(["create", "namespace", "monitoring"]);
+    const reader = await cp.serviceAccountToken("monitoring", "prometheus");
+    const stranger = await cp.serviceAccountToken("monitoring", "stranger");
+    await kubectl([
+      "create",
+      "clusterrolebinding",
+      "prometheus-kp",
+      `--clusterrole=${FULL}-metrics-reader`,
+      "--serviceaccount=monitoring:prometheus",
+    ]);
+    const url = `${pod.metricsUrl}/metrics`;
+    assert.match(url, /^https:/, "the chart serves metrics over HTTPS by default");
+    assert.equal((await scrape(url)).status, 401);
+    assert.equal((await scrape(url, stranger)).status, 403);
+    const ok = await scrape(url, reader);
+    assert.equal(ok.status, 200, ok.body);
+    assert.match(ok.body, /controller_runtime_reconcile_total/);
+  });
+
+  it("SIGTERM stops the operator with exit code 0 and releases the Lease", async () => {
+    assert.ok(pod);
+    pod.process.proc.kill("SIGTERM");
+    assert.equal(await pod.process.exited, 0);
+    const lease = await cp.request("GET", LEASE);
+    assert.equal((lease.body as { spec?: { holderIdentity?: string } }).spec?.holderIdentity ?? "", "");
+  });
+
+  describe("RBAC, judged from the audit log of the run above", () => {
+    const roles = async (): Promise<Manifest[]> => {
+      const out: Manifest[] = [];
+      for (const p of [
+        `/apis/rbac.authorization.k8s.io/v1/clusterroles/${FULL}-manager`,
+        `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles/${FULL}-leader-election`,
+      ]) {
+        const got = await cp.request("GET", p);
+        assert.equal(got.status, 200, got.text);
+        out.push(got.body as Manifest);
+      }
+      return out;
+    };
+
+    it("no request of the ServiceAccount was refused (the chart grants enough)", async () => {
+      const events = readAuditLog(auditLog);
+      assert.ok(events.length > 0, `the audit log ${auditLog} has entries`);
+      assert.deepEqual(refusedRequests(events, SA_USER), []);
+      assert.deepEqual(ungrantedUses(grantsOf(await roles()), usedPermissions(events, SA_USER)), []);
+    });
+
+    it("every granted permission was used (the chart grants nothing more)", async () => {
+      const used = usedPermissions(readAuditLog(auditLog), SA_USER);
+      assert.deepEqual(
+        unusedGrants(grantsOf(await roles()), used),
+        [],
+        `used: ${[...used].sort().join(", ")}`,
+      );
+    });
+
+    it("Leases are only touched in the release namespace", () => {
+      const leases = readAuditLog(auditLog).filter(
+        (e) => e.user.username === SA_USER && e.objectRef?.resource === "leases",
+      );
+      assert.ok(leases.length > 0);
+      for (const e of leases) assert.equal(e.objectRef?.namespace, NS, e.requestURI);
+    });
+  });
+
+  it("helm uninstall removes the release but keeps the CRDs", async () => {
+    const res = await helm(["uninstall", RELEASE, "--kubeconfig", cp.kubeconfigPath, "--namespace", NS]);
+    assert.equal(res.code, 0, res.stderr);
+    assert.match(
+      res.stdout,
+      /These resources were kept due to the resource policy:[\s\S]*CustomResourceDefinition/,
+    );
+    for (const crd of ["ec2instances", "s3buckets", "sqsqueues"]) {
+      assert.equal(
+        (
+          await cp.request(
+            "GET",
+            `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd}.compute.cloud.com`,
+          )
+        ).status,
+        200,
+        crd,
+      );
+    }
+    assert.equal((await cp.request("GET", `/apis/apps/v1/namespaces/${NS}/deployments/${FULL}`)).status, 404);
+    assert.equal(
+      (await cp.request("GET", `/apis/rbac.authorization.k8s.io/v1/clusterroles/${FULL}-manager`)).status,
+      404,
+    );
+  });
+});
