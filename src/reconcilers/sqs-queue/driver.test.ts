@@ -224,6 +224,31 @@ describe("SqsQueueDriver", () => {
     assert.deepEqual(fake.queues.get("orders")?.tags, { team: "x" });
   });
 
+  it("retries instead of recording a new queue that does not answer reads yet", async () => {
+    const original = fake.send.bind(fake);
+    let hidden = 1;
+    fake.send = async (cmd) => {
+      if (cmd instanceof GetQueueAttributesCommand && hidden-- > 0) {
+        throw new AwsError({
+          kind: "not-found",
+          code: "QueueDoesNotExist",
+          service: "sqs",
+          operation: "x",
+          message: "m",
+        });
+      }
+      return original(cmd);
+    };
+    await assert.rejects(driver.create(queueObject(), "tok", ctx), (err: unknown) => {
+      assert.ok(err instanceof Error && !(err instanceof QueueExistsError));
+      assert.match(err.message, /does not answer reads yet/);
+      return true;
+    });
+    const obs = await driver.observe(queueObject(), ctx);
+    assert.equal(obs.exists && obs.ownership, "owned");
+    assert.equal(fake.mutations().length, 1);
+  });
+
   it("adopts by writing the ownership tags", async () => {
     fake.queues.set("orders", { attributes: {}, tags: { team: "x" } });
     const obs = await driver.observe(queueObject(), ctx);

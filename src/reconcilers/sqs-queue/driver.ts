@@ -133,7 +133,11 @@ export class SqsQueueDriver implements ResourceDriver<ManagedSqsQueue, SqsQueueV
     }
     if (url === undefined || url === "") throw new Error("SQS CreateQueue returned no QueueUrl");
     const view = await this.#describe(sqs, url, ctx);
-    if (view === undefined) throw new Error(`the queue ${spec.queueName} vanished right after CreateQueue`);
+    // SQS may take about a second before a new queue answers reads. Retrying is safe (the retry
+    // finds the queue by name, or CreateQueue answers with it again), and nothing is recorded in
+    // status until the queue has been read, so the lag is never taken for an out-of-band delete.
+    if (view === undefined)
+      throw new Error(`the new queue ${spec.queueName} does not answer reads yet; retrying`);
     // CreateQueue with identical attributes answers with an existing queue's URL: only the UID
     // tag tells whether this call made it.
     if (ownershipOf(view.tags, uidOf(obj)) !== "owned") throw new QueueExistsError(spec.queueName);
