@@ -107,6 +107,15 @@ export interface ResourceDriver<T extends ManagedObject, R> {
   /** What the resource is called in messages: "instance", "bucket", "queue". */
   readonly noun: string;
   /**
+   * Put the steady-state polls of every object on one grid (the multiples of the poll period),
+   * so that observations the driver batches (EC2 DescribeInstances) arrive together and share
+   * calls. Without it each object polls one period after its own last reconcile, which spreads
+   * polls over the period and leaves nothing to batch. The first aligned poll comes between half
+   * a period and one and a half periods after the reconcile; every later one exactly a period
+   * apart. Polls of resources in transition are never aligned. @default false
+   */
+  readonly alignPolls?: boolean;
+  /**
    * The AWS identifier the status records for the resource (instance ID, bucket ARN, queue URL),
    * or undefined when none is recorded. A recorded ID with no resource in AWS means the resource
    * was deleted out of band.

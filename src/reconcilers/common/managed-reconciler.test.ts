@@ -257,6 +257,35 @@ describe("ManagedResourceReconciler", () => {
     assert.deepEqual(await r.reconcile(req, ctx), { requeueAfter: 60_000 });
   });
 
+  it("puts steady polls on the period grid when the driver aligns polls, never polls in transition", async () => {
+    const clock = new FakeClock(Date.UTC(2026, 0, 1, 0, 0, 20)); // 20 s past a minute
+    const aligned = new ManagedResourceReconciler({
+      resource,
+      client: f.client,
+      driver: { ...f.driver, alignPolls: true },
+      recorder: f.recorder,
+      clock,
+      pollIntervalMs: 60_000,
+    });
+    f.stored = widget();
+    f.observation = { exists: true, resource: { id: "wid-1", state: "ready" }, ownership: "owned" };
+    assert.deepEqual(await aligned.reconcile(req, ctx), { requeueAfter: 40_000 }, "to the next minute");
+    await clock.advance(40_000);
+    assert.deepEqual(
+      await aligned.reconcile(req, ctx),
+      { requeueAfter: 60_000 },
+      "on the grid: a full period",
+    );
+    await clock.advance(45_000);
+    assert.deepEqual(
+      await aligned.reconcile(req, ctx),
+      { requeueAfter: 75_000 },
+      "at least half a period away",
+    );
+    f.observation = { exists: true, resource: { id: "wid-1", state: "pending" }, ownership: "owned" };
+    assert.deepEqual(await aligned.reconcile(req, ctx), { requeueAfter: 2000 });
+  });
+
   it("leaves AWS alone and releases the object under deletionPolicy Retain", async () => {
     f.stored = widget({ deletionPolicy: "Retain" }, undefined, true);
     assert.deepEqual(await r.reconcile(req, ctx), {});

@@ -220,7 +220,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
           status.state = "deleted";
           await this.#writeStatus(cur, status);
           this.#pending.reset(key);
-          return { requeueAfter: this.#o.pollIntervalMs };
+          return { requeueAfter: this.#steadyPoll() };
         }
         recorder.event(obj, "Warning", ConditionReason.DeletedOutOfBand, `${message}; recreating it`);
         attempt += 1;
@@ -272,7 +272,18 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     await this.#writeStatus(cur, withConds);
     if (readiness.pending) return { requeueAfter: this.#pending.next(key) };
     this.#pending.reset(key);
-    return { requeueAfter: this.#o.pollIntervalMs };
+    return { requeueAfter: this.#steadyPoll() };
+  }
+
+  /**
+   * Delay of the next steady-state poll: the poll period, or with `driver.alignPolls` the time
+   * to the first multiple of the period (on the clock's epoch) at least half a period away.
+   */
+  #steadyPoll(): number {
+    const period = this.#o.pollIntervalMs;
+    if (this.#o.driver.alignPolls !== true) return period;
+    const now = this.#o.clock.now();
+    return Math.ceil((now + period / 2) / period) * period - now;
   }
 
   /** Records a failure on the object, then rethrows it in the form the controller expects. */
