@@ -27,7 +27,7 @@ export interface InformerFactoryOptions {
   pageSize?: number;
   /** Server-side watch timeout. @default random 5–10 min per watch */
   watchTimeoutMs?: number;
-  /** A silent watch is reopened after this long. @default 180_000 */
+  /** A silent watch is reopened after this long. @default 240_000 */
   inactivityTimeoutMs?: number;
   /** Reconnect backoff. @default 800 ms doubling to 30 s, jittered */
   backoff?: BackoffOptions;

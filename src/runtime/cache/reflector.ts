@@ -38,9 +38,11 @@ export interface ReflectorOptions<T extends KubeObject> {
   watchTimeoutMs?: number;
   /**
    * A watch that delivers nothing (no event, no bookmark) for this long is presumed dead (a
-   * half-open connection) and is aborted and reopened. The API server sends a bookmark about
-   * once a minute to watches that ask for them, so a healthy quiet watch stays open.
-   * @default 180_000
+   * half-open connection) and is aborted and reopened. A quiet watch on kube-apiserver 1.36
+   * receives its first bookmark about 120 s after it opens and one every 60 s after that, so a
+   * healthy watch stays open; 240 s is below the shortest server-side timeout (5 min), so a dead
+   * connection is noticed before the server would have ended the watch anyway.
+   * @default 240_000
    */
   inactivityTimeoutMs?: number;
   /** Reconnect backoff. @default 800 ms doubling to 30 s, jittered */
@@ -120,7 +122,7 @@ export class Reflector<T extends KubeObject> {
     this.#metrics = reflectorMetrics(opts.registry ?? defaultRegistry);
     this.#pageSize = opts.pageSize ?? 500;
     this.#watchTimeoutMs = opts.watchTimeoutMs;
-    this.#inactivityMs = opts.inactivityTimeoutMs ?? 180_000;
+    this.#inactivityMs = opts.inactivityTimeoutMs ?? 240_000;
     this.#random = opts.random ?? Math.random;
     this.#backoff = new Backoff({ random: this.#random, ...opts.backoff });
   }

@@ -52,7 +52,7 @@ export interface SharedInformerOptions<T extends KubeObject> {
   pageSize?: number;
   /** Server-side watch timeout. @default random 5–10 min */
   watchTimeoutMs?: number;
-  /** @default 180_000; see `ReflectorOptions.inactivityTimeoutMs` */
+  /** @default 240_000; see `ReflectorOptions.inactivityTimeoutMs` */
   inactivityTimeoutMs?: number;
   backoff?: BackoffOptions;
   random?: () => number;
