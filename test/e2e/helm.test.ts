@@ -11,20 +11,19 @@
  * Lease (get, create, update, release on SIGTERM), and authenticated /metrics scrapes
  * (TokenReview, SubjectAccessReview).
  */
-import { EC2Client, DescribeInstancesCommand } from "@aws-sdk/client-ec2";
-import { DeleteObjectCommand, HeadBucketCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
-import { GetQueueUrlCommand, SQSClient } from "@aws-sdk/client-sqs";
+import { DescribeInstancesCommand } from "@aws-sdk/client-ec2";
+import { DeleteObjectCommand, HeadBucketCommand, PutObjectCommand } from "@aws-sdk/client-s3";
+import { GetQueueUrlCommand } from "@aws-sdk/client-sqs";
 import assert from "node:assert/strict";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { request as httpsRequest } from "node:https";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { parse } from "yaml";
 import { startControlPlane, type ControlPlane } from "../support/envtest.ts";
 import { startMoto, type Moto } from "../support/moto.ts";
-import { repoRoot, waitFor } from "../support/process.ts";
+import { waitFor } from "../support/process.ts";
 import { startConflictInjector, type ConflictInjector } from "./conflict-webhook.ts";
+import { motoClients, sampleOf, sampleRefs, samples, scrape, withOperatorLog } from "./flow-support.ts";
 import { CHART_DIR, helm, type Manifest } from "./helm.ts";
 import { startLocalPod, type LocalPod } from "./local-pod.ts";
 import {
@@ -45,44 +44,6 @@ const APPS = "e2e";
 const LEASE = `/apis/coordination.k8s.io/v1/namespaces/${NS}/leases/c56fc483.cloud.com`;
 const TIMEOUT = "120s";
 const KINDS = ["ec2instances", "s3buckets", "sqsqueues"];
-
-type Sample = Manifest & { spec: Record<string, unknown>; file: string };
-
-function samples(): Sample[] {
-  const dir = path.join(repoRoot, "config/samples");
-  return readdirSync(dir)
-    .filter((f) => f.endsWith(".yaml") && f !== "kustomization.yaml")
-    .map((f) => ({ ...(parse(readFileSync(path.join(dir, f), "utf8")) as Sample), file: path.join(dir, f) }));
-}
-
-function sampleOf(kind: string): Sample {
-  const s = samples().find((x) => x.kind === kind);
-  assert.ok(s, `config/samples has a ${kind}`);
-  return s;
-}
-
-/** GET over HTTPS without verifying the self-signed certificate; resolves with the status and body. */
-function scrape(url: string, token?: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = httpsRequest(
-      url,
-      {
-        rejectUnauthorized: false,
-        headers: token ? { Authorization: `Bearer ${token}` } : {},
-        timeout: 10_000,
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("end", () =>
-          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }),
-        );
-      },
-    );
-    req.on("error", reject);
-    req.end();
-  });
-}
 
 describe("helm install on a real API server, then the operator under the chart's ServiceAccount", () => {
   const work = mkdtempSync(path.join(os.tmpdir(), "kp-e2e-"));
@@ -114,25 +75,7 @@ describe("helm install on a real API server, then the operator under the chart's
     else rmSync(work, { recursive: true, force: true });
   });
 
-  /** Adds the end of the operator's log to a failure, which is where its cause usually is. */
-  const withLog = async <T>(p: Promise<T>): Promise<T> => {
-    try {
-      return await p;
-    } catch (err) {
-      let tail = "(operator not started)";
-      if (pod) {
-        try {
-          tail = readFileSync(pod.process.logFile, "utf8").trimEnd().split("\n").slice(-40).join("\n");
-        } catch {
-          tail = "(no operator log)";
-        }
-      }
-      throw new Error(
-        `${(err as Error).message}\n--- operator log (tail; KP_E2E_KEEP=1 keeps it all)\n${tail}`,
-        { cause: err },
-      );
-    }
-  };
+  const withLog = withOperatorLog(() => pod?.process.logFile);
   const kubectl = (args: string[], input?: string): Promise<string> =>
     withLog(cp.kubectl(args, input === undefined ? {} : { input }).then((r) => r.stdout));
 
@@ -276,29 +219,15 @@ describe("helm install on a real API server, then the operator under the chart's
   it("the three samples become Ready, backed by resources in AWS", async () => {
     await kubectl(["create", "namespace", APPS]);
     for (const s of samples()) await kubectl(["apply", "-n", APPS, "-f", s.file]);
-    await kubectl([
-      "wait",
-      "-n",
-      APPS,
-      "--for=condition=Ready",
-      `--timeout=${TIMEOUT}`,
-      ...samples().map((s) => `${s.kind.toLowerCase()}/${s.metadata.name}`),
-    ]);
+    await kubectl(["wait", "-n", APPS, "--for=condition=Ready", `--timeout=${TIMEOUT}`, ...sampleRefs()]);
     const table = await kubectl(["get", "-n", APPS, "ec2,s3b,sqsq"]);
     for (const s of samples()) assert.match(table, new RegExp(s.metadata.name), table);
 
-    const aws = {
-      region: "us-east-1",
-      endpoint: moto.endpoint,
-      credentials: { accessKeyId: "testing", secretAccessKey: "testing" },
-    };
-    const s3 = new S3Client({ ...aws, forcePathStyle: true });
-    const sqs = new SQSClient(aws);
-    const ec2 = new EC2Client(aws);
+    const aws = motoClients(moto);
     try {
-      await s3.send(new HeadBucketCommand({ Bucket: String(sampleOf("S3Bucket").spec.bucketName) }));
-      await sqs.send(new GetQueueUrlCommand({ QueueName: String(sampleOf("SqsQueue").spec.queueName) }));
-      const found = await ec2.send(
+      await aws.s3.send(new HeadBucketCommand({ Bucket: String(sampleOf("S3Bucket").spec.bucketName) }));
+      await aws.sqs.send(new GetQueueUrlCommand({ QueueName: String(sampleOf("SqsQueue").spec.queueName) }));
+      const found = await aws.ec2.send(
         new DescribeInstancesCommand({
           Filters: [
             { Name: "tag:compute.cloud.com/name", Values: [sampleOf("Ec2Instance").metadata.name] },
@@ -308,9 +237,7 @@ describe("helm install on a real API server, then the operator under the chart's
       );
       assert.equal(found.Reservations?.flatMap((r) => r.Instances ?? []).length, 1, "exactly one instance");
     } finally {
-      s3.destroy();
-      sqs.destroy();
-      ec2.destroy();
+      aws.destroy();
     }
   });
 
@@ -333,12 +260,8 @@ describe("helm install on a real API server, then the operator under the chart's
       `--timeout=${TIMEOUT}`,
       "s3bucket/not-empty",
     ]);
-    const s3 = new S3Client({
-      region: "us-east-1",
-      endpoint: moto.endpoint,
-      forcePathStyle: true,
-      credentials: { accessKeyId: "testing", secretAccessKey: "testing" },
-    });
+    const aws = motoClients(moto);
+    const s3 = aws.s3;
     try {
       await s3.send(new PutObjectCommand({ Bucket: bucket, Key: "keep-me.txt", Body: "data" }));
       await kubectl(["delete", "-n", APPS, "s3bucket/not-empty", "--wait=false"]);
@@ -368,20 +291,13 @@ describe("helm install on a real API server, then the operator under the chart's
       await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: "keep-me.txt" }));
       await kubectl(["wait", "-n", APPS, "--for=delete", `--timeout=${TIMEOUT}`, "s3bucket/not-empty"]);
     } finally {
-      s3.destroy();
+      aws.destroy();
     }
   });
 
   it("deleting the samples releases every object", async () => {
     for (const s of samples()) await kubectl(["delete", "-n", APPS, "-f", s.file, "--wait=false"]);
-    await kubectl([
-      "wait",
-      "-n",
-      APPS,
-      "--for=delete",
-      `--timeout=${TIMEOUT}`,
-      ...samples().map((s) => `${s.kind.toLowerCase()}/${s.metadata.name}`),
-    ]);
+    await kubectl(["wait", "-n", APPS, "--for=delete", `--timeout=${TIMEOUT}`, ...sampleRefs()]);
   });
 
   it("each kind's finalizer write met a 409 Conflict (injected by a webhook) and recovered", () => {

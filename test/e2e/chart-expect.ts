@@ -1,0 +1,67 @@
+/**
+ * What the offline chart tests share: the rendered manager container, and the RBAC the chart must
+ * grant, written out as (group, resource, verb) triples.
+ */
+import assert from "node:assert/strict";
+import { at, find, type Manifest } from "./helm.ts";
+
+type Rule = { apiGroups?: string[]; resources?: string[]; verbs: string[]; nonResourceURLs?: string[] };
+/** The manager container of a rendered Deployment. */
+export type Container = {
+  name: string;
+  args: string[];
+  env?: { name: string; value?: string; valueFrom?: unknown }[];
+  [k: string]: unknown;
+};
+
+/** Full name of release `kp`. */
+export const FULL = "kp-kubeprovisioner";
+
+/** The manager container of the one Deployment. */
+export function container(m: readonly Manifest[]): Container {
+  const c = at(find(m, "Deployment"), "spec", "template", "spec", "containers", 0) as Container | undefined;
+  assert.ok(c, "the Deployment has a container");
+  return c;
+}
+
+/** The manager container's variable `name`. */
+export function envOf(
+  m: readonly Manifest[],
+  name: string,
+): { name: string; value?: string; valueFrom?: unknown } | undefined {
+  return (container(m).env ?? []).find((e) => e.name === name);
+}
+
+/** (group, resource, verb) triples of a role, sorted, for exact comparison. */
+export function triples(role: Manifest): string[] {
+  const out: string[] = [];
+  for (const r of (role.rules as Rule[] | undefined) ?? []) {
+    for (const g of r.apiGroups ?? ["<none>"])
+      for (const res of r.resources ?? r.nonResourceURLs ?? [])
+        for (const v of r.verbs) out.push(`${g}|${res}|${v}`);
+  }
+  return out.sort();
+}
+
+/** `group|resource|verb` for every resource and verb. */
+export function expand(group: string, resources: string[], verbs: string[]): string[] {
+  return resources.flatMap((r) => verbs.map((v) => `${group}|${r}|${v}`));
+}
+
+/** Plurals of the three kinds. */
+export const KINDS = ["ec2instances", "s3buckets", "sqsqueues"];
+/** What the manager ClusterRole grants besides the metrics-auth rules. */
+export const MANAGER_RULES = [
+  ...expand("compute.cloud.com", KINDS, ["get", "list", "watch", "patch"]),
+  ...expand(
+    "compute.cloud.com",
+    KINDS.map((k) => `${k}/status`),
+    ["update"],
+  ),
+  ...expand("", ["events"], ["create", "patch"]),
+];
+/** TokenReview and SubjectAccessReview, granted only with metrics.secure. */
+export const METRICS_AUTH_RULES = [
+  ...expand("authentication.k8s.io", ["tokenreviews"], ["create"]),
+  ...expand("authorization.k8s.io", ["subjectaccessreviews"], ["create"]),
+];

@@ -1,0 +1,244 @@
+/**
+ * The chart with non-default values, and the values values.schema.json and the chart's own
+ * checks refuse (with Helm's error, rendering nothing).
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { at, find, helm, renderChart, templateArgs } from "./helm.ts";
+import { container, envOf, FULL, MANAGER_RULES, triples } from "./chart-expect.ts";
+
+describe("helm chart values", () => {
+  describe("non-default values", () => {
+    it("reads static keys from an existing Secret, with region and endpoint", async () => {
+      const m = await renderChart({
+        "aws.existingSecret": "aws-creds",
+        "aws.region": "eu-west-1",
+        "aws.endpoint": "http://moto.test:5000",
+      });
+      assert.deepEqual(envOf(m, "AWS_ACCESS_KEY_ID")?.valueFrom, {
+        secretKeyRef: { name: "aws-creds", key: "AWS_ACCESS_KEY_ID" },
+      });
+      assert.deepEqual(envOf(m, "AWS_SECRET_ACCESS_KEY")?.valueFrom, {
+        secretKeyRef: { name: "aws-creds", key: "AWS_SECRET_ACCESS_KEY" },
+      });
+      assert.deepEqual(envOf(m, "AWS_SESSION_TOKEN")?.valueFrom, {
+        secretKeyRef: { name: "aws-creds", key: "AWS_SESSION_TOKEN", optional: true },
+      });
+      assert.equal(envOf(m, "AWS_REGION")?.value, "eu-west-1");
+      assert.equal(envOf(m, "AWS_ENDPOINT_URL")?.value, "http://moto.test:5000");
+    });
+
+    it("annotates the ServiceAccount for IRSA and keeps user annotations", async () => {
+      const arn = "arn:aws:iam::123456789012:role/kubeprovisioner";
+      const m = await renderChart({ "aws.roleArn": arn, "serviceAccount.annotations.team": "platform" });
+      assert.deepEqual(find(m, "ServiceAccount").metadata.annotations, {
+        "eks.amazonaws.com/role-arn": arn,
+        team: "platform",
+      });
+      assert.equal(envOf(m, "AWS_ACCESS_KEY_ID"), undefined);
+    });
+
+    it("skips the CRDs, or installs them without the keep annotation", async () => {
+      const none = await renderChart({ "crds.install": false });
+      assert.equal(none.filter((x) => x.kind === "CustomResourceDefinition").length, 0);
+      const unkept = await renderChart({ "crds.keep": false });
+      const crds = unkept.filter((x) => x.kind === "CustomResourceDefinition");
+      assert.equal(crds.length, 3);
+      for (const c of crds) assert.equal(c.metadata.annotations?.["helm.sh/resource-policy"], undefined);
+    });
+
+    it("serves plain-HTTP metrics without the TokenReview and SubjectAccessReview rules", async () => {
+      const m = await renderChart({
+        "metrics.secure": false,
+        "metrics.port": 8080,
+        "metrics.service.port": 8080,
+      });
+      assert.ok(container(m).args.includes("--metrics-secure=false"));
+      assert.ok(container(m).args.includes("--metrics-bind-address=:8080"));
+      assert.deepEqual(at(find(m, "Service"), "spec", "ports"), [
+        { name: "http", port: 8080, targetPort: "http", protocol: "TCP" },
+      ]);
+      assert.deepEqual(triples(find(m, "ClusterRole", `${FULL}-manager`)), [...MANAGER_RULES].sort());
+    });
+
+    it("disables metrics entirely", async () => {
+      const m = await renderChart({ "metrics.enabled": false });
+      assert.ok(container(m).args.includes("--metrics-bind-address=0"));
+      assert.equal(m.filter((x) => x.kind === "Service").length, 0);
+      assert.equal(m.filter((x) => x.metadata.name.endsWith("-metrics-reader")).length, 0);
+    });
+
+    it("mounts a provided metrics certificate", async () => {
+      const m = await renderChart({ "metrics.certSecret": "metrics-tls" });
+      assert.ok(container(m).args.includes("--metrics-cert-dir=/etc/kubeprovisioner/metrics-certs"));
+      const vols = at(find(m, "Deployment"), "spec", "template", "spec", "volumes") as {
+        name: string;
+        secret?: { secretName: string };
+      }[];
+      assert.equal(vols.find((v) => v.name === "metrics-certs")?.secret?.secretName, "metrics-tls");
+    });
+
+    it("creates a ServiceMonitor that authenticates with the Prometheus token", async () => {
+      const m = await renderChart({
+        "metrics.serviceMonitor.enabled": true,
+        "metrics.serviceMonitor.labels.release": "prom",
+      });
+      const sm = find(m, "ServiceMonitor");
+      assert.equal(sm.metadata.labels?.release, "prom");
+      const ep = at(sm, "spec", "endpoints", 0);
+      assert.equal(at(ep, "scheme"), "https");
+      assert.equal(at(ep, "port"), "https");
+      assert.equal(at(ep, "bearerTokenFile"), "/var/run/secrets/kubernetes.io/serviceaccount/token");
+      assert.equal(at(ep, "tlsConfig", "insecureSkipVerify"), true);
+    });
+
+    it("creates a NetworkPolicy that admits only metrics scrapes", async () => {
+      const m = await renderChart({ "networkPolicy.enabled": true });
+      const np = find(m, "NetworkPolicy");
+      assert.deepEqual(at(np, "spec", "policyTypes"), ["Ingress"]);
+      assert.deepEqual(at(np, "spec", "ingress", 0, "ports"), [{ port: "https", protocol: "TCP" }]);
+      assert.deepEqual(at(np, "spec", "ingress", 0, "from"), [
+        { namespaceSelector: { matchLabels: { metrics: "enabled" } } },
+      ]);
+    });
+
+    it("passes controller settings as flags", async () => {
+      const m = await renderChart({}, [
+        "--set",
+        "controller.watchNamespaces={team-a,team-b}",
+        "--set",
+        "controller.maxConcurrentReconciles=4",
+        "--set",
+        "controller.pollInterval=2m",
+        "--set",
+        "controller.logLevel=debug",
+        "--set",
+        "extraArgs={--leader-election-retry-period=3s}",
+      ]);
+      const args = container(m).args;
+      for (const a of [
+        "--watch-namespace=team-a,team-b",
+        "--max-concurrent-reconciles=4",
+        "--poll-interval=2m",
+        "--log-level=debug",
+        "--leader-election-retry-period=3s",
+      ]) {
+        assert.ok(args.includes(a), `${a} in ${args.join(" ")}`);
+      }
+    });
+
+    it("pins the image by digest", async () => {
+      const digest = `sha256:${"a".repeat(64)}`;
+      const m = await renderChart({
+        "image.repository": "registry.example.com/kp",
+        "image.tag": "1.2.3",
+        "image.digest": digest,
+      });
+      assert.equal(at(container(m), "image"), `registry.example.com/kp:1.2.3@${digest}`);
+    });
+
+    it("runs one replica without leader election, PDB or lease Role", async () => {
+      const m = await renderChart({ replicaCount: 1, "leaderElection.enabled": false });
+      assert.ok(container(m).args.includes("--leader-elect=false"));
+      assert.ok(!container(m).args.some((a) => a.startsWith("--leader-election-namespace")));
+      assert.equal(
+        m.filter((x) => ["Role", "RoleBinding", "PodDisruptionBudget"].includes(x.kind)).length,
+        0,
+      );
+    });
+
+    it("requires anti-affinity when asked, or none", async () => {
+      const hard = await renderChart({ podAntiAffinity: "hard" });
+      const spec = at(find(hard, "Deployment"), "spec", "template", "spec");
+      assert.equal(
+        at(
+          spec,
+          "affinity",
+          "podAntiAffinity",
+          "requiredDuringSchedulingIgnoredDuringExecution",
+          0,
+          "topologyKey",
+        ),
+        "kubernetes.io/hostname",
+      );
+      const none = await renderChart({ podAntiAffinity: "none" });
+      assert.equal(at(find(none, "Deployment"), "spec", "template", "spec", "affinity"), undefined);
+    });
+
+    it("names everything after fullnameOverride", async () => {
+      const m = await renderChart({ fullnameOverride: "prov" });
+      assert.equal(find(m, "Deployment").metadata.name, "prov");
+      assert.equal(find(m, "ClusterRole", "prov-manager").kind, "ClusterRole");
+      assert.equal(at(find(m, "Deployment"), "spec", "template", "spec", "serviceAccountName"), "prov");
+    });
+  });
+
+  describe("refuses bad values", () => {
+    const cases: { what: string; args: string[]; error: RegExp }[] = [
+      {
+        what: "a wrong type",
+        args: ["--set", "replicaCount=two"],
+        error: /at '\/replicaCount': got string, want integer/,
+      },
+      {
+        what: "an unknown top-level key",
+        args: ["--set", "replicas=3"],
+        error: /additional properties 'replicas' not allowed/,
+      },
+      {
+        what: "AWS keys in values",
+        args: ["--set", "aws.accessKeyId=AKIAEXAMPLE"],
+        error: /at '\/aws': additional properties 'accessKeyId' not allowed/,
+      },
+      {
+        what: "a log level outside the enum",
+        args: ["--set", "controller.logLevel=loud"],
+        error: /at '\/controller\/logLevel': value must be one of/,
+      },
+      {
+        what: "an anti-affinity mode outside the enum",
+        args: ["--set", "podAntiAffinity=maybe"],
+        error: /at '\/podAntiAffinity': value must be one of 'soft', 'hard', 'none'/,
+      },
+      {
+        what: "a duration without a unit",
+        args: ["--set-string", "leaderElection.leaseDuration=15"],
+        error: /at '\/leaderElection\/leaseDuration'/,
+      },
+      {
+        what: "a bad pull policy",
+        args: ["--set", "image.pullPolicy=Sometimes"],
+        error: /at '\/image\/pullPolicy': value must be one of/,
+      },
+      { what: "a region that is not one", args: ["--set", "aws.region=Europe"], error: /at '\/aws\/region'/ },
+      {
+        what: "a port out of range",
+        args: ["--set", "metrics.port=70000"],
+        error: /at '\/metrics\/port': maximum: got 70,?000, want 65,?535/,
+      },
+      {
+        what: "both a Secret and IRSA",
+        args: ["--set", "aws.existingSecret=s", "--set", "aws.roleArn=arn:aws:iam::123456789012:role/r"],
+        error: /mutually exclusive/,
+      },
+      {
+        what: "several replicas without leader election",
+        args: ["--set", "leaderElection.enabled=false"],
+        error: /replicaCount > 1 requires leaderElection.enabled=true/,
+      },
+      {
+        what: "a ServiceMonitor without metrics",
+        args: ["--set", "metrics.enabled=false", "--set", "metrics.serviceMonitor.enabled=true"],
+        error: /requires metrics.enabled=true/,
+      },
+    ];
+    for (const c of cases) {
+      it(`rejects ${c.what} with helm's error`, async () => {
+        const res = await helm(templateArgs({}, c.args));
+        assert.notEqual(res.code, 0, `helm accepted ${c.args.join(" ")}`);
+        assert.equal(res.stdout, "", "nothing is rendered");
+        assert.match(res.stderr, c.error);
+      });
+    }
+  });
+});
