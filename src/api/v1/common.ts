@@ -22,11 +22,15 @@ export function regionField(what: string) {
   });
 }
 
+/** AWS allows 50 tags per resource; the operator adds its 5 ownership tags. */
+export const MAX_USER_TAGS = 45;
+
 /** Characters AWS accepts in tag keys and values on every service this operator manages. */
 const TAG_CHARS = "\\p{L}\\p{Z}\\p{N}_.:/=+\\-@";
 
 /**
- * The `tags` field, with the strictest limits shared by EC2, S3 and SQS: at most 50 tags, keys
+ * The `tags` field, with the strictest limits shared by EC2, S3 and SQS: at most 45 tags (AWS allows
+ * 50 per resource and the operator adds 5 ownership tags), keys
  * of 1-128 and values of at most 256 characters, no `aws:` keys (reserved by AWS) and no keys
  * under {@link RESERVED_TAG_PREFIX} (the operator's ownership tags).
  */
@@ -41,9 +45,10 @@ export function tagsField(what: string) {
       description:
         `Tags applied to the ${what}, in addition to the operator's ownership tags. Mutable and ` +
         `authoritative: the operator adds, changes and removes tags on the ${what} until they match ` +
-        `this map; only aws: tags and its own ownership tags are exempt. At most 50 tags; ` +
+        `this map; only aws: tags and its own ownership tags are exempt. At most 45 tags (AWS allows ` +
+        `50 and the operator adds 5 ownership tags); ` +
         `keys 1-128 characters, values at most 256; letters, digits, spaces and _ . : / = + - @.`,
-      maxProperties: 50,
+      maxProperties: MAX_USER_TAGS,
       validations: [
         {
           rule: "self.all(k, size(k) >= 1 && size(k) <= 128)",
