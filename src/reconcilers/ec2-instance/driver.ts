@@ -11,24 +11,12 @@ import {
   DescribeInstancesCommand,
   RunInstancesCommand,
   TerminateInstancesCommand,
-  type Filter,
   type Instance,
 } from "@aws-sdk/client-ec2";
 import { getCondition, type Ec2Instance } from "../../api/v1/index.ts";
 import type { AwsClientSource } from "../../aws/clients.ts";
 import { AwsError } from "../../aws/errors.ts";
-import {
-  desiredTags,
-  ec2OwnershipFilters,
-  KIND_TAG,
-  MAX_TAG_VALUE_LENGTH,
-  NAME_TAG,
-  NAMESPACE_TAG,
-  ownershipOf,
-  ownershipTags,
-  toEc2Tags,
-  type Owner,
-} from "../../aws/ownership.ts";
+import { desiredTags, ownershipOf, ownershipTags, toEc2Tags, type Owner } from "../../aws/ownership.ts";
 import type { Clock } from "../../runtime/clock.ts";
 import type {
   DeleteOutcome,
@@ -41,6 +29,7 @@ import type {
 import { FlowReason } from "../common/managed-reconciler.ts";
 import { AmiRootDevices } from "./ami-root-device.ts";
 import { DescribeBatcher } from "./describe-batcher.ts";
+import { describeInstances, namedFilters, ownedFilters } from "./instance-lookup.ts";
 import {
   clearedInstanceStatus,
   describeTagChanges,
@@ -49,7 +38,6 @@ import {
   instanceTagChanges,
   instanceTags,
   isGone,
-  LIVE_STATES,
   pickInstance,
   stateOf,
 } from "./instance-view.ts";
@@ -91,6 +79,8 @@ export class InstanceNotVisibleError extends Error {
 /** The driver of the Ec2Instance kind; one per controller, shared by its workers. */
 export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Instance> {
   readonly noun = "instance";
+  /** Steady polls of all instances land together, so the batcher can merge their lookups. */
+  readonly alignPolls = true;
   readonly #aws: AwsClientSource;
   readonly #clock: Clock;
   readonly #windowMs: number;
@@ -239,7 +229,7 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Inst
           );
       }
     }
-    for (const instance of await this.#describe(region, this.#ownedFilters(uid), ctx)) {
+    for (const instance of await describeInstances(this.#aws.ec2(region), ownedFilters(uid), ctx.signal)) {
       if (instance.InstanceId !== undefined) live.set(instance.InstanceId, instance);
     }
     if (live.size === 0) {
@@ -291,13 +281,13 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Inst
     return batcher;
   }
 
-  #ownedFilters(uid: string): Filter[] {
-    return [...ec2OwnershipFilters(uid), { Name: "instance-state-name", Values: [...LIVE_STATES] }];
-  }
-
   /** The live instance carrying this object's UID tag, if any (the pick among several is stable). */
   async #findOwned(obj: Ec2InstanceObject, ctx: DriverContext): Promise<Instance | undefined> {
-    const found = await this.#describe(obj.spec.region, this.#ownedFilters(uidOf(obj)), ctx);
+    const found = await describeInstances(
+      this.#aws.ec2(obj.spec.region),
+      ownedFilters(uidOf(obj)),
+      ctx.signal,
+    );
     const chosen = pickInstance(found, obj.status?.createToken);
     if (found.length > 1) {
       ctx.logger.warn(
@@ -308,44 +298,14 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Inst
     return chosen;
   }
 
-  /**
-   * A live instance tagged with this object's namespace, name and kind (whatever its UID): the
-   * candidate for adoption. Instances shutting down are not candidates.
-   */
+  /** A live instance tagged with this object's namespace, name and kind: the adoption candidate. */
   async #findNamed(obj: Ec2InstanceObject, ctx: DriverContext): Promise<Instance | undefined> {
-    const owner = ownerOf(obj);
-    const filters: Filter[] = [
-      { Name: `tag:${NAMESPACE_TAG}`, Values: [owner.namespace] },
-      { Name: `tag:${NAME_TAG}`, Values: [owner.name.slice(0, MAX_TAG_VALUE_LENGTH)] },
-      { Name: `tag:${KIND_TAG}`, Values: [KIND] },
-      { Name: "instance-state-name", Values: LIVE_STATES.filter((s) => s !== "shutting-down") },
-    ];
-    return pickInstance(await this.#describe(obj.spec.region, filters, ctx), undefined);
-  }
-
-  /** Every instance matching `filters`, all pages. */
-  async #describe(region: string, filters: Filter[], ctx: DriverContext): Promise<Instance[]> {
-    const ec2 = this.#aws.ec2(region);
-    const out: Instance[] = [];
-    let token: string | undefined;
-    const seen = new Set<string>();
-    do {
-      const page = await ec2.send(
-        new DescribeInstancesCommand({
-          Filters: filters,
-          MaxResults: 1000,
-          ...(token !== undefined ? { NextToken: token } : {}),
-        }),
-        { abortSignal: ctx.signal },
-      );
-      for (const r of page.Reservations ?? []) out.push(...(r.Instances ?? []));
-      token =
-        page.NextToken !== undefined && page.NextToken !== "" && !seen.has(page.NextToken)
-          ? page.NextToken
-          : undefined;
-      if (token !== undefined) seen.add(token);
-    } while (token !== undefined);
-    return out;
+    const found = await describeInstances(
+      this.#aws.ec2(obj.spec.region),
+      namedFilters(ownerOf(obj)),
+      ctx.signal,
+    );
+    return pickInstance(found, undefined);
   }
 
   /** Whether the recorded launch time lies within the visibility grace period. */

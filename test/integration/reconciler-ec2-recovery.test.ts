@@ -1,0 +1,179 @@
+/**
+ * The Ec2Instance reconciler when things go wrong, end to end against a real kube-apiserver and
+ * moto: a terminal AWS error that must not hot-loop, an instance left behind by another object
+ * (NotOwned, then adopted), the operator killed between RunInstances and the status write, and
+ * 20 instances polled together through batched DescribeInstances calls.
+ */
+import assert from "node:assert/strict";
+import { setTimeout as delay } from "node:timers/promises";
+import { after, before, describe, it } from "node:test";
+import { OWNERSHIP_TAGS } from "../../src/api/v1/index.ts";
+import { startAwsProxy, type AwsProxy } from "../support/aws-proxy.ts";
+import { startControlPlane, type ControlPlane } from "../support/envtest.ts";
+import { startMoto, type Moto } from "../support/moto.ts";
+import { startOperator, type OperatorProcess } from "../support/operator.ts";
+import { waitFor } from "../support/process.ts";
+import { Ec2Fixture, MUTATING_EC2, tagMap } from "./reconciler-ec2-fixture.ts";
+
+const NS = "ec2-recovery";
+
+describe("Ec2Instance reconciler: failures, adoption, crash safety, batching", () => {
+  let cp: ControlPlane;
+  let moto: Moto;
+  let proxy: AwsProxy;
+  let op: OperatorProcess;
+  let f: Ec2Fixture;
+  let starts = 0;
+  const launch = async (): Promise<OperatorProcess> =>
+    startOperator({
+      kubeconfig: cp.kubeconfigPath,
+      awsEnv: { ...moto.env, AWS_ENDPOINT_URL: proxy.endpoint },
+      dir: cp.dir,
+      name: `operator-${++starts}`,
+      args: ["--leader-elect=false", "--poll-interval=2s", "--max-concurrent-reconciles=20"],
+    });
+
+  before(async () => {
+    [cp, moto] = await Promise.all([startControlPlane({ installCRDs: true }), startMoto()]);
+    proxy = await startAwsProxy(moto.endpoint);
+    await cp.request("POST", "/api/v1/namespaces", { metadata: { name: NS } });
+    op = await launch();
+    f = new Ec2Fixture(cp, moto, NS, () => op);
+  });
+  after(async () => {
+    f?.destroy();
+    await op?.stop();
+    await proxy?.stop();
+    await moto?.stop();
+    await cp?.stop();
+  });
+
+  it("reports an AMI that EC2 rejects as a terminal error without hot-looping, and retries on a new generation", async () => {
+    const ami = "ami-0123456789abcdef0";
+    await f.create("bad-ami", { amiId: ami, storage: { rootVolume: { size: 8 } } });
+    const failed = await f.waitUntil(
+      "bad-ami",
+      "terminal failure",
+      (o) => f.ready(o)?.reason === "InvalidAMIID_NotFound",
+    );
+    assert.match(f.ready(failed)?.message ?? "", new RegExp(ami));
+    assert.ok(await f.hasEvent("bad-ami", "Warning", "InvalidAMIID_NotFound"));
+    const reconciles = await f.reconciles();
+    const lookups = proxy.count("DescribeImages");
+    // Measuring that nothing happens needs time to pass: a hot loop would reconcile hundreds of
+    // times in this window (per-key backoff starts at 5 ms), a poll every 2 s five times.
+    await delay(10_000);
+    assert.ok(
+      (await f.reconciles()) - reconciles <= 1,
+      `reconciles in 10 s: ${(await f.reconciles()) - reconciles}`,
+    );
+    assert.ok(proxy.count("DescribeImages") - lookups <= 1);
+    assert.equal(proxy.count("RunInstances"), 0, "nothing was launched");
+
+    await f.patch("bad-ami", { spec: { tags: { retry: "1" } } });
+    await f.waitUntil(
+      "bad-ami",
+      "retried at generation 2",
+      (o) => f.ready(o)?.reason === "InvalidAMIID_NotFound" && o?.status?.observedGeneration === 2,
+    );
+    assert.ok(proxy.count("DescribeImages") > lookups);
+    await cp.request("DELETE", `${f.base}/bad-ami`);
+    await f.waitUntil("bad-ami", "object gone", (o) => o === undefined);
+  });
+
+  it("refuses an instance left behind by an earlier object of the same name until adoptExisting is set", async () => {
+    const first = await f.create("legacy", { deletionPolicy: "Retain", tags: { app: "old" } });
+    const kept = await f.waitReady("legacy");
+    const id = kept.status?.instanceId ?? "";
+    await cp.request("DELETE", `${f.base}/legacy`);
+    await f.waitUntil("legacy", "object gone", (o) => o === undefined);
+    const launches = proxy.count("RunInstances");
+
+    const second = await f.create("legacy", { tags: { app: "new" } });
+    assert.notEqual(second.metadata.uid, first.metadata.uid);
+    const refused = await f.waitUntil("legacy", "NotOwned", (o) => f.ready(o)?.reason === "NotOwned");
+    assert.equal(refused?.status?.instanceId, undefined);
+    assert.ok(await f.hasEvent("legacy", "Warning", "NotOwned"));
+    assert.equal(
+      tagMap((await f.instance(id))?.Tags)[OWNERSHIP_TAGS.uid],
+      first.metadata.uid,
+      "left untouched",
+    );
+
+    await f.patch("legacy", { spec: { adoptExisting: true } });
+    const adopted = await f.waitReady("legacy");
+    assert.equal(adopted.status?.instanceId, id);
+    const tags = tagMap((await f.instance(id))?.Tags);
+    assert.equal(tags[OWNERSHIP_TAGS.uid], second.metadata.uid);
+    assert.equal(tags.app, "new");
+    assert.ok(await f.hasEvent("legacy", "Normal", "Adopted"));
+    assert.equal(proxy.count("RunInstances"), launches, "adopted, not launched");
+
+    await cp.request("DELETE", `${f.base}/legacy`);
+    await f.waitUntil("legacy", "object gone", (o) => o === undefined);
+    assert.equal(
+      (await f.instance(id))?.State?.Name,
+      "terminated",
+      "an adopted instance is deleted like an owned one",
+    );
+  });
+
+  it("leaves exactly one instance when the operator dies between RunInstances and the status write", async () => {
+    const launches = proxy.count("RunInstances");
+    proxy.onResponse("RunInstances", () => {
+      op.kill();
+      return "drop";
+    });
+    const created = await f.create("crash");
+    await op.process.exited;
+    const mid = await f.get("crash");
+    assert.ok(mid?.status?.createToken !== undefined, "the token was recorded before the launch");
+    assert.equal(mid?.status?.instanceId, undefined, "the launch's answer never arrived");
+    assert.equal((await f.instancesOf(created.metadata.uid)).length, 1, "the launch happened in EC2");
+
+    op = await launch();
+    const obj = await f.waitReady("crash");
+    const all = await f.instancesOf(created.metadata.uid);
+    assert.equal(all.length, 1, "exactly one instance, terminated ones included");
+    assert.equal(all[0]?.InstanceId, obj.status?.instanceId);
+    assert.equal(all[0]?.ClientToken, obj.status?.createToken);
+    assert.equal(obj.status?.createAttempt, 1);
+    assert.equal(proxy.count("RunInstances"), launches + 1, "found by its ownership tag, not launched again");
+  });
+
+  it("polls 20 instances with far fewer DescribeInstances calls than instances", async () => {
+    const names = Array.from({ length: 20 }, (_, i) => `fleet-${i}`);
+    await Promise.all(names.map((n) => f.create(n, { tags: { fleet: "a" } })));
+    for (const n of names) await f.waitReady(n, 60_000);
+    await f.waitReconciles(20); // the writes of the launches have settled
+    const mutations = MUTATING_EC2.map((m) => proxy.count(m));
+    const r0 = await f.reconciles();
+    const d0 = proxy.count("DescribeInstances");
+    const rounds = 3;
+    await waitFor(
+      `${rounds} poll rounds`,
+      async () => (await f.reconciles()) >= r0 + rounds * (names.length + 1),
+      30_000,
+      100,
+    );
+    const reconciles = (await f.reconciles()) - r0;
+    const describes = proxy.count("DescribeInstances") - d0;
+    console.log(
+      `batched polling: ${reconciles} reconciles of 20 instances -> ${describes} DescribeInstances calls`,
+    );
+    assert.ok(
+      describes * 5 <= reconciles,
+      `${describes} DescribeInstances calls for ${reconciles} reconciles`,
+    );
+    assert.deepEqual(
+      MUTATING_EC2.map((m) => proxy.count(m)),
+      mutations,
+      "polling mutated nothing",
+    );
+
+    const ids = await Promise.all(names.map(async (n) => (await f.get(n))?.status?.instanceId ?? ""));
+    await Promise.all(names.map((n) => cp.request("DELETE", `${f.base}/${n}`)));
+    for (const n of names) await f.waitUntil(n, "object gone", (o) => o === undefined, 60_000);
+    for (const id of ids) assert.equal((await f.instance(id))?.State?.Name, "terminated");
+  });
+});
