@@ -95,6 +95,7 @@ class ReportedTerminal extends Error {
 export class ManagedResourceReconciler<T extends ManagedObject, R> implements Reconciler {
   readonly #o: Required<Omit<ManagedReconcilerOptions<T, R>, "pendingInitialMs" | "pendingMaxMs">>;
   readonly #pending: PendingBackoff;
+  readonly #blocked = new PendingBackoff({ initialMs: 5000, maxMs: 300_000 });
 
   constructor(opts: ManagedReconcilerOptions<T, R>) {
     this.#o = { pollIntervalMs: 300_000, ...opts };
@@ -111,6 +112,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     const cached = this.#o.client.get(req);
     if (cached === undefined) {
       this.#pending.reset(key);
+      this.#blocked.reset(key);
       return {};
     }
     // The cache hands out frozen objects: work on a copy, with its type meta filled in.
@@ -154,15 +156,18 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     try {
       outcome = await driver.delete(obj, ctx);
     } catch (err) {
-      if (err instanceof DeletionBlockedError) {
-        await this.#writeStatus(
-          cur,
-          this.#withConditions(obj, { ready: [ConditionStatus.False, err.reason, err.message] }),
-        );
-        recorder.event(obj, "Warning", err.reason, err.message);
-      }
-      throw err;
+      if (!(err instanceof DeletionBlockedError)) throw err;
+      // Blocked until a human acts (empties the bucket): report it, keep the finalizer and look
+      // again with a bounded backoff (5 s doubling to 5 min), so the object goes soon after the
+      // obstacle does instead of after the rate limiter's ~17-minute ceiling.
+      await this.#writeStatus(
+        cur,
+        this.#withConditions(obj, { ready: [ConditionStatus.False, err.reason, err.message] }),
+      );
+      recorder.event(obj, "Warning", err.reason, err.message);
+      return { requeueAfter: this.#blocked.next(key) };
     }
+    this.#blocked.reset(key);
     if (outcome.done) {
       await client.removeFinalizer(obj, FINALIZER, { signal: ctx.signal });
       recorder.event(obj, "Normal", "Deleted", `the ${driver.noun} was deleted from AWS`);
@@ -217,7 +222,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
             ready: [ConditionStatus.False, ConditionReason.DeletedOutOfBand, message],
             synced: [ConditionStatus.True, FlowReason.ReconcileSuccess, ""],
           });
-          status.state = "deleted";
+          status.state = "Missing";
           await this.#writeStatus(cur, status);
           this.#pending.reset(key);
           return { requeueAfter: this.#steadyPoll() };
@@ -289,7 +294,6 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
   /** Records a failure on the object, then rethrows it in the form the controller expects. */
   async #fail(cur: Current<T>, err: unknown, ctx: ReconcileContext): Promise<never> {
     const obj = cur.obj;
-    if (err instanceof DeletionBlockedError) throw err; // already reported by #finalize
     if (isConflict(err)) throw err; // a stale cache: retry at once with fresh data, nothing to report
     const { recorder } = this.#o;
     let terminal: { reason: string; message: string } | undefined;
