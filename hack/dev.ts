@@ -16,7 +16,10 @@ const say = (msg: string): void => {
 };
 
 say("starting etcd, kube-apiserver and moto ...");
-const [cp, moto] = await Promise.all([startControlPlane({ installCRDs: existsSync(path.join(repoRoot, "config/crd")) }), startMoto()]);
+const [cp, moto] = await Promise.all([
+  startControlPlane({ installCRDs: existsSync(path.join(repoRoot, "config/crd")) }),
+  startMoto(),
+]);
 say(`API server ${cp.server}, moto ${moto.endpoint}`);
 
 const stopAll = async (): Promise<void> => {
@@ -41,14 +44,20 @@ if (existsSync(main)) {
     ],
     { env, stdio: ["ignore", "pipe", "inherit"] },
   );
-  const pretty = spawn(path.join(repoRoot, "node_modules/.bin/pino-pretty"), ["--colorize", "--translateTime", "SYS:HH:MM:ss.l", "--ignore", "pid,hostname"], {
-    stdio: ["pipe", "inherit", "inherit"],
-  });
+  const pretty = spawn(
+    path.join(repoRoot, "node_modules/.bin/pino-pretty"),
+    ["--colorize", "--translateTime", "SYS:HH:MM:ss.l", "--ignore", "pid,hostname"],
+    {
+      stdio: ["pipe", "inherit", "inherit"],
+    },
+  );
   operator.stdout?.pipe(pretty.stdin);
   operator.once("exit", (code) => {
     say(`operator exited with code ${code}`);
   });
-  say(`operator running: metrics http://127.0.0.1:${metricsPort}/metrics, probes http://127.0.0.1:${probePort}/readyz`);
+  say(
+    `operator running: metrics http://127.0.0.1:${metricsPort}/metrics, probes http://127.0.0.1:${probePort}/readyz`,
+  );
 } else {
   say("the operator (src/main.ts) is not there yet: the environment runs without it");
 }

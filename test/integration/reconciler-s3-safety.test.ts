@@ -47,14 +47,12 @@ describe("S3Bucket reconciler: crash safety, ownership and terminal errors", () 
   });
 
   it("a terminal error (bucket in another region) is reported once and does not hot-loop", async () => {
-    await env
-      .s3("ap-south-1")
-      .send(
-        new CreateBucketCommand({
-          Bucket: "elsewhere",
-          CreateBucketConfiguration: { LocationConstraint: "ap-south-1" },
-        }),
-      );
+    await env.s3("ap-south-1").send(
+      new CreateBucketCommand({
+        Bucket: "elsewhere",
+        CreateBucketConfiguration: { LocationConstraint: "ap-south-1" },
+      }),
+    );
     await env.create("elsewhere", { region: EU });
     const failed = await env.waitReason("elsewhere", "BucketInOtherRegion");
     assert.equal(ready(failed)?.status, "False");
@@ -89,14 +87,12 @@ describe("S3Bucket reconciler: crash safety, ownership and terminal errors", () 
 
   it("reports NotOwned for a bucket it did not create, adopts it only when asked, then manages it", async () => {
     await env.s3().send(new CreateBucketCommand({ Bucket: "legacy" }));
-    await env
-      .s3()
-      .send(
-        new PutBucketTaggingCommand({
-          Bucket: "legacy",
-          Tagging: { TagSet: [{ Key: "owner", Value: "ops" }] },
-        }),
-      );
+    await env.s3().send(
+      new PutBucketTaggingCommand({
+        Bucket: "legacy",
+        Tagging: { TagSet: [{ Key: "owner", Value: "ops" }] },
+      }),
+    );
     const tagWrites = env.proxy.count("PutBucketTagging");
     await env.create("legacy", { tags: { team: "data" } });
     const refused = await env.waitReason("legacy", "NotOwned");

@@ -28,7 +28,11 @@ describe("test harness", () => {
   });
 
   it("creates a namespace and a CRD, and streams a watch event for a custom object", async () => {
-    const ns = await cp.request("POST", "/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name: "smoke" } });
+    const ns = await cp.request("POST", "/api/v1/namespaces", {
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name: "smoke" },
+    });
     assert.equal(ns.status, 201, ns.text);
     const crdDir = await import("node:fs").then((fs) => {
       const d = fs.mkdtempSync(`${cp.dir}/crd-`);
@@ -47,7 +51,12 @@ describe("test harness", () => {
                 name: "v1",
                 served: true,
                 storage: true,
-                schema: { openAPIV3Schema: { type: "object", properties: { spec: { type: "object", properties: { size: { type: "integer" } } } } } },
+                schema: {
+                  openAPIV3Schema: {
+                    type: "object",
+                    properties: { spec: { type: "object", properties: { size: { type: "integer" } } } },
+                  },
+                },
               },
             ],
           },
@@ -61,33 +70,39 @@ describe("test harness", () => {
     const kc = cp.kubeConfig();
     const opts: { ca?: string; cert?: string; key?: string; headers?: Record<string, string> } = {};
     await kc.applyToHTTPSOptions(opts);
-    const event = await new Promise<{ type: string; object: { metadata: { name: string } } }>((resolve, reject) => {
-      const req = request(new URL("/apis/smoke.example.com/v1/namespaces/smoke/widgets?watch=true", cp.server), { ...opts, method: "GET" }, (res) => {
-        let buf = "";
-        res.on("data", (chunk: Buffer) => {
-          buf += chunk.toString("utf8");
-          const nl = buf.indexOf("\n");
-          if (nl >= 0) {
-            resolve(JSON.parse(buf.slice(0, nl)));
-            req.destroy();
-          }
+    const event = await new Promise<{ type: string; object: { metadata: { name: string } } }>(
+      (resolve, reject) => {
+        const req = request(
+          new URL("/apis/smoke.example.com/v1/namespaces/smoke/widgets?watch=true", cp.server),
+          { ...opts, method: "GET" },
+          (res) => {
+            let buf = "";
+            res.on("data", (chunk: Buffer) => {
+              buf += chunk.toString("utf8");
+              const nl = buf.indexOf("\n");
+              if (nl >= 0) {
+                resolve(JSON.parse(buf.slice(0, nl)));
+                req.destroy();
+              }
+            });
+            // The watch is open once headers arrive: create the object now.
+            void cp
+              .request("POST", "/apis/smoke.example.com/v1/namespaces/smoke/widgets", {
+                apiVersion: "smoke.example.com/v1",
+                kind: "Widget",
+                metadata: { name: "w1" },
+                spec: { size: 3 },
+              })
+              .then((r) => assert.equal(r.status, 201, r.text))
+              .catch(reject);
+          },
+        );
+        req.on("error", (e) => {
+          if (!(e as NodeJS.ErrnoException).code?.includes("ECONNRESET")) reject(e);
         });
-        // The watch is open once headers arrive: create the object now.
-        void cp
-          .request("POST", "/apis/smoke.example.com/v1/namespaces/smoke/widgets", {
-            apiVersion: "smoke.example.com/v1",
-            kind: "Widget",
-            metadata: { name: "w1" },
-            spec: { size: 3 },
-          })
-          .then((r) => assert.equal(r.status, 201, r.text))
-          .catch(reject);
-      });
-      req.on("error", (e) => {
-        if (!(e as NodeJS.ErrnoException).code?.includes("ECONNRESET")) reject(e);
-      });
-      req.end();
-    });
+        req.end();
+      },
+    );
     assert.equal(event.type, "ADDED", JSON.stringify(event));
     assert.equal(event.object.metadata.name, "w1");
   });
@@ -108,12 +123,19 @@ describe("test harness", () => {
   });
 
   it("serves S3 and SQS to the AWS SDK v3 clients", async () => {
-    const cfg = { region: "us-east-1", endpoint: moto.endpoint, credentials: { accessKeyId: "testing", secretAccessKey: "testing" } };
+    const cfg = {
+      region: "us-east-1",
+      endpoint: moto.endpoint,
+      credentials: { accessKeyId: "testing", secretAccessKey: "testing" },
+    };
     const s3 = new S3Client({ ...cfg, forcePathStyle: true });
     const sqs = new SQSClient(cfg);
     await s3.send(new CreateBucketCommand({ Bucket: "smoke-bucket" }));
     const buckets = await s3.send(new ListBucketsCommand({}));
-    assert.deepEqual(buckets.Buckets?.map((b) => b.Name), ["smoke-bucket"]);
+    assert.deepEqual(
+      buckets.Buckets?.map((b) => b.Name),
+      ["smoke-bucket"],
+    );
     const q = await sqs.send(new CreateQueueCommand({ QueueName: "smoke-queue" }));
     assert.match(q.QueueUrl ?? "", /smoke-queue$/);
     await sqs.send(new DeleteQueueCommand({ QueueUrl: q.QueueUrl }));

@@ -55,7 +55,10 @@ export function operationOf(method: string, url: string, headers: IncomingHttpHe
   }
   if (segments.length === 0) return method === "GET" ? "ListBuckets" : `${verb}Service`;
   if (segments.length === 1) {
-    return { PUT: "CreateBucket", DELETE: "DeleteBucket", HEAD: "HeadBucket", GET: "ListObjects" }[method] ?? `${verb}Bucket`;
+    return (
+      { PUT: "CreateBucket", DELETE: "DeleteBucket", HEAD: "HeadBucket", GET: "ListObjects" }[method] ??
+      `${verb}Bucket`
+    );
   }
   return `${verb}Object`;
 }
@@ -72,7 +75,13 @@ export async function startAwsProxy(target: string): Promise<AwsProxy> {
       const body = Buffer.concat(chunks);
       const operation = operationOf(req.method ?? "GET", req.url ?? "/", req.headers, body.toString("utf8"));
       const out = request(
-        { hostname: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: { ...req.headers, host: upstream.host } },
+        {
+          hostname: upstream.hostname,
+          port: upstream.port,
+          method: req.method,
+          path: req.url,
+          headers: { ...req.headers, host: upstream.host },
+        },
         (up) => {
           const upChunks: Buffer[] = [];
           up.on("data", (c: Buffer) => upChunks.push(c));

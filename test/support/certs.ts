@@ -26,8 +26,28 @@ const ecKey = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-no
 
 /** Creates the CA, serving certificate and SA keys in `dir`. */
 export function createPki(dir: string): Pki {
-  openssl(["req", "-x509", ...ecKey, "-keyout", "ca.key", "-out", "ca.crt", "-days", "1", "-subj", "/CN=kubeprovisioner-envtest-ca"], dir);
-  issue(dir, "apiserver", "/CN=kube-apiserver", "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n");
+  openssl(
+    [
+      "req",
+      "-x509",
+      ...ecKey,
+      "-keyout",
+      "ca.key",
+      "-out",
+      "ca.crt",
+      "-days",
+      "1",
+      "-subj",
+      "/CN=kubeprovisioner-envtest-ca",
+    ],
+    dir,
+  );
+  issue(
+    dir,
+    "apiserver",
+    "/CN=kube-apiserver",
+    "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n",
+  );
   const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
   writeFileSync(path.join(dir, "sa.key"), privateKey.export({ type: "pkcs8", format: "pem" }));
   writeFileSync(path.join(dir, "sa.pub"), publicKey.export({ type: "spki", format: "pem" }));
@@ -46,7 +66,23 @@ function issue(dir: string, name: string, subject: string, ext: string): void {
   writeFileSync(path.join(dir, `${name}.ext`), ext);
   openssl(["req", ...ecKey, "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", subject], dir);
   openssl(
-    ["x509", "-req", "-in", `${name}.csr`, "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", `${name}.crt`, "-days", "1", "-extfile", `${name}.ext`],
+    [
+      "x509",
+      "-req",
+      "-in",
+      `${name}.csr`,
+      "-CA",
+      "ca.crt",
+      "-CAkey",
+      "ca.key",
+      "-CAcreateserial",
+      "-out",
+      `${name}.crt`,
+      "-days",
+      "1",
+      "-extfile",
+      `${name}.ext`,
+    ],
     dir,
   );
 }

@@ -13,7 +13,15 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { parseAllDocuments } from "yaml";
 import { clientCert, createPki, type Pki } from "./certs.ts";
-import { freePort, removeTempDir, repoRoot, startProcess, trackTempDir, waitFor, type Supervised } from "./process.ts";
+import {
+  freePort,
+  removeTempDir,
+  repoRoot,
+  startProcess,
+  trackTempDir,
+  waitFor,
+  type Supervised,
+} from "./process.ts";
 import { toolPath } from "./tools.ts";
 
 const execFileP = promisify(execFile);
@@ -73,7 +81,11 @@ interface Admin {
   ca: string;
 }
 
-function kubeConfigFor(server: string, ca: string, user: { name: string; cert?: string; key?: string; token?: string }): KubeConfig {
+function kubeConfigFor(
+  server: string,
+  ca: string,
+  user: { name: string; cert?: string; key?: string; token?: string },
+): KubeConfig {
   const b64 = (s: string): string => Buffer.from(s).toString("base64");
   const u: Record<string, string> = {};
   if (user.cert !== undefined && user.key !== undefined) {
@@ -94,7 +106,14 @@ function kubeConfigFor(server: string, ca: string, user: { name: string; cert?: 
   return kc;
 }
 
-function adminRequest(server: string, admin: Admin, method: string, urlPath: string, body?: unknown, contentType = "application/json"): Promise<RawResponse> {
+function adminRequest(
+  server: string,
+  admin: Admin,
+  method: string,
+  urlPath: string,
+  body?: unknown,
+  contentType = "application/json",
+): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body);
     const req = httpsRequest(
@@ -106,7 +125,9 @@ function adminRequest(server: string, admin: Admin, method: string, urlPath: str
         key: admin.key,
         headers: {
           Accept: "application/json",
-          ...(payload !== undefined ? { "Content-Type": contentType, "Content-Length": Buffer.byteLength(payload) } : {}),
+          ...(payload !== undefined
+            ? { "Content-Type": contentType, "Content-Length": Buffer.byteLength(payload) }
+            : {}),
         },
         timeout: 30_000,
       },
@@ -213,8 +234,12 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     const adminKc = (): KubeConfig => kubeConfigFor(server, ca, { name: "admin", ...adminPem });
     writeFileSync(kubeconfigPath, adminKc().exportConfig());
 
-    const req = (method: string, urlPath: string, body?: unknown, contentType?: string): Promise<RawResponse> =>
-      adminRequest(server, admin, method, urlPath, body, contentType);
+    const req = (
+      method: string,
+      urlPath: string,
+      body?: unknown,
+      contentType?: string,
+    ): Promise<RawResponse> => adminRequest(server, admin, method, urlPath, body, contentType);
 
     let stopped = false;
     const cp: ControlPlane = {
@@ -226,13 +251,18 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
         return kubeConfigFor(server, ca, { name: user, ...clientCert(pki, user, groups) });
       },
       async serviceAccountToken(namespace, name, expirationSeconds = 3600) {
-        await waitFor(`namespace ${namespace}`, async () => (await req("GET", `/api/v1/namespaces/${namespace}`)).status === 200, timeout);
+        await waitFor(
+          `namespace ${namespace}`,
+          async () => (await req("GET", `/api/v1/namespaces/${namespace}`)).status === 200,
+          timeout,
+        );
         const sa = await req("POST", `/api/v1/namespaces/${namespace}/serviceaccounts`, {
           apiVersion: "v1",
           kind: "ServiceAccount",
           metadata: { name },
         });
-        if (sa.status !== 201 && sa.status !== 409) throw new Error(`creating ServiceAccount ${namespace}/${name}: ${sa.text}`);
+        if (sa.status !== 201 && sa.status !== 409)
+          throw new Error(`creating ServiceAccount ${namespace}/${name}: ${sa.text}`);
         const tr = await req("POST", `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`, {
           apiVersion: "authentication.k8s.io/v1",
           kind: "TokenRequest",
@@ -253,7 +283,10 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       },
       async installCRDs(crdDir = path.join(repoRoot, "config/crd")) {
         const files = readdirSync(crdDir).filter((f) => f.endsWith(".yaml") || f.endsWith(".yml"));
-        const crds: { metadata: { name: string }; spec: { group: string; names: { plural: string }; versions: { name: string; served: boolean }[] } }[] = [];
+        const crds: {
+          metadata: { name: string };
+          spec: { group: string; names: { plural: string }; versions: { name: string; served: boolean }[] };
+        }[] = [];
         for (const f of files) {
           for (const doc of parseAllDocuments(readFileSync(path.join(crdDir, f), "utf8"))) {
             const obj = doc.toJS() as (typeof crds)[number] & { kind?: string };
@@ -273,15 +306,23 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
           await waitFor(
             `CRD ${crd.metadata.name} served`,
             async () => {
-              const got = await req("GET", `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`);
-              const conds = (got.body as { status?: { conditions?: { type: string; status: string }[] } }).status?.conditions ?? [];
+              const got = await req(
+                "GET",
+                `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`,
+              );
+              const conds =
+                (got.body as { status?: { conditions?: { type: string; status: string }[] } }).status
+                  ?.conditions ?? [];
               if (!conds.some((c) => c.type === "Established" && c.status === "True")) return false;
               for (const v of crd.spec.versions.filter((x) => x.served)) {
                 const disc = await req("GET", `/apis/${crd.spec.group}/${v.name}`);
                 const resources = (disc.body as { resources?: { name: string }[] }).resources ?? [];
                 if (!resources.some((r) => r.name === crd.spec.names.plural)) return false;
                 // Discovery can list the resource before its storage accepts watches (429).
-                const list = await req("GET", `/apis/${crd.spec.group}/${v.name}/${crd.spec.names.plural}?limit=1`);
+                const list = await req(
+                  "GET",
+                  `/apis/${crd.spec.group}/${v.name}/${crd.spec.names.plural}?limit=1`,
+                );
                 if (list.status !== 200) return false;
               }
               return true;
@@ -292,7 +333,9 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       },
       request: req,
       async kubectl(args, kopts = {}) {
-        const child = execFileP(toolPath("kubectl"), ["--kubeconfig", kubeconfigPath, ...args], { maxBuffer: 32 * 1024 * 1024 });
+        const child = execFileP(toolPath("kubectl"), ["--kubeconfig", kubeconfigPath, ...args], {
+          maxBuffer: 32 * 1024 * 1024,
+        });
         if (kopts.input !== undefined) {
           child.child.stdin?.end(kopts.input);
         }
@@ -328,6 +371,8 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       })
       .join("\n");
     removeTempDir(dir);
-    throw new Error(`starting the test control plane failed: ${(err as Error).message}\n${logs}`, { cause: err });
+    throw new Error(`starting the test control plane failed: ${(err as Error).message}\n${logs}`, {
+      cause: err,
+    });
   }
 }

@@ -5,7 +5,15 @@
 import { existsSync, mkdtempSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { freePort, removeTempDir, repoRoot, startProcess, trackTempDir, waitFor, type Supervised } from "./process.ts";
+import {
+  freePort,
+  removeTempDir,
+  repoRoot,
+  startProcess,
+  trackTempDir,
+  waitFor,
+  type Supervised,
+} from "./process.ts";
 
 /** A running emulator. */
 export interface Moto {

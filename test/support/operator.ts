@@ -45,7 +45,8 @@ export function metricValue(text: string, name: string, labels: Record<string, s
     const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$/.exec(line);
     if (!m || m[1] !== name) continue;
     const got: Record<string, string> = {};
-    for (const pair of (m[3] ?? "").matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) got[pair[1] ?? ""] = pair[2] ?? "";
+    for (const pair of (m[3] ?? "").matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g))
+      got[pair[1] ?? ""] = pair[2] ?? "";
     if (Object.entries(labels).every(([k, v]) => got[k] === v)) sum += Number(m[4]);
   }
   return sum;
@@ -83,7 +84,8 @@ export async function startOperator(opts: OperatorOptions): Promise<OperatorProc
       await waitFor(
         "operator /readyz",
         async () => {
-          if (proc.proc.exitCode !== null) throw new Error(`operator exited with ${proc.proc.exitCode}:\n${op.logs().slice(-4000)}`);
+          if (proc.proc.exitCode !== null)
+            throw new Error(`operator exited with ${proc.proc.exitCode}:\n${op.logs().slice(-4000)}`);
           return (await fetch(readyzUrl)).status === 200;
         },
         timeoutMs,

@@ -71,7 +71,11 @@ export interface Supervised {
 /**
  * Starts `cmd args` under the watchdog with stdout and stderr appended to `logFile`.
  */
-export function startProcess(cmd: string, args: string[], opts: { logFile: string; env?: NodeJS.ProcessEnv; cwd?: string }): Supervised {
+export function startProcess(
+  cmd: string,
+  args: string[],
+  opts: { logFile: string; env?: NodeJS.ProcessEnv; cwd?: string },
+): Supervised {
   installHooks();
   const out = createWriteStream(opts.logFile, { flags: "a" });
   const proc = spawn(path.join(repoRoot, "hack/watchdog.sh"), [String(process.pid), cmd, ...args], {
@@ -124,7 +128,12 @@ export function freePort(): Promise<number> {
 }
 
 /** Polls `check` until it returns true, failing with the last error after `timeoutMs`. */
-export async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number, intervalMs = 100): Promise<void> {
+export async function waitFor(
+  what: string,
+  check: () => Promise<boolean>,
+  timeoutMs: number,
+  intervalMs = 100,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {

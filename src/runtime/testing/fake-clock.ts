@@ -61,7 +61,10 @@ export class FakeClock implements Clock {
       await flushMicrotasks();
       let next: FakeTimer | undefined;
       for (const t of this.#timers.values()) {
-        if (t.due <= target && (next === undefined || t.due < next.due || (t.due === next.due && t.seq < next.seq))) {
+        if (
+          t.due <= target &&
+          (next === undefined || t.due < next.due || (t.due === next.due && t.seq < next.seq))
+        ) {
           next = t;
         }
       }
