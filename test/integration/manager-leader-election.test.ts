@@ -50,7 +50,8 @@ describe("leader election between operator processes", () => {
   const started: Operator[] = [];
 
   before(async () => {
-    cp = await startControlPlane();
+    // The operator registers controllers for the three kinds: their caches sync only once the CRDs exist.
+    cp = await startControlPlane({ installCRDs: true });
     await ensureNamespace(cp, NS);
   });
   after(async () => {

@@ -50,7 +50,8 @@ describe("secure /metrics", () => {
   let metricsPort: number;
 
   before(async () => {
-    cp = await startControlPlane();
+    // The operator registers controllers for the three kinds: their caches sync only once the CRDs exist.
+    cp = await startControlPlane({ installCRDs: true });
     await ensureNamespace(cp, OPERATOR_NS);
     const rbac = path.join(repoRoot, "config/rbac");
     for (const f of [
@@ -128,7 +129,8 @@ describe("insecure /metrics", () => {
   let op: Operator;
 
   before(async () => {
-    cp = await startControlPlane();
+    // The operator registers controllers for the three kinds: their caches sync only once the CRDs exist.
+    cp = await startControlPlane({ installCRDs: true });
   });
   after(async () => {
     await op?.proc.stop();
