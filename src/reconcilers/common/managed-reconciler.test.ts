@@ -4,6 +4,7 @@ import { FINALIZER, getCondition } from "../../api/v1/index.ts";
 import { AwsError } from "../../aws/errors.ts";
 import { TerminalError, type ReconcileContext } from "../../runtime/controller/reconciler.ts";
 import type { EventRecorder } from "../../runtime/events/recorder.ts";
+import { ApiError } from "../../runtime/kube/errors.ts";
 import { silentLogger } from "../../runtime/logging.ts";
 import { FakeClock } from "../../runtime/testing/fake-clock.ts";
 import {
@@ -338,6 +339,15 @@ describe("ManagedResourceReconciler", () => {
       writes,
       "the same failure writes nothing new",
     );
+  });
+
+  it("looks again shortly, without an error, when a write meets a newer version (stale cache)", async () => {
+    f.stored = widget();
+    f.client.updateStatus = async () => {
+      throw new ApiError({ status: 409, reason: "Conflict", message: "the object has been modified" });
+    };
+    assert.deepEqual(await r.reconcile(req, ctx), { requeueAfter: 1000 });
+    assert.ok(!f.log.some((l) => l.startsWith("create")), "nothing is created on a stale read");
   });
 
   it("rethrows retryable AWS errors for a rate-limited retry after recording Synced=False", async () => {

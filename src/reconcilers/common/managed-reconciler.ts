@@ -292,9 +292,15 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
   }
 
   /** Records a failure on the object, then rethrows it in the form the controller expects. */
-  async #fail(cur: Current<T>, err: unknown, ctx: ReconcileContext): Promise<never> {
+  async #fail(cur: Current<T>, err: unknown, ctx: ReconcileContext): Promise<Result> {
     const obj = cur.obj;
-    if (isConflict(err)) throw err; // a stale cache: retry at once with fresh data, nothing to report
+    if (isConflict(err)) {
+      // The cache was behind the API server (typically our own write of a moment ago). Not a
+      // failure: the newer version reaches the cache as an update event that enqueues the key
+      // again; the short requeue is only a bound in case that event was already consumed.
+      ctx.logger.debug("object changed since it was read from the cache; looking again");
+      return { requeueAfter: CONFLICT_REQUEUE_MS };
+    }
     const { recorder } = this.#o;
     let terminal: { reason: string; message: string } | undefined;
     let retryable: { reason: string; message: string } | undefined;
@@ -378,6 +384,9 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     }
   }
 }
+
+/** Requeue after a 409 from a stale cache read. */
+const CONFLICT_REQUEUE_MS = 1000;
 
 /** The object as last stored during one reconcile. */
 interface Current<T> {
