@@ -4,6 +4,7 @@
  * {@link DescribeBatcher}), else by ownership tag; they are launched with the recorded
  * idempotency token and tagged at launch; tags are the only thing ever changed afterwards.
  */
+import { ownerOf, uidOf } from "../common/owner.ts";
 import {
   CreateTagsCommand,
   DeleteTagsCommand,
@@ -16,7 +17,7 @@ import {
 import { getCondition, type Ec2Instance } from "../../api/v1/index.ts";
 import type { AwsClientSource } from "../../aws/clients.ts";
 import { AwsError } from "../../aws/errors.ts";
-import { desiredTags, ownershipOf, ownershipTags, toEc2Tags, type Owner } from "../../aws/ownership.ts";
+import { desiredTags, ownershipOf, ownershipTags, toEc2Tags } from "../../aws/ownership.ts";
 import type { Clock } from "../../runtime/clock.ts";
 import type {
   DeleteOutcome,
@@ -141,7 +142,7 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Inst
       : undefined;
     const input = runInstancesInput(spec, {
       token,
-      tags: desiredTags(spec.tags, ownerOf(obj)),
+      tags: desiredTags(spec.tags, ownerOf(obj, KIND)),
       amiRootDeviceName,
     });
     const out = await this.#aws
@@ -155,7 +156,7 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Inst
 
   async adopt(obj: Ec2InstanceObject, instance: Instance, ctx: DriverContext): Promise<Instance> {
     const id = requireId(instance);
-    const tags = ownershipTags(ownerOf(obj));
+    const tags = ownershipTags(ownerOf(obj, KIND));
     await this.#aws
       .ec2(obj.spec.region)
       .send(new CreateTagsCommand({ Resources: [id], Tags: toEc2Tags(tags) }), { abortSignal: ctx.signal });
@@ -169,7 +170,7 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Inst
     ctx: DriverContext,
   ): Promise<{ resource: Instance; changes: string[] }> {
     const id = requireId(instance);
-    const desired = desiredTags(obj.spec.tags, ownerOf(obj));
+    const desired = desiredTags(obj.spec.tags, ownerOf(obj, KIND));
     const actual = instanceTags(instance);
     const changes = instanceTagChanges(desired, actual);
     if (Object.keys(changes.set).length === 0 && changes.remove.length === 0) {
@@ -302,7 +303,7 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Inst
   async #findNamed(obj: Ec2InstanceObject, ctx: DriverContext): Promise<Instance | undefined> {
     const found = await describeInstances(
       this.#aws.ec2(obj.spec.region),
-      namedFilters(ownerOf(obj)),
+      namedFilters(ownerOf(obj, KIND)),
       ctx.signal,
     );
     return pickInstance(found, undefined);
@@ -327,21 +328,6 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Inst
     const t = Date.parse(ready.lastTransitionTime ?? "");
     return Number.isFinite(t) && this.#clock.now() - t < this.#graceMs;
   }
-}
-
-function uidOf(obj: Ec2InstanceObject): string {
-  const uid = obj.metadata.uid;
-  if (uid === undefined || uid === "") throw new Error("object has no metadata.uid");
-  return uid;
-}
-
-function ownerOf(obj: Ec2InstanceObject): Owner {
-  return {
-    uid: uidOf(obj),
-    namespace: obj.metadata.namespace ?? "",
-    name: obj.metadata.name ?? "",
-    kind: KIND,
-  };
 }
 
 function requireId(instance: Instance): string {

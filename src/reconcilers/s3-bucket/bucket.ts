@@ -3,6 +3,7 @@
  * its ARN, the tags it should carry, whether its tags or versioning drifted, and whose it is.
  * Nothing here talks to AWS.
  */
+import { ownerOf } from "../common/owner.ts";
 import type { S3Bucket, S3BucketStatus } from "../../api/v1/index.ts";
 import { S3BucketResource } from "../../api/v1/index.ts";
 import {
@@ -10,7 +11,6 @@ import {
   diffTags,
   isEmptyDiff,
   ownershipOf,
-  type Owner,
   type TagDiff,
   type TagMap,
 } from "../../aws/ownership.ts";
@@ -58,23 +58,13 @@ export function bucketArn(name: string, region: string): string {
   return `arn:${partitionOf(region)}:s3:::${name}`;
 }
 
-/** The object that owns buckets created for `obj`, as the ownership tags name it. */
-export function ownerOf(obj: S3BucketObject): Owner {
-  return {
-    uid: obj.metadata.uid ?? "",
-    namespace: obj.metadata.namespace ?? "",
-    name: obj.metadata.name ?? "",
-    kind: S3BucketResource.kind,
-  };
-}
-
 /**
  * The complete tag set the bucket of `obj` should carry: `spec.tags` plus the ownership tags.
  * @throws InvalidSpecError `TooManyTags` when that exceeds S3's limit of {@link MAX_BUCKET_TAGS}
  *   (checked before anything is created, so no untaggable bucket is left behind).
  */
 export function desiredBucketTags(obj: S3BucketObject): TagMap {
-  const tags = desiredTags(obj.spec.tags, ownerOf(obj));
+  const tags = desiredTags(obj.spec.tags, ownerOf(obj, S3BucketResource.kind));
   const count = Object.keys(tags).length;
   if (count > MAX_BUCKET_TAGS) {
     const ownership = count - Object.keys(obj.spec.tags ?? {}).length;

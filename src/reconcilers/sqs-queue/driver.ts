@@ -6,6 +6,7 @@
  * and the status write therefore finds the queue (tagged at create time) on the next reconcile,
  * and can never make a second one.
  */
+import { ownerOf, uidOf } from "../common/owner.ts";
 import {
   CreateQueueCommand,
   DeleteQueueCommand,
@@ -27,7 +28,6 @@ import {
   ownershipOf,
   ownershipTags,
   toSqsTags,
-  type Owner,
   type TagMap,
 } from "../../aws/ownership.ts";
 import type {
@@ -121,7 +121,7 @@ export class SqsQueueDriver implements ResourceDriver<ManagedSqsQueue, SqsQueueV
         new CreateQueueCommand({
           QueueName: spec.queueName,
           Attributes: createAttributes(spec),
-          tags: toSqsTags(desiredTags(spec.tags, ownerOf(obj))),
+          tags: toSqsTags(desiredTags(spec.tags, ownerOf(obj, SqsQueueResource.kind))),
         }),
         { abortSignal: ctx.signal },
       );
@@ -146,7 +146,7 @@ export class SqsQueueDriver implements ResourceDriver<ManagedSqsQueue, SqsQueueV
   }
 
   async adopt(obj: ManagedSqsQueue, resource: SqsQueueView, ctx: DriverContext): Promise<SqsQueueView> {
-    const tags = ownershipTags(ownerOf(obj));
+    const tags = ownershipTags(ownerOf(obj, SqsQueueResource.kind));
     await this.#aws
       .sqs(obj.spec.region)
       .send(new TagQueueCommand({ QueueUrl: resource.url, Tags: toSqsTags(tags) }), {
@@ -164,7 +164,7 @@ export class SqsQueueDriver implements ResourceDriver<ManagedSqsQueue, SqsQueueV
     const sqs = this.#aws.sqs(obj.spec.region);
     const opts = { abortSignal: ctx.signal };
     const attrs = attributeDrift(obj.spec, resource.attributes);
-    const desired = desiredTags(obj.spec.tags, ownerOf(obj));
+    const desired = desiredTags(obj.spec.tags, ownerOf(obj, SqsQueueResource.kind));
     const tags = tagPlan(desired, resource.tags);
     if (attrs.length === 0 && isEmptyDiff(tags)) return { resource, changes: [] };
 
@@ -273,19 +273,4 @@ export class SqsQueueDriver implements ResourceDriver<ManagedSqsQueue, SqsQueueV
       throw err;
     }
   }
-}
-
-function uidOf(obj: ManagedSqsQueue): string {
-  const uid = obj.metadata.uid;
-  if (uid === undefined || uid === "") throw new Error("the object has no metadata.uid");
-  return uid;
-}
-
-function ownerOf(obj: ManagedSqsQueue): Owner {
-  return {
-    uid: uidOf(obj),
-    namespace: obj.metadata.namespace ?? "",
-    name: obj.metadata.name ?? "",
-    kind: SqsQueueResource.kind,
-  };
 }
