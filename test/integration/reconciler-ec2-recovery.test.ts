@@ -6,47 +6,14 @@
  */
 import assert from "node:assert/strict";
 import { setTimeout as delay } from "node:timers/promises";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { OWNERSHIP_TAGS } from "../../src/api/v1/index.ts";
-import { startAwsProxy, type AwsProxy } from "../support/aws-proxy.ts";
-import { startControlPlane, type ControlPlane } from "../support/envtest.ts";
-import { startMoto, type Moto } from "../support/moto.ts";
-import { startOperator, type OperatorProcess } from "../support/operator.ts";
 import { waitFor } from "../support/process.ts";
-import { Ec2Fixture, MUTATING_EC2, tagMap } from "./reconciler-ec2-fixture.ts";
-
-const NS = "ec2-recovery";
+import { ready } from "../support/reconciler-env.ts";
+import { Ec2Env, tagMap } from "./reconciler-ec2-fixture.ts";
 
 describe("Ec2Instance reconciler: failures, adoption, crash safety, batching", () => {
-  let cp: ControlPlane;
-  let moto: Moto;
-  let proxy: AwsProxy;
-  let op: OperatorProcess;
-  let f: Ec2Fixture;
-  let starts = 0;
-  const launch = async (): Promise<OperatorProcess> =>
-    startOperator({
-      kubeconfig: cp.kubeconfigPath,
-      awsEnv: { ...moto.env, AWS_ENDPOINT_URL: proxy.endpoint },
-      dir: cp.dir,
-      name: `operator-${++starts}`,
-      args: ["--leader-elect=false", "--poll-interval=2s", "--max-concurrent-reconciles=20"],
-    });
-
-  before(async () => {
-    [cp, moto] = await Promise.all([startControlPlane({ installCRDs: true }), startMoto()]);
-    proxy = await startAwsProxy(moto.endpoint);
-    await cp.request("POST", "/api/v1/namespaces", { metadata: { name: NS } });
-    op = await launch();
-    f = new Ec2Fixture(cp, moto, NS, () => op);
-  });
-  after(async () => {
-    f?.destroy();
-    await op?.stop();
-    await proxy?.stop();
-    await moto?.stop();
-    await cp?.stop();
-  });
+  const f = new Ec2Env({ ns: "ec2-recovery", operatorArgs: ["--max-concurrent-reconciles=20"] }).hooks();
 
   it("reports an AMI that EC2 rejects as a terminal error without hot-looping, and retries on a new generation", async () => {
     const ami = "ami-0123456789abcdef0";
@@ -54,12 +21,12 @@ describe("Ec2Instance reconciler: failures, adoption, crash safety, batching", (
     const failed = await f.waitUntil(
       "bad-ami",
       "terminal failure",
-      (o) => f.ready(o)?.reason === "InvalidAMIID_NotFound",
+      (o) => ready(o)?.reason === "InvalidAMIID_NotFound",
     );
-    assert.match(f.ready(failed)?.message ?? "", new RegExp(ami));
+    assert.match(ready(failed)?.message ?? "", new RegExp(ami));
     assert.ok(await f.hasEvent("bad-ami", "Warning", "InvalidAMIID_NotFound"));
     const reconciles = await f.reconciles();
-    const lookups = proxy.count("DescribeImages");
+    const lookups = f.proxy.count("DescribeImages");
     // Measuring that nothing happens needs time to pass: a hot loop would reconcile hundreds of
     // times in this window (per-key backoff starts at 5 ms), a poll every 2 s five times.
     await delay(10_000);
@@ -67,31 +34,31 @@ describe("Ec2Instance reconciler: failures, adoption, crash safety, batching", (
       (await f.reconciles()) - reconciles <= 1,
       `reconciles in 10 s: ${(await f.reconciles()) - reconciles}`,
     );
-    assert.ok(proxy.count("DescribeImages") - lookups <= 1);
-    assert.equal(proxy.count("RunInstances"), 0, "nothing was launched");
+    assert.ok(f.proxy.count("DescribeImages") - lookups <= 1);
+    assert.equal(f.proxy.count("RunInstances"), 0, "nothing was launched");
 
     await f.patch("bad-ami", { spec: { tags: { retry: "1" } } });
     await f.waitUntil(
       "bad-ami",
       "retried at generation 2",
-      (o) => f.ready(o)?.reason === "InvalidAMIID_NotFound" && o?.status?.observedGeneration === 2,
+      (o) => ready(o)?.reason === "InvalidAMIID_NotFound" && o?.status?.observedGeneration === 2,
     );
-    assert.ok(proxy.count("DescribeImages") > lookups);
-    await cp.request("DELETE", `${f.base}/bad-ami`);
-    await f.waitUntil("bad-ami", "object gone", (o) => o === undefined);
+    assert.ok(f.proxy.count("DescribeImages") > lookups);
+    await f.delete("bad-ami");
+    await f.waitGone("bad-ami");
   });
 
   it("refuses an instance left behind by an earlier object of the same name until adoptExisting is set", async () => {
     const first = await f.create("legacy", { deletionPolicy: "Retain", tags: { app: "old" } });
     const kept = await f.waitReady("legacy");
     const id = kept.status?.instanceId ?? "";
-    await cp.request("DELETE", `${f.base}/legacy`);
-    await f.waitUntil("legacy", "object gone", (o) => o === undefined);
-    const launches = proxy.count("RunInstances");
+    await f.delete("legacy");
+    await f.waitGone("legacy");
+    const launches = f.proxy.count("RunInstances");
 
     const second = await f.create("legacy", { tags: { app: "new" } });
     assert.notEqual(second.metadata.uid, first.metadata.uid);
-    const refused = await f.waitUntil("legacy", "NotOwned", (o) => f.ready(o)?.reason === "NotOwned");
+    const refused = await f.waitUntil("legacy", "NotOwned", (o) => ready(o)?.reason === "NotOwned");
     assert.equal(refused?.status?.instanceId, undefined);
     assert.ok(await f.hasEvent("legacy", "Warning", "NotOwned"));
     assert.equal(
@@ -107,10 +74,10 @@ describe("Ec2Instance reconciler: failures, adoption, crash safety, batching", (
     assert.equal(tags[OWNERSHIP_TAGS.uid], second.metadata.uid);
     assert.equal(tags.app, "new");
     assert.ok(await f.hasEvent("legacy", "Normal", "Adopted"));
-    assert.equal(proxy.count("RunInstances"), launches, "adopted, not launched");
+    assert.equal(f.proxy.count("RunInstances"), launches, "adopted, not launched");
 
-    await cp.request("DELETE", `${f.base}/legacy`);
-    await f.waitUntil("legacy", "object gone", (o) => o === undefined);
+    await f.delete("legacy");
+    await f.waitGone("legacy");
     assert.equal(
       (await f.instance(id))?.State?.Name,
       "terminated",
@@ -119,26 +86,30 @@ describe("Ec2Instance reconciler: failures, adoption, crash safety, batching", (
   });
 
   it("leaves exactly one instance when the operator dies between RunInstances and the status write", async () => {
-    const launches = proxy.count("RunInstances");
-    proxy.onResponse("RunInstances", () => {
-      op.kill();
+    const launches = f.proxy.count("RunInstances");
+    f.proxy.onResponse("RunInstances", () => {
+      f.op.kill();
       return "drop";
     });
     const created = await f.create("crash");
-    await op.process.exited;
+    await f.op.process.exited;
     const mid = await f.get("crash");
     assert.ok(mid?.status?.createToken !== undefined, "the token was recorded before the launch");
     assert.equal(mid?.status?.instanceId, undefined, "the launch's answer never arrived");
     assert.equal((await f.instancesOf(created.metadata.uid)).length, 1, "the launch happened in EC2");
 
-    op = await launch();
+    await f.startOperator();
     const obj = await f.waitReady("crash");
     const all = await f.instancesOf(created.metadata.uid);
     assert.equal(all.length, 1, "exactly one instance, terminated ones included");
     assert.equal(all[0]?.InstanceId, obj.status?.instanceId);
     assert.equal(all[0]?.ClientToken, obj.status?.createToken);
     assert.equal(obj.status?.createAttempt, 1);
-    assert.equal(proxy.count("RunInstances"), launches + 1, "found by its ownership tag, not launched again");
+    assert.equal(
+      f.proxy.count("RunInstances"),
+      launches + 1,
+      "found by its ownership tag, not launched again",
+    );
   });
 
   it("polls 20 instances with far fewer DescribeInstances calls than instances", async () => {
@@ -149,9 +120,9 @@ describe("Ec2Instance reconciler: failures, adoption, crash safety, batching", (
     // reconciles that follow each status write run one by one; then every poll lands on the
     // poll-period grid. Watch windows of one round each (21 reconciles: 20 plus "crash") until
     // three in a row show batched lookups.
-    const mutations = MUTATING_EC2.map((m) => proxy.count(m));
+    const mutations = f.mutations();
     const perRound = names.length + 1;
-    let mark = { r: await f.reconciles(), d: proxy.count("DescribeInstances") };
+    let mark = { r: await f.reconciles(), d: f.proxy.count("DescribeInstances") };
     const windows: { reconciles: number; describes: number }[] = [];
     const steady = (): typeof windows => windows.slice(-3);
     await waitFor(
@@ -159,7 +130,7 @@ describe("Ec2Instance reconciler: failures, adoption, crash safety, batching", (
       async () => {
         const r = await f.reconciles();
         if (r < mark.r + perRound) return false;
-        const d = proxy.count("DescribeInstances");
+        const d = f.proxy.count("DescribeInstances");
         windows.push({ reconciles: r - mark.r, describes: d - mark.d });
         mark = { r, d };
         return steady().length === 3 && steady().every((w) => w.describes <= 3);
@@ -177,15 +148,11 @@ describe("Ec2Instance reconciler: failures, adoption, crash safety, batching", (
       describes * 7 <= reconciles,
       `${describes} DescribeInstances calls for ${reconciles} reconciles`,
     );
-    assert.deepEqual(
-      MUTATING_EC2.map((m) => proxy.count(m)),
-      mutations,
-      "polling mutated nothing",
-    );
+    assert.deepEqual(f.mutations(), mutations, "polling mutated nothing");
 
     const ids = await Promise.all(names.map(async (n) => (await f.get(n))?.status?.instanceId ?? ""));
-    await Promise.all(names.map((n) => cp.request("DELETE", `${f.base}/${n}`)));
-    for (const n of names) await f.waitUntil(n, "object gone", (o) => o === undefined, 60_000);
+    await Promise.all(names.map((n) => f.delete(n)));
+    for (const n of names) await f.waitGone(n, 60_000);
     for (const id of ids) assert.equal((await f.instance(id))?.State?.Name, "terminated");
   });
 });

@@ -5,7 +5,7 @@
  * (Recreate and Report), delete, Retain, and a subnet launch outside us-east-1.
  */
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import {
   CreateSubnetCommand,
   CreateTagsCommand,
@@ -16,42 +16,12 @@ import {
   TerminateInstancesCommand,
 } from "@aws-sdk/client-ec2";
 import { OWNERSHIP_TAGS } from "../../src/api/v1/index.ts";
-import { startAwsProxy, type AwsProxy } from "../support/aws-proxy.ts";
-import { startControlPlane, type ControlPlane } from "../support/envtest.ts";
-import { startMoto, type Moto } from "../support/moto.ts";
-import { startOperator, type OperatorProcess } from "../support/operator.ts";
 import { waitFor } from "../support/process.ts";
-import { Ec2Fixture, MUTATING_EC2, tagMap } from "./reconciler-ec2-fixture.ts";
-
-const NS = "ec2-lifecycle";
-const WRITES = ["POST", "PUT", "PATCH", "DELETE"];
+import { ready } from "../support/reconciler-env.ts";
+import { Ec2Env, tagMap } from "./reconciler-ec2-fixture.ts";
 
 describe("Ec2Instance reconciler: lifecycle", () => {
-  let cp: ControlPlane;
-  let moto: Moto;
-  let proxy: AwsProxy;
-  let op: OperatorProcess;
-  let f: Ec2Fixture;
-
-  before(async () => {
-    [cp, moto] = await Promise.all([startControlPlane({ installCRDs: true }), startMoto()]);
-    proxy = await startAwsProxy(moto.endpoint);
-    await cp.request("POST", "/api/v1/namespaces", { metadata: { name: NS } });
-    op = await startOperator({
-      kubeconfig: cp.kubeconfigPath,
-      awsEnv: { ...moto.env, AWS_ENDPOINT_URL: proxy.endpoint },
-      dir: cp.dir,
-      args: ["--leader-elect=false", "--poll-interval=2s"],
-    });
-    f = new Ec2Fixture(cp, moto, NS, () => op);
-  });
-  after(async () => {
-    f?.destroy();
-    await op?.stop();
-    await proxy?.stop();
-    await moto?.stop();
-    await cp?.stop();
-  });
+  const f = new Ec2Env({ ns: "ec2-lifecycle" }).hooks();
 
   it("launches the instance as specified and reports Ready with the status columns filled", async () => {
     await f.create("web", {
@@ -93,8 +63,8 @@ describe("Ec2Instance reconciler: lifecycle", () => {
     const byDevice = new Map((volumes.Volumes ?? []).map((v) => [v.Attachments?.[0]?.Device, v]));
     assert.equal(byDevice.get("/dev/sda1")?.Size, 10, "root resized on the AMI's root device");
     assert.equal(byDevice.get("/dev/sdf")?.Size, 20);
-    assert.equal(proxy.count("RunInstances"), 1);
-    const { stdout } = await cp.kubectl(["get", "ec2", "web", "-n", NS, "-o", "wide", "--no-headers"]);
+    assert.equal(f.proxy.count("RunInstances"), 1);
+    const { stdout } = await f.cp.kubectl(["get", "ec2", "web", "-n", f.ns, "-o", "wide", "--no-headers"]);
     const cols = stdout.trim().split(/\s+/);
     assert.deepEqual(
       [cols[0], cols[1], cols[2], cols[3], cols[4], cols[5]],
@@ -105,22 +75,18 @@ describe("Ec2Instance reconciler: lifecycle", () => {
 
   it("makes no Kubernetes write and no mutating AWS call when nothing changed", async () => {
     await f.waitReady("web");
-    await waitFor("Created event", () => f.hasEvent("web", "Normal", "Created"), 10_000);
+    await f.waitEvent("web", "Normal", "Created", 10_000);
     await f.waitReconciles(2); // the writes of the launch have settled
-    const writes = await f.sum(WRITES, "method", "rest_client_requests_total");
-    const mutations = MUTATING_EC2.map((m) => proxy.count(m));
-    const describes = proxy.count("DescribeInstances");
+    const writes = await f.kubeWrites();
+    const mutations = f.mutations();
+    const describes = f.proxy.count("DescribeInstances");
     const bumped = await f.patch("web", { metadata: { annotations: { "test/bump": "1" } } });
     await f.waitReconciles(3);
     const now = await f.get("web");
     assert.equal(now?.metadata.resourceVersion, bumped.metadata.resourceVersion, "the object was written");
-    assert.equal(await f.sum(WRITES, "method", "rest_client_requests_total"), writes, "Kubernetes writes");
-    assert.deepEqual(
-      MUTATING_EC2.map((m) => proxy.count(m)),
-      mutations,
-      "mutating AWS calls",
-    );
-    assert.ok(proxy.count("DescribeInstances") > describes, "the instance was observed");
+    assert.equal(await f.kubeWrites(), writes, "Kubernetes writes");
+    assert.deepEqual(f.mutations(), mutations, "mutating AWS calls");
+    assert.ok(f.proxy.count("DescribeInstances") > describes, "the instance was observed");
   });
 
   it("repairs tag drift and applies tag changes from the spec", async () => {
@@ -165,7 +131,7 @@ describe("Ec2Instance reconciler: lifecycle", () => {
     const obj = await f.waitUntil(
       "web",
       "relaunched",
-      (o) => o?.status?.createAttempt === 2 && f.ready(o)?.status === "True",
+      (o) => o?.status?.createAttempt === 2 && ready(o)?.status === "True",
     );
     assert.ok(await f.hasEvent("web", "Warning", "DeletedOutOfBand"));
     const id = obj?.status?.instanceId ?? "";
@@ -178,37 +144,37 @@ describe("Ec2Instance reconciler: lifecycle", () => {
   it("only reports an out-of-band termination when onDeletedOutOfBand is Report", async () => {
     await f.create("reported", { onDeletedOutOfBand: "Report" });
     const obj = await f.waitReady("reported");
-    const launches = proxy.count("RunInstances");
+    const launches = f.proxy.count("RunInstances");
     await f.ec2().send(new TerminateInstancesCommand({ InstanceIds: [obj.status?.instanceId ?? ""] }));
-    await f.waitUntil("reported", "DeletedOutOfBand", (o) => f.ready(o)?.reason === "DeletedOutOfBand");
+    await f.waitUntil("reported", "DeletedOutOfBand", (o) => ready(o)?.reason === "DeletedOutOfBand");
     assert.ok(await f.hasEvent("reported", "Warning", "DeletedOutOfBand"));
     await f.waitReconciles(3); // several polls later nothing was launched
-    assert.equal(proxy.count("RunInstances"), launches);
+    assert.equal(f.proxy.count("RunInstances"), launches);
     assert.equal((await f.get("reported"))?.status?.createAttempt, 1);
   });
 
   it("terminates the instance on delete, then releases the object", async () => {
     const obj = await f.waitReady("web");
     const id = obj.status?.instanceId ?? "";
-    const terminations = proxy.count("TerminateInstances");
-    await cp.request("DELETE", `${f.base}/web`);
-    await cp.request("DELETE", `${f.base}/reported`);
-    await f.waitUntil("web", "object gone", (o) => o === undefined);
+    const terminations = f.proxy.count("TerminateInstances");
+    await f.delete("web");
+    await f.delete("reported");
+    await f.waitGone("web");
     assert.equal((await f.instance(id))?.State?.Name, "terminated");
     assert.equal(
-      proxy.count("TerminateInstances"),
+      f.proxy.count("TerminateInstances"),
       terminations + 1,
       "the terminated 'reported' one is not terminated again",
     );
-    await f.waitUntil("reported", "object gone", (o) => o === undefined);
+    await f.waitGone("reported");
   });
 
   it("leaves the instance running with deletionPolicy Retain", async () => {
     await f.create("kept", { deletionPolicy: "Retain" });
     const obj = await f.waitReady("kept");
-    const terminations = proxy.count("TerminateInstances");
-    await cp.request("DELETE", `${f.base}/kept`);
-    await f.waitUntil("kept", "object gone", (o) => o === undefined);
+    const terminations = f.proxy.count("TerminateInstances");
+    await f.delete("kept");
+    await f.waitGone("kept");
     const inst = await f.instance(obj.status?.instanceId ?? "");
     assert.equal(inst?.State?.Name, "running");
     assert.equal(
@@ -216,7 +182,7 @@ describe("Ec2Instance reconciler: lifecycle", () => {
       obj.metadata.uid,
       "ownership tags kept for a later adoption",
     );
-    assert.equal(proxy.count("TerminateInstances"), terminations);
+    assert.equal(f.proxy.count("TerminateInstances"), terminations);
   });
 
   it("launches into a subnet with a public IP in a region other than us-east-1", async () => {
@@ -240,8 +206,8 @@ describe("Ec2Instance reconciler: lifecycle", () => {
     assert.ok(inst?.PublicIpAddress !== undefined && inst.PublicIpAddress !== "", "public IP associated");
     assert.equal(obj.status?.publicIP, inst?.PublicIpAddress);
     assert.equal(await f.instance(obj.status?.instanceId ?? "", "us-east-1"), undefined, "not in us-east-1");
-    await cp.request("DELETE", `${f.base}/sydney`);
-    await f.waitUntil("sydney", "object gone", (o) => o === undefined);
+    await f.delete("sydney");
+    await f.waitGone("sydney");
     assert.equal((await f.instance(obj.status?.instanceId ?? "", region))?.State?.Name, "terminated");
   });
 });

@@ -5,18 +5,17 @@
  * moto behind a counting proxy that can swallow a response.
  */
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { CreateBucketCommand, ListBucketsCommand, PutBucketTaggingCommand } from "@aws-sdk/client-s3";
 import { OWNERSHIP_TAGS } from "../../src/api/v1/index.ts";
 import { waitFor } from "../support/process.ts";
-import { ready, S3Env } from "./reconciler-s3-harness.ts";
+import { ready } from "../support/reconciler-env.ts";
+import { S3Env } from "./reconciler-s3-harness.ts";
 
 const EU = "eu-west-1";
 
 describe("S3Bucket reconciler: crash safety, ownership and terminal errors", () => {
-  const env = new S3Env("s3-safety");
-  before(() => env.start());
-  after(() => env.stop());
+  const env = new S3Env("s3-safety").hooks();
 
   it("after a crash between CreateBucket and the status write, the restarted operator takes up the one bucket", async () => {
     let killed = false;
@@ -59,20 +58,14 @@ describe("S3Bucket reconciler: crash safety, ownership and terminal errors", () 
     assert.match(ready(failed)?.message ?? "", /exists in ap-south-1, not in spec\.region eu-west-1/);
     await env.waitEvent("elsewhere", "Warning", "BucketInOtherRegion");
     const errors = await env.reconciles("error");
-    const terminal = await env.op.metric("controller_runtime_terminal_reconcile_errors_total", {
-      controller: "s3bucket",
-    });
+    const terminal = await env.controllerMetric("controller_runtime_terminal_reconcile_errors_total");
     assert.ok(terminal >= 1, "the failure was counted as terminal");
     // "crashy" polls every 2 s: five of its polls span about ten seconds.
     await env.waitReconciles(5, "requeue_after");
     // At most the one re-reconcile its own status write causes; no retries.
     assert.ok((await env.reconciles("error")) - errors <= 1, "errors over ~10 s");
     assert.ok(
-      (await env.op.metric("controller_runtime_terminal_reconcile_errors_total", {
-        controller: "s3bucket",
-      })) -
-        terminal <=
-        1,
+      (await env.controllerMetric("controller_runtime_terminal_reconcile_errors_total")) - terminal <= 1,
     );
     assert.equal(env.proxy.count("CreateBucket"), 1, "nothing was created");
     assert.deepEqual(
@@ -81,7 +74,7 @@ describe("S3Bucket reconciler: crash safety, ownership and terminal errors", () 
       "the foreign bucket was not touched",
     );
     await env.delete("elsewhere");
-    await env.waitUntil("elsewhere", "object gone", (o) => o === undefined);
+    await env.waitGone("elsewhere");
     assert.equal(await env.bucketExists("elsewhere", "ap-south-1"), true);
   });
 
@@ -111,7 +104,7 @@ describe("S3Bucket reconciler: crash safety, ownership and terminal errors", () 
     assert.equal(env.proxy.count("CreateBucket"), 1, "adoption creates nothing");
 
     await env.delete("legacy");
-    await env.waitUntil("legacy", "object gone", (o) => o === undefined);
+    await env.waitGone("legacy");
     assert.equal(await env.bucketExists("legacy"), false, "an adopted bucket is deleted like an own one");
   });
 
@@ -119,12 +112,12 @@ describe("S3Bucket reconciler: crash safety, ownership and terminal errors", () 
     await env.create("kept", { bucketName: "shared-name", deletionPolicy: "Retain" });
     const first = await env.waitReady("kept");
     await env.delete("kept");
-    await env.waitUntil("kept", "object gone", (o) => o === undefined);
+    await env.waitGone("kept");
     await env.create("successor", { bucketName: "shared-name" });
     await env.waitReason("successor", "NotOwned");
     assert.equal((await env.bucketTags("shared-name"))[OWNERSHIP_TAGS.uid], first.metadata.uid);
     await env.delete("successor");
-    await env.waitUntil("successor", "object gone", (o) => o === undefined);
+    await env.waitGone("successor");
     assert.equal(await env.bucketExists("shared-name"), true, "a foreign bucket is never deleted");
   });
 });

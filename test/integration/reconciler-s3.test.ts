@@ -6,7 +6,7 @@
  * and Retain.
  */
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import {
   DeleteBucketCommand,
   DeleteObjectCommand,
@@ -19,14 +19,13 @@ import {
 } from "@aws-sdk/client-s3";
 import { OWNERSHIP_TAGS } from "../../src/api/v1/index.ts";
 import { waitFor } from "../support/process.ts";
-import { ready, S3Env } from "./reconciler-s3-harness.ts";
+import { ready } from "../support/reconciler-env.ts";
+import { S3Env } from "./reconciler-s3-harness.ts";
 
 const EU = "eu-west-1";
 
 describe("S3Bucket reconciler: lifecycle", () => {
-  const env = new S3Env("s3-lifecycle");
-  before(() => env.start());
-  after(() => env.stop());
+  const env = new S3Env("s3-lifecycle").hooks();
 
   it("creates a versioned bucket outside us-east-1 and reports Ready with the status columns filled", async () => {
     await env.create("assets", { region: EU, versioning: true, tags: { env: "prod" } });
@@ -139,7 +138,7 @@ describe("S3Bucket reconciler: lifecycle", () => {
     assert.equal(await env.bucketExists("reported"), false);
     assert.equal((await env.get("reported"))?.status?.createAttempt, 1);
     await env.delete("reported"); // nothing left in AWS: released at once
-    await env.waitUntil("reported", "object gone", (o) => o === undefined);
+    await env.waitGone("reported");
   });
 
   it("keeps a non-empty bucket and its data, reporting BucketNotEmpty, until forceDelete is set", async () => {
@@ -168,7 +167,7 @@ describe("S3Bucket reconciler: lifecycle", () => {
     assert.equal(env.proxy.count("DeleteBucket"), deletes);
 
     await env.patch("assets", { spec: { forceDelete: true } });
-    await env.waitUntil("assets", "object gone", (o) => o === undefined);
+    await env.waitGone("assets");
     assert.equal(await env.bucketExists("assets", EU), false);
     assert.ok(env.proxy.count("DeleteObjects") >= 1);
   });
@@ -181,7 +180,7 @@ describe("S3Bucket reconciler: lifecycle", () => {
     await env.waitReason("scratch", "BucketNotEmpty");
     assert.equal(await env.bucketExists("scratch", EU), true);
     await env.s3(EU).send(new DeleteObjectCommand({ Bucket: "scratch", Key: "k" }));
-    await env.waitUntil("scratch", "object gone", (o) => o === undefined, 60_000);
+    await env.waitGone("scratch", 60_000);
     assert.equal(await env.bucketExists("scratch", EU), false);
   });
 
@@ -190,7 +189,7 @@ describe("S3Bucket reconciler: lifecycle", () => {
     const obj = await env.waitReady("kept");
     const deletes = env.proxy.count("DeleteBucket");
     await env.delete("kept");
-    await env.waitUntil("kept", "object gone", (o) => o === undefined);
+    await env.waitGone("kept");
     assert.equal(await env.bucketExists("kept"), true);
     assert.equal(env.proxy.count("DeleteBucket"), deletes);
     assert.equal((await env.bucketTags("kept"))[OWNERSHIP_TAGS.uid], obj.metadata.uid);

@@ -1,0 +1,289 @@
+/**
+ * What the reconciler integration tests of every kind share: a real control plane with the CRDs,
+ * moto behind a counting {@link AwsProxy}, the operator as a (restartable) child process, one
+ * namespace, and helpers that create, read, patch and delete objects of one kind, wait for their
+ * conditions and Events, and read the operator's reconcile and Kubernetes-write counters.
+ *
+ * A kind-specific harness extends {@link ReconcilerEnv} with its AWS lookups (straight at moto,
+ * not through the proxy, so they are not counted).
+ */
+import assert from "node:assert/strict";
+import { after, before } from "node:test";
+import { startAwsProxy, type AwsProxy } from "./aws-proxy.ts";
+import { startControlPlane, type ControlPlane, type RawResponse } from "./envtest.ts";
+import { startMoto, type Moto } from "./moto.ts";
+import { startOperator, type OperatorProcess } from "./operator.ts";
+import { waitFor } from "./process.ts";
+
+/** HTTP methods of Kubernetes writes, as labelled in `rest_client_requests_total`. */
+export const WRITES = ["POST", "PUT", "PATCH", "DELETE"];
+
+/** A condition as served. */
+export interface Cond {
+  type: string;
+  status: string;
+  reason: string;
+  message: string;
+}
+
+/** The parts of any managed object the shared helpers read. */
+export interface KubeObj {
+  metadata: {
+    resourceVersion: string;
+    uid: string;
+    generation?: number;
+    deletionTimestamp?: string;
+  };
+  status?: {
+    createToken?: string;
+    createAttempt?: number;
+    observedGeneration?: number;
+    conditions?: Cond[];
+  };
+}
+
+/** An Event as listed. */
+export interface KubeEvent {
+  type: string;
+  reason: string;
+  message: string;
+}
+
+/** The condition of `type` on `o`. */
+export const cond = (o: KubeObj | undefined, type: string): Cond | undefined =>
+  o?.status?.conditions?.find((c) => c.type === type);
+
+/** The Ready condition of `o`. */
+export const ready = (o: KubeObj | undefined): Cond | undefined => cond(o, "Ready");
+
+/** Which kind a {@link ReconcilerEnv} manages and how. */
+export interface KindOptions {
+  /** The kind, e.g. `S3Bucket`. */
+  kind: string;
+  /** The resource's plural, e.g. `s3buckets`. */
+  plural: string;
+  /** The controller's name in the operator's metrics, e.g. `s3bucket`. */
+  controller: string;
+  /** The AWS operations that change state; a no-op reconcile makes none of them. */
+  mutating: readonly string[];
+  /** The spec every created object starts from (the caller's spec is merged over it). */
+  defaults: (name: string) => Record<string, unknown>;
+}
+
+/** Options of one test file's environment. */
+export interface EnvOptions {
+  /** The namespace the objects live in; created by {@link ReconcilerEnv.start}. */
+  ns: string;
+  /** Operator flags after `--leader-elect=false --poll-interval=2s`. */
+  operatorArgs?: string[];
+}
+
+/** A running environment for one test file, for objects of one kind of `compute.cloud.com/v1`. */
+export class ReconcilerEnv<O extends KubeObj> {
+  cp!: ControlPlane;
+  moto!: Moto;
+  proxy!: AwsProxy;
+  /** The operator currently running; replaced by {@link startOperator}. */
+  op!: OperatorProcess;
+  readonly ns: string;
+  readonly kind: KindOptions;
+  readonly #operatorArgs: string[];
+  readonly #clients = new Map<string, { destroy(): void }>();
+  #starts = 0;
+
+  constructor(kind: KindOptions, opts: EnvOptions) {
+    this.kind = kind;
+    this.ns = opts.ns;
+    this.#operatorArgs = opts.operatorArgs ?? [];
+  }
+
+  /** The collection path of the kind in the namespace. */
+  get base(): string {
+    return `/apis/compute.cloud.com/v1/namespaces/${this.ns}/${this.kind.plural}`;
+  }
+
+  /** Registers {@link start} and {@link stop} as the enclosing suite's `before` and `after` hooks. */
+  hooks(): this {
+    before(() => this.start());
+    after(() => this.stop());
+    return this;
+  }
+
+  /** Starts the control plane (with CRDs) and moto, the proxy, the namespace and the operator. */
+  async start(): Promise<void> {
+    [this.cp, this.moto] = await Promise.all([startControlPlane({ installCRDs: true }), startMoto()]);
+    this.proxy = await startAwsProxy(this.moto.endpoint);
+    await this.cp.request("POST", "/api/v1/namespaces", { metadata: { name: this.ns } });
+    await this.startOperator();
+  }
+
+  /** Starts a new operator process talking to AWS through the proxy; each one logs to its own file. */
+  async startOperator(): Promise<OperatorProcess> {
+    this.op = await startOperator({
+      kubeconfig: this.cp.kubeconfigPath,
+      awsEnv: { ...this.moto.env, AWS_ENDPOINT_URL: this.proxy.endpoint },
+      dir: this.cp.dir,
+      name: `operator-${++this.#starts}`,
+      args: ["--leader-elect=false", "--poll-interval=2s", ...this.#operatorArgs],
+    });
+    return this.op;
+  }
+
+  /** Destroys the AWS clients and stops everything that {@link start} started. */
+  async stop(): Promise<void> {
+    for (const c of this.#clients.values()) c.destroy();
+    await this.op?.stop();
+    await this.proxy?.stop();
+    await this.moto?.stop();
+    await this.cp?.stop();
+  }
+
+  /**
+   * The AWS client made by `make` for `region`, created once and destroyed by {@link stop}. `make`
+   * gets a config that talks to moto directly, so the client's calls are not counted by the proxy.
+   */
+  protected client<C extends { destroy(): void }>(
+    region: string,
+    make: (config: {
+      region: string;
+      endpoint: string;
+      credentials: { accessKeyId: string; secretAccessKey: string };
+    }) => C,
+  ): C {
+    let c = this.#clients.get(region) as C | undefined;
+    if (c === undefined) {
+      c = make({
+        region,
+        endpoint: this.moto.endpoint,
+        credentials: { accessKeyId: "testing", secretAccessKey: "testing" },
+      });
+      this.#clients.set(region, c);
+    }
+    return c;
+  }
+
+  /** Creates object `name` with the kind's default spec merged with `spec`; expects 201. */
+  async create(name: string, spec: Record<string, unknown> = {}): Promise<O> {
+    const res = await this.cp.request("POST", this.base, {
+      apiVersion: "compute.cloud.com/v1",
+      kind: this.kind.kind,
+      metadata: { name },
+      spec: { ...this.kind.defaults(name), ...spec },
+    });
+    assert.equal(res.status, 201, res.text);
+    return res.body as O;
+  }
+
+  /** Object `name`, or undefined when it does not exist. */
+  async get(name: string): Promise<O | undefined> {
+    const res = await this.cp.request("GET", `${this.base}/${name}`);
+    if (res.status === 404) return undefined;
+    assert.equal(res.status, 200, res.text);
+    return res.body as O;
+  }
+
+  /** A JSON merge patch of object `name`, answered as it is. */
+  patchResponse(name: string, body: unknown): Promise<RawResponse> {
+    return this.cp.request("PATCH", `${this.base}/${name}`, body, "application/merge-patch+json");
+  }
+
+  /** A JSON merge patch of object `name`; expects 200. */
+  async patch(name: string, body: unknown): Promise<O> {
+    const res = await this.patchResponse(name, body);
+    assert.equal(res.status, 200, res.text);
+    return res.body as O;
+  }
+
+  /** Deletes object `name` (it may linger while its finalizer runs); expects 200 or 202. */
+  async delete(name: string): Promise<void> {
+    const res = await this.cp.request("DELETE", `${this.base}/${name}`);
+    assert.ok(res.status === 200 || res.status === 202, res.text);
+  }
+
+  /** Polls object `name` until `pred` holds of it (undefined once it is gone); returns what it saw. */
+  async waitUntil(
+    name: string,
+    what: string,
+    pred: (o: O | undefined) => boolean,
+    timeoutMs = 30_000,
+  ): Promise<O | undefined> {
+    let last: O | undefined;
+    await waitFor(`${name}: ${what}`, async () => pred((last = await this.get(name))), timeoutMs, 150);
+    return last;
+  }
+
+  /** Waits until object `name` is Ready=True. */
+  async waitReady(name: string, timeoutMs = 30_000): Promise<O> {
+    return (await this.waitUntil(name, "Ready=True", (o) => ready(o)?.status === "True", timeoutMs)) as O;
+  }
+
+  /** Waits until the Ready condition of object `name` has `reason`. */
+  async waitReason(name: string, reason: string): Promise<O> {
+    return (await this.waitUntil(name, `Ready reason ${reason}`, (o) => ready(o)?.reason === reason)) as O;
+  }
+
+  /** Waits until object `name` no longer exists. */
+  async waitGone(name: string, timeoutMs = 30_000): Promise<void> {
+    await this.waitUntil(name, "object gone", (o) => o === undefined, timeoutMs);
+  }
+
+  /** The Events about object `name`. */
+  async events(name: string): Promise<KubeEvent[]> {
+    const res = await this.cp.request(
+      "GET",
+      `/api/v1/namespaces/${this.ns}/events?fieldSelector=involvedObject.name=${name}`,
+    );
+    return (res.body as { items: KubeEvent[] }).items;
+  }
+
+  /** Whether an Event of `type` and `reason` about object `name` exists. */
+  async hasEvent(name: string, type: string, reason: string): Promise<boolean> {
+    return (await this.events(name)).some((e) => e.type === type && e.reason === reason);
+  }
+
+  /** Waits until {@link hasEvent} holds. */
+  async waitEvent(name: string, type: string, reason: string, timeoutMs = 15_000): Promise<void> {
+    await waitFor(
+      `${name}: ${type} event ${reason}`,
+      () => this.hasEvent(name, type, reason),
+      timeoutMs,
+      150,
+    );
+  }
+
+  /** The operator's metric `metric` for this kind's controller, optionally for one `result`. */
+  controllerMetric(metric: string, result?: string): Promise<number> {
+    return this.op.metric(metric, {
+      controller: this.kind.controller,
+      ...(result !== undefined ? { result } : {}),
+    });
+  }
+
+  /** `controller_runtime_reconcile_total` of the kind's controller, optionally for one result. */
+  reconciles(result?: string): Promise<number> {
+    return this.controllerMetric("controller_runtime_reconcile_total", result);
+  }
+
+  /** Waits until the controller has reconciled at least `n` more times (with `result`, if given). */
+  async waitReconciles(n: number, result?: string): Promise<void> {
+    const start = await this.reconciles(result);
+    await waitFor(
+      `${n} more reconciles`,
+      async () => (await this.reconciles(result)) >= start + n,
+      30_000,
+      100,
+    );
+  }
+
+  /** Kubernetes writes made by the current operator process so far. */
+  async kubeWrites(): Promise<number> {
+    let n = 0;
+    for (const method of WRITES) n += await this.op.metric("rest_client_requests_total", { method });
+    return n;
+  }
+
+  /** How often the proxy has seen each of the kind's mutating AWS operations, in their order. */
+  mutations(): number[] {
+    return this.kind.mutating.map((op) => this.proxy.count(op));
+  }
+}
