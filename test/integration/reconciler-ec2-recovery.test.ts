@@ -24,7 +24,7 @@ describe("Ec2Instance reconciler: failures, adoption, crash safety, batching", (
       (o) => ready(o)?.reason === "InvalidAMIID_NotFound",
     );
     assert.match(ready(failed)?.message ?? "", new RegExp(ami));
-    assert.ok(await f.hasEvent("bad-ami", "Warning", "InvalidAMIID_NotFound"));
+    await f.waitEvent("bad-ami", "Warning", "InvalidAMIID_NotFound"); // Events are written asynchronously, after the status
     const reconciles = await f.reconciles();
     const lookups = f.proxy.count("DescribeImages");
     // Measuring that nothing happens needs time to pass: a hot loop would reconcile hundreds of
@@ -60,7 +60,7 @@ describe("Ec2Instance reconciler: failures, adoption, crash safety, batching", (
     assert.notEqual(second.metadata.uid, first.metadata.uid);
     const refused = await f.waitUntil("legacy", "NotOwned", (o) => ready(o)?.reason === "NotOwned");
     assert.equal(refused?.status?.instanceId, undefined);
-    assert.ok(await f.hasEvent("legacy", "Warning", "NotOwned"));
+    await f.waitEvent("legacy", "Warning", "NotOwned"); // Events are written asynchronously, after the status
     assert.equal(
       tagMap((await f.instance(id))?.Tags)[OWNERSHIP_TAGS.uid],
       first.metadata.uid,
@@ -73,7 +73,7 @@ describe("Ec2Instance reconciler: failures, adoption, crash safety, batching", (
     const tags = tagMap((await f.instance(id))?.Tags);
     assert.equal(tags[OWNERSHIP_TAGS.uid], second.metadata.uid);
     assert.equal(tags.app, "new");
-    assert.ok(await f.hasEvent("legacy", "Normal", "Adopted"));
+    await f.waitEvent("legacy", "Normal", "Adopted"); // Events are written asynchronously, after the status
     assert.equal(f.proxy.count("RunInstances"), launches, "adopted, not launched");
 
     await f.delete("legacy");

@@ -51,7 +51,7 @@ describe("SqsQueue reconciler: ownership and crashes", () => {
     assert.equal(q.tags.env, "prod");
     assert.equal("team" in q.tags, false, "tags are authoritative after adoption");
     assert.equal(q.attributes.VisibilityTimeout, "30");
-    assert.ok(await env.hasEvent("legacy", "Normal", "Adopted"));
+    await env.waitEvent("legacy", "Normal", "Adopted"); // Events are written asynchronously, after the status
 
     // Adopted means managed: deleting the object deletes the queue.
     await env.delete("legacy");

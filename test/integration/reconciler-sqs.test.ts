@@ -76,7 +76,7 @@ describe("SqsQueue reconciler: lifecycle", () => {
       30_000,
       200,
     );
-    assert.ok(await env.hasEvent("orders", "Normal", "Updated"));
+    await env.waitEvent("orders", "Normal", "Updated"); // Events are written asynchronously, after the status
     await env.patch("orders", { spec: { messageRetentionSeconds: 600, tags: { env: "prod", team: "a" } } });
     await waitFor(
       "spec change applied",
@@ -97,7 +97,7 @@ describe("SqsQueue reconciler: lifecycle", () => {
       "recreated",
       (o) => o?.status?.createAttempt === 2 && ready(o)?.status === "True",
     );
-    assert.ok(await env.hasEvent("orders", "Warning", "DeletedOutOfBand"));
+    await env.waitEvent("orders", "Warning", "DeletedOutOfBand"); // Events are written asynchronously, after the status
     const q = await env.queue("orders");
     assert.equal(q.tags[OWNERSHIP_TAGS.uid], obj?.metadata.uid);
     assert.equal(q.attributes.MessageRetentionPeriod, "600");
