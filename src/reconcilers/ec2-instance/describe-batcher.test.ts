@@ -24,7 +24,8 @@ function fakeEc2(known: Instance[], opts: { pageSize?: number } = {}) {
       });
       const size = Math.min(opts.pageSize ?? input.MaxResults, input.MaxResults);
       const start = input.NextToken === undefined ? 0 : Number(input.NextToken);
-      const page = matches.slice(start, start + size);
+      // Copies, as the SDK gives: later changes to `known` are not seen through old answers.
+      const page = structuredClone(matches.slice(start, start + size));
       const next = start + size < matches.length ? String(start + size) : undefined;
       // EC2 groups instances in reservations; two per reservation here.
       const reservations = [];
@@ -169,7 +170,7 @@ describe("DescribeBatcher", () => {
     const ec2 = fakeEc2([instance(1), instance(2)]);
     const batcher = new DescribeBatcher({ describe: ec2.describe, clock });
     const ac = new AbortController();
-    const aborted = batcher.get(instance(1).InstanceId ?? "", ac.signal);
+    const aborted = batcher.get(instance(1).InstanceId ?? "", { signal: ac.signal });
     const kept = batcher.get(instance(2).InstanceId ?? "");
     ac.abort(new Error("shutting down"));
     await assert.rejects(aborted, /shutting down/);
@@ -183,7 +184,7 @@ describe("DescribeBatcher", () => {
     const ec2 = fakeEc2([instance(1)]);
     const batcher = new DescribeBatcher({ describe: ec2.describe, clock });
     const ac = new AbortController();
-    const p = batcher.get(instance(1).InstanceId ?? "", ac.signal);
+    const p = batcher.get(instance(1).InstanceId ?? "", { signal: ac.signal });
     ac.abort(new Error("gone"));
     await assert.rejects(p, /gone/);
     assert.equal(clock.pendingTimers(), 0);
@@ -195,7 +196,7 @@ describe("DescribeBatcher", () => {
     const clock = new FakeClock();
     const ec2 = fakeEc2([]);
     const batcher = new DescribeBatcher({ describe: ec2.describe, clock });
-    await assert.rejects(batcher.get("i-1", AbortSignal.abort(new Error("early"))), /early/);
+    await assert.rejects(batcher.get("i-1", { signal: AbortSignal.abort(new Error("early")) }), /early/);
     assert.equal(batcher.pending, 0);
     assert.equal(clock.pendingTimers(), 0);
   });
@@ -221,5 +222,180 @@ describe("DescribeBatcher", () => {
     assert.throws(() => new DescribeBatcher({ describe, maxIdsPerCall: 1001 }), RangeError);
     assert.throws(() => new DescribeBatcher({ describe, maxIdsPerCall: 0 }), RangeError);
     assert.throws(() => new DescribeBatcher({ describe, windowMs: -1 }), RangeError);
+  });
+});
+
+describe("DescribeBatcher snapshot", () => {
+  const id = (n: number): string => instance(n).InstanceId ?? "";
+  const idsOf = (r: DescribePageInput | undefined): string[] =>
+    r?.Filters.find((f) => f.Name === "instance-id")?.Values ?? [];
+
+  /** A batcher remembering IDs for 10 min, and `ask`: one lookup, stepping the clock past the window. */
+  function setup(known: Instance[], opts: { trackMs?: number } = {}) {
+    const clock = new FakeClock();
+    const ec2 = fakeEc2(known);
+    const batcher = new DescribeBatcher({
+      describe: ec2.describe,
+      clock,
+      trackMs: opts.trackMs ?? 600_000,
+    });
+    const ask = async (instanceId: string, maxAgeMs?: number): Promise<Instance | undefined> => {
+      const p = batcher.get(instanceId, maxAgeMs !== undefined ? { maxAgeMs } : {});
+      await clock.advance(10);
+      return p;
+    };
+    return { clock, ec2, batcher, ask };
+  }
+
+  it("answers 1000 sequential steady lookups within the snapshot age with one call after the first", async () => {
+    const all = Array.from({ length: 1000 }, (_, n) => instance(n));
+    const { clock, ec2, batcher, ask } = setup(all);
+    // Round 1: the IDs become known (one concurrent batch here).
+    const first = all.map((i) => batcher.get(i.InstanceId ?? ""));
+    await clock.advance(10);
+    await Promise.all(first);
+    assert.equal(batcher.tracked, 1000);
+    await clock.advance(60_000); // a poll period later the snapshot is stale
+    const before = ec2.requests.length;
+    // Round 2: one lookup after another, as a single worker makes them (10 ms each: 10 s in all).
+    for (const i of all) {
+      const got = await ask(i.InstanceId ?? "", 15_000);
+      assert.equal(got?.InstanceId, i.InstanceId);
+    }
+    assert.equal(ec2.requests.length - before, 1, "the first lookup's call fetched all 1000");
+    assert.equal(idsOf(ec2.requests[before]).length, 1000);
+    assert.equal(idsOf(ec2.requests[before])[0], id(0), "the asked ID leads its call");
+  });
+
+  it("makes a call for a snapshot entry older than maxAgeMs", async () => {
+    const { clock, ec2, ask } = setup([instance(1), instance(2)]);
+    await ask(id(1));
+    await ask(id(2));
+    assert.deepEqual(idsOf(ec2.requests[1]), [id(2), id(1)], "id 1 is prefetched with id 2");
+    await ask(id(1), 5_000);
+    assert.equal(ec2.requests.length, 2, "from the snapshot");
+    await clock.advance(4_990);
+    await ask(id(1), 5_000);
+    assert.equal(ec2.requests.length, 2, "exactly maxAgeMs old is still accepted");
+    await clock.advance(1);
+    await ask(id(1), 5_000);
+    assert.equal(ec2.requests.length, 3);
+    assert.deepEqual(idsOf(ec2.requests[2]), [id(1), id(2)]);
+  });
+
+  it("always calls for a lookup without maxAgeMs, and stores what it sees", async () => {
+    const live = instance(1);
+    const { ec2, ask } = setup([live]);
+    await ask(id(1));
+    live.State = { Name: "stopping" };
+    assert.equal((await ask(id(1), 60_000))?.State?.Name, "running", "the snapshot is what was seen");
+    assert.equal((await ask(id(1)))?.State?.Name, "stopping", "a fresh lookup asks EC2");
+    assert.equal(ec2.requests.length, 2);
+    assert.equal((await ask(id(1), 60_000))?.State?.Name, "stopping", "the fresh answer is kept");
+    assert.equal(ec2.requests.length, 2);
+  });
+
+  it("keeps 'not listed' in the snapshot and stops prefetching IDs that are gone", async () => {
+    const { ec2, ask } = setup([instance(1), instance(2, "terminated")]);
+    await ask(id(1));
+    await ask(id(2));
+    await ask(id(3));
+    assert.deepEqual(idsOf(ec2.requests[2]), [id(3), id(1)], "terminated id 2 is not prefetched");
+    await ask(id(1));
+    assert.deepEqual(idsOf(ec2.requests[3]), [id(1)], "unlisted id 3 is not prefetched");
+    assert.equal(await ask(id(3), 60_000), undefined, "not listed, from the snapshot");
+    assert.equal((await ask(id(2), 60_000))?.State?.Name, "terminated", "from the snapshot");
+    assert.equal(ec2.requests.length, 4);
+  });
+
+  it("fills calls up to 1000 IDs from 2500 remembered ones, most recently asked first", async () => {
+    const all = Array.from({ length: 2500 }, (_, n) => instance(n));
+    const { clock, ec2, batcher, ask } = setup(all);
+    const round = all.map((i) => batcher.get(i.InstanceId ?? ""));
+    await clock.advance(10);
+    assert.equal((await Promise.all(round)).filter((i) => i !== undefined).length, 2500);
+    assert.equal(batcher.tracked, 2500);
+    for (const r of ec2.requests) {
+      assert.ok(idsOf(r).length <= 1000);
+      assert.equal(new Set(idsOf(r)).size, idsOf(r).length, "no ID twice in one call");
+    }
+    await clock.advance(60_000);
+    const before = ec2.requests.length;
+    await ask(id(0), 15_000);
+    assert.equal(ec2.requests.length, before + 1);
+    const sent = idsOf(ec2.requests[before]);
+    assert.equal(sent.length, 1000);
+    assert.deepEqual(sent.slice(0, 3), [id(0), id(2499), id(2498)]);
+    assert.equal(sent.at(-1), id(1501));
+    // What was prefetched is answered from the snapshot; what was not needs a call.
+    await ask(id(1501), 15_000);
+    assert.equal(ec2.requests.length, before + 1);
+    await ask(id(1500), 15_000);
+    assert.equal(ec2.requests.length, before + 2);
+  });
+
+  it("does not prefetch IDs not asked for within trackMs", async () => {
+    const { clock, ec2, batcher, ask } = setup([instance(1), instance(2), instance(3)], { trackMs: 1_000 });
+    await ask(id(1));
+    await clock.advance(600);
+    await ask(id(2));
+    await clock.advance(600);
+    await ask(id(3));
+    assert.deepEqual(idsOf(ec2.requests[2]), [id(3), id(2)], "id 1 was last asked 1.2 s ago");
+    assert.equal(batcher.tracked, 2);
+  });
+
+  it("remembers nothing and prefetches nothing without trackMs", async () => {
+    const clock = new FakeClock();
+    const ec2 = fakeEc2([instance(1), instance(2)]);
+    const batcher = new DescribeBatcher({ describe: ec2.describe, clock });
+    for (const n of [1, 2, 2]) {
+      const p = batcher.get(id(n), { maxAgeMs: 60_000 });
+      await clock.advance(10);
+      await p;
+    }
+    assert.deepEqual(ec2.requests.map(idsOf), [[id(1)], [id(2)], [id(2)]]);
+    assert.equal(batcher.tracked, 0);
+  });
+
+  it("drops an invalidated entry, also from a call that was in flight", async () => {
+    const live = instance(1);
+    const clock = new FakeClock();
+    const ec2 = fakeEc2([live, instance(2)]);
+    let release!: () => void;
+    let gate: Promise<void> = Promise.resolve();
+    const batcher = new DescribeBatcher({
+      describe: async (input) => {
+        const answer = ec2.describe(input);
+        await gate;
+        return answer;
+      },
+      clock,
+      trackMs: 600_000,
+    });
+    const ask = async (n: number, maxAgeMs?: number): Promise<Instance | undefined> => {
+      const p = batcher.get(id(n), maxAgeMs !== undefined ? { maxAgeMs } : {});
+      await clock.advance(10);
+      return p;
+    };
+    await ask(1);
+    batcher.invalidate(id(1));
+    await ask(1, 60_000);
+    assert.equal(ec2.requests.length, 2, "no snapshot entry after invalidate");
+
+    gate = new Promise<void>((r) => (release = r));
+    const inFlight = batcher.get(id(2));
+    await clock.advance(10); // the call (carrying id 1 too) has been answered by EC2, not returned
+    live.State = { Name: "stopping" };
+    batcher.invalidate(id(1));
+    release();
+    await inFlight;
+    assert.equal((await ask(1, 60_000))?.State?.Name, "stopping", "the older answer was not kept");
+    assert.equal(ec2.requests.length, 4);
+  });
+
+  it("rejects a negative trackMs", () => {
+    const describe = async (): Promise<DescribePageOutput> => ({});
+    assert.throws(() => new DescribeBatcher({ describe, trackMs: -1 }), RangeError);
   });
 });

@@ -125,6 +125,120 @@ describe("Ec2InstanceDriver.observe", () => {
   });
 });
 
+describe("Ec2InstanceDriver.observe with the snapshot", () => {
+  /** An object whose instance is recorded and Ready for its generation: polled in steady state. */
+  const settled = (name: string, instanceId: string | undefined, ready = "True"): Ec2InstanceObject =>
+    object(name, {
+      instanceId,
+      conditions: [
+        {
+          type: "Ready",
+          status: ready === "True" ? "True" : "False",
+          reason: ready === "True" ? "Available" : "Pending",
+          message: "",
+          observedGeneration: 1,
+          lastTransitionTime: "2025-01-01T00:00:00Z",
+        },
+      ],
+    });
+
+  /** A driver polling every 60 s (snapshot age 15 s), and `objs` settled instances in the fake. */
+  function fleet(n: number) {
+    const env = setup();
+    const driver = new Ec2InstanceDriver({ aws: env.ec2.source(), clock: env.clock, pollIntervalMs: 60_000 });
+    const objs = Array.from({ length: n }, (_, k) => {
+      const i = env.ec2.add({ tags: ownershipTags(owner(`o${k}`)) });
+      return settled(`o${k}`, i.InstanceId);
+    });
+    const byId = (): number => env.ec2.calls.filter((c) => c.op === "DescribeInstances").length;
+    return { ...env, driver, objs, byId };
+  }
+
+  it("answers a round of sequential steady polls with one call once the IDs are known", async () => {
+    const { clock, driver, objs, byId, run } = fleet(50);
+    for (const o of objs) assert.ok((await run(driver.observe(o, ctx))).exists);
+    const firstRound = byId();
+    assert.ok(firstRound <= 50);
+    for (let round = 0; round < 3; round++) {
+      await clock.advance(60_000);
+      const before = byId();
+      for (const o of objs) {
+        const obs = await run(driver.observe(o, ctx));
+        assert.ok(obs.exists);
+        assert.equal(obs.resource.InstanceId, o.status?.instanceId);
+      }
+      assert.equal(byId() - before, 1, `round ${round}: one call for 50 sequential polls`);
+    }
+  });
+
+  it("reads fresh for creation, transitions, a new generation and deletion", async () => {
+    const { driver, objs, byId, run, ec2 } = fleet(2);
+    const [a, b] = objs as [Ec2InstanceObject, Ec2InstanceObject];
+    await run(driver.observe(a, ctx));
+    await run(driver.observe(b, ctx)); // both now in the snapshot
+    const id = b.status?.instanceId;
+    const unsettled = [
+      settled("o1", id, "False"),
+      { ...b, metadata: { ...b.metadata, generation: 2 } },
+      { ...b, metadata: { ...b.metadata, deletionTimestamp: "2025-01-01T00:00:00Z" } },
+    ];
+    for (const o of unsettled) {
+      const before = byId();
+      await run(driver.observe(o, ctx));
+      assert.equal(byId() - before, 1, "a fresh read");
+    }
+    const before = byId();
+    await run(driver.observe(b, ctx));
+    assert.equal(byId(), before, "the settled object is answered from the snapshot");
+    assert.equal(ec2.count("TerminateInstances"), 0);
+  });
+
+  it("confirms 'not listed' in the snapshot with a fresh read instead of reporting the instance deleted", async () => {
+    const { clock, driver, objs, byId, run, ec2 } = fleet(2);
+    const [a, b] = objs as [Ec2InstanceObject, Ec2InstanceObject];
+    const idB = b.status?.instanceId ?? "";
+    await run(driver.observe(b, ctx));
+    ec2.hidden.add(idB); // a listing that misses it (eventual consistency)
+    await run(driver.observe(a, ctx)); // its call prefetches b and records "not listed"
+    ec2.hidden.clear();
+    const before = byId();
+    const obs = await run(driver.observe(b, ctx));
+    assert.ok(obs.exists, "present: the fresh read lists it");
+    assert.equal(obs.resource.InstanceId, idB);
+    assert.equal(byId() - before, 1);
+
+    // Terminated in the snapshot: also confirmed fresh (and then it really is gone).
+    (ec2.instances.get(idB) ?? {}).State = { Name: "terminated" };
+    await clock.advance(16_000);
+    await run(driver.observe(a, ctx)); // stale for a: its call records b as terminated
+    const calls = byId();
+    assert.deepEqual(await run(driver.observe(b, ctx)), { exists: false });
+    assert.ok(byId() > calls, "absence was read fresh");
+  });
+
+  it("reads fresh after repairing tags, so the repair is not made twice", async () => {
+    const { driver, objs, run, ec2 } = fleet(1);
+    const [a] = objs as [Ec2InstanceObject];
+    const id = a.status?.instanceId ?? "";
+    ec2.add({ InstanceId: id, tags: { ...ownershipTags(owner("o0")), stray: "x" } });
+    const seen = await run(driver.observe(a, ctx));
+    assert.ok(seen.exists);
+    assert.ok((await run(driver.sync(a, seen.resource, ctx))).changes.length > 0);
+    const again = await run(driver.observe(a, ctx));
+    assert.ok(again.exists);
+    assert.deepEqual((await run(driver.sync(a, again.resource, ctx))).changes, []);
+    assert.equal(ec2.count("CreateTags") + ec2.count("DeleteTags"), 2, "one repair");
+  });
+
+  it("rejects nonsensical snapshot options", () => {
+    const { ec2, clock } = setup();
+    const aws = ec2.source();
+    assert.throws(() => new Ec2InstanceDriver({ aws, clock, pollIntervalMs: 0 }), RangeError);
+    assert.throws(() => new Ec2InstanceDriver({ aws, clock, snapshotMaxAgeMs: -1 }), RangeError);
+    assert.throws(() => new Ec2InstanceDriver({ aws, clock, trackMs: -1 }), RangeError);
+  });
+});
+
 describe("Ec2InstanceDriver.create, adopt and sync", () => {
   it("launches with the token and ownership tags, asking DescribeImages once per AMI and region", async () => {
     const { ec2, driver, run } = setup();

@@ -57,6 +57,23 @@ export interface Ec2InstanceDriverOptions {
   /** Window in which instance lookups join one DescribeInstances call, in ms. @default 10 */
   batchWindowMs?: number;
   /**
+   * The controller's steady-state poll period, in ms; the snapshot defaults derive from it.
+   * @default 300_000
+   */
+  pollIntervalMs?: number;
+  /**
+   * The oldest DescribeInstances answer the steady-state observation of a settled instance
+   * accepts from the batcher's snapshot, in ms (0: always a fresh read). Keep it below the poll
+   * period, so every poll round reads EC2 at least once and drift is seen within a round.
+   * @default min(15_000, pollIntervalMs / 2)
+   */
+  snapshotMaxAgeMs?: number;
+  /**
+   * How long the batcher keeps prefetching an instance ID after it was last asked for, in ms.
+   * @default 2 × pollIntervalMs
+   */
+  trackMs?: number;
+  /**
    * EC2 is eventually consistent: for a while after RunInstances, DescribeInstances may not list
    * the new instance. Within this long after a launch, an instance that is not listed (as
    * opposed to listed as `terminated`) counts as not yet visible, never as deleted. In ms.
@@ -86,6 +103,8 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Inst
   readonly #clock: Clock;
   readonly #windowMs: number;
   readonly #graceMs: number;
+  readonly #snapshotMaxAgeMs: number;
+  readonly #trackMs: number;
   readonly #batchers = new Map<string, DescribeBatcher>();
   readonly #roots: AmiRootDevices;
 
@@ -95,6 +114,13 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Inst
     this.#windowMs = opts.batchWindowMs ?? 10;
     this.#graceMs = opts.visibilityGraceMs ?? 120_000;
     if (!(this.#graceMs >= 0)) throw new RangeError(`visibilityGraceMs must be >= 0, got ${this.#graceMs}`);
+    const poll = opts.pollIntervalMs ?? 300_000;
+    if (!(poll > 0)) throw new RangeError(`pollIntervalMs must be > 0, got ${poll}`);
+    this.#snapshotMaxAgeMs = opts.snapshotMaxAgeMs ?? Math.min(15_000, poll / 2);
+    this.#trackMs = opts.trackMs ?? 2 * poll;
+    if (!(this.#snapshotMaxAgeMs >= 0))
+      throw new RangeError(`snapshotMaxAgeMs must be >= 0, got ${this.#snapshotMaxAgeMs}`);
+    if (!(this.#trackMs >= 0)) throw new RangeError(`trackMs must be >= 0, got ${this.#trackMs}`);
     this.#roots = new AmiRootDevices((region, input, signal) =>
       this.#aws
         .ec2(region)
@@ -107,12 +133,26 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Inst
     return id === undefined || id === "" ? undefined : id;
   }
 
+  /**
+   * Finds the object's instance. The steady-state poll of a settled instance (see
+   * {@link #settled}) may be answered from the batcher's snapshot, at most `snapshotMaxAgeMs`
+   * old; only a live instance of ours is taken from it. Anything else (not listed, terminated,
+   * foreign) and every other observation (creation, transitions, a new generation) is read fresh,
+   * so a snapshot never makes the flow conclude the instance was deleted out of band.
+   */
   async observe(obj: Ec2InstanceObject, ctx: DriverContext): Promise<Observation<Instance>> {
     const uid = uidOf(obj);
     const recorded = this.recordedId(obj);
     let recordedInstance: Instance | undefined;
     if (recorded !== undefined) {
-      recordedInstance = await this.#batcher(obj.spec.region).get(recorded, ctx.signal);
+      const batcher = this.#batcher(obj.spec.region);
+      if (this.#snapshotMaxAgeMs > 0 && this.#settled(obj)) {
+        const seen = await batcher.get(recorded, { maxAgeMs: this.#snapshotMaxAgeMs, signal: ctx.signal });
+        if (seen !== undefined && !isGone(seen) && ownershipOf(instanceTags(seen), uid) === "owned") {
+          return { exists: true, resource: seen, ownership: "owned" };
+        }
+      }
+      recordedInstance = await batcher.get(recorded, { signal: ctx.signal });
       if (recordedInstance !== undefined && !isGone(recordedInstance)) {
         // The status is the operator's own record: the instance is ours unless its tags now
         // name another object, in which case adoption rules apply.
@@ -157,9 +197,14 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Inst
   async adopt(obj: Ec2InstanceObject, instance: Instance, ctx: DriverContext): Promise<Instance> {
     const id = requireId(instance);
     const tags = ownershipTags(ownerOf(obj, KIND));
-    await this.#aws
-      .ec2(obj.spec.region)
-      .send(new CreateTagsCommand({ Resources: [id], Tags: toEc2Tags(tags) }), { abortSignal: ctx.signal });
+    try {
+      await this.#aws
+        .ec2(obj.spec.region)
+        .send(new CreateTagsCommand({ Resources: [id], Tags: toEc2Tags(tags) }), { abortSignal: ctx.signal });
+    } finally {
+      // Even a failed call may have changed the tags: the snapshot's answer is no longer trusted.
+      this.#batcher(obj.spec.region).invalidate(id);
+    }
     ctx.logger.info({ instanceId: id }, "adopted EC2 instance");
     return { ...instance, Tags: toEc2Tags({ ...instanceTags(instance), ...tags }) };
   }
@@ -177,18 +222,23 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Inst
       return { resource: instance, changes: [] };
     }
     const ec2 = this.#aws.ec2(obj.spec.region);
-    if (Object.keys(changes.set).length > 0) {
-      await ec2.send(new CreateTagsCommand({ Resources: [id], Tags: toEc2Tags(changes.set) }), {
-        abortSignal: ctx.signal,
-      });
-    }
-    if (changes.remove.length > 0) {
-      await ec2.send(
-        new DeleteTagsCommand({ Resources: [id], Tags: changes.remove.map((Key) => ({ Key })) }),
-        {
+    try {
+      if (Object.keys(changes.set).length > 0) {
+        await ec2.send(new CreateTagsCommand({ Resources: [id], Tags: toEc2Tags(changes.set) }), {
           abortSignal: ctx.signal,
-        },
-      );
+        });
+      }
+      if (changes.remove.length > 0) {
+        await ec2.send(
+          new DeleteTagsCommand({ Resources: [id], Tags: changes.remove.map((Key) => ({ Key })) }),
+          {
+            abortSignal: ctx.signal,
+          },
+        );
+      }
+    } finally {
+      // The snapshot holds the tags from before the repair (even a failed one may have begun it).
+      this.#batcher(obj.spec.region).invalidate(id);
     }
     const now = { ...actual, ...changes.set };
     for (const k of changes.remove) delete now[k];
@@ -219,7 +269,7 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Inst
     const live = new Map<string, Instance>();
     let recordedListed = false;
     if (recorded !== undefined) {
-      const instance = await this.#batcher(region).get(recorded, ctx.signal);
+      const instance = await this.#batcher(region).get(recorded, { signal: ctx.signal });
       recordedListed = instance !== undefined;
       if (instance !== undefined && !isGone(instance)) {
         if (ownershipOf(instanceTags(instance), uid) !== "foreign-owner") live.set(recorded, instance);
@@ -259,6 +309,8 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Inst
       } catch (err) {
         // Gone between the lookup and the call: the next poll sees it terminated or unlisted.
         if (!(err instanceof AwsError && err.kind === "not-found")) throw err;
+      } finally {
+        for (const id of toTerminate) this.#batcher(region).invalidate(id);
       }
     }
     return {
@@ -276,6 +328,7 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Inst
         describe: (input) => ec2().send(new DescribeInstancesCommand(input)),
         clock: this.#clock,
         windowMs: this.#windowMs,
+        trackMs: this.#trackMs,
       });
       this.#batchers.set(region, batcher);
     }
@@ -307,6 +360,16 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Inst
       ctx.signal,
     );
     return pickInstance(found, undefined);
+  }
+
+  /**
+   * Whether the object is in steady state as far as its own record says: an instance ID is
+   * recorded, it is not being deleted, and Ready is True for the current generation.
+   */
+  #settled(obj: Ec2InstanceObject): boolean {
+    if (this.recordedId(obj) === undefined || obj.metadata.deletionTimestamp !== undefined) return false;
+    const ready = getCondition(obj.status?.conditions, "Ready");
+    return ready?.status === "True" && ready.observedGeneration === obj.metadata.generation;
   }
 
   /** Whether the recorded launch time lies within the visibility grace period. */

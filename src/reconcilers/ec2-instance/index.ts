@@ -14,13 +14,19 @@ export { Ec2InstanceDriver, InstanceNotVisibleError, type Ec2InstanceObject } fr
 
 /**
  * Adds the Ec2Instance controller to `deps.manager`. Instance lookups of concurrent reconciles
- * share DescribeInstances calls, so batching only pays off with `maxConcurrentReconciles` > 1.
+ * share DescribeInstances calls; the steady polls of settled instances are answered from the
+ * snapshot those calls leave (prefetched for every instance polled recently), so one call per
+ * poll round serves up to 1000 instances even with a single worker.
  */
 export function setupEc2InstanceController(deps: ReconcilerDeps): Controller {
   return setupManagedController<Ec2InstanceObject, Instance>(
     "ec2instance",
     Ec2InstanceResource,
-    new Ec2InstanceDriver({ aws: deps.aws, clock: deps.clock }),
+    new Ec2InstanceDriver({
+      aws: deps.aws,
+      clock: deps.clock,
+      ...(deps.pollIntervalMs !== undefined ? { pollIntervalMs: deps.pollIntervalMs } : {}),
+    }),
     deps,
   );
 }

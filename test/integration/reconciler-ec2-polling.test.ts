@@ -1,0 +1,60 @@
+/**
+ * Steady polling of many instances with the operator's default single worker: reconciles run one
+ * after another, so their lookups never meet in a batch window; the batcher's snapshot (filled by
+ * each call with every recently polled instance) answers them instead. End to end against a real
+ * kube-apiserver and moto, counting DescribeInstances at the proxy.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { waitFor } from "../support/process.ts";
+import { Ec2Env } from "./reconciler-ec2-fixture.ts";
+
+describe("Ec2Instance reconciler: polling with one worker", () => {
+  const f = new Ec2Env({ ns: "ec2-polling" }).hooks(); // default --max-concurrent-reconciles (1)
+
+  it("polls 20 instances with a few DescribeInstances calls per round, not one per instance", async () => {
+    const names = Array.from({ length: 20 }, (_, i) => `solo-${i}`);
+    await Promise.all(names.map((n) => f.create(n, { tags: { fleet: "solo" } })));
+    for (const n of names) await f.waitReady(n, 60_000);
+    // After the launches the polls drift onto the 2 s grid; watch windows of one round each (20
+    // reconciles) until three in a row show shared lookups. Without the snapshot every reconcile
+    // made its own call here (20 per round).
+    const mutations = f.mutations();
+    const perRound = names.length;
+    let mark = { r: await f.reconciles(), d: f.proxy.count("DescribeInstances") };
+    const windows: { reconciles: number; describes: number }[] = [];
+    const steady = (): typeof windows => windows.slice(-3);
+    const seen = (): string => windows.map((w) => `${w.reconciles}/${w.describes}`).join(" ");
+    await waitFor(
+      "three poll rounds with shared lookups",
+      async () => {
+        const r = await f.reconciles();
+        if (r < mark.r + perRound) return false;
+        const d = f.proxy.count("DescribeInstances");
+        windows.push({ reconciles: r - mark.r, describes: d - mark.d });
+        mark = { r, d };
+        return steady().length === 3 && steady().every((w) => w.describes <= 3);
+      },
+      60_000,
+      50,
+    ).catch((err: unknown) => {
+      throw new Error(`reconciles/DescribeInstances per window: ${seen()}`, { cause: err });
+    });
+    const reconciles = steady().reduce((n, w) => n + w.reconciles, 0);
+    const describes = steady().reduce((n, w) => n + w.describes, 0);
+    console.log(
+      `polling with one worker: ${reconciles} reconciles of 20 instances -> ${describes} DescribeInstances ` +
+        `calls (all windows: ${seen()})`,
+    );
+    assert.ok(
+      describes * 5 <= reconciles,
+      `${describes} DescribeInstances calls for ${reconciles} reconciles`,
+    );
+    assert.deepEqual(f.mutations(), mutations, "polling mutated nothing");
+
+    const ids = await Promise.all(names.map(async (n) => (await f.get(n))?.status?.instanceId ?? ""));
+    await Promise.all(names.map((n) => f.delete(n)));
+    for (const n of names) await f.waitGone(n, 60_000);
+    for (const id of ids) assert.equal((await f.instance(id))?.State?.Name, "terminated");
+  });
+});
