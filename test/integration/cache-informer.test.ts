@@ -4,13 +4,14 @@
  * resource, and a watch that survives an API server restart.
  */
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
 import { Registry } from "prom-client";
 import { InformerFactory } from "../../src/runtime/cache/factory.ts";
 import type { EventHandler } from "../../src/runtime/cache/shared-informer.ts";
 import type { KubeObject, ResourceType } from "../../src/runtime/kube/object.ts";
 import { RestClient } from "../../src/runtime/kube/rest.ts";
+import { metricSum } from "../support/registry-metrics.ts";
+import { installTestCrd } from "../support/test-crd.ts";
 import { startControlPlane, type ControlPlane } from "../support/envtest.ts";
 import { waitFor } from "../support/process.ts";
 
@@ -32,17 +33,6 @@ const WIDGETS: ResourceType = {
   kind: "Widget",
   namespaced: true,
 };
-
-async function metricSum(
-  registry: Registry,
-  name: string,
-  labels: Record<string, string> = {},
-): Promise<number> {
-  const m = await registry.getSingleMetric(name)?.get();
-  return (m?.values ?? [])
-    .filter((v) => Object.entries(labels).every(([k, want]) => String(v.labels[k]) === want))
-    .reduce((sum, v) => sum + v.value, 0);
-}
 
 /** Resolves once `n` calls of the returned tick function have happened. */
 function counter(n: number): { tick: () => void; reached: Promise<void>; count: () => number } {
@@ -296,34 +286,7 @@ describe("informer cache on a real API server", () => {
   });
 
   it("caches a custom resource of a CRD created here", async () => {
-    const dir = mkdtempSync(`${cp.dir}/crd-`);
-    writeFileSync(
-      `${dir}/widgets.yaml`,
-      JSON.stringify({
-        apiVersion: "apiextensions.k8s.io/v1",
-        kind: "CustomResourceDefinition",
-        metadata: { name: "widgets.cache.example.com" },
-        spec: {
-          group: "cache.example.com",
-          scope: "Namespaced",
-          names: { plural: "widgets", singular: "widget", kind: "Widget", listKind: "WidgetList" },
-          versions: [
-            {
-              name: "v1",
-              served: true,
-              storage: true,
-              schema: {
-                openAPIV3Schema: {
-                  type: "object",
-                  properties: { spec: { type: "object", properties: { size: { type: "integer" } } } },
-                },
-              },
-            },
-          ],
-        },
-      }),
-    );
-    await cp.installCRDs(dir);
+    await installTestCrd(cp, WIDGETS, { spec: { size: { type: "integer" } } });
     await namespace("widgets");
     const path = "/apis/cache.example.com/v1/namespaces/widgets/widgets";
     await admin.request({

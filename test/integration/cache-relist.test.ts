@@ -13,6 +13,7 @@ import { restListerWatcher, type ListerWatcher } from "../../src/runtime/cache/l
 import { ApiError, isGone } from "../../src/runtime/kube/errors.ts";
 import type { KubeObject, ResourceType } from "../../src/runtime/kube/object.ts";
 import { RestClient } from "../../src/runtime/kube/rest.ts";
+import { metricSum } from "../support/registry-metrics.ts";
 import { startControlPlane, type ControlPlane } from "../support/envtest.ts";
 import { waitFor } from "../support/process.ts";
 
@@ -27,17 +28,6 @@ const CONFIGMAPS: ResourceType = {
   kind: "ConfigMap",
   namespaced: true,
 };
-
-async function metricSum(
-  registry: Registry,
-  name: string,
-  labels: Record<string, string> = {},
-): Promise<number> {
-  const m = await registry.getSingleMetric(name)?.get();
-  return (m?.values ?? [])
-    .filter((v) => Object.entries(labels).every(([k, want]) => String(v.labels[k]) === want))
-    .reduce((sum, v) => sum + v.value, 0);
-}
 
 /** A loopback TCP proxy that can be cut (connections dropped and refused) and restored. */
 class CuttableProxy {

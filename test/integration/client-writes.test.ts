@@ -4,7 +4,6 @@
  * what it says, deletes with finalizers wait, and cache reads catch up with writes.
  */
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
 import { Registry } from "prom-client";
 import { InformerFactory } from "../../src/runtime/cache/factory.ts";
@@ -15,6 +14,7 @@ import { isConflict, isInvalid, isNotFound } from "../../src/runtime/kube/errors
 import type { KubeObject, ResourceType } from "../../src/runtime/kube/object.ts";
 import type { RestRequest } from "../../src/runtime/kube/rest.ts";
 import { RestClient } from "../../src/runtime/kube/rest.ts";
+import { installTestCrd } from "../support/test-crd.ts";
 import { startControlPlane, type ControlPlane } from "../support/envtest.ts";
 
 interface Thing extends KubeObject {
@@ -33,44 +33,13 @@ const NS = "client";
 const F = "clienttest.example.com/cleanup";
 
 function installThingCrd(cp: ControlPlane): Promise<void> {
-  const dir = mkdtempSync(`${cp.dir}/crd-`);
-  writeFileSync(
-    `${dir}/things.yaml`,
-    JSON.stringify({
-      apiVersion: "apiextensions.k8s.io/v1",
-      kind: "CustomResourceDefinition",
-      metadata: { name: `${things.plural}.${things.group}` },
-      spec: {
-        group: things.group,
-        scope: "Namespaced",
-        names: { plural: things.plural, singular: "thing", kind: things.kind, listKind: "ThingList" },
-        versions: [
-          {
-            name: "v1",
-            served: true,
-            storage: true,
-            subresources: { status: {} },
-            schema: {
-              openAPIV3Schema: {
-                type: "object",
-                properties: {
-                  spec: {
-                    type: "object",
-                    properties: { size: { type: "integer" }, color: { type: "string" } },
-                  },
-                  status: {
-                    type: "object",
-                    properties: { phase: { type: "string" }, observedGeneration: { type: "integer" } },
-                  },
-                },
-              },
-            },
-          },
-        ],
-      },
-    }),
-  );
-  return cp.installCRDs(dir);
+  return installTestCrd(cp, things, {
+    spec: { size: { type: "integer" }, color: { type: "string" } },
+    status: {
+      type: "object",
+      properties: { phase: { type: "string" }, observedGeneration: { type: "integer" } },
+    },
+  });
 }
 
 /** Counts the 409 conflicts the API server answers, passing everything through. */

@@ -3,7 +3,6 @@
  * key twice at once, still run different keys in parallel, and end on the last written state.
  */
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
 import { Registry } from "prom-client";
 import { InformerFactory } from "../../src/runtime/cache/factory.ts";
@@ -12,6 +11,7 @@ import { newControllerManagedBy } from "../../src/runtime/controller/builder.ts"
 import type { Request } from "../../src/runtime/controller/reconciler.ts";
 import { keyOf, type KubeObject, type ResourceType } from "../../src/runtime/kube/object.ts";
 import { RestClient } from "../../src/runtime/kube/rest.ts";
+import { installTestCrd } from "../support/test-crd.ts";
 import { startControlPlane, type ControlPlane } from "../support/envtest.ts";
 
 interface Gadget extends KubeObject {
@@ -30,38 +30,10 @@ const OBJECTS = 16;
 const UPDATES_PER_OBJECT = 20;
 
 function installGadgetCrd(cp: ControlPlane): Promise<void> {
-  const dir = mkdtempSync(`${cp.dir}/crd-`);
-  writeFileSync(
-    `${dir}/gadgets.yaml`,
-    JSON.stringify({
-      apiVersion: "apiextensions.k8s.io/v1",
-      kind: "CustomResourceDefinition",
-      metadata: { name: `${gadgets.plural}.${gadgets.group}` },
-      spec: {
-        group: gadgets.group,
-        scope: "Namespaced",
-        names: { plural: gadgets.plural, singular: "gadget", kind: gadgets.kind, listKind: "GadgetList" },
-        versions: [
-          {
-            name: "v1",
-            served: true,
-            storage: true,
-            subresources: { status: {} },
-            schema: {
-              openAPIV3Schema: {
-                type: "object",
-                properties: {
-                  spec: { type: "object", properties: { size: { type: "integer" } } },
-                  status: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
-                },
-              },
-            },
-          },
-        ],
-      },
-    }),
-  );
-  return cp.installCRDs(dir);
+  return installTestCrd(cp, gadgets, {
+    spec: { size: { type: "integer" } },
+    status: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
+  });
 }
 
 /** Runs `fn` over `items` with at most `limit` calls in flight. */

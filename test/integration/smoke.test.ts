@@ -7,6 +7,7 @@ import { CreateQueueCommand, DeleteQueueCommand, ListQueuesCommand, SQSClient } 
 import assert from "node:assert/strict";
 import { request } from "node:https";
 import { after, before, describe, it } from "node:test";
+import { installTestCrd } from "../support/test-crd.ts";
 import { startControlPlane, type ControlPlane } from "../support/envtest.ts";
 import { startMoto, type Moto } from "../support/moto.ts";
 
@@ -34,37 +35,11 @@ describe("test harness", () => {
       metadata: { name: "smoke" },
     });
     assert.equal(ns.status, 201, ns.text);
-    const crdDir = await import("node:fs").then((fs) => {
-      const d = fs.mkdtempSync(`${cp.dir}/crd-`);
-      fs.writeFileSync(
-        `${d}/widgets.yaml`,
-        JSON.stringify({
-          apiVersion: "apiextensions.k8s.io/v1",
-          kind: "CustomResourceDefinition",
-          metadata: { name: "widgets.smoke.example.com" },
-          spec: {
-            group: "smoke.example.com",
-            scope: "Namespaced",
-            names: { plural: "widgets", singular: "widget", kind: "Widget", listKind: "WidgetList" },
-            versions: [
-              {
-                name: "v1",
-                served: true,
-                storage: true,
-                schema: {
-                  openAPIV3Schema: {
-                    type: "object",
-                    properties: { spec: { type: "object", properties: { size: { type: "integer" } } } },
-                  },
-                },
-              },
-            ],
-          },
-        }),
-      );
-      return d;
-    });
-    await cp.installCRDs(crdDir);
+    await installTestCrd(
+      cp,
+      { group: "smoke.example.com", version: "v1", plural: "widgets", kind: "Widget", namespaced: true },
+      { spec: { size: { type: "integer" } } },
+    );
 
     // Open a watch with the admin identity, then create an object and read the ADDED event.
     const kc = cp.kubeConfig();
