@@ -68,8 +68,11 @@ export interface Readiness {
 
 /** Result of {@link ResourceDriver.delete}. */
 export type DeleteOutcome =
-  /** Nothing of ours is left in AWS: the finalizer may go. */
-  | { done: true }
+  /**
+   * Nothing of ours is left in AWS: the finalizer may go. `leftInPlace` says why a resource that
+   * exists was not deleted (it is not owned by this object); it becomes the released Event.
+   */
+  | { done: true; leftInPlace?: string }
   /** Deletion is under way (EC2 shutting-down): poll again soon. `state` goes into status. */
   | { done: false; state?: string; message: string };
 

@@ -287,6 +287,17 @@ describe("ManagedResourceReconciler", () => {
     assert.deepEqual(await aligned.reconcile(req, ctx), { requeueAfter: 2000 });
   });
 
+  it("says so when deletion left a resource that is not the object's own", async () => {
+    f.stored = widget({}, undefined, true);
+    f.deleteOutcome = {
+      done: true,
+      leftInPlace: "the widget is not owned by this object and was left in place",
+    };
+    assert.deepEqual(await r.reconcile(req, ctx), {});
+    assert.deepEqual(f.events, ["Normal:Released"]);
+    assert.equal(f.log.at(-1), "removeFinalizer");
+  });
+
   it("leaves AWS alone and releases the object under deletionPolicy Retain", async () => {
     f.stored = widget({ deletionPolicy: "Retain" }, undefined, true);
     assert.deepEqual(await r.reconcile(req, ctx), {});

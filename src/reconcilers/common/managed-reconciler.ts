@@ -170,7 +170,8 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     this.#blocked.reset(key);
     if (outcome.done) {
       await client.removeFinalizer(obj, FINALIZER, { signal: ctx.signal });
-      recorder.event(obj, "Normal", "Deleted", `the ${driver.noun} was deleted from AWS`);
+      if (outcome.leftInPlace !== undefined) recorder.event(obj, "Normal", "Released", outcome.leftInPlace);
+      else recorder.event(obj, "Normal", "Deleted", `the ${driver.noun} was deleted from AWS`);
       this.#pending.reset(key);
       return {};
     }

@@ -346,8 +346,14 @@ describe("S3BucketDriver", () => {
         versions: versions(1),
       });
       s3.buckets.set("other", { region: "eu-west-1", tags: undefined, versioning: undefined, versions: [] });
-      assert.deepEqual(await driver.delete(bucketObj(), ctx), { done: true });
-      assert.deepEqual(await driver.delete(bucketObj({ bucketName: "other" }), ctx), { done: true });
+      assert.deepEqual(await driver.delete(bucketObj(), ctx), {
+        done: true,
+        leftInPlace: "bucket assets-1 is not owned by this object and was left in place",
+      });
+      assert.deepEqual(await driver.delete(bucketObj({ bucketName: "other" }), ctx), {
+        done: true,
+        leftInPlace: "bucket other is not owned by this object and was left in place",
+      });
       assert.deepEqual(s3.mutations(), []);
     });
 
@@ -397,7 +403,10 @@ describe("S3BucketDriver", () => {
         versions: [],
         otherAccount: true,
       });
-      assert.deepEqual(await driver.delete(bucketObj({}, { createToken: "uid-1-1" }), ctx), { done: true });
+      assert.deepEqual(await driver.delete(bucketObj({}, { createToken: "uid-1-1" }), ctx), {
+        done: true,
+        leftInPlace: "bucket assets-1 is not accessible to the operator and was left in place",
+      });
       await assert.rejects(
         driver.delete(bucketObj({}, { bucketArn: "arn:aws:s3:::assets-1" }), ctx),
         (err: unknown) => err instanceof DeletionBlockedError && err.reason === "BucketAccessDenied",

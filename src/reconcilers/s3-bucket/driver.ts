@@ -226,13 +226,16 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, ObservedBu
         { bucket: name, region: head.region },
         "bucket lives in another region; left untouched",
       );
-      return { done: true };
+      return { done: true, leftInPlace: `bucket ${name} lives in another region and was left in place` };
     }
     if (head.kind === "forbidden") {
       if (this.recordedId(obj) === undefined) {
         // Never seen as ours (the name belongs to another account): nothing of ours to delete.
         ctx.logger.info({ bucket: name }, "bucket not accessible and never recorded as ours; left untouched");
-        return { done: true };
+        return {
+          done: true,
+          leftInPlace: `bucket ${name} is not accessible to the operator and was left in place`,
+        };
       }
       throw new DeletionBlockedError(
         S3BucketReason.BucketAccessDenied,
@@ -244,7 +247,7 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, ObservedBu
     if (tags === undefined) return { done: true };
     if (judgeOwnership(tags, obj) !== "owned") {
       ctx.logger.info({ bucket: name }, "bucket is not owned by this object; left untouched");
-      return { done: true };
+      return { done: true, leftInPlace: `bucket ${name} is not owned by this object and was left in place` };
     }
     const emptied = await this.#empty(obj, api);
     if (emptied !== undefined) return emptied;

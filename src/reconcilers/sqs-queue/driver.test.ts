@@ -310,7 +310,10 @@ describe("SqsQueueDriver", () => {
 
   it("leaves a queue that is not its own and counts deletion as done", async () => {
     fake.queues.set("orders", { attributes: {}, tags: { [OWNERSHIP_TAGS.uid]: "someone-else" } });
-    assert.deepEqual(await driver.delete(queueObject(), ctx), { done: true });
+    assert.deepEqual(await driver.delete(queueObject(), ctx), {
+      done: true,
+      leftInPlace: "the queue in AWS is not owned by this object and was left in place",
+    });
     assert.equal(fake.queues.size, 1);
     assert.deepEqual(fake.mutations(), []);
   });

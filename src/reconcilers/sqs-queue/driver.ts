@@ -217,7 +217,10 @@ export class SqsQueueDriver implements ResourceDriver<ManagedSqsQueue, SqsQueueV
     if (view === undefined) return { done: true };
     if (ownershipOf(view.tags, uidOf(obj)) !== "owned") {
       ctx.logger.info({ queueUrl: view.url }, "SQS queue is not owned by this object; leaving it in place");
-      return { done: true };
+      return {
+        done: true,
+        leftInPlace: "the queue in AWS is not owned by this object and was left in place",
+      };
     }
     try {
       await sqs.send(new DeleteQueueCommand({ QueueUrl: view.url }), { abortSignal: ctx.signal });
