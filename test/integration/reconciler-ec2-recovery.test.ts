@@ -28,13 +28,15 @@ describe("Ec2Instance reconciler: failures, adoption, crash safety, batching", (
     const reconciles = await f.reconciles();
     const lookups = f.proxy.count("DescribeImages");
     // Measuring that nothing happens needs time to pass: a hot loop would reconcile hundreds of
-    // times in this window (per-key backoff starts at 5 ms), a poll every 2 s five times.
+    // times in this window (per-key backoff starts at 5 ms), a poll every 2 s five times. The
+    // failed reconcile's own status writes (the token, then the failure) may still each enqueue
+    // one more reconcile, which fails the same way and writes nothing.
     await delay(10_000);
     assert.ok(
-      (await f.reconciles()) - reconciles <= 1,
+      (await f.reconciles()) - reconciles <= 2,
       `reconciles in 10 s: ${(await f.reconciles()) - reconciles}`,
     );
-    assert.ok(f.proxy.count("DescribeImages") - lookups <= 1);
+    assert.ok(f.proxy.count("DescribeImages") - lookups <= 2);
     assert.equal(f.proxy.count("RunInstances"), 0, "nothing was launched");
 
     await f.patch("bad-ami", { spec: { tags: { retry: "1" } } });

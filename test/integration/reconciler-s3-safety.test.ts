@@ -62,10 +62,11 @@ describe("S3Bucket reconciler: crash safety, ownership and terminal errors", () 
     assert.ok(terminal >= 1, "the failure was counted as terminal");
     // "crashy" polls every 2 s: five of its polls span about ten seconds.
     await env.waitReconciles(5, "requeue_after");
-    // At most the one re-reconcile its own status write causes; no retries.
-    assert.ok((await env.reconciles("error")) - errors <= 1, "errors over ~10 s");
+    // At most the re-reconciles its own writes (finalizer, status) cause; no retries. A hot loop
+    // would fail hundreds of times in this window.
+    assert.ok((await env.reconciles("error")) - errors <= 2, "errors over ~10 s");
     assert.ok(
-      (await env.controllerMetric("controller_runtime_terminal_reconcile_errors_total")) - terminal <= 1,
+      (await env.controllerMetric("controller_runtime_terminal_reconcile_errors_total")) - terminal <= 2,
     );
     assert.equal(env.proxy.count("CreateBucket"), 1, "nothing was created");
     assert.deepEqual(

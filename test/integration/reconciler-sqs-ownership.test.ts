@@ -34,7 +34,9 @@ describe("SqsQueue reconciler: ownership and crashes", () => {
     const mutations = env.mutations();
     await delay(10_000);
     const extra = (await env.reconciles()) - r0;
-    assert.ok(extra <= 1, `reconciled ${extra} more times`);
+    // At most the re-reconciles the operator's own writes (finalizer, status) cause; a hot loop
+    // would reconcile hundreds of times.
+    assert.ok(extra <= 2, `reconciled ${extra} more times`);
     assert.equal(await env.kubeWrites(), w0, "Kubernetes writes");
     assert.deepEqual(env.mutations(), mutations);
     const untouched = await env.queue("legacy");
