@@ -175,13 +175,15 @@ tool_helm() {
 tool_moto() {
   if [ -n "${AWS_ENDPOINT_URL:-}" ]; then log "AWS_ENDPOINT_URL is set; not installing moto"; return 0; fi
   local dir="$cache/moto-$MOTO_VERSION"
-  if [ ! -x "$dir/bin/moto_server" ]; then
+  if [ ! -f "$dir/.complete" ]; then
     log "installing moto[server] $MOTO_VERSION into a virtualenv"
-    # venvs are not relocatable: build in place, marking completion with a stamp file.
-    rm -rf "$dir"; python3 -m venv "$dir"
+    # A virtualenv is not relocatable, so it is built in place; the stamp marks a finished install.
+    rm -rf "$dir"
+    python3 -m venv "$dir"
     "$dir/bin/pip" install --quiet --disable-pip-version-check "moto[server]==$MOTO_VERSION"
+    touch "$dir/.complete"
   fi
-  link "$dir" .venv-moto
+  rm -f "$bin/.venv-moto"
   ln -sfn "$dir" "$root/.venv"
 }
 
