@@ -2,14 +2,13 @@
 #
 # Every target runs with ./bin first on PATH: it holds Node 24 (installed from the npm registry
 # when the system Node is older than 22.19) and the test tools (kube-apiserver, etcd, kubectl,
-# helm), cached per user by version under $(TOOLS_CACHE).
+# helm), cached per user by version under ~/.cache/kubeprovisioner (see hack/tools.sh).
 
 SHELL := /usr/bin/env bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := help
 
 export PATH := $(CURDIR)/bin:$(PATH)
-export TOOLS_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/kubeprovisioner
 
 NODE_TEST := node --test --test-reporter=spec
 UNIT_TESTS := "src/**/*.test.ts"
