@@ -168,7 +168,7 @@ function isAwsTag(key: string): boolean {
 }
 
 /**
- * The changes that make the instance's tags equal `desired`. Tags are authoritative: any other
+ * The changes that make the instance's tags equal `desired`. Tags are authoritative; every other
  * key is removed, except `aws:` tags, which AWS manages (CloudFormation, Auto Scaling) and refuses
  * to delete.
  */

@@ -44,8 +44,8 @@ export function resourceVersionChanged<T extends KubeObject = KubeObject>(): Pre
 }
 
 /**
- * Passes creates, and updates that changed the annotations: any annotation when `keys` is
- * omitted, otherwise only the listed keys. Drops resync events.
+ * Passes creates, and updates that changed the annotations (every annotation when `keys` is
+ * omitted, otherwise only the listed keys). Drops resync events.
  */
 export function annotationChanged<T extends KubeObject = KubeObject>(keys?: readonly string[]): Predicate<T> {
   return {

@@ -59,7 +59,7 @@ export interface Reconciler {
  * An error that retrying cannot fix (an invalid spec, a permanently rejected request). The
  * controller logs it, counts it in `controller_runtime_terminal_reconcile_errors_total`, and does
  * not requeue the key; the next change to the object (or an owned/watched object) enqueues it
- * again. It is also recognised when wrapped: any error whose `cause` chain contains a
+ * again. It is also recognised when wrapped: an error whose `cause` chain contains a
  * `TerminalError` is terminal.
  */
 export class TerminalError extends Error {
