@@ -13,6 +13,7 @@ import {
   fromEc2Tags,
   fromS3TagSet,
   fromSqsTags,
+  isAwsTagKey,
   isEmptyDiff,
   namesOwner,
   ownershipOf,
@@ -133,6 +134,17 @@ describe("diffTags", () => {
       { a: "1", b: "old", "aws:backup": "yes", cost: "x" },
     );
     assert.deepEqual(diff, { set: { b: "2", [UID_TAG]: "u" }, remove: [] });
+  });
+
+  it("never removes aws: keys, even when tags are authoritative", () => {
+    const diff = diffTags(
+      { a: "1" },
+      { a: "1", "aws:cloudformation:stack-name": "s", "AWS:x": "y", other: "z" },
+      { keepForeign: false },
+    );
+    assert.deepEqual(diff, { set: {}, remove: ["other"] });
+    assert.equal(isAwsTagKey("aws:autoscaling:groupName"), true);
+    assert.equal(isAwsTagKey("team:aws"), false);
   });
 
   it("removes keys it managed before and stale reserved keys", () => {

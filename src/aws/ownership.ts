@@ -73,6 +73,14 @@ export function namesOwner(tags: Readonly<TagMap>, owner: Omit<Owner, "uid">): b
   );
 }
 
+/**
+ * Whether `key` is reserved by AWS (`aws:cloudformation:stack-name`, `aws:autoscaling:...`):
+ * AWS writes these itself and refuses to let a caller change or delete them.
+ */
+export function isAwsTagKey(key: string): boolean {
+  return key.toLowerCase().startsWith("aws:");
+}
+
 /** Whether `key` lies under the operator's reserved prefix. */
 export function isReservedTagKey(key: string): boolean {
   return key.startsWith(OWNERSHIP_TAG_PREFIX);
@@ -121,7 +129,8 @@ export interface TagDiff {
 }
 
 /**
- * The difference between the tags a resource has and the tags it should have. With
+ * The difference between the tags a resource has and the tags it should have. `aws:` keys are
+ * never removed (AWS refuses to). With
  * `keepForeign` (the default) keys the operator did not put there are kept: only keys in
  * `previouslyManaged` or under the reserved prefix are removed when absent from `desired`, so
  * tags added by other tools (cost allocation, AWS Backup) survive drift repair.
@@ -139,7 +148,7 @@ export function diffTags(
   }
   const remove: string[] = [];
   for (const k of Object.keys(actual)) {
-    if (k in desired) continue;
+    if (k in desired || isAwsTagKey(k)) continue;
     if (!keepForeign || managed.has(k) || isReservedTagKey(k)) remove.push(k);
   }
   return { set: sortedTags(set), remove: remove.sort() };

@@ -162,11 +162,6 @@ export interface InstanceTagChanges {
   remove: string[];
 }
 
-/** Whether `key` is reserved by AWS (`aws:...`): it cannot be changed or deleted, and is left alone. */
-function isAwsTag(key: string): boolean {
-  return key.toLowerCase().startsWith("aws:");
-}
-
 /**
  * The changes that make the instance's tags equal `desired`. Tags are authoritative; every other
  * key is removed, except `aws:` tags, which AWS manages (CloudFormation, Auto Scaling) and refuses
@@ -174,7 +169,7 @@ function isAwsTag(key: string): boolean {
  */
 export function instanceTagChanges(desired: Readonly<TagMap>, actual: Readonly<TagMap>): InstanceTagChanges {
   const diff = diffTags(desired, actual, { keepForeign: false });
-  return { set: { ...diff.set }, remove: diff.remove.filter((k) => !isAwsTag(k)) };
+  return { set: { ...diff.set }, remove: diff.remove };
 }
 
 /** The tags of `instance` as a map. */

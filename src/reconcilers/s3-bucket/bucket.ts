@@ -78,19 +78,12 @@ export function desiredBucketTags(obj: S3BucketObject): TagMap {
   return tags;
 }
 
-/** Whether `key` is reserved by AWS (`aws:cloudformation:stack-name`); S3 refuses to write those. */
-export function isAwsTagKey(key: string): boolean {
-  return key.startsWith("aws:");
-}
-
 /**
  * The changes that turn the bucket's tags into `desired`. Tags are authoritative: every key not
  * desired is removed, except `aws:` keys, which no caller can write or remove.
  */
 export function bucketTagDiff(desired: Readonly<TagMap>, actual: Readonly<TagMap>): TagDiff {
-  const comparable: TagMap = {};
-  for (const [k, v] of Object.entries(actual)) if (!isAwsTagKey(k)) comparable[k] = v;
-  return diffTags(desired, comparable, { keepForeign: false });
+  return diffTags(desired, actual, { keepForeign: false });
 }
 
 /** A short, stable description of a non-empty tag diff, for the Updated event. */

@@ -12,7 +12,7 @@
  */
 import type { AwsClientSource } from "../../aws/clients.ts";
 import { AwsError } from "../../aws/errors.ts";
-import { ownershipOf } from "../../aws/ownership.ts";
+import { isAwsTagKey, ownershipOf } from "../../aws/ownership.ts";
 import { ConditionReason } from "../../api/v1/index.ts";
 import {
   DeletionBlockedError,
@@ -161,7 +161,7 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, ObservedBu
   async adopt(obj: S3BucketObject, resource: ObservedBucket, ctx: DriverContext): Promise<ObservedBucket> {
     const desired = desiredBucketTags(obj);
     const keep: Record<string, string> = {};
-    for (const [k, v] of Object.entries(resource.tags)) if (k.startsWith("aws:")) keep[k] = v;
+    for (const [k, v] of Object.entries(resource.tags)) if (isAwsTagKey(k)) keep[k] = v;
     await this.#api(obj, ctx).putTags(desired);
     return { ...resource, tags: { ...keep, ...desired } };
   }

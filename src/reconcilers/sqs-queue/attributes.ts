@@ -76,19 +76,13 @@ export function attributeUpdate(changes: readonly AttributeChange[]): Record<str
   return out;
 }
 
-/** Tag keys AWS manages itself and rejects in `UntagQueue`. */
-function isAwsTag(key: string): boolean {
-  return key.toLowerCase().startsWith("aws:");
-}
-
 /**
  * The tag changes that make the queue carry exactly `desired` (the user's tags plus ownership
  * tags): tags are authoritative, so everything else is removed, except `aws:` tags, which only
  * AWS may write.
  */
 export function tagPlan(desired: Readonly<TagMap>, actual: Readonly<TagMap>): TagDiff {
-  const diff = diffTags(desired, actual, { keepForeign: false });
-  return { set: diff.set, remove: diff.remove.filter((k) => !isAwsTag(k)) };
+  return diffTags(desired, actual, { keepForeign: false });
 }
 
 /**
