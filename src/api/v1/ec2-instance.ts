@@ -19,7 +19,7 @@ import {
 } from "./common.ts";
 import type { API_VERSION } from "./group.ts";
 import { CATEGORIES, GROUP, VERSION } from "./group.ts";
-import { readyColumns, standardLabels } from "./printer.ts";
+import { readyColumns, regionColumn, standardLabels } from "./printer.ts";
 
 /** Where the Ec2Instance kind is served. */
 export const Ec2InstanceResource: ResourceType = Object.freeze({
@@ -287,7 +287,7 @@ export function ec2InstanceCrd(): CustomResourceDefinition {
       { name: "PublicIP", type: "string", jsonPath: ".status.publicIP", description: "Public IPv4 address" },
       { name: "InstanceID", type: "string", jsonPath: ".status.instanceId", description: "EC2 instance ID" },
       ...readyColumns,
-      { name: "Region", type: "string", jsonPath: ".spec.region", description: "AWS region", priority: 1 },
+      regionColumn,
       {
         name: "PrivateIP",
         type: "string",

@@ -24,6 +24,15 @@ export const readyColumns: readonly PrinterColumn[] = [
   },
 ];
 
+/** The region, in `-o wide`. */
+export const regionColumn: PrinterColumn = {
+  name: "Region",
+  type: "string",
+  jsonPath: ".spec.region",
+  description: "AWS region",
+  priority: 1,
+};
+
 /** Labels on the CRD objects themselves. */
 export const standardLabels: Readonly<Record<string, string>> = Object.freeze({
   "app.kubernetes.io/name": "kubeprovisioner",

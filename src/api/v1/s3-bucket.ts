@@ -17,7 +17,7 @@ import {
 } from "./common.ts";
 import type { API_VERSION } from "./group.ts";
 import { CATEGORIES, GROUP, VERSION } from "./group.ts";
-import { readyColumns, standardLabels } from "./printer.ts";
+import { readyColumns, regionColumn, standardLabels } from "./printer.ts";
 
 /** Where the S3Bucket kind is served. */
 export const S3BucketResource: ResourceType = Object.freeze({
@@ -138,7 +138,7 @@ export function s3BucketCrd(): CustomResourceDefinition {
       { name: "State", type: "string", jsonPath: ".status.state", description: "Bucket state" },
       { name: "Endpoint", type: "string", jsonPath: ".status.endpoint", description: "Bucket endpoint" },
       ...readyColumns,
-      { name: "Region", type: "string", jsonPath: ".spec.region", description: "AWS region", priority: 1 },
+      regionColumn,
       {
         name: "Versioning",
         type: "boolean",

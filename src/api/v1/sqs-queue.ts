@@ -17,7 +17,7 @@ import {
 } from "./common.ts";
 import type { API_VERSION } from "./group.ts";
 import { CATEGORIES, GROUP, VERSION } from "./group.ts";
-import { readyColumns, standardLabels } from "./printer.ts";
+import { readyColumns, regionColumn, standardLabels } from "./printer.ts";
 
 /** Where the SqsQueue kind is served. */
 export const SqsQueueResource: ResourceType = Object.freeze({
@@ -138,7 +138,7 @@ export function sqsQueueCrd(): CustomResourceDefinition {
       { name: "State", type: "string", jsonPath: ".status.state", description: "Queue state" },
       { name: "QueueURL", type: "string", jsonPath: ".status.queueUrl", description: "Queue URL" },
       ...readyColumns,
-      { name: "Region", type: "string", jsonPath: ".spec.region", description: "AWS region", priority: 1 },
+      regionColumn,
       { name: "FIFO", type: "boolean", jsonPath: ".spec.fifo", description: "FIFO queue", priority: 1 },
     ],
   });
