@@ -4,6 +4,7 @@
  */
 import { DescribeInstancesCommand, EC2Client, type Instance, type Tag } from "@aws-sdk/client-ec2";
 import { OWNERSHIP_TAGS } from "../../src/api/v1/index.ts";
+import { waitFor } from "../support/process.ts";
 import { ReconcilerEnv, type EnvOptions, type KubeObj } from "../support/reconciler-env.ts";
 
 /** The parts of an Ec2Instance the tests read. */
@@ -22,6 +23,15 @@ export interface Ec2Obj extends KubeObj {
 /** EC2 tags as a map. */
 export function tagMap(tags: readonly Tag[] | undefined): Record<string, string> {
   return Object.fromEntries((tags ?? []).map((t) => [t.Key ?? "", t.Value ?? ""]));
+}
+
+/** Reconciles and DescribeInstances calls of several poll rounds. */
+export interface PollRounds {
+  /** Sums over the last three rounds. */
+  reconciles: number;
+  describes: number;
+  /** Every round watched, as `reconciles/describes`. */
+  seen: string;
 }
 
 /** A running environment for the Ec2Instance tests of one file. */
@@ -63,5 +73,37 @@ export class Ec2Env extends ReconcilerEnv<Ec2Obj> {
   /** Instances carrying the UID tag `uid` that are not terminated. */
   async liveInstancesOf(uid: string, region = "us-east-1"): Promise<Instance[]> {
     return (await this.instancesOf(uid, region)).filter((i) => i.State?.Name !== "terminated");
+  }
+
+  /**
+   * Watches windows of `perRound` reconciles each (one poll round) until three in a row made at
+   * most 3 DescribeInstances calls, and returns their totals. Right after launches the polls are
+   * not yet on the poll-period grid, so the first rounds may cost more.
+   */
+  async pollRounds(perRound: number): Promise<PollRounds> {
+    let mark = { r: await this.reconciles(), d: this.proxy.count("DescribeInstances") };
+    const windows: { reconciles: number; describes: number }[] = [];
+    const steady = (): typeof windows => windows.slice(-3);
+    const seen = (): string => windows.map((w) => `${w.reconciles}/${w.describes}`).join(" ");
+    await waitFor(
+      "three poll rounds with shared lookups",
+      async () => {
+        const r = await this.reconciles();
+        if (r < mark.r + perRound) return false;
+        const d = this.proxy.count("DescribeInstances");
+        windows.push({ reconciles: r - mark.r, describes: d - mark.d });
+        mark = { r, d };
+        return steady().length === 3 && steady().every((w) => w.describes <= 3);
+      },
+      60_000,
+      50,
+    ).catch((err: unknown) => {
+      throw new Error(`reconciles/DescribeInstances per window: ${seen()}`, { cause: err });
+    });
+    return {
+      reconciles: steady().reduce((n, w) => n + w.reconciles, 0),
+      describes: steady().reduce((n, w) => n + w.describes, 0),
+      seen: seen(),
+    };
   }
 }

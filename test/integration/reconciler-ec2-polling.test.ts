@@ -6,7 +6,6 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { waitFor } from "../support/process.ts";
 import { Ec2Env } from "./reconciler-ec2-fixture.ts";
 
 describe("Ec2Instance reconciler: polling with one worker", () => {
@@ -20,31 +19,10 @@ describe("Ec2Instance reconciler: polling with one worker", () => {
     // reconciles) until three in a row show shared lookups. Without the snapshot every reconcile
     // made its own call here (20 per round).
     const mutations = f.mutations();
-    const perRound = names.length;
-    let mark = { r: await f.reconciles(), d: f.proxy.count("DescribeInstances") };
-    const windows: { reconciles: number; describes: number }[] = [];
-    const steady = (): typeof windows => windows.slice(-3);
-    const seen = (): string => windows.map((w) => `${w.reconciles}/${w.describes}`).join(" ");
-    await waitFor(
-      "three poll rounds with shared lookups",
-      async () => {
-        const r = await f.reconciles();
-        if (r < mark.r + perRound) return false;
-        const d = f.proxy.count("DescribeInstances");
-        windows.push({ reconciles: r - mark.r, describes: d - mark.d });
-        mark = { r, d };
-        return steady().length === 3 && steady().every((w) => w.describes <= 3);
-      },
-      60_000,
-      50,
-    ).catch((err: unknown) => {
-      throw new Error(`reconciles/DescribeInstances per window: ${seen()}`, { cause: err });
-    });
-    const reconciles = steady().reduce((n, w) => n + w.reconciles, 0);
-    const describes = steady().reduce((n, w) => n + w.describes, 0);
+    const { reconciles, describes, seen } = await f.pollRounds(names.length);
     console.log(
       `polling with one worker: ${reconciles} reconciles of 20 instances -> ${describes} DescribeInstances ` +
-        `calls (all windows: ${seen()})`,
+        `calls (all windows: ${seen})`,
     );
     assert.ok(
       describes * 5 <= reconciles,

@@ -8,7 +8,6 @@ import assert from "node:assert/strict";
 import { setTimeout as delay } from "node:timers/promises";
 import { describe, it } from "node:test";
 import { OWNERSHIP_TAGS } from "../../src/api/v1/index.ts";
-import { waitFor } from "../support/process.ts";
 import { ready } from "../support/reconciler-env.ts";
 import { Ec2Env, tagMap } from "./reconciler-ec2-fixture.ts";
 
@@ -123,28 +122,10 @@ describe("Ec2Instance reconciler: failures, adoption, crash safety, batching", (
     // poll-period grid. Watch windows of one round each (21 reconciles: 20 plus "crash") until
     // three in a row show batched lookups.
     const mutations = f.mutations();
-    const perRound = names.length + 1;
-    let mark = { r: await f.reconciles(), d: f.proxy.count("DescribeInstances") };
-    const windows: { reconciles: number; describes: number }[] = [];
-    const steady = (): typeof windows => windows.slice(-3);
-    await waitFor(
-      "three poll rounds with batched lookups",
-      async () => {
-        const r = await f.reconciles();
-        if (r < mark.r + perRound) return false;
-        const d = f.proxy.count("DescribeInstances");
-        windows.push({ reconciles: r - mark.r, describes: d - mark.d });
-        mark = { r, d };
-        return steady().length === 3 && steady().every((w) => w.describes <= 3);
-      },
-      60_000,
-      50,
-    );
-    const reconciles = steady().reduce((n, w) => n + w.reconciles, 0);
-    const describes = steady().reduce((n, w) => n + w.describes, 0);
+    const { reconciles, describes, seen } = await f.pollRounds(names.length + 1);
     console.log(
       `batched polling: ${reconciles} reconciles of 20 instances -> ${describes} DescribeInstances calls ` +
-        `(all windows: ${windows.map((w) => `${w.reconciles}/${w.describes}`).join(" ")})`,
+        `(all windows: ${seen})`,
     );
     assert.ok(
       describes * 7 <= reconciles,
