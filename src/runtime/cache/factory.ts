@@ -1,15 +1,13 @@
-import type { Registry } from "prom-client";
-import type { Clock } from "../clock.ts";
 import type { KubeObject, ResourceType } from "../kube/object.ts";
 import type { RestClient } from "../kube/rest.ts";
 import { silentLogger, type Logger } from "../logging.ts";
 import type { Runnable } from "../manager/runnable.ts";
-import type { BackoffOptions } from "./backoff.ts";
 import type { ListerWatcher } from "./lister-watcher.ts";
+import type { ReflectorTuning } from "./reflector.ts";
 import { SharedInformer } from "./shared-informer.ts";
 
 /** Options of {@link InformerFactory}, passed on to every informer it creates. */
-export interface InformerFactoryOptions {
+export interface InformerFactoryOptions extends ReflectorTuning {
   rest: RestClient;
   /**
    * Replaces the list/watch calls built on `rest` (tests drive the reflector logic with an
@@ -20,18 +18,6 @@ export interface InformerFactoryOptions {
   namespaces?: string[];
   /** Resync period, jittered ±10%; 0 disables. @default 36_000_000 (10 h) */
   resyncPeriodMs?: number;
-  clock?: Clock;
-  logger?: Logger;
-  registry?: Registry;
-  /** Objects per list page. @default 500 */
-  pageSize?: number;
-  /** Server-side watch timeout. @default random 5–10 min per watch */
-  watchTimeoutMs?: number;
-  /** A silent watch is reopened after this long. @default 240_000 */
-  inactivityTimeoutMs?: number;
-  /** Reconnect backoff. @default 800 ms doubling to 30 s, jittered */
-  backoff?: BackoffOptions;
-  random?: () => number;
 }
 
 /**

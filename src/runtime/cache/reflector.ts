@@ -18,11 +18,18 @@ export interface ReflectorSink<T extends KubeObject> {
 }
 
 /** Options of {@link Reflector}. */
-export interface ReflectorOptions<T extends KubeObject> {
+export interface ReflectorOptions<T extends KubeObject> extends ReflectorTuning {
   lw: ListerWatcher<T>;
   sink: ReflectorSink<T>;
   /** Metric label, e.g. `configmaps` or `ec2instances.compute.cloud.com`. */
   resourceLabel: string;
+}
+
+/**
+ * How a reflector lists and watches; shared by the informer and the factory options, which pass
+ * them through unchanged.
+ */
+export interface ReflectorTuning {
   /** @default systemClock */
   clock?: Clock;
   /** @default silentLogger */

@@ -1,12 +1,10 @@
-import type { Registry } from "prom-client";
 import { systemClock, type Clock, type TimerHandle } from "../clock.ts";
 import { apiVersionOf, keyOf, type KubeObject, type ResourceType } from "../kube/object.ts";
 import type { RestClient } from "../kube/rest.ts";
 import { silentLogger, type Logger } from "../logging.ts";
-import type { BackoffOptions } from "./backoff.ts";
 import { prepareForCache } from "./freeze.ts";
 import { restListerWatcher, type ListerWatcher } from "./lister-watcher.ts";
-import { Reflector, type ReflectorSink } from "./reflector.ts";
+import { Reflector, type ReflectorSink, type ReflectorTuning } from "./reflector.ts";
 import { ObjectStore, type IndexFunc, type Store } from "./store.ts";
 
 /**
@@ -35,7 +33,7 @@ export interface HandlerRegistration {
 }
 
 /** Options of {@link SharedInformer}; the factory fills them from its own. */
-export interface SharedInformerOptions<T extends KubeObject> {
+export interface SharedInformerOptions<T extends KubeObject> extends ReflectorTuning {
   resource: ResourceType;
   /** Used to build the lister-watchers unless `listerWatcherFor` is given. */
   rest?: RestClient;
@@ -45,17 +43,6 @@ export interface SharedInformerOptions<T extends KubeObject> {
   namespaces?: string[];
   /** Period of the resync (jittered by ±10%); 0 disables it. @default 36_000_000 (10 h) */
   resyncPeriodMs?: number;
-  clock?: Clock;
-  logger?: Logger;
-  registry?: Registry;
-  /** @default 500 */
-  pageSize?: number;
-  /** Server-side watch timeout. @default random 5–10 min */
-  watchTimeoutMs?: number;
-  /** @default 240_000; see `ReflectorOptions.inactivityTimeoutMs` */
-  inactivityTimeoutMs?: number;
-  backoff?: BackoffOptions;
-  random?: () => number;
 }
 
 interface Registration<T> {
