@@ -5,6 +5,8 @@
 import type { Registry } from "prom-client";
 import type { AwsClientSource } from "./aws/clients.ts";
 import type { Options } from "./config/options.ts";
+import { Ec2InstanceResource, S3BucketResource, SqsQueueResource } from "./api/v1/index.ts";
+import { CacheOwnerDirectory } from "./reconcilers/common/owner-directory.ts";
 import { setupEc2InstanceController } from "./reconcilers/ec2-instance/index.ts";
 import type { ReconcilerDeps } from "./reconcilers/common/setup.ts";
 import { setupS3BucketController } from "./reconcilers/s3-bucket/index.ts";
@@ -34,8 +36,9 @@ export interface ControllerDeps {
 
 /** Adds the Ec2Instance, S3Bucket and SqsQueue controllers to `manager` (leader-gated runnables). */
 export function registerControllers(manager: Manager, deps: ControllerDeps): void {
+  const client = new Client({ rest: deps.rest, cache: deps.informers });
   const shared: ReconcilerDeps = {
-    client: new Client({ rest: deps.rest, cache: deps.informers }),
+    client,
     informers: deps.informers,
     aws: deps.aws,
     events: deps.events,
@@ -43,6 +46,12 @@ export function registerControllers(manager: Manager, deps: ControllerDeps): voi
     logger: deps.logger,
     registry: deps.registry,
     clock: deps.clock,
+    owners: new CacheOwnerDirectory({
+      client,
+      kinds: [Ec2InstanceResource, S3BucketResource, SqsQueueResource],
+      namespaces: deps.options.watchNamespaces,
+    }),
+    adoption: deps.options.adoption,
     maxConcurrentReconciles: deps.options.maxConcurrentReconciles,
     pollIntervalMs: deps.options.pollIntervalMs,
   };

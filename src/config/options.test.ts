@@ -103,6 +103,13 @@ test("leader-election timings must leave the leader time to step down", () => {
   assert.deepEqual(o.leaderElection, { leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 500 });
 });
 
+test("--adoption is enabled by default and accepts only enabled or disabled", () => {
+  assert.equal(run([]).adoption, "enabled");
+  assert.equal(run(["--adoption=disabled"]).adoption, "disabled");
+  assert.equal(run([], { KUBEPROVISIONER_ADOPTION: "disabled" }).adoption, "disabled");
+  assert.match(refuse(["--adoption=maybe"]), /--adoption/);
+});
+
 test("--help and --version short-circuit validation", () => {
   assert.equal(parseOptions(["--sync-period=bad", "--help"], {}).kind, "help");
   assert.equal(parseOptions(["-h"], {}).kind, "help");

@@ -3,6 +3,7 @@
  * else in the program reads `process.argv` or `KUBEPROVISIONER_*` variables.
  */
 import { parseArgs } from "node:util";
+import { ADOPTION_POLICIES, type AdoptionPolicy } from "../reconcilers/common/ownership.ts";
 import { envNameOf, FLAGS, type FlagSpec } from "./flags.ts";
 import {
   parseBindAddress,
@@ -61,6 +62,8 @@ export interface Options {
   readonly logFormat: LogFormat;
   /** Empty: every namespace. Deduplicated. */
   readonly watchNamespaces: readonly string[];
+  /** Whether resources this operator never tagged may be adopted. @default "enabled" */
+  readonly adoption: AdoptionPolicy;
   /** @default 1 */
   readonly maxConcurrentReconciles: number;
   /** @default 36000000 (10h) */
@@ -146,6 +149,7 @@ export function parseOptions(argv: readonly string[], env: Readonly<Record<strin
     logLevel: get("log-level", (t) => parseChoice(t, LOG_LEVELS), "info"),
     logFormat: get("log-format", (t) => parseChoice(t, LOG_FORMATS), "json"),
     watchNamespaces: Object.freeze(get("watch-namespace", parseNamespaceList, [])),
+    adoption: get("adoption", (t) => parseChoice(t, ADOPTION_POLICIES), "enabled"),
     maxConcurrentReconciles: get("max-concurrent-reconciles", (t) => parseInteger(t, 1, 1000), 1),
     syncPeriodMs: get("sync-period", (t) => parsePositiveDuration(t, 1_000), 36_000_000),
     pollIntervalMs: get("poll-interval", (t) => parsePositiveDuration(t, 1_000), 300_000),

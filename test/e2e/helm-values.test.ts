@@ -109,6 +109,8 @@ describe("helm chart values", () => {
         "--set",
         "controller.maxConcurrentReconciles=4",
         "--set",
+        "controller.adoption=disabled",
+        "--set",
         "controller.pollInterval=2m",
         "--set",
         "controller.logLevel=debug",
@@ -119,6 +121,7 @@ describe("helm chart values", () => {
       for (const a of [
         "--watch-namespace=team-a,team-b",
         "--max-concurrent-reconciles=4",
+        "--adoption=disabled",
         "--poll-interval=2m",
         "--log-level=debug",
         "--leader-election-retry-period=3s",

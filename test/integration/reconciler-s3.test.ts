@@ -66,16 +66,19 @@ describe("S3Bucket reconciler: lifecycle", () => {
     assert.ok(env.proxy.count("HeadBucket") > 0);
   });
 
-  it("repairs tag drift (even with the ownership tags stripped) and versioning drift", async () => {
+  it("repairs tag drift and versioning drift", async () => {
     const s3 = env.s3(EU);
+    // An out-of-band tag edit that keeps the ownership tags (one that strips them makes the
+    // bucket foreign: see ownership-s3.test.ts).
+    const ownership = Object.entries(await env.bucketTags("assets", EU))
+      .filter(([k]) => k.startsWith("compute.cloud.com/"))
+      .map(([Key, Value]) => ({ Key, Value }));
+    assert.equal(ownership.length, 5);
     await s3.send(
       new PutBucketTaggingCommand({
         Bucket: "assets",
         Tagging: {
-          TagSet: [
-            { Key: "env", Value: "dev" },
-            { Key: "rogue", Value: "1" },
-          ],
+          TagSet: [...ownership, { Key: "env", Value: "dev" }, { Key: "rogue", Value: "1" }],
         },
       }),
     );

@@ -99,7 +99,7 @@ export class ReconcilerEnv<O extends KubeObj> {
 
   /** The collection path of the kind in the namespace. */
   get base(): string {
-    return `/apis/compute.cloud.com/v1/namespaces/${this.ns}/${this.kind.plural}`;
+    return this.objects.base;
   }
 
   /** Registers {@link start} and {@link stop} as the enclosing suite's `before` and `after` hooks. */
@@ -117,14 +117,17 @@ export class ReconcilerEnv<O extends KubeObj> {
     await this.startOperator();
   }
 
-  /** Starts a new operator process talking to AWS through the proxy; each one logs to its own file. */
-  async startOperator(): Promise<OperatorProcess> {
+  /**
+   * Starts a new operator process talking to AWS through the proxy; each one logs to its own
+   * file. `extraArgs` follow the environment's own flags.
+   */
+  async startOperator(extraArgs: readonly string[] = []): Promise<OperatorProcess> {
     this.op = await startOperator({
       kubeconfig: this.cp.kubeconfigPath,
       awsEnv: { ...this.moto.env, AWS_ENDPOINT_URL: this.proxy.endpoint },
       dir: this.cp.dir,
       name: `operator-${++this.#starts}`,
-      args: ["--leader-elect=false", "--poll-interval=2s", ...this.#operatorArgs],
+      args: ["--leader-elect=false", "--poll-interval=2s", ...this.#operatorArgs, ...extraArgs],
     });
     return this.op;
   }
@@ -160,6 +163,131 @@ export class ReconcilerEnv<O extends KubeObj> {
       this.#clients.set(region, c);
     }
     return c;
+  }
+
+  /** The objects of the kind in the environment's namespace. */
+  get objects(): KindObjects<O> {
+    return new KindObjects<O>(this.cp, this.kind, this.ns);
+  }
+
+  /**
+   * The objects of the kind in namespace `ns` (another tenant's), on the same control plane and
+   * operator; the namespace is created when it does not exist.
+   */
+  async objectsIn(ns: string): Promise<KindObjects<O>> {
+    const res = await this.cp.request("POST", "/api/v1/namespaces", { metadata: { name: ns } });
+    assert.ok(res.status === 201 || res.status === 409, res.text);
+    return new KindObjects<O>(this.cp, this.kind, ns);
+  }
+
+  create(name: string, spec: Record<string, unknown> = {}): Promise<O> {
+    return this.objects.create(name, spec);
+  }
+
+  get(name: string): Promise<O | undefined> {
+    return this.objects.get(name);
+  }
+
+  patchResponse(name: string, body: unknown): Promise<RawResponse> {
+    return this.objects.patchResponse(name, body);
+  }
+
+  patch(name: string, body: unknown): Promise<O> {
+    return this.objects.patch(name, body);
+  }
+
+  delete(name: string): Promise<void> {
+    return this.objects.delete(name);
+  }
+
+  waitUntil(
+    name: string,
+    what: string,
+    pred: (o: O | undefined) => boolean,
+    timeoutMs = 30_000,
+  ): Promise<O | undefined> {
+    return this.objects.waitUntil(name, what, pred, timeoutMs);
+  }
+
+  waitReady(name: string, timeoutMs = 30_000): Promise<O> {
+    return this.objects.waitReady(name, timeoutMs);
+  }
+
+  waitReason(name: string, reason: string): Promise<O> {
+    return this.objects.waitReason(name, reason);
+  }
+
+  waitGone(name: string, timeoutMs = 30_000): Promise<void> {
+    return this.objects.waitGone(name, timeoutMs);
+  }
+
+  events(name: string): Promise<KubeEvent[]> {
+    return this.objects.events(name);
+  }
+
+  hasEvent(name: string, type: string, reason: string): Promise<boolean> {
+    return this.objects.hasEvent(name, type, reason);
+  }
+
+  waitEvent(name: string, type: string, reason: string, timeoutMs = 15_000): Promise<void> {
+    return this.objects.waitEvent(name, type, reason, timeoutMs);
+  }
+
+  /** The operator's metric `metric` for this kind's controller, optionally for one `result`. */
+  controllerMetric(metric: string, result?: string): Promise<number> {
+    return this.op.metric(metric, {
+      controller: this.kind.controller,
+      ...(result !== undefined ? { result } : {}),
+    });
+  }
+
+  /** `controller_runtime_reconcile_total` of the kind's controller, optionally for one result. */
+  reconciles(result?: string): Promise<number> {
+    return this.controllerMetric("controller_runtime_reconcile_total", result);
+  }
+
+  /** Waits until the controller has reconciled at least `n` more times (with `result`, if given). */
+  async waitReconciles(n: number, result?: string): Promise<void> {
+    const start = await this.reconciles(result);
+    await waitFor(
+      `${n} more reconciles`,
+      async () => (await this.reconciles(result)) >= start + n,
+      30_000,
+      100,
+    );
+  }
+
+  /** Kubernetes writes made by the current operator process so far. */
+  async kubeWrites(): Promise<number> {
+    let n = 0;
+    for (const method of WRITES) n += await this.op.metric("rest_client_requests_total", { method });
+    return n;
+  }
+
+  /** How often the proxy has seen each of the kind's mutating AWS operations, in their order. */
+  mutations(): number[] {
+    return this.kind.mutating.map((op) => this.proxy.count(op));
+  }
+}
+
+/**
+ * Objects of one kind in one namespace of a control plane: create, read, patch and delete them,
+ * and wait for their conditions and Events.
+ */
+export class KindObjects<O extends KubeObj> {
+  readonly cp: ControlPlane;
+  readonly kind: KindOptions;
+  readonly ns: string;
+
+  constructor(cp: ControlPlane, kind: KindOptions, ns: string) {
+    this.cp = cp;
+    this.kind = kind;
+    this.ns = ns;
+  }
+
+  /** The collection path of the kind in the namespace. */
+  get base(): string {
+    return `/apis/compute.cloud.com/v1/namespaces/${this.ns}/${this.kind.plural}`;
   }
 
   /** Creates object `name` with the kind's default spec merged with `spec`; expects 201. */
@@ -249,41 +377,5 @@ export class ReconcilerEnv<O extends KubeObj> {
       timeoutMs,
       150,
     );
-  }
-
-  /** The operator's metric `metric` for this kind's controller, optionally for one `result`. */
-  controllerMetric(metric: string, result?: string): Promise<number> {
-    return this.op.metric(metric, {
-      controller: this.kind.controller,
-      ...(result !== undefined ? { result } : {}),
-    });
-  }
-
-  /** `controller_runtime_reconcile_total` of the kind's controller, optionally for one result. */
-  reconciles(result?: string): Promise<number> {
-    return this.controllerMetric("controller_runtime_reconcile_total", result);
-  }
-
-  /** Waits until the controller has reconciled at least `n` more times (with `result`, if given). */
-  async waitReconciles(n: number, result?: string): Promise<void> {
-    const start = await this.reconciles(result);
-    await waitFor(
-      `${n} more reconciles`,
-      async () => (await this.reconciles(result)) >= start + n,
-      30_000,
-      100,
-    );
-  }
-
-  /** Kubernetes writes made by the current operator process so far. */
-  async kubeWrites(): Promise<number> {
-    let n = 0;
-    for (const method of WRITES) n += await this.op.metric("rest_client_requests_total", { method });
-    return n;
-  }
-
-  /** How often the proxy has seen each of the kind's mutating AWS operations, in their order. */
-  mutations(): number[] {
-    return this.kind.mutating.map((op) => this.proxy.count(op));
   }
 }

@@ -123,6 +123,11 @@ export function commonStatusFields() {
         "that a retry after a crash reuses it. Derived from metadata.uid and createAttempt.",
       maxLength: 64,
     }),
+    createRequestedAt: s.dateTime({
+      description:
+        "When the operator recorded createToken (renewed when a create is retried much later). " +
+        "Bounds the window in which an S3 bucket that is not tagged yet can be this object's own.",
+    }),
     createAttempt: s.integer({
       description:
         "How many times the operator has had to create the AWS resource for this object (1 after " +

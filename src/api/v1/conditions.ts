@@ -17,8 +17,15 @@ export const ConditionType = {
  * example the AWS error code of a terminal failure.
  */
 export const ConditionReason = {
-  /** The AWS resource exists but belongs to someone else and adoptExisting is false. */
+  /**
+   * The AWS resource exists but is not this object's, and it may not adopt it: adoptExisting is
+   * false, or the resource was found only through an identifier recorded in status.
+   */
   NotOwned: "NotOwned",
+  /** The AWS resource is tagged as owned by another object that still exists; never taken over. */
+  OwnedByAnotherObject: "OwnedByAnotherObject",
+  /** The AWS resource was never managed by this operator and `--adoption=disabled` forbids adopting it. */
+  AdoptionDisabled: "AdoptionDisabled",
   /** The AWS resource was deleted outside the operator and onDeletedOutOfBand is Report. */
   DeletedOutOfBand: "DeletedOutOfBand",
   /** Deletion waits because the bucket still holds objects and forceDelete is false. */

@@ -161,6 +161,7 @@ describe("CRDs of compute.cloud.com/v1", () => {
           ...k.status,
           "conditions",
           "createAttempt",
+          "createRequestedAt",
           "createToken",
           "observedGeneration",
         ].sort();

@@ -8,6 +8,7 @@
 import type { Condition } from "../../api/v1/index.ts";
 import type { KubeObject } from "../../runtime/kube/object.ts";
 import type { Logger } from "../../runtime/logging.ts";
+import type { Verdict } from "./ownership.ts";
 
 /** Spec fields every managed kind shares. */
 export interface ManagedSpec {
@@ -24,6 +25,7 @@ export interface ManagedStatus {
   conditions?: Condition[] | undefined;
   createToken?: string | undefined;
   createAttempt?: number | undefined;
+  createRequestedAt?: string | undefined;
   state?: string | undefined;
 }
 
@@ -35,15 +37,12 @@ export interface ManagedObject extends KubeObject {
   status?: ManagedStatus;
 }
 
-/** Who an AWS resource found by name or tag belongs to, judged by its ownership tags. */
-export type Ownership =
-  /** Tagged with this object's UID. */
-  | "owned"
-  /** Tagged as managed for another object (another UID), or not tagged by us at all. */
-  | "foreign";
-
-/** What {@link ResourceDriver.observe} found. */
-export type Observation<R> = { exists: false } | { exists: true; resource: R; ownership: Ownership };
+/**
+ * What {@link ResourceDriver.observe} found: nothing, or the resource with the shared ownership
+ * verdict ({@link verdictOf}): `owned` (it carries this object's UID tag) or `foreign` with the
+ * claim the flow's adoption rules judge.
+ */
+export type Observation<R> = { exists: false } | ({ exists: true; resource: R } & Verdict);
 
 /** Per-call context of a driver. */
 export interface DriverContext {
@@ -126,8 +125,8 @@ export interface ResourceDriver<T extends ManagedObject, R> {
   recordedId(obj: T): string | undefined;
   /**
    * Finds the resource: by the recorded ID first, then by ownership tag (EC2) or by name (S3,
-   * SQS). A resource that no longer counts as existing (an EC2 instance in `terminated`) is
-   * reported as absent.
+   * SQS), and judges it with {@link verdictOf} from its tags (never from status). A resource that
+   * no longer counts as existing (an EC2 instance in `terminated`) is reported as absent.
    */
   observe(obj: T, ctx: DriverContext): Promise<Observation<R>>;
   /**
@@ -150,7 +149,8 @@ export interface ResourceDriver<T extends ManagedObject, R> {
   /** Readiness of the resource for the Ready condition and the poll interval. */
   readiness(resource: R): Readiness;
   /**
-   * Deletes the resource if it exists and is owned by this object (never a foreign one). May be
+   * Deletes the resource if it exists and carries this object's UID tag (never a foreign one:
+   * nothing is deleted, emptied or untagged for an object that does not own it). May be
    * called repeatedly until it reports done; must not block until AWS finishes.
    * @throws DeletionBlockedError when deletion needs a human (non-empty bucket).
    */

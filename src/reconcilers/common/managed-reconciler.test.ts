@@ -15,6 +15,14 @@ import {
   type ResourceDriver,
 } from "./driver.ts";
 import { ManagedResourceReconciler, type ManagedObjectClient } from "./managed-reconciler.ts";
+import type { ForeignClaim, OwnerDirectory, OwnerLiveness } from "./ownership.ts";
+
+const unmanaged: ForeignClaim = { owner: undefined, managedByOperator: false, adoptable: true };
+const ownedByOther: ForeignClaim = {
+  owner: { uid: "uid-9", namespace: "other", name: "w", kind: "Widget" },
+  managedByOperator: true,
+  adoptable: true,
+};
 
 interface Widget extends ManagedObject {
   status?: ManagedObject["status"] & { widgetId?: string };
@@ -64,6 +72,8 @@ class Fakes {
   stored: Widget | undefined;
   observation: Observation<Res> = { exists: false };
   deleteOutcome: DeleteOutcome | Error = { done: true };
+  ownerLiveness: OwnerLiveness = "gone";
+  owners: OwnerDirectory = { liveness: () => this.ownerLiveness };
   createError: Error | undefined;
 
   client: ManagedObjectClient<Widget> = {
@@ -147,6 +157,7 @@ describe("ManagedResourceReconciler", () => {
       driver: f.driver,
       recorder: f.recorder,
       clock: new FakeClock(),
+      owners: f.owners,
       pollIntervalMs: 60_000,
     });
   });
@@ -196,7 +207,12 @@ describe("ManagedResourceReconciler", () => {
 
   it("refuses a foreign resource unless asked to adopt it", async () => {
     f.stored = widget();
-    f.observation = { exists: true, resource: { id: "x", state: "ready" }, ownership: "foreign" };
+    f.observation = {
+      exists: true,
+      resource: { id: "x", state: "ready" },
+      ownership: "foreign",
+      foreign: unmanaged,
+    };
     await assert.rejects(r.reconcile(req, ctx), TerminalError);
     assert.equal(getCondition(f.stored?.status?.conditions, "Ready")?.reason, "NotOwned");
     assert.deepEqual(f.events, ["Warning:NotOwned"]);
@@ -208,6 +224,86 @@ describe("ManagedResourceReconciler", () => {
     assert.ok(f.log.includes("adopt"));
     assert.equal(getCondition(f.stored?.status?.conditions, "Ready")?.status, "True");
     assert.deepEqual(f.events, ["Normal:Adopted"]);
+  });
+
+  it("never adopts a resource another live object owns, even when asked; adopts once that owner is gone", async () => {
+    f.stored = widget({ adoptExisting: true });
+    f.ownerLiveness = "live";
+    f.observation = {
+      exists: true,
+      resource: { id: "x", state: "ready" },
+      ownership: "foreign",
+      foreign: ownedByOther,
+    };
+    await assert.rejects(r.reconcile(req, ctx), TerminalError);
+    const refused = getCondition(f.stored?.status?.conditions, "Ready");
+    assert.equal(refused?.reason, "OwnedByAnotherObject");
+    assert.match(refused?.message ?? "", /Widget other\/w/);
+    assert.deepEqual(f.events, ["Warning:OwnedByAnotherObject"]);
+    assert.ok(!f.log.includes("adopt") && !f.log.includes("sync"), f.log.join(","));
+
+    f.ownerLiveness = "gone";
+    f.events = [];
+    await r.reconcile(req, ctx);
+    assert.ok(f.log.includes("adopt"));
+    assert.deepEqual(f.events, ["Normal:Adopted"]);
+  });
+
+  it("with adoption disabled refuses what the operator never tagged, not what a gone object left", async () => {
+    r = new ManagedResourceReconciler({
+      resource,
+      client: f.client,
+      driver: f.driver,
+      recorder: f.recorder,
+      clock: new FakeClock(),
+      owners: f.owners,
+      adoption: "disabled",
+    });
+    f.stored = widget({ adoptExisting: true });
+    f.observation = {
+      exists: true,
+      resource: { id: "x", state: "ready" },
+      ownership: "foreign",
+      foreign: unmanaged,
+    };
+    await assert.rejects(r.reconcile(req, ctx), TerminalError);
+    assert.equal(getCondition(f.stored?.status?.conditions, "Ready")?.reason, "AdoptionDisabled");
+    assert.ok(!f.log.includes("adopt"));
+
+    f.observation = {
+      exists: true,
+      resource: { id: "x", state: "ready" },
+      ownership: "foreign",
+      foreign: ownedByOther,
+    };
+    await r.reconcile(req, ctx);
+    assert.ok(f.log.includes("adopt"));
+  });
+
+  it("records when the token was written, and renews that time only for a create retried much later", async () => {
+    const clock = new FakeClock(Date.parse("2026-03-01T10:00:00Z"));
+    r = new ManagedResourceReconciler({
+      resource,
+      client: f.client,
+      driver: f.driver,
+      recorder: f.recorder,
+      clock,
+      owners: f.owners,
+    });
+    f.stored = widget();
+    f.createError = new Error("create failed");
+    await assert.rejects(r.reconcile(req, ctx));
+    assert.equal(f.stored?.status?.createRequestedAt, "2026-03-01T10:00:00.000Z");
+    f.log = [];
+    await clock.advance(60_000);
+    await assert.rejects(r.reconcile(req, ctx));
+    assert.deepEqual(f.log, ["observe", "create:uid-1-1"], "a prompt retry writes nothing before the create");
+    f.log = [];
+    await clock.advance(5 * 60_000);
+    await assert.rejects(r.reconcile(req, ctx));
+    assert.deepEqual(f.log, ["observe", "updateStatus:uid-1-1", "create:uid-1-1"]);
+    assert.equal(f.stored?.status?.createRequestedAt, "2026-03-01T10:06:00.000Z");
+    assert.equal(f.stored?.status?.createToken, "uid-1-1", "the token itself is kept");
   });
 
   it("recreates a resource deleted out of band with the next token, or only reports it", async () => {
@@ -224,6 +320,7 @@ describe("ManagedResourceReconciler", () => {
       driver: f.driver,
       recorder: f.recorder,
       clock: new FakeClock(),
+      owners: f.owners,
     });
     f.stored = widget(
       { onDeletedOutOfBand: "Report" },
@@ -266,6 +363,7 @@ describe("ManagedResourceReconciler", () => {
       driver: { ...f.driver, alignPolls: true },
       recorder: f.recorder,
       clock,
+      owners: f.owners,
       pollIntervalMs: 60_000,
     });
     f.stored = widget();

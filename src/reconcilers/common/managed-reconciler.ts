@@ -7,8 +7,10 @@
  *    blocking a worker) and release the finalizer once nothing of ours is left.
  * 3. Add the finalizer before anything can exist in AWS.
  * 4. Observe. Absent: record the idempotency token (from UID and create attempt) in status
- *    BEFORE calling AWS, then create. Present but foreign: adopt only when asked, else fail with
- *    NotOwned. Present and ours: repair drift.
+ *    BEFORE calling AWS, then create. Present but foreign: adopt only when the ownership rules
+ *    allow it (./ownership.ts: never from an object that still exists, only when asked, and only
+ *    resources this operator once tagged while `--adoption=disabled`), else fail terminally with
+ *    the rule's reason. Present and ours: repair drift.
  * 5. Write status only when it changed (deep equality), conditions stamped with the generation.
  * 6. Requeue: short doubling intervals while the resource is in transition, else the poll period.
  *
@@ -50,8 +52,9 @@ import {
   type Observation,
   type ResourceDriver,
 } from "./driver.ts";
+import { adoptionRefusal, type AdoptionPolicy, type OwnerDirectory } from "./ownership.ts";
 import { PendingBackoff } from "./pending-backoff.ts";
-import { createToken } from "./token.ts";
+import { CREATE_REQUEST_RENEW_MS, createToken, requestedWithin } from "./token.ts";
 
 /** Options of {@link ManagedResourceReconciler}; normalised once by the constructor. */
 /** The part of a `ResourceClient` the flow uses. */
@@ -66,6 +69,10 @@ export interface ManagedReconcilerOptions<T extends ManagedObject, R> {
   driver: ResourceDriver<T, R>;
   recorder: EventRecorder;
   clock: Clock;
+  /** Who the objects named by other resources' ownership tags are (the shared cache). */
+  owners: OwnerDirectory;
+  /** Whether resources this operator never tagged may be adopted. @default "enabled" */
+  adoption?: AdoptionPolicy;
   /** Steady-state poll period that catches drift, in ms. @default 300_000 */
   pollIntervalMs?: number;
   /** First poll interval while the resource is in transition, in ms. @default 2000 */
@@ -82,12 +89,18 @@ export const FlowReason = {
   ReconcileSuccess: "ReconcileSuccess",
 } as const;
 
-/** A failure that the flow reports on the object and does not retry until the spec changes. */
+/**
+ * A failure that the flow reports on the object and does not retry until the spec changes.
+ * `notReady`: the object has no usable resource (it is refused one), so Ready turns False even
+ * when a resource is recorded in status.
+ */
 class ReportedTerminal extends Error {
   readonly reason: string;
-  constructor(reason: string, message: string, cause?: unknown) {
-    super(message, { cause });
+  readonly notReady: boolean;
+  constructor(reason: string, message: string, opts: { notReady?: boolean } = {}) {
+    super(message);
     this.reason = reason;
+    this.notReady = opts.notReady ?? false;
   }
 }
 
@@ -98,7 +111,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
   readonly #blocked = new PendingBackoff({ initialMs: 5000, maxMs: 300_000 });
 
   constructor(opts: ManagedReconcilerOptions<T, R>) {
-    this.#o = { pollIntervalMs: 300_000, ...opts };
+    this.#o = { pollIntervalMs: 300_000, adoption: "enabled", ...opts };
     if (!(this.#o.pollIntervalMs > 0))
       throw new RangeError(`pollIntervalMs must be > 0, got ${this.#o.pollIntervalMs}`);
     this.#pending = new PendingBackoff({
@@ -189,12 +202,13 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     let obs: Observation<R> = await driver.observe(obj, ctx);
 
     if (obs.exists && obs.ownership === "foreign") {
-      if (!obj.spec.adoptExisting) {
-        throw new ReportedTerminal(
-          ConditionReason.NotOwned,
-          `the ${driver.noun} exists in AWS but is not owned by this object; set spec.adoptExisting to true to adopt it`,
-        );
-      }
+      const refusal = adoptionRefusal(obj, obs.foreign, {
+        noun: driver.noun,
+        directory: this.#o.owners,
+        adoption: this.#o.adoption,
+      });
+      if (refusal !== undefined)
+        throw new ReportedTerminal(refusal.reason, refusal.message, { notReady: true });
       const adopted = await driver.adopt(obj, obs.resource, ctx);
       recorder.event(obj, "Normal", "Adopted", `adopted the existing ${driver.noun}`);
       obs = { exists: true, resource: adopted, ownership: "owned" };
@@ -237,8 +251,15 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
       const token = createToken(obj.metadata.uid ?? "", attempt);
       // Record the token before the create: a crash after the AWS call is then retried with the
       // same token, and the ownership lookup above finds what the first call made. Once recorded
-      // it is not written again, so a create that keeps failing does not churn the status.
-      if (obj.status?.createToken !== token || obj.status.createAttempt !== attempt) {
+      // it is not written again (so a create that keeps failing does not churn the status), except
+      // that its time is renewed when the create is retried long after it: createRequestedAt
+      // bounds the window in which an untagged bucket can be this object's (crash-window.ts).
+      const now = this.#o.clock.now();
+      if (
+        obj.status?.createToken !== token ||
+        obj.status.createAttempt !== attempt ||
+        !requestedWithin(obj.status.createRequestedAt, now, CREATE_REQUEST_RENEW_MS)
+      ) {
         const intent = {
           ...this.#withConditions(
             { ...obj, status },
@@ -248,6 +269,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
           ),
           createToken: token,
           createAttempt: attempt,
+          createRequestedAt: new Date(now).toISOString(),
         };
         obj = await this.#writeStatus(cur, intent);
       }
@@ -303,9 +325,11 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
       return { requeueAfter: CONFLICT_REQUEUE_MS };
     }
     const { recorder } = this.#o;
-    let terminal: { reason: string; message: string } | undefined;
+    let terminal: { reason: string; message: string; notReady?: boolean } | undefined;
     let retryable: { reason: string; message: string } | undefined;
-    if (err instanceof ReportedTerminal || err instanceof InvalidSpecError) {
+    if (err instanceof ReportedTerminal) {
+      terminal = { reason: err.reason, message: err.message, notReady: err.notReady };
+    } else if (err instanceof InvalidSpecError) {
       terminal = { reason: err.reason, message: err.message };
     } else if (err instanceof AwsError) {
       const info = err.info;
@@ -315,12 +339,11 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
       else retryable = { reason, message };
     }
     if (terminal !== undefined) {
-      const hasResource = this.#o.driver.recordedId(obj) !== undefined;
+      // A recorded resource keeps its Ready condition, unless the failure refuses it to this object.
+      const keepReady = this.#o.driver.recordedId(obj) !== undefined && terminal.notReady !== true;
       const status = this.#withConditions(obj, {
         synced: [ConditionStatus.False, terminal.reason, terminal.message],
-        ...(hasResource
-          ? {}
-          : { ready: [ConditionStatus.False, terminal.reason, terminal.message] as const }),
+        ...(keepReady ? {} : { ready: [ConditionStatus.False, terminal.reason, terminal.message] as const }),
       });
       await this.#writeStatusQuietly(cur, status, ctx);
       recorder.event(obj, "Warning", terminal.reason, terminal.message);

@@ -16,6 +16,7 @@ import type { ResourceType } from "../../runtime/kube/object.ts";
 import type { Logger } from "../../runtime/logging.ts";
 import type { Runnable } from "../../runtime/manager/runnable.ts";
 import type { ManagedObject, ResourceDriver } from "./driver.ts";
+import type { AdoptionPolicy, OwnerDirectory } from "./ownership.ts";
 import { ManagedResourceReconciler } from "./managed-reconciler.ts";
 
 /** What every reconciler is built from; shared process-wide. */
@@ -28,6 +29,10 @@ export interface ReconcilerDeps {
   logger: Logger;
   registry: Registry;
   clock: Clock;
+  /** Who the objects named by resources' ownership tags are (the shared cache). */
+  owners: OwnerDirectory;
+  /** Whether resources this operator never tagged may be adopted. @default "enabled" */
+  adoption?: AdoptionPolicy;
   /** Workers per controller. @default 1 */
   maxConcurrentReconciles?: number;
   /** Steady-state poll period, in ms. @default 300_000 */
@@ -55,6 +60,8 @@ export function setupManagedController<T extends ManagedObject, R>(
     driver,
     recorder: deps.events.recorderFor(`${name}-controller`),
     clock: deps.clock,
+    owners: deps.owners,
+    ...(deps.adoption !== undefined ? { adoption: deps.adoption } : {}),
     ...(deps.pollIntervalMs !== undefined ? { pollIntervalMs: deps.pollIntervalMs } : {}),
     ...(deps.pendingInitialMs !== undefined ? { pendingInitialMs: deps.pendingInitialMs } : {}),
     ...(deps.pendingMaxMs !== undefined ? { pendingMaxMs: deps.pendingMaxMs } : {}),

@@ -21,3 +21,22 @@ export function createToken(uid: string, attempt: number): string {
   }
   return token;
 }
+
+/**
+ * A create retried this long after its token was recorded records `status.createRequestedAt`
+ * anew first, so the recorded time stays within {@link CREATE_WINDOW_MS} of the create call it
+ * stands for.
+ */
+export const CREATE_REQUEST_RENEW_MS = 5 * 60_000;
+
+/**
+ * How long after `status.createRequestedAt` a resource may have been made by that create: the
+ * renewal period plus ample time for a create call and its SDK retries.
+ */
+export const CREATE_WINDOW_MS = 15 * 60_000;
+
+/** Whether `recorded` (RFC 3339) lies in the `maxAgeMs` before `now` (and not after it). */
+export function requestedWithin(recorded: string | undefined, now: number, maxAgeMs: number): boolean {
+  const t = Date.parse(recorded ?? "");
+  return Number.isFinite(t) && t <= now && now - t < maxAgeMs;
+}

@@ -123,6 +123,17 @@ describe("Ec2InstanceDriver.observe", () => {
     assert.ok(obs.exists);
     assert.equal(obs.ownership, "foreign");
   });
+  it("treats a recorded instance without this object's UID tag as foreign and never adoptable", async () => {
+    const { ec2, driver, run } = setup();
+    const unmanaged = ec2.add({ tags: { Name: "payroll-db" } });
+    const obj = object("a", { instanceId: unmanaged.InstanceId });
+    const obs = await run(driver.observe(obj, ctx));
+    assert.ok(obs.exists && obs.ownership === "foreign");
+    assert.deepEqual(obs.foreign, { owner: undefined, managedByOperator: false, adoptable: false });
+    assert.deepEqual(await run(driver.delete(obj, ctx)), { done: true }, "nothing of this object to delete");
+    assert.equal(ec2.count("TerminateInstances"), 0);
+    assert.equal(ec2.count("CreateTags") + ec2.count("DeleteTags"), 0);
+  });
 });
 
 describe("Ec2InstanceDriver.observe with the snapshot", () => {

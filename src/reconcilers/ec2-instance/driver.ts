@@ -17,7 +17,8 @@ import {
 import { getCondition, type Ec2Instance } from "../../api/v1/index.ts";
 import type { AwsClientSource } from "../../aws/clients.ts";
 import { AwsError } from "../../aws/errors.ts";
-import { desiredTags, ownershipOf, ownershipTags, toEc2Tags } from "../../aws/ownership.ts";
+import { desiredTags, ownershipTags, toEc2Tags } from "../../aws/ownership.ts";
+import { isOwnedBy, verdictOf } from "../common/ownership.ts";
 import type { Clock } from "../../runtime/clock.ts";
 import type {
   DeleteOutcome,
@@ -141,23 +142,25 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Inst
    * so a snapshot never makes the flow conclude the instance was deleted out of band.
    */
   async observe(obj: Ec2InstanceObject, ctx: DriverContext): Promise<Observation<Instance>> {
-    const uid = uidOf(obj);
     const recorded = this.recordedId(obj);
     let recordedInstance: Instance | undefined;
     if (recorded !== undefined) {
       const batcher = this.#batcher(obj.spec.region);
       if (this.#snapshotMaxAgeMs > 0 && this.#settled(obj)) {
         const seen = await batcher.get(recorded, { maxAgeMs: this.#snapshotMaxAgeMs, signal: ctx.signal });
-        if (seen !== undefined && !isGone(seen) && ownershipOf(instanceTags(seen), uid) === "owned") {
+        if (seen !== undefined && !isGone(seen) && isOwnedBy(instanceTags(seen), obj)) {
           return { exists: true, resource: seen, ownership: "owned" };
         }
       }
       recordedInstance = await batcher.get(recorded, { signal: ctx.signal });
       if (recordedInstance !== undefined && !isGone(recordedInstance)) {
-        // The status is the operator's own record: the instance is ours unless its tags now
-        // name another object, in which case adoption rules apply.
-        const foreign = ownershipOf(instanceTags(recordedInstance), uid) === "foreign-owner";
-        return { exists: true, resource: recordedInstance, ownership: foreign ? "foreign" : "owned" };
+        // Status proves nothing (whoever may write it could name any instance): the recorded
+        // instance is ours only with this object's UID tag, and is never adopted through its ID.
+        return {
+          exists: true,
+          resource: recordedInstance,
+          ...verdictOf(instanceTags(recordedInstance), obj, { adoptable: false }),
+        };
       }
     }
     const owned = await this.#findOwned(obj, ctx);
@@ -167,10 +170,8 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Inst
     }
     if (recorded === undefined) {
       const named = await this.#findNamed(obj, ctx);
-      if (named !== undefined) {
-        const ours = ownershipOf(instanceTags(named), uid) === "owned";
-        return { exists: true, resource: named, ownership: ours ? "owned" : "foreign" };
-      }
+      if (named !== undefined)
+        return { exists: true, resource: named, ...verdictOf(instanceTags(named), obj) };
     }
     return { exists: false };
   }
@@ -258,9 +259,8 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Inst
   }
 
   /**
-   * Terminates every live instance of this object: the recorded one (unless its tags now name
-   * another object) and any carrying its UID tag, which covers a launch whose answer was lost.
-   * Never a foreign instance. Done once none is left; meanwhile reports `shutting-down`.
+   * Terminates every live instance carrying this object's UID tag: the recorded one and any
+   * other, which covers a launch whose answer was lost. Never a foreign instance, recorded or not. Done once none is left; meanwhile reports `shutting-down`.
    */
   async delete(obj: Ec2InstanceObject, ctx: DriverContext): Promise<DeleteOutcome> {
     const uid = uidOf(obj);
@@ -272,11 +272,11 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Inst
       const instance = await this.#batcher(region).get(recorded, { signal: ctx.signal });
       recordedListed = instance !== undefined;
       if (instance !== undefined && !isGone(instance)) {
-        if (ownershipOf(instanceTags(instance), uid) !== "foreign-owner") live.set(recorded, instance);
+        if (isOwnedBy(instanceTags(instance), obj)) live.set(recorded, instance);
         else
           ctx.logger.warn(
             { instanceId: recorded },
-            "recorded instance now belongs to another object; not terminating it",
+            "recorded instance does not carry this object's ownership tags; not terminating it",
           );
       }
     }

@@ -11,6 +11,7 @@ import {
   GetBucketTaggingCommand,
   GetBucketVersioningCommand,
   HeadBucketCommand,
+  ListBucketsCommand,
   ListObjectVersionsCommand,
   PutBucketTaggingCommand,
   PutBucketVersioningCommand,
@@ -146,6 +147,33 @@ export class BucketApi {
       if (err instanceof AwsError && err.code === "BucketAlreadyOwnedByYou") return "already-owned";
       throw err;
     }
+  }
+
+  /**
+   * When S3 says the bucket was created (ListBuckets, narrowed by prefix to this name), or
+   * undefined when the account lists no bucket of that name.
+   */
+  async creationDate(): Promise<Date | undefined> {
+    let token: string | undefined;
+    const seen = new Set<string>();
+    do {
+      const page = await this.#send("ListBuckets", (o) =>
+        this.#client.send(
+          new ListBucketsCommand({
+            Prefix: this.#bucket,
+            MaxBuckets: 1000,
+            ...(token !== undefined ? { ContinuationToken: token } : {}),
+          }),
+          o,
+        ),
+      );
+      const found = (page.Buckets ?? []).find((b) => b.Name === this.#bucket);
+      if (found !== undefined) return found.CreationDate;
+      const next = page.ContinuationToken;
+      token = next !== undefined && next !== "" && !seen.has(next) ? next : undefined;
+      if (token !== undefined) seen.add(token);
+    } while (token !== undefined);
+    return undefined;
   }
 
   /** Replaces the bucket's tag set with `tags` (S3 has no incremental tagging call). */

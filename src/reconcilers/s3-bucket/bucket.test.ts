@@ -7,7 +7,6 @@ import {
   bucketTagDiff,
   describeTagDiff,
   desiredBucketTags,
-  judgeOwnership,
   MAX_BUCKET_TAGS,
   notEmptyMessage,
   targetVersioning,
@@ -102,25 +101,6 @@ describe("targetVersioning", () => {
     assert.equal(targetVersioning(false, "Enabled"), "Suspended");
     assert.equal(targetVersioning(false, "Suspended"), undefined);
     assert.equal(targetVersioning(false, undefined), undefined);
-  });
-});
-
-describe("judgeOwnership", () => {
-  it("owns a bucket tagged with the object's UID", () => {
-    assert.equal(judgeOwnership({ [OWNERSHIP_TAGS.uid]: "uid-1" }, bucket()), "owned");
-  });
-
-  it("never owns a bucket tagged with another UID, even with a recorded create token", () => {
-    assert.equal(
-      judgeOwnership({ [OWNERSHIP_TAGS.uid]: "uid-2" }, bucket({}, { createToken: "uid-1-1" })),
-      "foreign",
-    );
-  });
-
-  it("owns an untagged bucket only after recording a create token (a crash before tagging)", () => {
-    assert.equal(judgeOwnership({}, bucket()), "foreign");
-    assert.equal(judgeOwnership({ team: "x" }, bucket()), "foreign");
-    assert.equal(judgeOwnership({}, bucket({}, { createToken: "uid-1-1", createAttempt: 1 })), "owned");
   });
 });
 

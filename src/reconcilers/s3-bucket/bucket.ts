@@ -1,20 +1,13 @@
 /**
  * What the S3Bucket reconciler knows about a bucket, and the pure decisions it makes about one:
- * its ARN, the tags it should carry, whether its tags or versioning drifted, and whose it is.
+ * its ARN, the tags it should carry, and whether its tags or versioning drifted.
  * Nothing here talks to AWS.
  */
 import { ownerOf } from "../common/owner.ts";
 import type { S3Bucket, S3BucketStatus } from "../../api/v1/index.ts";
 import { S3BucketResource } from "../../api/v1/index.ts";
-import {
-  desiredTags,
-  diffTags,
-  isEmptyDiff,
-  ownershipOf,
-  type TagDiff,
-  type TagMap,
-} from "../../aws/ownership.ts";
-import type { ManagedObject, ManagedStatus, Ownership } from "../common/driver.ts";
+import { desiredTags, diffTags, isEmptyDiff, type TagDiff, type TagMap } from "../../aws/ownership.ts";
+import type { ManagedObject, ManagedStatus } from "../common/driver.ts";
 import { InvalidSpecError } from "../common/driver.ts";
 
 /** An S3Bucket object as the shared reconcile flow handles it (type meta filled in). */
@@ -108,27 +101,6 @@ export function targetVersioning(
 ): "Enabled" | "Suspended" | undefined {
   if (wanted) return current === "Enabled" ? undefined : "Enabled";
   return current === "Enabled" ? "Suspended" : undefined;
-}
-
-/**
- * Whose a bucket of the right name and region is, judged by its tags:
- * - tagged with this object's UID: owned;
- * - tagged with another UID: foreign (another object manages it, or left it with Retain);
- * - without a UID tag: owned only if this object has recorded a create token. CreateBucket and
- *   PutBucketTagging are two calls, so a crash between them leaves an untagged bucket that this
- *   object did create; and S3 replaces the whole tag set on every write, so an out-of-band tag
- *   edit can strip the ownership tags from a bucket this object created. Otherwise foreign (a
- *   bucket this account created by other means, adoptable with spec.adoptExisting).
- */
-export function judgeOwnership(tags: Readonly<TagMap>, obj: S3BucketObject): Ownership {
-  switch (ownershipOf(tags, obj.metadata.uid ?? "")) {
-    case "owned":
-      return "owned";
-    case "foreign-owner":
-      return "foreign";
-    case "unmanaged":
-      return obj.status?.createToken !== undefined ? "owned" : "foreign";
-  }
 }
 
 /** Stable message of a deletion blocked by objects still in the bucket. */

@@ -5,10 +5,11 @@ import { OWNERSHIP_TAGS } from "../../api/v1/index.ts";
 import { AwsError, type AwsErrorKind } from "../../aws/errors.ts";
 import { fromS3TagSet, type TagMap } from "../../aws/ownership.ts";
 import { silentLogger } from "../../runtime/logging.ts";
+import { FakeClock } from "../../runtime/testing/fake-clock.ts";
 import { DeletionBlockedError, InvalidSpecError, type DriverContext } from "../common/driver.ts";
 import type { VersionRef } from "./bucket-api.ts";
 import type { S3BucketObject } from "./bucket.ts";
-import { S3BucketDriver } from "./driver.ts";
+import { BucketAppearedError, S3BucketDriver } from "./driver.ts";
 
 interface FakeBucket {
   region: string;
@@ -16,7 +17,12 @@ interface FakeBucket {
   versioning: "Enabled" | "Suspended" | undefined;
   versions: VersionRef[];
   otherAccount?: boolean;
+  /** When S3 says it was created. @default the fake clock's time when CreateBucket made it, else NOW */
+  created?: Date;
 }
+
+/** The fake clock's time. */
+const NOW = Date.parse("2026-03-01T10:00:00Z");
 
 function awsError(kind: AwsErrorKind, code: string, httpStatus: number): AwsError {
   return new AwsError({ kind, code, service: "s3", operation: "fake", message: code, httpStatus });
@@ -81,8 +87,17 @@ class FakeS3 {
           tags: undefined,
           versioning: undefined,
           versions: [],
+          created: new Date(NOW),
         });
         return {};
+      }
+      case "ListBuckets": {
+        const prefix = String(input.Prefix ?? "");
+        return {
+          Buckets: [...this.buckets.entries()]
+            .filter(([n]) => n.startsWith(prefix))
+            .map(([Name, b]) => ({ Name, CreationDate: b.created ?? new Date(NOW) })),
+        };
       }
       case "ListObjectVersions": {
         const b = this.#get(name);
@@ -145,7 +160,11 @@ describe("S3BucketDriver", () => {
   let driver: S3BucketDriver;
   beforeEach(() => {
     s3 = new FakeS3();
-    driver = new S3BucketDriver({ aws: { s3: () => s3 as unknown as S3Client }, maxDeleteBatchesPerPass: 2 });
+    driver = new S3BucketDriver({
+      aws: { s3: () => s3 as unknown as S3Client },
+      clock: new FakeClock(NOW),
+      maxDeleteBatchesPerPass: 2,
+    });
   });
 
   describe("observe", () => {
@@ -172,18 +191,45 @@ describe("S3BucketDriver", () => {
       });
     });
 
-    it("takes an untagged bucket as its own only once a create token is recorded", async () => {
-      s3.buckets.set("assets-1", {
-        region: "eu-west-1",
-        tags: undefined,
-        versioning: undefined,
-        versions: [],
-      });
-      const before = await driver.observe(bucketObj(), ctx);
-      const after = await driver.observe(bucketObj({}, { createToken: "uid-1-1", createAttempt: 1 }), ctx);
-      assert.ok(before.exists && after.exists);
-      assert.equal(before.ownership, "foreign");
-      assert.equal(after.ownership, "owned");
+    it("takes an untagged bucket as its own only when it was created inside its current create's window", async () => {
+      const intent = {
+        createToken: "uid-1-1",
+        createAttempt: 1,
+        createRequestedAt: new Date(NOW - 2_000).toISOString(),
+      };
+      const created = (at: number): void => {
+        s3.buckets.set("assets-1", {
+          region: "eu-west-1",
+          tags: undefined,
+          versioning: undefined,
+          versions: [],
+          created: new Date(at),
+        });
+      };
+      const born = { creationTimestamp: new Date(NOW - 60_000).toISOString() };
+      const judged = async (status: S3BucketObject["status"]): Promise<string | undefined> => {
+        const obj = bucketObj({}, status);
+        obj.metadata = { ...obj.metadata, ...born };
+        const seen = await driver.observe(obj, ctx);
+        return seen.exists ? seen.ownership : undefined;
+      };
+      created(NOW - 1_000);
+      assert.equal(await judged(undefined), "foreign", "no create was ever recorded");
+      assert.equal(await judged(intent), "owned", "a crash between CreateBucket and the tag write");
+      assert.equal(
+        await judged({ ...intent, bucketArn: "arn:aws:s3:::assets-1" }),
+        "foreign",
+        "seen tagged before",
+      );
+      created(NOW - 3_600_000);
+      assert.equal(await judged(intent), "foreign", "it existed before the object");
+      const forged = { ...intent, createRequestedAt: new Date(NOW - 7_200_000).toISOString() };
+      assert.equal(
+        await judged(forged),
+        "foreign",
+        "a recorded time before the object existed does not widen the window",
+      );
+      assert.equal(s3.mutations().length, 0);
     });
 
     it("fails terminally on a name owned by another account and on a bucket in another region", async () => {
@@ -228,30 +274,13 @@ describe("S3BucketDriver", () => {
       assert.deepEqual(s3.mutations(), ["CreateBucket", "PutBucketTagging"]);
     });
 
-    it("takes up a bucket this account already owns (a retry after a crash) and tags it", async () => {
-      s3.buckets.set("assets-1", {
-        region: "eu-west-1",
-        tags: undefined,
-        versioning: undefined,
-        versions: [],
-      });
-      await driver.create(bucketObj(), "uid-1-1", ctx);
-      assert.equal(s3.buckets.get("assets-1")?.tags?.[OWNERSHIP_TAGS.uid], "uid-1");
-    });
-
-    it("never tags a bucket another object owns, even when S3 says this account owns it", async () => {
-      s3.buckets.set("assets-1", {
-        region: "eu-west-1",
-        tags: { [OWNERSHIP_TAGS.uid]: "uid-2" },
-        versioning: undefined,
-        versions: [],
-      });
-      await assert.rejects(
-        driver.create(bucketObj(), "uid-1-1", ctx),
-        (err: unknown) => err instanceof InvalidSpecError && err.reason === "NotOwned",
-      );
-      assert.deepEqual(s3.mutations(), ["CreateBucket"]);
-      assert.equal(s3.buckets.get("assets-1")?.tags?.[OWNERSHIP_TAGS.uid], "uid-2");
+    it("never tags a bucket that appeared before its create, even when S3 says this account owns it", async () => {
+      for (const tags of [undefined, { [OWNERSHIP_TAGS.uid]: "uid-2" }]) {
+        s3.buckets.set("assets-1", { region: "eu-west-1", tags, versioning: undefined, versions: [] });
+        await assert.rejects(driver.create(bucketObj(), "uid-1-1", ctx), BucketAppearedError);
+        assert.deepEqual(s3.buckets.get("assets-1")?.tags, tags, "left as it was");
+      }
+      assert.deepEqual(s3.mutations(), ["CreateBucket", "CreateBucket"]);
     });
 
     it("reports a name taken by another account as BucketAlreadyExists", async () => {

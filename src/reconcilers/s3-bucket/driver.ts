@@ -4,16 +4,18 @@
  * object's and empty (or spec.forceDelete allows emptying it). The shared flow
  * (../common/managed-reconciler.ts) does the Kubernetes side and calls these methods.
  *
- * S3 has no create-with-tags and no idempotency token: the token the flow records before the
- * create is what marks an untagged bucket of the right name as this object's after a crash
- * between CreateBucket and PutBucketTagging (see {@link judgeOwnership}). A second create of the
- * same name by this account is harmless (`BucketAlreadyOwnedByYou`), so a retried create never
- * yields a second bucket.
+ * Ownership is the UID tag, as for every kind (../common/ownership.ts). S3 has no idempotency
+ * token and the tags are a second call, so a crash between CreateBucket and PutBucketTagging
+ * leaves an untagged bucket: it counts as this object's only on the evidence of
+ * ./crash-window.ts (its creation date inside the window of the object's current create). A
+ * bucket name is unique, so a retried create never yields a second bucket.
  */
 import type { AwsClientSource } from "../../aws/clients.ts";
 import { AwsError } from "../../aws/errors.ts";
-import { isAwsTagKey, ownershipOf } from "../../aws/ownership.ts";
+import { isAwsTagKey, type TagMap } from "../../aws/ownership.ts";
 import { ConditionReason } from "../../api/v1/index.ts";
+import { systemClock, type Clock } from "../../runtime/clock.ts";
+import { taggedOwner, verdictOf, type Verdict } from "../common/ownership.ts";
 import {
   DeletionBlockedError,
   InvalidSpecError,
@@ -30,12 +32,12 @@ import {
   describeTagDiff,
   desiredBucketTags,
   isEmptyDiff,
-  judgeOwnership,
   notEmptyMessage,
   targetVersioning,
   type ObservedBucket,
   type S3BucketObject,
 } from "./bucket.ts";
+import { createdInWindow, createWindow } from "./crash-window.ts";
 import { bucketEndpoint } from "./endpoint.ts";
 
 /** Reasons this driver puts into conditions, beyond the shared ones. */
@@ -53,11 +55,24 @@ export const S3BucketReason = {
 /** Options of {@link S3BucketDriver}. */
 export interface S3BucketDriverOptions {
   aws: Pick<AwsClientSource, "s3">;
+  /** Judges the crash window of an untagged bucket. @default systemClock */
+  clock?: Clock;
   /**
    * With spec.forceDelete, DeleteObjects batches (of up to 1000 versions) per reconcile; a larger
    * bucket is emptied over several reconciles so no worker is held for long. @default 10
    */
   maxDeleteBatchesPerPass?: number;
+}
+
+/**
+ * CreateBucket answered that this account owns the name already: the bucket appeared between the
+ * observation and the create. Retried with backoff; the next observation judges the bucket.
+ */
+export class BucketAppearedError extends Error {
+  override readonly name = "BucketAppearedError";
+  constructor(bucket: string) {
+    super(`bucket ${bucket} appeared in this account before the create; looking at it again`);
+  }
 }
 
 /** State written to status while a forced deletion empties the bucket. */
@@ -68,9 +83,11 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, ObservedBu
   readonly noun = "bucket";
   readonly #aws: Pick<AwsClientSource, "s3">;
   readonly #maxBatches: number;
+  readonly #clock: Clock;
 
   constructor(opts: S3BucketDriverOptions) {
     this.#aws = opts.aws;
+    this.#clock = opts.clock ?? systemClock;
     this.#maxBatches = opts.maxDeleteBatchesPerPass ?? 10;
     if (!Number.isInteger(this.#maxBatches) || this.#maxBatches < 1)
       throw new RangeError(`maxDeleteBatchesPerPass must be an integer >= 1, got ${this.#maxBatches}`);
@@ -114,8 +131,19 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, ObservedBu
     return {
       exists: true,
       resource: { name, region, tags, versioning, endpoint },
-      ownership: judgeOwnership(tags, obj),
+      ...(await this.#verdict(obj, api, tags)),
     };
+  }
+
+  /**
+   * The shared verdict on a bucket with `tags`; an untagged one is this object's only inside the
+   * window of its current create (ListBuckets is asked only then).
+   */
+  async #verdict(obj: S3BucketObject, api: BucketApi, tags: Readonly<TagMap>): Promise<Verdict> {
+    const now = this.#clock.now();
+    const candidate = taggedOwner(tags) === undefined && createWindow(obj, now) !== undefined;
+    const untaggedIsOwn = candidate && createdInWindow(obj, await api.creationDate(), now);
+    return verdictOf(tags, obj, { untaggedIsOwn });
   }
 
   async create(obj: S3BucketObject, _token: string, ctx: DriverContext): Promise<ObservedBucket> {
@@ -134,19 +162,11 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, ObservedBu
       }
       throw err;
     }
-    let versioning: ObservedBucket["versioning"];
+    let versioning: ObservedBucket["versioning"] = undefined;
     if (outcome === "already-owned") {
-      // Ours by name only: it appeared after observe, or this is a retry after a crash. Never
-      // take over a bucket another object has tagged as its own.
-      const existing = (await api.tags()) ?? {};
-      if (ownershipOf(existing, obj.metadata.uid ?? "") === "foreign-owner") {
-        throw new InvalidSpecError(
-          ConditionReason.NotOwned,
-          `bucket ${name} exists in AWS but is owned by another object; set spec.adoptExisting to true to adopt it`,
-        );
-      }
-      versioning = await api.versioning();
-      ctx.logger.info({ bucket: name }, "bucket already owned by this account; taking it up");
+      // The account has the name already: the bucket appeared after observe. Whose it is is for
+      // the next observation's ownership rules to say, never for the create path to assume.
+      throw new BucketAppearedError(name);
     }
     await api.putTags(tags);
     const target = targetVersioning(obj.spec.versioning, versioning);
@@ -245,7 +265,7 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, ObservedBu
     }
     const tags = await api.tags();
     if (tags === undefined) return { done: true };
-    if (judgeOwnership(tags, obj) !== "owned") {
+    if ((await this.#verdict(obj, api, tags)).ownership !== "owned") {
       ctx.logger.info({ bucket: name }, "bucket is not owned by this object; left untouched");
       return { done: true, leftInPlace: `bucket ${name} is not owned by this object and was left in place` };
     }

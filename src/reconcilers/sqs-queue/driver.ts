@@ -6,7 +6,8 @@
  * and the status write therefore finds the queue (tagged at create time) on the next reconcile,
  * and can never make a second one.
  */
-import { ownerOf, uidOf } from "../common/owner.ts";
+import { ownerOf } from "../common/owner.ts";
+import { isOwnedBy, verdictOf } from "../common/ownership.ts";
 import {
   CreateQueueCommand,
   DeleteQueueCommand,
@@ -25,7 +26,6 @@ import {
   desiredTags,
   fromSqsTags,
   isEmptyDiff,
-  ownershipOf,
   ownershipTags,
   toSqsTags,
   type TagMap,
@@ -104,8 +104,7 @@ export class SqsQueueDriver implements ResourceDriver<ManagedSqsQueue, SqsQueueV
     const sqs = this.#aws.sqs(obj.spec.region);
     const view = await this.#find(sqs, obj, ctx);
     if (view === undefined) return { exists: false };
-    const owned = ownershipOf(view.tags, uidOf(obj)) === "owned";
-    return { exists: true, resource: view, ownership: owned ? "owned" : "foreign" };
+    return { exists: true, resource: view, ...verdictOf(view.tags, obj) };
   }
 
   /**
@@ -140,7 +139,7 @@ export class SqsQueueDriver implements ResourceDriver<ManagedSqsQueue, SqsQueueV
       throw new Error(`the new queue ${spec.queueName} does not answer reads yet; retrying`);
     // CreateQueue with identical attributes answers with an existing queue's URL: only the UID
     // tag tells whether this call made it.
-    if (ownershipOf(view.tags, uidOf(obj)) !== "owned") throw new QueueExistsError(spec.queueName);
+    if (!isOwnedBy(view.tags, obj)) throw new QueueExistsError(spec.queueName);
     ctx.logger.info({ queueUrl: url }, "created SQS queue");
     return view;
   }
@@ -215,7 +214,7 @@ export class SqsQueueDriver implements ResourceDriver<ManagedSqsQueue, SqsQueueV
     const sqs = this.#aws.sqs(obj.spec.region);
     const view = await this.#find(sqs, obj, ctx);
     if (view === undefined) return { done: true };
-    if (ownershipOf(view.tags, uidOf(obj)) !== "owned") {
+    if (!isOwnedBy(view.tags, obj)) {
       ctx.logger.info({ queueUrl: view.url }, "SQS queue is not owned by this object; leaving it in place");
       return {
         done: true,
