@@ -14,10 +14,21 @@ import {
   type Observation,
   type ResourceDriver,
 } from "./driver.ts";
-import { ManagedResourceReconciler, type ManagedObjectClient } from "./managed-reconciler.ts";
+import {
+  ManagedResourceReconciler,
+  type ManagedObjectClient,
+  type ManagedReconcilerOptions,
+} from "./managed-reconciler.ts";
 import type { ForeignClaim, OwnerDirectory, OwnerLiveness } from "./ownership.ts";
 
 const unmanaged: ForeignClaim = { owner: undefined, managedByOperator: false, adoptable: true };
+/** An observation of resource `x`, foreign for `claim`. */
+const foreignX = (claim: ForeignClaim): Observation<Res> => ({
+  exists: true,
+  resource: { id: "x", state: "ready" },
+  ownership: "foreign",
+  foreign: claim,
+});
 const ownedByOther: ForeignClaim = {
   owner: { uid: "uid-9", namespace: "other", name: "w", kind: "Widget" },
   managedByOperator: true,
@@ -140,6 +151,22 @@ class Fakes {
   };
 }
 
+/** The flow over the fakes of `f`, with `opts` replacing any of its options. */
+function reconcilerFor(
+  f: Fakes,
+  opts: Partial<ManagedReconcilerOptions<Widget, Res>> = {},
+): ManagedResourceReconciler<Widget, Res> {
+  return new ManagedResourceReconciler<Widget, Res>({
+    resource,
+    client: f.client,
+    driver: f.driver,
+    recorder: f.recorder,
+    clock: new FakeClock(),
+    owners: f.owners,
+    ...opts,
+  });
+}
+
 const ctx: ReconcileContext = {
   logger: silentLogger,
   signal: new AbortController().signal,
@@ -151,15 +178,7 @@ describe("ManagedResourceReconciler", () => {
   let r: ManagedResourceReconciler<Widget, Res>;
   beforeEach(() => {
     f = new Fakes();
-    r = new ManagedResourceReconciler({
-      resource,
-      client: f.client,
-      driver: f.driver,
-      recorder: f.recorder,
-      clock: new FakeClock(),
-      owners: f.owners,
-      pollIntervalMs: 60_000,
-    });
+    r = reconcilerFor(f, { pollIntervalMs: 60_000 });
   });
 
   it("does nothing for an object that is gone", async () => {
@@ -207,12 +226,7 @@ describe("ManagedResourceReconciler", () => {
 
   it("refuses a foreign resource unless asked to adopt it", async () => {
     f.stored = widget();
-    f.observation = {
-      exists: true,
-      resource: { id: "x", state: "ready" },
-      ownership: "foreign",
-      foreign: unmanaged,
-    };
+    f.observation = foreignX(unmanaged);
     await assert.rejects(r.reconcile(req, ctx), TerminalError);
     assert.equal(getCondition(f.stored?.status?.conditions, "Ready")?.reason, "NotOwned");
     assert.deepEqual(f.events, ["Warning:NotOwned"]);
@@ -229,12 +243,7 @@ describe("ManagedResourceReconciler", () => {
   it("never adopts a resource another live object owns, even when asked; adopts once that owner is gone", async () => {
     f.stored = widget({ adoptExisting: true });
     f.ownerLiveness = "live";
-    f.observation = {
-      exists: true,
-      resource: { id: "x", state: "ready" },
-      ownership: "foreign",
-      foreign: ownedByOther,
-    };
+    f.observation = foreignX(ownedByOther);
     await assert.rejects(r.reconcile(req, ctx), TerminalError);
     const refused = getCondition(f.stored?.status?.conditions, "Ready");
     assert.equal(refused?.reason, "OwnedByAnotherObject");
@@ -250,46 +259,21 @@ describe("ManagedResourceReconciler", () => {
   });
 
   it("with adoption disabled refuses what the operator never tagged, not what a gone object left", async () => {
-    r = new ManagedResourceReconciler({
-      resource,
-      client: f.client,
-      driver: f.driver,
-      recorder: f.recorder,
-      clock: new FakeClock(),
-      owners: f.owners,
-      adoption: "disabled",
-    });
+    r = reconcilerFor(f, { adoption: "disabled" });
     f.stored = widget({ adoptExisting: true });
-    f.observation = {
-      exists: true,
-      resource: { id: "x", state: "ready" },
-      ownership: "foreign",
-      foreign: unmanaged,
-    };
+    f.observation = foreignX(unmanaged);
     await assert.rejects(r.reconcile(req, ctx), TerminalError);
     assert.equal(getCondition(f.stored?.status?.conditions, "Ready")?.reason, "AdoptionDisabled");
     assert.ok(!f.log.includes("adopt"));
 
-    f.observation = {
-      exists: true,
-      resource: { id: "x", state: "ready" },
-      ownership: "foreign",
-      foreign: ownedByOther,
-    };
+    f.observation = foreignX(ownedByOther);
     await r.reconcile(req, ctx);
     assert.ok(f.log.includes("adopt"));
   });
 
   it("records when the token was written, and renews that time only for a create retried much later", async () => {
     const clock = new FakeClock(Date.parse("2026-03-01T10:00:00Z"));
-    r = new ManagedResourceReconciler({
-      resource,
-      client: f.client,
-      driver: f.driver,
-      recorder: f.recorder,
-      clock,
-      owners: f.owners,
-    });
+    r = reconcilerFor(f, { clock });
     f.stored = widget();
     f.createError = new Error("create failed");
     await assert.rejects(r.reconcile(req, ctx));
@@ -314,14 +298,7 @@ describe("ManagedResourceReconciler", () => {
     assert.deepEqual(f.events, ["Warning:DeletedOutOfBand", "Normal:Created"]);
 
     f = new Fakes();
-    r = new ManagedResourceReconciler({
-      resource,
-      client: f.client,
-      driver: f.driver,
-      recorder: f.recorder,
-      clock: new FakeClock(),
-      owners: f.owners,
-    });
+    r = reconcilerFor(f);
     f.stored = widget(
       { onDeletedOutOfBand: "Report" },
       { widgetId: "wid-0", createToken: "uid-1-1", createAttempt: 1 },
@@ -357,13 +334,9 @@ describe("ManagedResourceReconciler", () => {
 
   it("puts steady polls on the period grid when the driver aligns polls, never polls in transition", async () => {
     const clock = new FakeClock(Date.UTC(2026, 0, 1, 0, 0, 20)); // 20 s past a minute
-    const aligned = new ManagedResourceReconciler({
-      resource,
-      client: f.client,
+    const aligned = reconcilerFor(f, {
       driver: { ...f.driver, alignPolls: true },
-      recorder: f.recorder,
       clock,
-      owners: f.owners,
       pollIntervalMs: 60_000,
     });
     f.stored = widget();

@@ -10,30 +10,10 @@ import {
   MAX_BUCKET_TAGS,
   notEmptyMessage,
   targetVersioning,
-  type S3BucketObject,
 } from "./bucket.ts";
+import { bucketObject } from "./testing/objects.ts";
 
-function bucket(
-  over: Partial<S3BucketObject["spec"]> = {},
-  status?: S3BucketObject["status"],
-): S3BucketObject {
-  return {
-    apiVersion: "compute.cloud.com/v1",
-    kind: "S3Bucket",
-    metadata: { namespace: "team", name: "assets", uid: "uid-1" },
-    spec: {
-      bucketName: "assets-1",
-      region: "eu-west-1",
-      versioning: false,
-      forceDelete: false,
-      deletionPolicy: "Delete",
-      adoptExisting: false,
-      onDeletedOutOfBand: "Recreate",
-      ...over,
-    },
-    ...(status !== undefined ? { status } : {}),
-  };
-}
+const bucket = bucketObject;
 
 describe("bucketArn", () => {
   it("names the bucket in the partition of its region, without region or account", () => {

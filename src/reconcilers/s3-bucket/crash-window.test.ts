@@ -3,32 +3,16 @@ import { describe, it } from "node:test";
 import { CREATE_WINDOW_MS } from "../common/token.ts";
 import type { S3BucketObject } from "./bucket.ts";
 import { CLOCK_SKEW_MS, createdInWindow, createWindow } from "./crash-window.ts";
+import { bucketObject } from "./testing/objects.ts";
 
 const CREATED = Date.parse("2026-03-01T10:00:00Z");
 const REQUESTED = CREATED + 2_000;
 const NOW = REQUESTED + 1_000;
 
 function obj(status: S3BucketObject["status"] | undefined): S3BucketObject {
-  return {
-    apiVersion: "compute.cloud.com/v1",
-    kind: "S3Bucket",
-    metadata: {
-      namespace: "team",
-      name: "assets",
-      uid: "uid-1",
-      creationTimestamp: new Date(CREATED).toISOString().replace(".000Z", "Z"),
-    },
-    spec: {
-      bucketName: "assets-1",
-      region: "eu-west-1",
-      versioning: false,
-      forceDelete: false,
-      deletionPolicy: "Delete",
-      adoptExisting: false,
-      onDeletedOutOfBand: "Recreate",
-    },
-    ...(status !== undefined ? { status } : {}),
-  };
+  return bucketObject({}, status, {
+    creationTimestamp: new Date(CREATED).toISOString().replace(".000Z", "Z"),
+  });
 }
 
 const intent = (over: Partial<NonNullable<S3BucketObject["status"]>> = {}): S3BucketObject =>

@@ -10,6 +10,7 @@ import { DeletionBlockedError, InvalidSpecError, type DriverContext } from "../c
 import type { VersionRef } from "./bucket-api.ts";
 import type { S3BucketObject } from "./bucket.ts";
 import { BucketAppearedError, S3BucketDriver } from "./driver.ts";
+import { bucketObject } from "./testing/objects.ts";
 
 interface FakeBucket {
   region: string;
@@ -133,22 +134,7 @@ function bucketObj(
   over: Partial<S3BucketObject["spec"]> = {},
   status?: S3BucketObject["status"],
 ): S3BucketObject {
-  return {
-    apiVersion: "compute.cloud.com/v1",
-    kind: "S3Bucket",
-    metadata: { namespace: "team", name: "assets", uid: "uid-1", generation: 1 },
-    spec: {
-      bucketName: "assets-1",
-      region: "eu-west-1",
-      versioning: false,
-      forceDelete: false,
-      deletionPolicy: "Delete",
-      adoptExisting: false,
-      onDeletedOutOfBand: "Recreate",
-      ...over,
-    },
-    ...(status !== undefined ? { status } : {}),
-  };
+  return bucketObject(over, status, { generation: 1 });
 }
 
 const OURS = { [OWNERSHIP_TAGS.uid]: "uid-1" };
