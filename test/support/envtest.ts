@@ -318,10 +318,12 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
                 const disc = await req("GET", `/apis/${crd.spec.group}/${v.name}`);
                 const resources = (disc.body as { resources?: { name: string }[] }).resources ?? [];
                 if (!resources.some((r) => r.name === crd.spec.names.plural)) return false;
-                // Discovery can list the resource before its storage accepts watches (429).
+                // Discovery can list the resource before its storage accepts requests (429,
+                // "storage is (re)initializing"). resourceVersion=0 is served by the watch cache,
+                // the part that is initialized last; a list from etcd can succeed before it.
                 const list = await req(
                   "GET",
-                  `/apis/${crd.spec.group}/${v.name}/${crd.spec.names.plural}?limit=1`,
+                  `/apis/${crd.spec.group}/${v.name}/${crd.spec.names.plural}?limit=1&resourceVersion=0`,
                 );
                 if (list.status !== 200) return false;
               }
