@@ -54,6 +54,8 @@ export function registerControllers(manager: Manager, deps: ControllerDeps): voi
     adoption: deps.options.adoption,
     maxConcurrentReconciles: deps.options.maxConcurrentReconciles,
     pollIntervalMs: deps.options.pollIntervalMs,
+    pendingInitialMs: deps.options.pendingPollInitialMs,
+    pendingMaxMs: deps.options.pendingPollMaxMs,
   };
   setupEc2InstanceController(shared);
   setupS3BucketController(shared);

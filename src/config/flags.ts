@@ -67,6 +67,13 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: "max-concurrent-reconciles", kind: "string", defaultText: "1", help: "Reconciles running at once per controller (1-1000)." },
   { name: "sync-period", kind: "string", defaultText: "10h", help: "Interval at which cached objects are re-delivered to the controllers." },
   { name: "poll-interval", kind: "string", defaultText: "5m", help: "Steady-state requeue of a converged object, to notice drift in AWS." },
+  {
+    name: "pending-poll-initial",
+    kind: "string",
+    defaultText: "2s",
+    help: "First poll interval of a resource in transition (EC2 pending, stopping, shutting-down); doubles per poll.",
+  },
+  { name: "pending-poll-max", kind: "string", defaultText: "30s", help: "Largest poll interval of a resource in transition." },
   { name: "graceful-shutdown-timeout", kind: "string", defaultText: "30s", help: "How long in-flight reconciles may run after SIGTERM before the process exits." },
   { name: "kubeconfig", kind: "string", defaultText: "in-cluster, then $KUBECONFIG, then ~/.kube/config", help: "Path of a kubeconfig file.", extraEnv: ["KUBECONFIG"] },
   {

@@ -37,6 +37,8 @@ test("defaults match the kubebuilder scaffold and the documented values", () => 
   assert.equal(o.syncPeriodMs, 36_000_000);
   assert.equal(o.pollIntervalMs, 300_000);
   assert.equal(o.gracefulShutdownTimeoutMs, 30_000);
+  assert.equal(o.pendingPollInitialMs, 2_000);
+  assert.equal(o.pendingPollMaxMs, 30_000);
   assert.ok(Object.isFrozen(o));
   assert.ok(Object.isFrozen(o.watchNamespaces));
 });
@@ -118,4 +120,13 @@ test("--help and --version short-circuit validation", () => {
   for (const flag of ["--leader-elect", "--metrics-bind-address", "--poll-interval", "KUBEPROVISIONER_SYNC_PERIOD"]) {
     assert.ok(help.includes(flag), flag);
   }
+});
+
+test("the transition poll curve is set by two flags and its cap may not be below its start", () => {
+  const o = run(["--pending-poll-initial=500ms", "--pending-poll-max=1m"]);
+  assert.equal(o.pendingPollInitialMs, 500);
+  assert.equal(o.pendingPollMaxMs, 60_000);
+  assert.equal(run([], { KUBEPROVISIONER_PENDING_POLL_MAX: "10s" }).pendingPollMaxMs, 10_000);
+  assert.match(refuse(["--pending-poll-initial=10s", "--pending-poll-max=5s"]), /--pending-poll-max.*--pending-poll-initial/);
+  assert.match(refuse(["--pending-poll-initial=10ms"]), /--pending-poll-initial: expected a duration of at least 100ms/);
 });

@@ -70,6 +70,10 @@ export interface Options {
   readonly syncPeriodMs: number;
   /** @default 300000 (5m) */
   readonly pollIntervalMs: number;
+  /** First poll interval of a resource in transition, doubling per poll. @default 2000 */
+  readonly pendingPollInitialMs: number;
+  /** Cap of the transition poll interval. @default 30000 */
+  readonly pendingPollMaxMs: number;
   /** @default 30000 */
   readonly gracefulShutdownTimeoutMs: number;
   /** `undefined`: in-cluster configuration, then the default kubeconfig loading rules. */
@@ -153,11 +157,16 @@ export function parseOptions(argv: readonly string[], env: Readonly<Record<strin
     maxConcurrentReconciles: get("max-concurrent-reconciles", (t) => parseInteger(t, 1, 1000), 1),
     syncPeriodMs: get("sync-period", (t) => parsePositiveDuration(t, 1_000), 36_000_000),
     pollIntervalMs: get("poll-interval", (t) => parsePositiveDuration(t, 1_000), 300_000),
+    pendingPollInitialMs: get("pending-poll-initial", (t) => parsePositiveDuration(t, 100), 2_000),
+    pendingPollMaxMs: get("pending-poll-max", (t) => parsePositiveDuration(t, 100), 30_000),
     gracefulShutdownTimeoutMs: get("graceful-shutdown-timeout", (t) => parsePositiveDuration(t, 0), 30_000),
     kubeconfig: get("kubeconfig", parseNonEmpty, undefined),
     awsRegion: get("aws-region", parseRegion, undefined),
   };
   validateTiming(timing);
+  if (options.pendingPollMaxMs < options.pendingPollInitialMs) {
+    throw new ConfigError("invalid value for --pending-poll-max: expected a duration not shorter than --pending-poll-initial");
+  }
   return { kind: "run", options: Object.freeze(options) };
 }
 

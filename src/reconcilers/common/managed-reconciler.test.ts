@@ -332,6 +332,44 @@ describe("ManagedResourceReconciler", () => {
     assert.deepEqual(await r.reconcile(req, ctx), { requeueAfter: 60_000 });
   });
 
+  it("caps the transition poll at 30 s and starts at 2 s again once the resource settled", async () => {
+    f.stored = widget();
+    const pending = {
+      exists: true,
+      resource: { id: "wid-1", state: "pending" },
+      ownership: "owned",
+    } as const;
+    f.observation = pending;
+    const polls: unknown[] = [];
+    for (let i = 0; i < 7; i++) polls.push(await r.reconcile(req, ctx));
+    assert.deepEqual(
+      polls.map((p) => (p as { requeueAfter?: number }).requeueAfter),
+      [2000, 4000, 8000, 16_000, 30_000, 30_000, 30_000],
+    );
+    f.observation = { exists: true, resource: { id: "wid-1", state: "ready" }, ownership: "owned" };
+    assert.deepEqual(await r.reconcile(req, ctx), { requeueAfter: 60_000 });
+    f.observation = pending;
+    assert.deepEqual(await r.reconcile(req, ctx), { requeueAfter: 2000 }, "the next transition starts short");
+  });
+
+  it("takes the transition poll curve from its options", async () => {
+    const tuned = new ManagedResourceReconciler({
+      resource,
+      client: f.client,
+      driver: f.driver,
+      recorder: f.recorder,
+      clock: new FakeClock(),
+      pollIntervalMs: 60_000,
+      pendingInitialMs: 500,
+      pendingMaxMs: 1_500,
+    });
+    f.stored = widget();
+    f.observation = { exists: true, resource: { id: "wid-1", state: "pending" }, ownership: "owned" };
+    assert.deepEqual(await tuned.reconcile(req, ctx), { requeueAfter: 500 });
+    assert.deepEqual(await tuned.reconcile(req, ctx), { requeueAfter: 1_000 });
+    assert.deepEqual(await tuned.reconcile(req, ctx), { requeueAfter: 1_500 });
+  });
+
   it("puts steady polls on the period grid when the driver aligns polls, never polls in transition", async () => {
     const clock = new FakeClock(Date.UTC(2026, 0, 1, 0, 0, 20)); // 20 s past a minute
     const aligned = reconcilerFor(f, {

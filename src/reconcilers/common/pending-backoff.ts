@@ -3,6 +3,7 @@
  * at first, doubling per consecutive pending observation up to a cap, per object key. Kept in
  * memory only: after a restart polling starts short again, which is what one wants.
  */
+import { KeyedBackoff } from "../../runtime/backoff.ts";
 
 /** Options of {@link PendingBackoff}. */
 export interface PendingBackoffOptions {
@@ -12,36 +13,14 @@ export interface PendingBackoffOptions {
   maxMs?: number;
 }
 
-/** Per-key doubling intervals for polling transitions. */
-export class PendingBackoff {
-  readonly #initial: number;
-  readonly #max: number;
-  readonly #steps = new Map<string, number>();
-
+/** Per-key doubling intervals for polling transitions: the runtime's keyed backoff with the poll's defaults. */
+export class PendingBackoff extends KeyedBackoff<string> {
   constructor(opts: PendingBackoffOptions = {}) {
-    this.#initial = opts.initialMs ?? 2000;
-    this.#max = opts.maxMs ?? 30_000;
-    if (!(this.#initial > 0) || !(this.#max >= this.#initial)) {
-      throw new RangeError(
-        `PendingBackoff: need 0 < initialMs <= maxMs, got ${this.#initial} and ${this.#max}`,
-      );
+    const initialMs = opts.initialMs ?? 2000;
+    const maxMs = opts.maxMs ?? 30_000;
+    if (!(initialMs > 0) || !(maxMs >= initialMs)) {
+      throw new RangeError(`PendingBackoff: need 0 < initialMs <= maxMs, got ${initialMs} and ${maxMs}`);
     }
-  }
-
-  /** The interval before the next poll of `key`; each call doubles the following one. */
-  next(key: string): number {
-    const step = this.#steps.get(key) ?? 0;
-    this.#steps.set(key, step + 1);
-    return Math.min(this.#max, this.#initial * 2 ** Math.min(step, 30));
-  }
-
-  /** The resource settled (or the object is gone): the next transition starts short again. */
-  reset(key: string): void {
-    this.#steps.delete(key);
-  }
-
-  /** Keys currently backing off (for tests and leak checks). */
-  size(): number {
-    return this.#steps.size;
+    super({ initialMs, maxMs });
   }
 }

@@ -37,8 +37,9 @@ export interface ReconcilerDeps {
   maxConcurrentReconciles?: number;
   /** Steady-state poll period, in ms. @default 300_000 */
   pollIntervalMs?: number;
-  /** First and largest poll interval while a resource is in transition, in ms. @default 2000 / 30000 */
+  /** First poll interval while a resource is in transition, in ms (`--pending-poll-initial`). @default 2000 */
   pendingInitialMs?: number;
+  /** Largest poll interval while a resource is in transition, in ms (`--pending-poll-max`). @default 30000 */
   pendingMaxMs?: number;
 }
 

@@ -2,7 +2,7 @@
  * The shared informer cache: list+watch reflectors feeding an indexed, read-only store and
  * event handlers, one informer per resource per factory.
  */
-export { Backoff, type BackoffOptions } from "./backoff.ts";
+export { Backoff, type BackoffOptions } from "../backoff.ts";
 export { InformerFactory, type InformerFactoryOptions } from "./factory.ts";
 export { deepFreeze, prepareForCache } from "./freeze.ts";
 export {

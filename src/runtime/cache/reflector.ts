@@ -4,7 +4,7 @@ import { ApiError, isGone, type Status } from "../kube/errors.ts";
 import type { KubeObject } from "../kube/object.ts";
 import { silentLogger, type Logger } from "../logging.ts";
 import { counter, defaultRegistry } from "../metrics/registry.ts";
-import { Backoff, type BackoffOptions } from "./backoff.ts";
+import { Backoff, type BackoffOptions } from "../backoff.ts";
 import type { ListerWatcher } from "./lister-watcher.ts";
 
 /** Where a reflector delivers what it learns. Calls are synchronous and in stream order. */

@@ -1,3 +1,4 @@
+import { KeyedBackoff } from "../backoff.ts";
 import { systemClock, type Clock } from "../clock.ts";
 
 /**
@@ -35,28 +36,25 @@ export interface ItemExponentialFailureRateLimiterOptions {
  * forgets leaks one entry per item and keeps its backoff inflated.
  */
 export class ItemExponentialFailureRateLimiter<T> implements RateLimiter<T> {
-  readonly #failures = new Map<T, number>();
-  readonly #baseDelayMs: number;
-  readonly #maxDelayMs: number;
+  readonly #backoff: KeyedBackoff<T>;
 
   constructor(options: ItemExponentialFailureRateLimiterOptions = {}) {
-    this.#baseDelayMs = options.baseDelayMs ?? 5;
-    this.#maxDelayMs = options.maxDelayMs ?? 1_000_000;
+    this.#backoff = new KeyedBackoff<T>({
+      initialMs: options.baseDelayMs ?? 5,
+      maxMs: options.maxDelayMs ?? 1_000_000,
+    });
   }
 
   when(item: T): number {
-    const previous = this.#failures.get(item) ?? 0;
-    this.#failures.set(item, previous + 1);
-    const delay = this.#baseDelayMs * 2 ** previous;
-    return delay > this.#maxDelayMs ? this.#maxDelayMs : delay;
+    return this.#backoff.next(item);
   }
 
   forget(item: T): void {
-    this.#failures.delete(item);
+    this.#backoff.reset(item);
   }
 
   numRequeues(item: T): number {
-    return this.#failures.get(item) ?? 0;
+    return this.#backoff.attempts(item);
   }
 }
 
