@@ -2,6 +2,50 @@
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
+/**
+ * The dependency rules between the folders of src/ (docs/architecture.md). Imports are relative,
+ * so each rule becomes one `no-restricted-imports` override per folder depth: from a file `d`
+ * folders below src/, a specifier reaches src/<name> with exactly `d` leading `../`.
+ */
+const BOUNDARIES = [
+  {
+    from: "runtime",
+    forbidden: ["api", "aws", "reconcilers", "config", "controllers.ts", "main.ts"],
+    why: "src/runtime is the generic controller runtime: it imports nothing that knows a kind, AWS or the program",
+  },
+  {
+    from: "aws",
+    forbidden: ["reconcilers"],
+    why: "src/aws is shared by every kind: it never imports src/reconcilers",
+  },
+  {
+    from: "api",
+    forbidden: ["aws", "reconcilers"],
+    why: "src/api holds the schemas only: it imports neither src/aws nor src/reconcilers",
+  },
+];
+const MAX_DEPTH = 6;
+const escape = (/** @type {string} */ text) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/** @returns {import("eslint").Linter.Config[]} */
+function boundaryConfigs() {
+  return BOUNDARIES.flatMap(({ from, forbidden, why }) =>
+    Array.from({ length: MAX_DEPTH }, (_, i) => {
+      const depth = i + 1;
+      const names = forbidden.map(escape).join("|");
+      return {
+        files: [`src/${from}/${"*/".repeat(depth - 1)}*.ts`],
+        rules: {
+          "no-restricted-imports": [
+            "error",
+            { patterns: [{ regex: `^(?:\\./)?(?:\\.\\./){${depth}}(?:${names})(?:/|$)`, message: why }] },
+          ],
+        },
+      };
+    }),
+  );
+}
+
 export default tseslint.config(
   { ignores: ["dist/", "bin/", "node_modules/", ".venv/", "charts/", "tmp/", "bench/results/"] },
   js.configs.recommended,
@@ -18,4 +62,5 @@ export default tseslint.config(
     files: ["test/**", "bench/**", "hack/**", "**/*.test.ts"],
     rules: { "no-console": "off" },
   },
+  ...boundaryConfigs(),
 );
