@@ -8,6 +8,7 @@ import { AwsError } from "./errors.ts";
 import { AWS_METRIC_NAMES, AwsMetrics } from "./metrics.ts";
 import { MIDDLEWARE_NAMES, instrumentClient } from "./middleware.ts";
 import { RateBudget } from "./rate-budget.ts";
+import { registrySamples, registrySum } from "../runtime/testing/prometheus-text.ts";
 
 // A scripted transport in place of the network: each call to handle() takes the next canned
 // answer. The SDK's real serializers, retry strategy and deserializers all run.
@@ -85,19 +86,14 @@ function setup(answers: Canned[], opts: { maxAttempts?: number; credentialsFail?
 }
 
 async function requestCounts(registry: Registry): Promise<Record<string, number>> {
-  const metric = registry.getSingleMetric(AWS_METRIC_NAMES.requests);
-  assert.ok(metric);
   const out: Record<string, number> = {};
-  for (const v of (await metric.get()).values) out[`${v.labels.operation}/${v.labels.code}`] = v.value;
+  for (const v of await registrySamples(registry, AWS_METRIC_NAMES.requests))
+    out[`${v.labels.operation}/${v.labels.code}`] = v.value;
   return out;
 }
 
 async function durationCount(registry: Registry): Promise<number> {
-  const metric = registry.getSingleMetric(AWS_METRIC_NAMES.duration);
-  assert.ok(metric);
-  const values: { metricName?: string; value: number }[] = (await metric.get()).values;
-  const sample = values.find((v) => v.metricName === `${AWS_METRIC_NAMES.duration}_count`);
-  return sample?.value ?? 0;
+  return registrySum(registry, `${AWS_METRIC_NAMES.duration}_count`);
 }
 
 describe("instrumentClient", () => {

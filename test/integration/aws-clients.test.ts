@@ -51,6 +51,7 @@ import {
   toSqsTags,
 } from "../../src/aws/ownership.ts";
 import { startMoto, type Moto } from "../support/moto.ts";
+import { metricValue, registrySamples, registrySum } from "../../src/runtime/testing/prometheus-text.ts";
 
 // Distinctive credentials: moto accepts any, and the log test searches for these strings.
 const ACCESS_KEY_ID = "AKIAKPTESTONLY0000001";
@@ -70,28 +71,14 @@ async function expectAwsError(p: Promise<unknown>, kind: AwsErrorKind, code: str
 }
 
 async function counts(registry: Registry): Promise<Record<string, number>> {
-  const metric = registry.getSingleMetric(AWS_METRIC_NAMES.requests);
-  if (metric === undefined) return {};
   const out: Record<string, number> = {};
-  for (const v of (await metric.get()).values) {
+  for (const v of await registrySamples(registry, AWS_METRIC_NAMES.requests))
     out[`${v.labels.service}/${v.labels.operation}/${v.labels.code}`] = v.value;
-  }
   return out;
 }
 
 async function durationCount(registry: Registry, service: string, operation: string): Promise<number> {
-  const metric = registry.getSingleMetric(AWS_METRIC_NAMES.duration);
-  if (metric === undefined) return 0;
-  const values: { metricName?: string; labels: Partial<Record<string, string | number>>; value: number }[] = (
-    await metric.get()
-  ).values;
-  const v = values.find(
-    (s) =>
-      s.metricName === `${AWS_METRIC_NAMES.duration}_count` &&
-      s.labels.service === service &&
-      s.labels.operation === operation,
-  );
-  return v?.value ?? 0;
+  return registrySum(registry, `${AWS_METRIC_NAMES.duration}_count`, { service, operation });
 }
 
 /** A TCP server that accepts connections and never answers. */
@@ -310,7 +297,10 @@ describe("AWS clients against moto", () => {
     assert.equal(await durationCount(registry, "s3", "CreateBucket"), 3);
     assert.equal(await durationCount(registry, "ec2", "DescribeInstances"), 3);
     const text = await registry.metrics();
-    assert.match(text, /aws_api_rate_budget_permits_per_second\{service="ec2",region="us-east-1"\} 20/);
+    assert.equal(
+      metricValue(text, "aws_api_rate_budget_permits_per_second", { service: "ec2", region: "us-east-1" }),
+      20,
+    );
   });
 
   it("times out against an endpoint that never answers, classified retryable", async () => {

@@ -10,7 +10,7 @@ import { InformerFactory } from "../../src/runtime/cache/factory.ts";
 import type { EventHandler } from "../../src/runtime/cache/shared-informer.ts";
 import type { KubeObject, ResourceType } from "../../src/runtime/kube/object.ts";
 import { RestClient } from "../../src/runtime/kube/rest.ts";
-import { metricSum } from "../support/registry-metrics.ts";
+import { registrySum } from "../../src/runtime/testing/prometheus-text.ts";
 import { installTestCrd } from "../support/test-crd.ts";
 import { startControlPlane, type ControlPlane } from "../support/envtest.ts";
 import { waitFor } from "../support/process.ts";
@@ -111,12 +111,12 @@ describe("informer cache on a real API server", () => {
       assert.equal(inf.store.list("paging").length, 1_000);
       assert.equal(initialAdds, 1_000);
       assert.equal(
-        await metricSum(registry, "reflector_list_requests_total", { resource: "configmaps" }),
+        await registrySum(registry, "reflector_list_requests_total", { resource: "configmaps" }),
         10,
       );
-      assert.equal(await metricSum(registry, "reflector_lists_total", { resource: "configmaps" }), 1);
+      assert.equal(await registrySum(registry, "reflector_lists_total", { resource: "configmaps" }), 1);
       // The REST client saw the same ten list requests (plus at most the watch).
-      const gets = await metricSum(registry, "rest_client_requests_total", { method: "GET", code: "200" });
+      const gets = await registrySum(registry, "rest_client_requests_total", { method: "GET", code: "200" });
       assert.ok(gets === 10 || gets === 11, `GET requests: ${gets}`);
       const one = inf.store.get("paging/cm-0042");
       assert.equal(one?.data?.i, "42");
@@ -150,15 +150,15 @@ describe("informer cache on a real API server", () => {
       await factory.waitForCacheSync();
       await waitFor(
         "the watch",
-        async () => (await metricSum(registry, "rest_client_requests_total", { method: "GET" })) === 2,
+        async () => (await registrySum(registry, "rest_client_requests_total", { method: "GET" })) === 2,
         10_000,
         20,
       );
       await firstRound.reached;
-      const requestsBefore = await metricSum(registry, "rest_client_requests_total");
+      const requestsBefore = await registrySum(registry, "rest_client_requests_total");
       await fourRounds.reached;
       assert.equal(
-        await metricSum(registry, "rest_client_requests_total"),
+        await registrySum(registry, "rest_client_requests_total"),
         requestsBefore,
         "no request during resyncs",
       );
@@ -192,21 +192,21 @@ describe("informer cache on a real API server", () => {
       const names: string[] = [];
       // Writes spread over several server-side watch timeouts.
       for (let i = 0; i < 3; i++) {
-        const closed = await metricSum(registry, "reflector_watch_ends_total", { reason: "closed" });
+        const closed = await registrySum(registry, "reflector_watch_ends_total", { reason: "closed" });
         names.push(`t-${i}`);
         await admin.request({ method: "POST", path: cm("timeouts"), body: { metadata: { name: `t-${i}` } } });
         await waitFor(
           "the next server-side watch timeout",
           async () =>
-            (await metricSum(registry, "reflector_watch_ends_total", { reason: "closed" })) > closed,
+            (await registrySum(registry, "reflector_watch_ends_total", { reason: "closed" })) > closed,
           10_000,
           50,
         );
       }
       await waitFor("every add", async () => seen.length === 3, 10_000, 20);
       assert.deepEqual(seen, names, "each object delivered exactly once");
-      assert.equal(await metricSum(registry, "reflector_lists_total"), 1, "no relist");
-      assert.ok((await metricSum(registry, "reflector_watches_total")) >= 4);
+      assert.equal(await registrySum(registry, "reflector_lists_total"), 1, "no relist");
+      assert.ok((await registrySum(registry, "reflector_watches_total")) >= 4);
     } finally {
       stop.abort();
       await running;
@@ -252,7 +252,7 @@ describe("informer cache on a real API server", () => {
       });
       await four.reached;
       assert.deepEqual(seen, ["add:a", "add:b", "add:c", "update:b:2"]);
-      assert.equal(await metricSum(registry, "reflector_watches_total"), 1, "the watch was never reopened");
+      assert.equal(await registrySum(registry, "reflector_watches_total"), 1, "the watch was never reopened");
     } finally {
       stop.abort();
       await running;
@@ -379,7 +379,7 @@ describe("informer cache on a real API server", () => {
       await afterRestart.reached;
       assert.deepEqual(events, ["add:after", "update:before:1->2"]);
       assert.deepEqual(inf.store.keys().sort(), ["restart/after", "restart/before"]);
-      assert.ok((await metricSum(registry, "reflector_watches_total")) >= 2, "the watch was reopened");
+      assert.ok((await registrySum(registry, "reflector_watches_total")) >= 2, "the watch was reopened");
     } finally {
       stop.abort();
       await running;

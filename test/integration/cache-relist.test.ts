@@ -13,7 +13,7 @@ import { restListerWatcher, type ListerWatcher } from "../../src/runtime/cache/l
 import { ApiError, isGone } from "../../src/runtime/kube/errors.ts";
 import type { KubeObject, ResourceType } from "../../src/runtime/kube/object.ts";
 import { RestClient } from "../../src/runtime/kube/rest.ts";
-import { metricSum } from "../support/registry-metrics.ts";
+import { registrySum } from "../../src/runtime/testing/prometheus-text.ts";
 import { startControlPlane, type ControlPlane } from "../support/envtest.ts";
 import { waitFor } from "../support/process.ts";
 
@@ -181,10 +181,10 @@ describe("relist after 410 Gone on a real API server", () => {
       assert.equal(inf.store.get(`${ns}/gone`), undefined);
       assert.equal(inf.store.get(`${ns}/keep`), keepRef, "an unchanged object is not re-delivered");
       assert.ok(
-        (await metricSum(registry, "reflector_watch_ends_total", { reason: "gone" })) >= 1,
+        (await registrySum(registry, "reflector_watch_ends_total", { reason: "gone" })) >= 1,
         "the watch got 410",
       );
-      assert.equal(await metricSum(registry, "reflector_lists_total"), 2, "one relist");
+      assert.equal(await registrySum(registry, "reflector_lists_total"), 2, "one relist");
     } finally {
       stop.abort();
       await running;
@@ -232,8 +232,8 @@ describe("relist after 410 Gone on a real API server", () => {
       assert.equal(await factory.waitForCacheSync(), true);
       assert.deepEqual(pages, ["first", "next", "first", "next", "next"]);
       assert.equal(inf.store.list(ns).length, 10);
-      assert.equal(await metricSum(registry, "reflector_list_requests_total"), 5);
-      assert.equal(await metricSum(registry, "rest_client_requests_total", { code: "410" }), 1);
+      assert.equal(await registrySum(registry, "reflector_list_requests_total"), 5);
+      assert.equal(await registrySum(registry, "rest_client_requests_total", { code: "410" }), 1);
     } finally {
       stop.abort();
       await running;

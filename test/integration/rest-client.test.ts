@@ -21,6 +21,7 @@ import {
 } from "../../src/runtime/kube/errors.ts";
 import type { KubeObject } from "../../src/runtime/kube/object.ts";
 import { RestClient, type WatchEvent } from "../../src/runtime/kube/rest.ts";
+import { registrySum } from "../../src/runtime/testing/prometheus-text.ts";
 import { startControlPlane, type ControlPlane } from "../support/envtest.ts";
 import { waitFor } from "../support/process.ts";
 
@@ -32,10 +33,7 @@ const NS = "rest";
 const CM = `/api/v1/namespaces/${NS}/configmaps`;
 
 async function requestCount(registry: Registry, labels: Record<string, string>): Promise<number> {
-  const m = await registry.getSingleMetric("rest_client_requests_total")?.get();
-  return (m?.values ?? [])
-    .filter((v) => Object.entries(labels).every(([k, want]) => String(v.labels[k]) === want))
-    .reduce((sum, v) => sum + v.value, 0);
+  return registrySum(registry, "rest_client_requests_total", labels);
 }
 
 describe("RestClient on a real API server", () => {

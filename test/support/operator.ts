@@ -5,6 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
+import { metricSum } from "../../src/runtime/testing/prometheus-text.ts";
 import { freePort, repoRoot, startProcess, waitFor, type Supervised } from "./process.ts";
 
 /** Options of {@link startOperator}. */
@@ -27,7 +28,10 @@ export interface OperatorProcess {
   readonly readyzUrl: string;
   /** Its log so far. */
   logs(): string;
-  /** The value of one metric series (sum over series matching every given label), 0 when absent. */
+  /**
+   * The sum over the series of `name` matching every given label, 0 when none matches; rejects
+   * when the operator exposes no metric `name` at all.
+   */
   metric(name: string, labels?: Record<string, string>): Promise<number>;
   /** Waits until /readyz answers 200. */
   waitReady(timeoutMs?: number): Promise<void>;
@@ -35,21 +39,6 @@ export interface OperatorProcess {
   kill(): void;
   /** SIGTERM and wait. */
   stop(): Promise<void>;
-}
-
-/** Parses one metric out of the Prometheus text format. */
-export function metricValue(text: string, name: string, labels: Record<string, string> = {}): number {
-  let sum = 0;
-  for (const line of text.split("\n")) {
-    if (!line.startsWith(name)) continue;
-    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$/.exec(line);
-    if (!m || m[1] !== name) continue;
-    const got: Record<string, string> = {};
-    for (const pair of (m[3] ?? "").matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g))
-      got[pair[1] ?? ""] = pair[2] ?? "";
-    if (Object.entries(labels).every(([k, v]) => got[k] === v)) sum += Number(m[4]);
-  }
-  return sum;
 }
 
 /** Starts the operator; resolves once its probes answer ready. */
@@ -78,7 +67,7 @@ export async function startOperator(opts: OperatorOptions): Promise<OperatorProc
     logs: () => readFileSync(logFile, "utf8"),
     async metric(name, labels) {
       const res = await fetch(metricsUrl);
-      return metricValue(await res.text(), name, labels);
+      return metricSum(await res.text(), name, labels);
     },
     async waitReady(timeoutMs = 30_000) {
       await waitFor(

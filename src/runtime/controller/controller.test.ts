@@ -4,7 +4,8 @@ import { Writable } from "node:stream";
 import { pino } from "pino";
 import { flushMicrotasks } from "../testing/fake-clock.ts";
 import { TerminalError, type Result } from "./reconciler.ts";
-import { metricValue, obj, runUntil, setup, type Fn } from "./test-harness.ts";
+import { metricValue, registryValue } from "../testing/prometheus-text.ts";
+import { obj, runUntil, setup, type Fn } from "./test-harness.ts";
 
 describe("Controller result rules", () => {
   it("forgets the key and calls done after a successful reconcile", async () => {
@@ -17,7 +18,7 @@ describe("Controller result rules", () => {
       ["forget ns/a", "done ns/a"],
     );
     assert.equal(
-      await metricValue(s.registry, "controller_runtime_reconcile_total", {
+      await registryValue(s.registry, "controller_runtime_reconcile_total", {
         controller: "widget",
         result: "success",
       }),
@@ -34,7 +35,7 @@ describe("Controller result rules", () => {
       ["forget ns/a", "addAfter ns/a 1500", "done ns/a"],
     );
     assert.equal(
-      await metricValue(s.registry, "controller_runtime_reconcile_total", {
+      await registryValue(s.registry, "controller_runtime_reconcile_total", {
         controller: "widget",
         result: "requeue_after",
       }),
@@ -55,7 +56,7 @@ describe("Controller result rules", () => {
     await runUntil(s, () => s.queue.ops.includes("done ns/d"));
     assert.equal(s.queue.ops.filter((o) => o.startsWith("addAfter")).length, 0);
     assert.equal(
-      await metricValue(s.registry, "controller_runtime_reconcile_total", {
+      await registryValue(s.registry, "controller_runtime_reconcile_total", {
         controller: "widget",
         result: "success",
       }),
@@ -74,24 +75,24 @@ describe("Controller result rules", () => {
       ["addRateLimited ns/a", "done ns/a"],
     );
     assert.equal(
-      await metricValue(s.registry, "controller_runtime_reconcile_errors_total", { controller: "widget" }),
+      await registryValue(s.registry, "controller_runtime_reconcile_errors_total", { controller: "widget" }),
       1,
     );
     assert.equal(
-      await metricValue(s.registry, "controller_runtime_reconcile_total", {
+      await registryValue(s.registry, "controller_runtime_reconcile_total", {
         controller: "widget",
         result: "error",
       }),
       1,
     );
     assert.equal(
-      await metricValue(s.registry, "controller_runtime_terminal_reconcile_errors_total", {
+      await registryValue(s.registry, "controller_runtime_terminal_reconcile_errors_total", {
         controller: "widget",
       }),
       0,
     );
     assert.equal(
-      await metricValue(s.registry, "controller_runtime_reconcile_panics_total", { controller: "widget" }),
+      await registryValue(s.registry, "controller_runtime_reconcile_panics_total", { controller: "widget" }),
       0,
     );
   });
@@ -109,17 +110,17 @@ describe("Controller result rules", () => {
       0,
     );
     assert.equal(
-      await metricValue(s.registry, "controller_runtime_terminal_reconcile_errors_total", {
+      await registryValue(s.registry, "controller_runtime_terminal_reconcile_errors_total", {
         controller: "widget",
       }),
       2,
     );
     assert.equal(
-      await metricValue(s.registry, "controller_runtime_reconcile_errors_total", { controller: "widget" }),
+      await registryValue(s.registry, "controller_runtime_reconcile_errors_total", { controller: "widget" }),
       2,
     );
     assert.equal(
-      await metricValue(s.registry, "controller_runtime_reconcile_total", {
+      await registryValue(s.registry, "controller_runtime_reconcile_total", {
         controller: "widget",
         result: "error",
       }),
@@ -136,7 +137,7 @@ describe("Controller result rules", () => {
     await runUntil(s, () => s.queue.ops.includes("done ns/a"));
     assert.ok(s.queue.ops.includes("addRateLimited ns/a"));
     assert.equal(
-      await metricValue(s.registry, "controller_runtime_reconcile_panics_total", { controller: "widget" }),
+      await registryValue(s.registry, "controller_runtime_reconcile_panics_total", { controller: "widget" }),
       1,
     );
   });
@@ -172,7 +173,10 @@ describe("Controller metrics", () => {
     const s = setup(async () => ({}), { maxConcurrentReconciles: 3 });
     for (const result of ["success", "error", "requeue", "requeue_after"]) {
       assert.equal(
-        await metricValue(s.registry, "controller_runtime_reconcile_total", { controller: "widget", result }),
+        await registryValue(s.registry, "controller_runtime_reconcile_total", {
+          controller: "widget",
+          result,
+        }),
         0,
         result,
       );
@@ -183,15 +187,26 @@ describe("Controller metrics", () => {
       "controller_runtime_reconcile_panics_total",
       "controller_runtime_active_workers",
     ]) {
-      assert.equal(await metricValue(s.registry, name, { controller: "widget" }), 0, name);
+      assert.equal(await registryValue(s.registry, name, { controller: "widget" }), 0, name);
     }
     assert.equal(
-      await metricValue(s.registry, "controller_runtime_max_concurrent_reconciles", { controller: "widget" }),
+      await registryValue(s.registry, "controller_runtime_max_concurrent_reconciles", {
+        controller: "widget",
+      }),
       3,
     );
     const text = await s.registry.metrics();
-    assert.match(text, /controller_runtime_reconcile_time_seconds_count\{controller="widget"\} 0/);
-    assert.match(text, /controller_runtime_reconcile_time_seconds_bucket\{le="60",controller="widget"\} 0/);
+    assert.equal(
+      metricValue(text, "controller_runtime_reconcile_time_seconds_count", { controller: "widget" }),
+      0,
+    );
+    assert.equal(
+      metricValue(text, "controller_runtime_reconcile_time_seconds_bucket", {
+        le: "60",
+        controller: "widget",
+      }),
+      0,
+    );
   });
 
   it("observes the reconcile duration measured on the injected clock", async () => {
@@ -207,11 +222,23 @@ describe("Controller metrics", () => {
     s.ac.abort();
     await running;
     const text = await s.registry.metrics();
-    assert.match(text, /controller_runtime_reconcile_time_seconds_sum\{controller="widget"\} 0\.25/);
-    assert.match(text, /controller_runtime_reconcile_time_seconds_bucket\{le="0\.2",controller="widget"\} 0/);
-    assert.match(
-      text,
-      /controller_runtime_reconcile_time_seconds_bucket\{le="0\.25",controller="widget"\} 1/,
+    assert.equal(
+      metricValue(text, "controller_runtime_reconcile_time_seconds_sum", { controller: "widget" }),
+      0.25,
+    );
+    assert.equal(
+      metricValue(text, "controller_runtime_reconcile_time_seconds_bucket", {
+        le: "0.2",
+        controller: "widget",
+      }),
+      0,
+    );
+    assert.equal(
+      metricValue(text, "controller_runtime_reconcile_time_seconds_bucket", {
+        le: "0.25",
+        controller: "widget",
+      }),
+      1,
     );
   });
 
@@ -226,14 +253,14 @@ describe("Controller metrics", () => {
     assert.equal(release.length, 3, "three workers run three reconciles at once");
     assert.equal(s.controller.activeReconciles, 3);
     assert.equal(
-      await metricValue(s.registry, "controller_runtime_active_workers", { controller: "widget" }),
+      await registryValue(s.registry, "controller_runtime_active_workers", { controller: "widget" }),
       3,
     );
     s.ac.abort();
     for (const r of release.splice(0)) r();
     await running;
     assert.equal(
-      await metricValue(s.registry, "controller_runtime_active_workers", { controller: "widget" }),
+      await registryValue(s.registry, "controller_runtime_active_workers", { controller: "widget" }),
       0,
     );
     assert.deepEqual(

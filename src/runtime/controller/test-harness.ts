@@ -35,21 +35,6 @@ export function setup(fn: Fn, extra: Partial<ControllerOptions> = {}) {
   return { queue, registry, clock, informer, calls, controller, ac };
 }
 
-export async function metricValue(
-  registry: Registry,
-  name: string,
-  labels: Record<string, string>,
-): Promise<number | undefined> {
-  const metric = registry.getSingleMetric(name);
-  if (metric === undefined) return undefined;
-  const data = await metric.get();
-  const found = data.values.find(
-    (v) =>
-      Object.entries(labels).every(([k, val]) => v.labels[k] === val) && !("le" in v.labels && !labels["le"]),
-  );
-  return found?.value;
-}
-
 /** Runs the controller until `cond` holds, then stops it and waits for start() to settle. */
 export async function runUntil(s: ReturnType<typeof setup>, cond: () => boolean): Promise<void> {
   const running = s.controller.start(s.ac.signal);

@@ -5,6 +5,7 @@ import { ApiError } from "../kube/errors.ts";
 import type { KubeRequest, KubeRequester } from "../manager/requester.ts";
 import { FakeClock } from "../testing/fake-clock.ts";
 import { EventBroadcaster, type EventSubject } from "./recorder.ts";
+import { metricValue } from "../testing/prometheus-text.ts";
 
 interface StoredEvent {
   metadata: { name: string; namespace: string };
@@ -122,7 +123,10 @@ test("a burst of 25 events per object is written, the rest is dropped until the 
   for (let i = 0; i < 30; i++) rec.event(bucket, "Normal", "Step", `step ${i}`);
   await b.flush();
   assert.equal(api.events.size, 25);
-  assert.match(await registry.metrics(), /kubeprovisioner_events_dropped_total\{reason="rate_limited"\} 5/);
+  assert.equal(
+    metricValue(await registry.metrics(), "kubeprovisioner_events_dropped_total", { reason: "rate_limited" }),
+    5,
+  );
   await clock.advance(300_000);
   rec.event(bucket, "Normal", "Step", "after refill");
   rec.event(bucket, "Normal", "Step", "still limited");
@@ -173,7 +177,10 @@ test("a full queue drops new events instead of growing", async () => {
   for (let i = 0; i < 5; i++) rec.event(bucket, "Normal", "R", `m${i}`);
   await b.flush();
   assert.equal(api.events.size, 3);
-  assert.match(await registry.metrics(), /kubeprovisioner_events_dropped_total\{reason="queue_full"\} 2/);
+  assert.equal(
+    metricValue(await registry.metrics(), "kubeprovisioner_events_dropped_total", { reason: "queue_full" }),
+    2,
+  );
 });
 
 test("stopping writes what is queued, then refuses new events", async () => {

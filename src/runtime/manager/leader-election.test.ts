@@ -4,6 +4,7 @@ import { Registry } from "prom-client";
 import { FakeClock } from "../testing/fake-clock.ts";
 import { LeaderElectionConfigError, LeaderElector, type HoldOutcome } from "./leader-election.ts";
 import { MemoryLock } from "./testing/memory-lock.ts";
+import { metricValue } from "../testing/prometheus-text.ts";
 
 const LD = 15_000;
 const RD = 10_000;
@@ -43,7 +44,7 @@ test("the first candidate creates the lease and leads; the second waits", async 
   assert.equal((await settle(clock, a.acquire(new AbortController().signal), 0)).value, true);
   assert.equal(lock.stored?.record.holderIdentity, "a");
   assert.equal(lock.stored?.record.leaseDurationSeconds, 15);
-  assert.match(await reg.metrics(), /leader_election_master_status\{name="lease"\} 1/);
+  assert.equal(metricValue(await reg.metrics(), "leader_election_master_status", { name: "lease" }), 1);
 
   const holdA = new AbortController();
   const heldA = a.hold(holdA.signal);
@@ -156,7 +157,7 @@ test("another holder overwriting the lease is noticed at the next renewal and re
   assert.equal(value, "lost");
   assert.ok(elapsed <= RP, `noticed after ${elapsed} ms`);
   assert.equal(a.isLeader(), false);
-  assert.match(await reg.metrics(), /leader_election_master_status\{name="lease"\} 0/);
+  assert.equal(metricValue(await reg.metrics(), "leader_election_master_status", { name: "lease" }), 0);
 });
 
 test("renewal failures shorter than RenewDeadline are ridden out; longer ones lose the lease at the deadline", async () => {

@@ -2,32 +2,13 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { Registry } from "prom-client";
 import { FakeClock } from "../testing/fake-clock.ts";
+import { registrySamples, registryValue } from "../testing/prometheus-text.ts";
 import { WORKQUEUE_DURATION_BUCKETS } from "./metrics.ts";
 import { WorkQueue } from "./queue.ts";
 import { RateLimitingQueue } from "./rate-limiting.ts";
 
-interface Sample {
-  labels: Record<string, string | number>;
-  value: number;
-  metricName?: string;
-}
-
-async function samples(registry: Registry, name: string): Promise<Sample[]> {
-  const metric = registry.getSingleMetric(name);
-  assert.ok(metric !== undefined, `${name} is registered`);
-  return (await metric.get()).values as Sample[];
-}
-
-async function value(
-  registry: Registry,
-  name: string,
-  queue: string,
-  metricName = name,
-): Promise<number | undefined> {
-  const all = await samples(registry, name);
-  return all.find(
-    (s) => (s.metricName ?? name) === metricName && s.labels.name === queue && s.labels.le === undefined,
-  )?.value;
+async function value(registry: Registry, name: string, queue: string): Promise<number | undefined> {
+  return registryValue(registry, name, { name: queue });
 }
 
 describe("work queue metrics", () => {
@@ -54,11 +35,9 @@ describe("work queue metrics", () => {
     await clock.advance(1_000);
     queue.done("a");
 
-    const latency = await samples(registry, "workqueue_queue_duration_seconds");
-    assert.equal(latency.find((s) => s.metricName === "workqueue_queue_duration_seconds_sum")?.value, 2 + 5);
-    assert.equal(latency.find((s) => s.metricName === "workqueue_queue_duration_seconds_count")?.value, 2);
-    const work = await samples(registry, "workqueue_work_duration_seconds");
-    assert.equal(work.find((s) => s.metricName === "workqueue_work_duration_seconds_sum")?.value, 4);
+    assert.equal(await registryValue(registry, "workqueue_queue_duration_seconds_sum"), 2 + 5);
+    assert.equal(await registryValue(registry, "workqueue_queue_duration_seconds_count"), 2);
+    assert.equal(await registryValue(registry, "workqueue_work_duration_seconds_sum"), 4);
 
     queue.addRateLimited("c");
     queue.addAfter("d", 0);
@@ -68,9 +47,9 @@ describe("work queue metrics", () => {
       "every addAfter counts, as in client-go",
     );
 
-    for (const s of await samples(registry, "workqueue_adds_total"))
+    for (const s of await registrySamples(registry, "workqueue_adds_total"))
       assert.deepEqual(s.labels, { name: "ec2instance", controller: "ec2instance" });
-    for (const s of await samples(registry, "workqueue_depth")) {
+    for (const s of await registrySamples(registry, "workqueue_depth")) {
       assert.deepEqual(s.labels, { name: "ec2instance", controller: "ec2instance", priority: "" });
     }
   });
@@ -129,8 +108,7 @@ describe("work queue metrics", () => {
     first.done("a");
     new WorkQueue<string>({ name: "same", clock, registry });
     assert.equal(await value(registry, "workqueue_adds_total", "same"), 1);
-    const work = await samples(registry, "workqueue_work_duration_seconds");
-    assert.equal(work.find((s) => s.metricName === "workqueue_work_duration_seconds_count")?.value, 1);
+    assert.equal(await registryValue(registry, "workqueue_work_duration_seconds_count"), 1);
   });
 
   it("uses controller-runtime's buckets, 1e-8 s to 1000 s by factors of 10", async () => {
@@ -140,9 +118,9 @@ describe("work queue metrics", () => {
     );
     const registry = new Registry();
     new WorkQueue<string>({ name: "q", registry });
-    const les = (await samples(registry, "workqueue_work_duration_seconds"))
-      .filter((s) => s.labels.le !== undefined)
-      .map((s) => s.labels.le);
+    const les = (await registrySamples(registry, "workqueue_work_duration_seconds_bucket")).map((s) =>
+      s.labels.le === "+Inf" ? "+Inf" : Number(s.labels.le),
+    );
     assert.deepEqual(les, [...WORKQUEUE_DURATION_BUCKETS, "+Inf"]);
   });
 
