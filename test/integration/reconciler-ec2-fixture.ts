@@ -3,22 +3,12 @@
  * and instance lookups straight at moto (not through the counting proxy).
  */
 import { DescribeInstancesCommand, EC2Client, type Instance, type Tag } from "@aws-sdk/client-ec2";
-import { OWNERSHIP_TAGS } from "../../src/api/v1/index.ts";
+import { OWNERSHIP_TAGS, type Ec2Instance } from "../../src/api/v1/index.ts";
 import { waitFor } from "../support/process.ts";
-import { ReconcilerEnv, type EnvOptions, type KubeObj } from "../support/reconciler-env.ts";
+import { ReconcilerEnv, type EnvOptions, type Served } from "../support/reconciler-env.ts";
 
-/** The parts of an Ec2Instance the tests read. */
-export interface Ec2Obj extends KubeObj {
-  status?: KubeObj["status"] & {
-    instanceId?: string;
-    state?: string;
-    publicIP?: string;
-    privateIP?: string;
-    publicDNS?: string;
-    privateDNS?: string;
-    launchTime?: string;
-  };
-}
+/** An Ec2Instance as served. */
+export type Ec2Obj = Served<Ec2Instance>;
 
 /** EC2 tags as a map. */
 export function tagMap(tags: readonly Tag[] | undefined): Record<string, string> {

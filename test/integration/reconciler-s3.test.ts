@@ -20,7 +20,7 @@ import {
 import { OWNERSHIP_TAGS } from "../../src/api/v1/index.ts";
 import { waitFor } from "../support/process.ts";
 import { ready } from "../support/reconciler-env.ts";
-import { S3Env } from "./reconciler-s3-harness.ts";
+import { S3Env } from "./reconciler-s3-fixture.ts";
 
 const EU = "eu-west-1";
 

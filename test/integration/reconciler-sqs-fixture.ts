@@ -8,12 +8,11 @@ import {
   ListQueueTagsCommand,
   SQSClient,
 } from "@aws-sdk/client-sqs";
-import { ReconcilerEnv, type KubeObj } from "../support/reconciler-env.ts";
+import type { SqsQueue } from "../../src/api/v1/index.ts";
+import { ReconcilerEnv, type Served } from "../support/reconciler-env.ts";
 
-/** The parts of an SqsQueue the tests read. */
-export interface QueueObj extends KubeObj {
-  status?: KubeObj["status"] & { queueUrl?: string; queueArn?: string; state?: string };
-}
+/** An SqsQueue as served. */
+export type QueueObj = Served<SqsQueue>;
 
 /** A running environment for the SqsQueue tests of one file. */
 export class SqsEnv extends ReconcilerEnv<QueueObj> {

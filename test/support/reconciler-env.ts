@@ -4,11 +4,13 @@
  * namespace, and helpers that create, read, patch and delete objects of one kind, wait for their
  * conditions and Events, and read the operator's reconcile and Kubernetes-write counters.
  *
- * A kind-specific harness extends {@link ReconcilerEnv} with its AWS lookups (straight at moto,
+ * A kind-specific fixture extends {@link ReconcilerEnv} with its AWS lookups (straight at moto,
  * not through the proxy, so they are not counted).
  */
 import assert from "node:assert/strict";
 import { after, before } from "node:test";
+import type { Condition, Ec2Instance, S3Bucket, SqsQueue } from "../../src/api/v1/index.ts";
+import type { KubeObject } from "../../src/runtime/kube/object.ts";
 import { startAwsProxy, type AwsProxy } from "./aws-proxy.ts";
 import { startControlPlane, type ControlPlane, type RawResponse } from "./envtest.ts";
 import { startMoto, type Moto } from "./moto.ts";
@@ -19,28 +21,15 @@ import { waitFor } from "./process.ts";
 export const WRITES = ["POST", "PUT", "PATCH", "DELETE"];
 
 /** A condition as served. */
-export interface Cond {
-  type: string;
-  status: string;
-  reason: string;
-  message: string;
-}
+export type Cond = Condition;
 
-/** The parts of any managed object the shared helpers read. */
-export interface KubeObj {
-  metadata: {
-    resourceVersion: string;
-    uid: string;
-    generation?: number;
-    deletionTimestamp?: string;
-  };
-  status?: {
-    createToken?: string;
-    createAttempt?: number;
-    observedGeneration?: number;
-    conditions?: Cond[];
-  };
-}
+/** An object as the API server serves it: it always carries a uid and a resourceVersion. */
+export type Served<T extends KubeObject> = T & {
+  metadata: T["metadata"] & { uid: string; resourceVersion: string };
+};
+
+/** A managed object of any kind of `compute.cloud.com/v1`, as served. */
+export type KubeObj = Served<Ec2Instance> | Served<S3Bucket> | Served<SqsQueue>;
 
 /** An Event as listed. */
 export interface KubeEvent {

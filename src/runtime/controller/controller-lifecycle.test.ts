@@ -6,7 +6,7 @@ import type { KubeObject } from "../kube/object.ts";
 import { Controller } from "./controller.ts";
 import { CacheSyncTimeoutError, ControllerStartedError } from "./errors.ts";
 import { TerminalError, type Result } from "./reconciler.ts";
-import { obj, setup } from "./test-harness.ts";
+import { obj, setup } from "./test-fixture.ts";
 import { ManualInformer } from "./testing.ts";
 
 describe("Controller lifecycle", () => {

@@ -5,7 +5,7 @@ import { pino } from "pino";
 import { flushMicrotasks } from "../testing/fake-clock.ts";
 import { TerminalError, type Result } from "./reconciler.ts";
 import { metricValue, registryValue } from "../testing/prometheus-text.ts";
-import { obj, runUntil, setup, type Fn } from "./test-harness.ts";
+import { obj, runUntil, setup, type Fn } from "./test-fixture.ts";
 
 describe("Controller result rules", () => {
   it("forgets the key and calls done after a successful reconcile", async () => {

@@ -8,17 +8,11 @@ import {
   HeadBucketCommand,
   S3Client,
 } from "@aws-sdk/client-s3";
-import { ReconcilerEnv, type KubeObj } from "../support/reconciler-env.ts";
+import type { S3Bucket } from "../../src/api/v1/index.ts";
+import { ReconcilerEnv, type Served } from "../support/reconciler-env.ts";
 
-/** The parts of an S3Bucket the tests read. */
-export interface BucketObj extends KubeObj {
-  status?: KubeObj["status"] & {
-    bucketArn?: string;
-    endpoint?: string;
-    region?: string;
-    state?: string;
-  };
-}
+/** An S3Bucket as served. */
+export type BucketObj = Served<S3Bucket>;
 
 /** A running environment for the S3Bucket tests of one file. */
 export class S3Env extends ReconcilerEnv<BucketObj> {
