@@ -6,13 +6,8 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { startControlPlane, type ControlPlane } from "../support/envtest.ts";
 import { waitFor } from "../support/process.ts";
-import {
-  ensureNamespace,
-  httpStatus,
-  leaseHolder,
-  startOperator,
-  type Operator,
-} from "./manager-operator.ts";
+import { startOperator, type OperatorProcess as Operator } from "../support/operator.ts";
+import { ensureNamespace, httpStatus, leaseHolder } from "./manager-fixture.ts";
 
 const NS = "kp-system";
 const LEASE_MS = 3_000;
@@ -55,13 +50,25 @@ describe("leader election between operator processes", () => {
     await ensureNamespace(cp, NS);
   });
   after(async () => {
-    await Promise.all(started.map((o) => o.proc.stop(2_000)));
+    await Promise.all(started.map((o) => o.process.stop(2_000)));
     await cp?.stop();
   });
 
   async function pair(lease: string): Promise<{ a: Operator; b: Operator; ids: Map<string, Operator> }> {
-    const a = await startOperator(cp, `${lease}-a`, electionArgs(lease));
-    const b = await startOperator(cp, `${lease}-b`, electionArgs(lease));
+    const a = await startOperator({
+      kubeconfig: cp.kubeconfigPath,
+      dir: cp.dir,
+      name: `${lease}-a`,
+      args: electionArgs(lease),
+      waitReady: false,
+    });
+    const b = await startOperator({
+      kubeconfig: cp.kubeconfigPath,
+      dir: cp.dir,
+      name: `${lease}-b`,
+      args: electionArgs(lease),
+      waitReady: false,
+    });
     started.push(a, b);
     const ids = new Map([
       [await a.identity(), a],
@@ -81,7 +88,7 @@ describe("leader election between operator processes", () => {
       await new Promise((r) => setTimeout(r, LEASE_MS / 2));
       assert.equal(await leaseHolder(cp, NS, "one-leader"), holder);
     }
-    const leaders = [a, b].filter((o) => o.logs().some((l) => l.msg === "acquired leader lease"));
+    const leaders = [a, b].filter((o) => o.logLines().some((l) => l.msg === "acquired leader lease"));
     assert.deepEqual(
       leaders.map((o) => o.name),
       [leader.name],
@@ -98,14 +105,14 @@ describe("leader election between operator processes", () => {
     assert.ok(leader !== undefined);
     const follower = [...ids].find(([id]) => id !== holder);
     assert.ok(follower !== undefined);
-    leader.kill("SIGKILL");
+    leader.signal("SIGKILL");
     const took = await timeUntilHolder(cp, "crash", (h) => h === follower[0], 3 * LEASE_MS);
     console.log(
       `takeover after SIGKILL: ${Math.round(took)} ms (LeaseDuration ${LEASE_MS} ms + RetryPeriod ${RETRY_MS} ms)`,
     );
     assert.ok(took <= LEASE_MS + RETRY_MS + SLACK_MS, `took ${Math.round(took)} ms`);
     assert.ok(took >= LEASE_MS - RETRY_MS - SLACK_MS, `took over too early: ${Math.round(took)} ms`);
-    assert.equal(await leader.proc.exited, 137, "killed by SIGKILL");
+    assert.equal(await leader.process.exited, 137, "killed by SIGKILL");
   });
 
   it("hands over in under 2 s on SIGTERM, and the old leader exits 0", async () => {
@@ -115,16 +122,22 @@ describe("leader election between operator processes", () => {
     assert.ok(leader !== undefined);
     const follower = [...ids].find(([id]) => id !== holder);
     assert.ok(follower !== undefined);
-    leader.kill("SIGTERM");
+    leader.signal("SIGTERM");
     const took = await timeUntilHolder(cp, "graceful", (h) => h === follower[0], 3 * LEASE_MS);
     console.log(`handover after SIGTERM: ${Math.round(took)} ms`);
     assert.ok(took < 2_000, `took ${Math.round(took)} ms`);
-    assert.equal(await leader.proc.exited, 0);
-    assert.ok(leader.logs().some((l) => l.msg === "released leader lease"));
+    assert.equal(await leader.process.exited, 0);
+    assert.ok(leader.logLines().some((l) => l.msg === "released leader lease"));
   });
 
   it("exits non-zero at once when another holder overwrites the lease", async () => {
-    const op = await startOperator(cp, "overwritten", electionArgs("overwritten"));
+    const op = await startOperator({
+      kubeconfig: cp.kubeconfigPath,
+      dir: cp.dir,
+      name: "overwritten",
+      args: electionArgs("overwritten"),
+      waitReady: false,
+    });
     started.push(op);
     const id = await op.identity();
     await timeUntilHolder(cp, "overwritten", (h) => h === id, 30_000);
@@ -138,7 +151,7 @@ describe("leader election between operator processes", () => {
     });
     assert.equal(put.status, 200, put.text);
     const t0 = performance.now();
-    const code = await op.proc.exited;
+    const code = await op.process.exited;
     const took = performance.now() - t0;
     console.log(`exit after the lease was taken: ${Math.round(took)} ms`);
     assert.equal(code, 1);
@@ -148,6 +161,6 @@ describe("leader election between operator processes", () => {
       "intruder",
       "the lost leader never wrote the lease back",
     );
-    assert.ok(op.logs().some((l) => l.msg === "leader election lost; exiting at once"));
+    assert.ok(op.logLines().some((l) => l.msg === "leader election lost; exiting at once"));
   });
 });

@@ -11,7 +11,8 @@ import { X509Certificate } from "node:crypto";
 import { after, before, describe, it } from "node:test";
 import { startControlPlane, type ControlPlane } from "../support/envtest.ts";
 import { freePort, repoRoot, waitFor } from "../support/process.ts";
-import { ensureNamespace, httpStatus, startOperator, type Operator } from "./manager-operator.ts";
+import { startOperator, type OperatorProcess as Operator } from "../support/operator.ts";
+import { ensureNamespace, httpStatus } from "./manager-fixture.ts";
 
 const OPERATOR_NS = "kubeprovisioner-system";
 
@@ -64,16 +65,22 @@ describe("secure /metrics", () => {
     }
     const operatorKc = await cp.tokenKubeConfig(OPERATOR_NS, "kubeprovisioner");
     metricsPort = await freePort();
-    op = await startOperator(cp, "metrics-operator", [
-      `--kubeconfig=${cp.writeKubeConfig(operatorKc, "operator")}`,
-      `--metrics-bind-address=127.0.0.1:${metricsPort}`,
-      "--leader-elect",
-      `--leader-election-namespace=${OPERATOR_NS}`,
-    ]);
+    op = await startOperator({
+      kubeconfig: cp.kubeconfigPath,
+      dir: cp.dir,
+      name: "metrics-operator",
+      waitReady: false,
+      args: [
+        `--kubeconfig=${cp.writeKubeConfig(operatorKc, "operator")}`,
+        `--metrics-bind-address=127.0.0.1:${metricsPort}`,
+        "--leader-elect",
+        `--leader-election-namespace=${OPERATOR_NS}`,
+      ],
+    });
     await waitFor("operator ready", async () => (await httpStatus(op.probePort, "/readyz")) === 200, 30_000);
   });
   after(async () => {
-    await op?.proc.stop();
+    await op?.process.stop();
     await cp?.stop();
   });
 
@@ -133,16 +140,19 @@ describe("insecure /metrics", () => {
     cp = await startControlPlane({ installCRDs: true });
   });
   after(async () => {
-    await op?.proc.stop();
+    await op?.process.stop();
     await cp?.stop();
   });
 
   it("serves plain HTTP without authentication when --metrics-secure=false", async () => {
     const port = await freePort();
-    op = await startOperator(cp, "insecure-operator", [
-      `--metrics-bind-address=127.0.0.1:${port}`,
-      "--metrics-secure=false",
-    ]);
+    op = await startOperator({
+      kubeconfig: cp.kubeconfigPath,
+      dir: cp.dir,
+      name: "insecure-operator",
+      waitReady: false,
+      args: [`--metrics-bind-address=127.0.0.1:${port}`, "--metrics-secure=false"],
+    });
     await waitFor("metrics served", async () => (await httpStatus(port, "/metrics")) === 200, 30_000);
     const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
     assert.match(text, /^nodejs_heap_size_used_bytes /m);

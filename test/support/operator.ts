@@ -1,8 +1,14 @@
 /**
  * Runs the operator from source (`node src/main.ts`) as a child process against the test control
- * plane and an AWS endpoint, with plain-HTTP metrics on a free port, so tests can read its
- * counters, restart it, or kill it at a chosen moment.
+ * plane, so tests can read its metrics and JSON log lines, signal it, restart it, or kill it at a
+ * chosen moment. The one way every integration test starts the real CLI.
+ *
+ * Unless the caller's flags say otherwise it gets: the given kubeconfig, plain-HTTP metrics and
+ * probes on free loopback ports, and debug logging. The caller's flags come last, so they win.
+ * The child's environment is this process's without any `KUBEPROVISIONER_*` variable or
+ * `KUBERNETES_SERVICE_HOST` (a developer's settings never leak into a test), plus `env`.
  */
+import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { metricSum } from "../../src/runtime/testing/prometheus-text.ts";
@@ -11,23 +17,43 @@ import { freePort, repoRoot, startProcess, waitFor, type Supervised } from "./pr
 /** Options of {@link startOperator}. */
 export interface OperatorOptions {
   kubeconfig: string;
-  /** AWS_* variables (moto's env, possibly with the endpoint of a proxy). */
-  awsEnv: Record<string, string>;
   /** Folder for the log file. */
   dir: string;
-  /** Extra flags, e.g. `--poll-interval=2s`. */
-  args?: string[];
-  /** A name for the log file. @default "operator" */
+  /** A name for the log file and for messages. @default "operator" */
   name?: string;
+  /** Extra flags, e.g. `--poll-interval=2s`; they override the defaults. */
+  args?: string[];
+  /** Extra environment, e.g. moto's AWS_* variables. */
+  env?: Record<string, string>;
+  /** Resolve only once /readyz answers 200. @default true */
+  waitReady?: boolean;
+}
+
+/** One parsed JSON log line. */
+export interface LogLine {
+  msg?: string;
+  level?: number;
+  identity?: string;
+  [key: string]: unknown;
 }
 
 /** A running operator process. */
 export interface OperatorProcess {
+  readonly name: string;
   readonly process: Supervised;
-  readonly metricsUrl: string;
+  readonly logFile: string;
+  readonly probePort: number;
+  /** `undefined` when the caller chose the metrics address itself. */
+  readonly metricsUrl: string | undefined;
   readonly readyzUrl: string;
-  /** Its log so far. */
-  logs(): string;
+  /** Its log so far, as written. */
+  logText(): string;
+  /** Every JSON line logged so far. */
+  logLines(): LogLine[];
+  /** Waits for a line whose `msg` equals `msg` and returns it. */
+  waitForLog(msg: string, timeoutMs?: number): Promise<LogLine>;
+  /** The leader-election identity, from the first election log line. */
+  identity(timeoutMs?: number): Promise<string>;
   /**
    * The sum over the series of `name` matching every given label, 0 when none matches; rejects
    * when the operator exposes no metric `name` at all.
@@ -35,56 +61,129 @@ export interface OperatorProcess {
   metric(name: string, labels?: Record<string, string>): Promise<number>;
   /** Waits until /readyz answers 200. */
   waitReady(timeoutMs?: number): Promise<void>;
+  /** Sends `signal` to the node process itself (not its watchdog), as the kubelet would. */
+  signal(signal: NodeJS.Signals): void;
   /** SIGKILL: no cleanup at all, like a crashed pod. */
   kill(): void;
   /** SIGTERM and wait. */
   stop(): Promise<void>;
 }
 
-/** Starts the operator; resolves once its probes answer ready. */
+/** Starts the operator; by default resolves once its probes answer ready. */
 export async function startOperator(opts: OperatorOptions): Promise<OperatorProcess> {
+  const name = opts.name ?? "operator";
+  const args = opts.args ?? [];
+  const has = (flag: string): boolean => args.some((a) => a === flag || a.startsWith(`${flag}=`));
   const [metricsPort, probePort] = [await freePort(), await freePort()];
-  const logFile = path.join(opts.dir, `${opts.name ?? "operator"}.log`);
+  const ownMetrics = !has("--metrics-bind-address");
+  const logFile = path.join(opts.dir, `${name}.log`);
+  const env: NodeJS.ProcessEnv = { ...process.env, AWS_EC2_METADATA_DISABLED: "true" };
+  for (const k of Object.keys(env)) if (k.startsWith("KUBEPROVISIONER_")) delete env[k];
+  delete env.KUBERNETES_SERVICE_HOST;
   const proc = startProcess(
     process.execPath,
     [
       path.join(repoRoot, "src/main.ts"),
       `--kubeconfig=${opts.kubeconfig}`,
-      "--metrics-secure=false",
-      `--metrics-bind-address=127.0.0.1:${metricsPort}`,
+      ...(ownMetrics ? ["--metrics-secure=false", `--metrics-bind-address=127.0.0.1:${metricsPort}`] : []),
       `--health-probe-bind-address=127.0.0.1:${probePort}`,
       "--log-level=debug",
-      ...(opts.args ?? []),
+      ...args,
     ],
-    { logFile, env: { ...process.env, ...opts.awsEnv, AWS_EC2_METADATA_DISABLED: "true" } },
+    { logFile, env: { ...env, ...opts.env } },
   );
-  const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
+  const metricsUrl = ownMetrics ? `http://127.0.0.1:${metricsPort}/metrics` : undefined;
   const readyzUrl = `http://127.0.0.1:${probePort}/readyz`;
+  const logText = (): string => {
+    try {
+      return readFileSync(logFile, "utf8");
+    } catch {
+      return "";
+    }
+  };
+  const logLines = (): LogLine[] => {
+    const out: LogLine[] = [];
+    for (const line of logText().split("\n")) {
+      if (!line.startsWith("{")) continue;
+      try {
+        out.push(JSON.parse(line) as LogLine);
+      } catch {
+        // a line still being written
+      }
+    }
+    return out;
+  };
+  let pid: number | undefined;
+  const nodePid = (): number => {
+    if (pid !== undefined) return pid;
+    const supervisor = proc.proc.pid;
+    if (supervisor === undefined) throw new Error(`${name} has no pid`);
+    const children = execFileSync("pgrep", ["-P", String(supervisor)], { encoding: "utf8" })
+      .split("\n")
+      .map((s) => Number(s.trim()))
+      .filter((n) => n > 0);
+    const nodeChild = children.find((c) =>
+      readFileSync(`/proc/${c}/cmdline`, "utf8").includes("src/main.ts"),
+    );
+    if (nodeChild === undefined) throw new Error(`${name}: node child of ${supervisor} not found`);
+    pid = nodeChild;
+    return pid;
+  };
   const op: OperatorProcess = {
+    name,
     process: proc,
+    logFile,
+    probePort,
     metricsUrl,
     readyzUrl,
-    logs: () => readFileSync(logFile, "utf8"),
-    async metric(name, labels) {
+    logText,
+    logLines,
+    async waitForLog(msg, timeoutMs = 30_000) {
+      let found: LogLine | undefined;
+      await waitFor(
+        `${name}: log "${msg}"`,
+        async () => {
+          found = logLines().find((l) => l.msg === msg);
+          if (found === undefined && proc.proc.exitCode !== null)
+            throw new Error(`${name} exited with ${proc.proc.exitCode}; see ${logFile}`);
+          return found !== undefined;
+        },
+        timeoutMs,
+        50,
+      );
+      return found as LogLine;
+    },
+    async identity(timeoutMs) {
+      const line = await op.waitForLog("attempting to acquire leader lease", timeoutMs);
+      if (typeof line.identity !== "string")
+        throw new Error(`${name}: no identity in ${JSON.stringify(line)}`);
+      return line.identity;
+    },
+    async metric(metric, labels) {
+      if (metricsUrl === undefined)
+        throw new Error(`${name}: metrics are served where the test's flags said`);
       const res = await fetch(metricsUrl);
-      return metricSum(await res.text(), name, labels);
+      return metricSum(await res.text(), metric, labels);
     },
     async waitReady(timeoutMs = 30_000) {
       await waitFor(
-        "operator /readyz",
+        `${name} /readyz`,
         async () => {
           if (proc.proc.exitCode !== null)
-            throw new Error(`operator exited with ${proc.proc.exitCode}:\n${op.logs().slice(-4000)}`);
+            throw new Error(`${name} exited with ${proc.proc.exitCode}:\n${logText().slice(-4000)}`);
           return (await fetch(readyzUrl)).status === 200;
         },
         timeoutMs,
       );
+    },
+    signal(sig) {
+      process.kill(nodePid(), sig);
     },
     kill: () => {
       proc.signal("SIGKILL");
     },
     stop: () => proc.stop(),
   };
-  await op.waitReady();
+  if (opts.waitReady ?? true) await op.waitReady();
   return op;
 }

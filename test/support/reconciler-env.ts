@@ -113,7 +113,7 @@ export class ReconcilerEnv<O extends KubeObj> {
   async startOperator(extraArgs: readonly string[] = []): Promise<OperatorProcess> {
     this.op = await startOperator({
       kubeconfig: this.cp.kubeconfigPath,
-      awsEnv: { ...this.moto.env, AWS_ENDPOINT_URL: this.proxy.endpoint },
+      env: { ...this.moto.env, AWS_ENDPOINT_URL: this.proxy.endpoint },
       dir: this.cp.dir,
       name: `operator-${++this.#starts}`,
       args: ["--leader-elect=false", "--poll-interval=2s", ...this.#operatorArgs, ...extraArgs],
