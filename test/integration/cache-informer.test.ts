@@ -13,7 +13,7 @@ import { RestClient } from "../../src/runtime/kube/rest.ts";
 import { registrySum } from "../../src/runtime/testing/prometheus-text.ts";
 import { installTestCrd } from "../support/test-crd.ts";
 import { startControlPlane, type ControlPlane } from "../support/envtest.ts";
-import { waitFor } from "../support/process.ts";
+import { waitFor, within } from "../support/process.ts";
 
 interface ConfigMap extends KubeObject {
   data?: Record<string, string>;
@@ -124,7 +124,7 @@ describe("informer cache on a real API server", () => {
       assert.ok(Object.isFrozen(one?.data));
     } finally {
       stop.abort();
-      await running;
+      await within("the informer to stop", running);
     }
   });
 
@@ -154,9 +154,9 @@ describe("informer cache on a real API server", () => {
         10_000,
         20,
       );
-      await firstRound.reached;
+      await within("firstRound", firstRound.reached);
       const requestsBefore = await registrySum(registry, "rest_client_requests_total");
-      await fourRounds.reached;
+      await within("fourRounds", fourRounds.reached);
       assert.equal(
         await registrySum(registry, "rest_client_requests_total"),
         requestsBefore,
@@ -169,7 +169,7 @@ describe("informer cache on a real API server", () => {
       );
     } finally {
       stop.abort();
-      await running;
+      await within("the informer to stop", running);
     }
   });
 
@@ -209,7 +209,7 @@ describe("informer cache on a real API server", () => {
       assert.ok((await registrySum(registry, "reflector_watches_total")) >= 4);
     } finally {
       stop.abort();
-      await running;
+      await within("the informer to stop", running);
     }
   });
 
@@ -250,12 +250,12 @@ describe("informer cache on a real API server", () => {
         body: { data: { v: "2" } },
         contentType: "application/merge-patch+json",
       });
-      await four.reached;
+      await within("four", four.reached);
       assert.deepEqual(seen, ["add:a", "add:b", "add:c", "update:b:2"]);
       assert.equal(await registrySum(registry, "reflector_watches_total"), 1, "the watch was never reopened");
     } finally {
       stop.abort();
-      await running;
+      await within("the informer to stop", running);
     }
   });
 
@@ -276,12 +276,12 @@ describe("informer cache on a real API server", () => {
       inf.addEventHandler({ onAdd: (o) => o.metadata.name === "late" && added.tick() });
       await admin.request({ method: "POST", path: cm("ns-c"), body: { metadata: { name: "ignored" } } });
       await admin.request({ method: "POST", path: cm("ns-b"), body: { metadata: { name: "late" } } });
-      await added.reached;
+      await within("added", added.reached);
       assert.equal(inf.store.get("ns-c/ignored"), undefined);
       assert.equal(inf.store.list("ns-b").length, 2);
     } finally {
       stop.abort();
-      await running;
+      await within("the informer to stop", running);
     }
   });
 
@@ -330,11 +330,11 @@ describe("informer cache on a real API server", () => {
         contentType: "application/merge-patch+json",
       });
       await admin.request({ method: "DELETE", path: `${path}/w1` });
-      await three.reached;
+      await within("three", three.reached);
       assert.deepEqual(events, ["add:w1:1", "update:1->2", "delete:w1:2"]);
     } finally {
       stop.abort();
-      await running;
+      await within("the informer to stop", running);
     }
   });
 
@@ -376,13 +376,13 @@ describe("informer cache on a real API server", () => {
         body: { data: { v: "2" } },
         contentType: "application/merge-patch+json",
       });
-      await afterRestart.reached;
+      await within("afterRestart", afterRestart.reached);
       assert.deepEqual(events, ["add:after", "update:before:1->2"]);
       assert.deepEqual(inf.store.keys().sort(), ["restart/after", "restart/before"]);
       assert.ok((await registrySum(registry, "reflector_watches_total")) >= 2, "the watch was reopened");
     } finally {
       stop.abort();
-      await running;
+      await within("the informer to stop", running);
     }
   });
 });

@@ -15,7 +15,7 @@ import type { KubeObject, ResourceType } from "../../src/runtime/kube/object.ts"
 import { RestClient } from "../../src/runtime/kube/rest.ts";
 import { registrySum } from "../../src/runtime/testing/prometheus-text.ts";
 import { startControlPlane, type ControlPlane } from "../support/envtest.ts";
-import { waitFor } from "../support/process.ts";
+import { waitFor, within } from "../support/process.ts";
 
 interface ConfigMap extends KubeObject {
   data?: Record<string, string>;
@@ -176,7 +176,7 @@ describe("relist after 410 Gone on a real API server", () => {
       assert.deepEqual(events, [], "nothing reaches the informer while it is cut off");
       await proxy.listen();
 
-      await threeEvents;
+      await within("three events", threeEvents);
       assert.deepEqual(events.sort(), ["add:new:3", "delete:gone:1:gone", "update:change:1->2"]);
       assert.equal(inf.store.get(`${ns}/gone`), undefined);
       assert.equal(inf.store.get(`${ns}/keep`), keepRef, "an unchanged object is not re-delivered");
@@ -187,7 +187,7 @@ describe("relist after 410 Gone on a real API server", () => {
       assert.equal(await registrySum(registry, "reflector_lists_total"), 2, "one relist");
     } finally {
       stop.abort();
-      await running;
+      await within("the informer to stop", running);
       await proxy.cut();
     }
   });
@@ -236,7 +236,7 @@ describe("relist after 410 Gone on a real API server", () => {
       assert.equal(await registrySum(registry, "rest_client_requests_total", { code: "410" }), 1);
     } finally {
       stop.abort();
-      await running;
+      await within("the informer to stop", running);
     }
   });
 });

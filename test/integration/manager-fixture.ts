@@ -15,16 +15,26 @@ export async function httpStatus(port: number, urlPath: string): Promise<number>
   }
 }
 
+/** The spec of a Lease, or undefined when the Lease does not exist. */
+export async function leaseSpec(
+  cp: ControlPlane,
+  namespace: string,
+  name: string,
+): Promise<{ holderIdentity?: string; renewTime?: string; leaseTransitions?: number } | undefined> {
+  const res = await cp.request("GET", `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${name}`);
+  if (res.status === 404) return undefined;
+  if (res.status !== 200) throw new Error(`GET lease: ${res.status} ${res.text}`);
+  return (res.body as { spec?: { holderIdentity?: string; renewTime?: string } }).spec ?? {};
+}
+
 /** The Lease's holder, or undefined when the Lease does not exist. */
 export async function leaseHolder(
   cp: ControlPlane,
   namespace: string,
   name: string,
 ): Promise<string | undefined> {
-  const res = await cp.request("GET", `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${name}`);
-  if (res.status === 404) return undefined;
-  if (res.status !== 200) throw new Error(`GET lease: ${res.status} ${res.text}`);
-  return (res.body as { spec?: { holderIdentity?: string } }).spec?.holderIdentity ?? "";
+  const spec = await leaseSpec(cp, namespace, name);
+  return spec === undefined ? undefined : (spec.holderIdentity ?? "");
 }
 
 /** Creates a namespace (ignoring AlreadyExists). */

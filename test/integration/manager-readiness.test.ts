@@ -11,6 +11,7 @@ import { RestClient } from "../../src/runtime/kube/rest.ts";
 import { Manager } from "../../src/runtime/manager/manager.ts";
 import type { Runnable } from "../../src/runtime/manager/runnable.ts";
 import { ProbeServer } from "../../src/runtime/metrics/server.ts";
+import { registrySum } from "../../src/runtime/testing/prometheus-text.ts";
 import { startControlPlane, type ControlPlane } from "../support/envtest.ts";
 import { waitFor } from "../support/process.ts";
 
@@ -60,12 +61,16 @@ describe("readiness of a manager", () => {
         10_000,
       );
       const port = probes.boundAddress().port;
-      // The list of s3buckets fails with 404 while the CRD is missing: never ready.
-      for (let i = 0; i < 5; i++) {
+      // The list of s3buckets fails with 404 while the CRD is missing: never ready, after each of
+      // several failed lists (the reflector retries them with backoff).
+      const notFound = (): Promise<number> =>
+        registrySum(registry, "rest_client_requests_total", { code: "404" });
+      for (let i = 0; i < 4; i++) {
+        const failed = await notFound();
+        await waitFor("another failed list", async () => (await notFound()) > failed, 10_000, 20);
         const r = await get(port, "/readyz");
         assert.equal(r.status, 500);
         assert.match(r.text, /\[-\]informer-sync failed/);
-        await new Promise((resolve) => setTimeout(resolve, 200));
       }
       assert.equal(syncedWhenStarted, undefined, "no controller before the caches sync");
       assert.equal((await get(port, "/healthz")).status, 200, "live while not ready");

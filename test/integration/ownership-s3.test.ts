@@ -19,7 +19,7 @@ import {
 import { OWNERSHIP_TAGS } from "../../src/api/v1/index.ts";
 import { waitFor } from "../support/process.ts";
 import { ready } from "../support/reconciler-env.ts";
-import { S3Env } from "./reconciler-s3-harness.ts";
+import { S3Env } from "./reconciler-s3-fixture.ts";
 
 describe("S3Bucket ownership: nothing can be taken from another object", () => {
   const env = new S3Env("team-a").hooks();

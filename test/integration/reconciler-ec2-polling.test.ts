@@ -16,8 +16,8 @@ describe("Ec2Instance reconciler: polling with one worker", () => {
     await Promise.all(names.map((n) => f.create(n, { tags: { fleet: "solo" } })));
     for (const n of names) await f.waitReady(n, 60_000);
     // After the launches the polls drift onto the 2 s grid; watch windows of one round each (20
-    // reconciles) until three in a row show shared lookups. Without the snapshot every reconcile
-    // made its own call here (20 per round).
+    // reconciles) until three in a row cost the same. Without the snapshot every reconcile made
+    // its own call here (20 per round).
     const mutations = f.mutations();
     const { reconciles, describes, seen } = await f.pollRounds(names.length);
     console.log(

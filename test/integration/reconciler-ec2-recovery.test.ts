@@ -5,11 +5,11 @@
  * 20 instances polled together through batched DescribeInstances calls.
  */
 import assert from "node:assert/strict";
-import { setTimeout as delay } from "node:timers/promises";
 import { describe, it } from "node:test";
 import { OWNERSHIP_TAGS } from "../../src/api/v1/index.ts";
 import { ready } from "../support/reconciler-env.ts";
 import { Ec2Env, tagMap } from "./reconciler-ec2-fixture.ts";
+import { within } from "../support/process.ts";
 
 describe("Ec2Instance reconciler: failures, adoption, crash safety, batching", () => {
   const f = new Ec2Env({ ns: "ec2-recovery", operatorArgs: ["--max-concurrent-reconciles=20"] }).hooks();
@@ -24,17 +24,17 @@ describe("Ec2Instance reconciler: failures, adoption, crash safety, batching", (
     );
     assert.match(ready(failed)?.message ?? "", new RegExp(ami));
     await f.waitEvent("bad-ami", "Warning", "InvalidAMIID_NotFound"); // Events are written asynchronously, after the status
-    const reconciles = await f.reconciles();
+    await f.waitPolls(1); // the metronome is running before anything is counted
+    const [reconciles, retried] = [f.reconcilesOf("bad-ami"), await f.retriedErrors()];
     const lookups = f.proxy.count("DescribeImages");
     // Measuring that nothing happens needs time to pass: a hot loop would reconcile hundreds of
-    // times in this window (per-key backoff starts at 5 ms), a poll every 2 s five times. The
-    // failed reconcile's own status writes (the token, then the failure) may still each enqueue
-    // one more reconcile, which fails the same way and writes nothing.
-    await delay(10_000);
-    assert.ok(
-      (await f.reconciles()) - reconciles <= 2,
-      `reconciles in 10 s: ${(await f.reconciles()) - reconciles}`,
-    );
+    // times in five poll periods (per-key backoff starts at 5 ms), a poll every 2 s five times.
+    // The failed reconcile's own status writes (the token, then the failure) may still each
+    // enqueue one more reconcile, which fails the same way and writes nothing.
+    await f.waitPolls(5);
+    const extra = f.reconcilesOf("bad-ami") - reconciles;
+    assert.ok(extra <= 2, `reconciles in five poll periods: ${extra}`);
+    assert.equal(await f.retriedErrors(), retried, "no error was retried with backoff");
     assert.ok(f.proxy.count("DescribeImages") - lookups <= 2);
     assert.equal(f.proxy.count("RunInstances"), 0, "nothing was launched");
 
@@ -93,7 +93,7 @@ describe("Ec2Instance reconciler: failures, adoption, crash safety, batching", (
       return "drop";
     });
     const created = await f.create("crash");
-    await f.op.process.exited;
+    await within("the killed operator to exit", f.op.process.exited);
     const mid = await f.get("crash");
     assert.ok(mid?.status?.createToken !== undefined, "the token was recorded before the launch");
     assert.equal(mid?.status?.instanceId, undefined, "the launch's answer never arrived");
@@ -120,7 +120,7 @@ describe("Ec2Instance reconciler: failures, adoption, crash safety, batching", (
     // Right after the launches the EC2 rate budget (20 calls/s) is spent and the stale-cache
     // reconciles that follow each status write run one by one; then every poll lands on the
     // poll-period grid. Watch windows of one round each (21 reconciles: 20 plus "crash") until
-    // three in a row show batched lookups.
+    // three in a row cost the same.
     const mutations = f.mutations();
     const { reconciles, describes, seen } = await f.pollRounds(names.length + 1);
     console.log(

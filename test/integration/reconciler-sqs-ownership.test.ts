@@ -5,12 +5,12 @@
  * is not silently taken over by a new one.
  */
 import assert from "node:assert/strict";
-import { setTimeout as delay } from "node:timers/promises";
 import { describe, it } from "node:test";
 import { CreateQueueCommand, ListQueuesCommand } from "@aws-sdk/client-sqs";
 import { OWNERSHIP_TAGS } from "../../src/api/v1/index.ts";
 import { cond } from "../support/reconciler-env.ts";
 import { SqsEnv } from "./reconciler-sqs-fixture.ts";
+import { within } from "../support/process.ts";
 
 describe("SqsQueue reconciler: ownership and crashes", () => {
   const env = new SqsEnv("sqs-ownership").hooks();
@@ -29,14 +29,16 @@ describe("SqsQueue reconciler: ownership and crashes", () => {
     assert.equal(cond(refused, "Synced")?.reason, "NotOwned");
     await env.waitEvent("legacy", "Warning", "NotOwned", 10_000);
 
-    // A terminal error: over 10 s (five poll periods) the key is not retried and nothing is written.
-    const [r0, w0] = [await env.reconciles(), await env.kubeWrites()];
+    // A terminal error: over five poll periods the key is not retried and nothing is written.
+    await env.waitPolls(1); // the metronome is running before anything is counted
+    const [r0, w0, e0] = [env.reconcilesOf("legacy"), await env.kubeWrites(), await env.retriedErrors()];
     const mutations = env.mutations();
-    await delay(10_000);
-    const extra = (await env.reconciles()) - r0;
+    await env.waitPolls(5);
+    const extra = env.reconcilesOf("legacy") - r0;
     // At most the re-reconciles the operator's own writes (finalizer, status) cause; a hot loop
     // would reconcile hundreds of times.
     assert.ok(extra <= 2, `reconciled ${extra} more times`);
+    assert.equal(await env.retriedErrors(), e0, "no error was retried with backoff");
     assert.equal(await env.kubeWrites(), w0, "Kubernetes writes");
     assert.deepEqual(env.mutations(), mutations);
     const untouched = await env.queue("legacy");
@@ -69,7 +71,7 @@ describe("SqsQueue reconciler: ownership and crashes", () => {
       return "drop";
     });
     await env.create("crashy", {});
-    await crashed.process.exited;
+    await within("the killed operator to exit", crashed.process.exited);
     const orphan = await env.get("crashy");
     assert.equal(
       orphan?.status?.createToken,

@@ -23,7 +23,7 @@ import type { KubeObject } from "../../src/runtime/kube/object.ts";
 import { RestClient, type WatchEvent } from "../../src/runtime/kube/rest.ts";
 import { registrySum } from "../../src/runtime/testing/prometheus-text.ts";
 import { startControlPlane, type ControlPlane } from "../support/envtest.ts";
-import { waitFor } from "../support/process.ts";
+import { waitFor, within } from "../support/process.ts";
 
 interface ConfigMap extends KubeObject {
   data?: Record<string, string>;
@@ -187,7 +187,7 @@ describe("RestClient on a real API server", () => {
       contentType: "application/merge-patch+json",
     });
     await rest.request({ method: "DELETE", path: `${CM}/w` });
-    await consumed; // ends without throwing once aborted
+    await within("the watch to end", consumed); // ends without throwing once aborted
     assert.deepEqual(
       events.map((e) => `${e.type}:${e.object.data?.v}`),
       ["ADDED:1", "MODIFIED:2", "DELETED:2"],

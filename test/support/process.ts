@@ -148,3 +148,22 @@ export async function waitFor(
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }
+
+/**
+ * `promise`, or a rejection naming `what` once `timeoutMs` has passed first: every wait in a test
+ * has a deadline, so a regression fails the test instead of hanging it.
+ */
+export async function within<T>(what: string, promise: Promise<T>, timeoutMs = 30_000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)),
+      timeoutMs,
+    );
+  });
+  try {
+    return await Promise.race([promise, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

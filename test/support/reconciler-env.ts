@@ -17,6 +17,11 @@ import { startMoto, type Moto } from "./moto.ts";
 import { startOperator, type OperatorProcess } from "./operator.ts";
 import { waitFor } from "./process.ts";
 
+/** The controller's debug log line that ends a reconcile with a requeue after a delay (a poll). */
+const POLLED = "reconcile done, requeueing after delay";
+/** The log lines that end a reconcile, whatever its outcome. */
+const FINISHED = new Set([POLLED, "reconcile succeeded", "reconciler error"]);
+
 /** HTTP methods of Kubernetes writes, as labelled in `rest_client_requests_total`. */
 export const WRITES = ["POST", "PUT", "PATCH", "DELETE"];
 
@@ -79,6 +84,7 @@ export class ReconcilerEnv<O extends KubeObj> {
   readonly #operatorArgs: string[];
   readonly #clients = new Map<string, { destroy(): void }>();
   #starts = 0;
+  #metronome = false;
 
   constructor(kind: KindOptions, opts: EnvOptions) {
     this.kind = kind;
@@ -243,6 +249,59 @@ export class ReconcilerEnv<O extends KubeObj> {
       async () => (await this.reconciles(result)) >= start + n,
       30_000,
       100,
+    );
+  }
+
+  /**
+   * How many reconciles of object `name` (in this file's namespace unless `ns` is given) the
+   * current operator process has finished, whatever their outcome, read from its debug log.
+   */
+  reconcilesOf(name: string, ns = this.ns): number {
+    return this.op
+      .logLines()
+      .filter((l) => l.name === name && l.namespace === ns && FINISHED.has(l.msg ?? "")).length;
+  }
+
+  /**
+   * Waits until `polls` more poll periods have passed in the operator itself, instead of a fixed
+   * sleep: a metronome SqsQueue (created on first use, left until {@link stop}) is reconciled
+   * once per `--poll-interval`, and this counts its polls. Its queue's CreateQueue happens before
+   * the first wait returns, so take AWS call counts after awaiting this once.
+   */
+  async waitPolls(polls: number): Promise<void> {
+    const name = "metronome";
+    const polled = (): number =>
+      this.op.logLines().filter((l) => l.name === name && l.namespace === this.ns && l.msg === POLLED).length;
+    if (!this.#metronome) {
+      this.#metronome = true;
+      const res = await this.cp.request(
+        "POST",
+        `/apis/compute.cloud.com/v1/namespaces/${this.ns}/sqsqueues`,
+        {
+          apiVersion: "compute.cloud.com/v1",
+          kind: "SqsQueue",
+          metadata: { name },
+          spec: { region: "us-east-1", queueName: `metronome-${this.ns}` },
+        },
+      );
+      assert.equal(res.status, 201, res.text);
+      // Two polls: by the second, the writes of its creation (status, Events) are long done.
+      await waitFor("the metronome's first polls", async () => polled() >= 2, 30_000, 100);
+    }
+    const start = polled();
+    await waitFor(
+      `${polls} poll periods`,
+      async () => polled() >= start + polls,
+      30_000 + polls * 10_000,
+      200,
+    );
+  }
+
+  /** Reconcile errors of the kind's controller that were not terminal, so were retried with backoff. */
+  async retriedErrors(): Promise<number> {
+    return (
+      (await this.controllerMetric("controller_runtime_reconcile_errors_total")) -
+      (await this.controllerMetric("controller_runtime_terminal_reconcile_errors_total"))
     );
   }
 

@@ -359,6 +359,7 @@ describe("ManagedResourceReconciler", () => {
       driver: f.driver,
       recorder: f.recorder,
       clock: new FakeClock(),
+      owners: f.owners,
       pollIntervalMs: 60_000,
       pendingInitialMs: 500,
       pendingMaxMs: 1_500,

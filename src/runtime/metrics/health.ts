@@ -4,6 +4,8 @@
  * check, `?exclude=name` to skip one).
  */
 
+import { systemClock, type Clock, type TimerHandle } from "../clock.ts";
+
 /** A check passes when it returns (or resolves); it fails by throwing (or rejecting). */
 export type Check = () => void | Promise<void>;
 
@@ -27,10 +29,15 @@ export class HealthCheckNameError extends Error {
 export class HealthChecks {
   readonly #checks = new Map<string, Check>();
   readonly #timeoutMs: number;
+  readonly #clock: Clock;
 
-  /** @param timeoutMs A check that takes longer fails. @default 5000 */
-  constructor(timeoutMs = 5_000) {
+  /**
+   * @param timeoutMs A check that takes longer fails. @default 5000
+   * @param clock Time source of that limit. @default systemClock
+   */
+  constructor(timeoutMs = 5_000, clock: Clock = systemClock) {
     this.#timeoutMs = timeoutMs;
+    this.#clock = clock;
   }
 
   /** Adds a check; names are URL path segments (`[a-z0-9-]`), unique within this set. */
@@ -63,21 +70,20 @@ export class HealthChecks {
   }
 
   async #runOne(name: string, check: Check): Promise<CheckResult> {
-    let timer: NodeJS.Timeout | undefined;
+    let timer: TimerHandle | undefined;
     try {
       const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(
+        timer = this.#clock.setTimeout(
           () => reject(new Error(`check timed out after ${this.#timeoutMs} ms`)),
           this.#timeoutMs,
         );
-        timer.unref();
       });
       await Promise.race([Promise.resolve().then(check), timeout]);
       return { name, ok: true };
     } catch (err) {
       return { name, ok: false, error: err instanceof Error ? err.message : String(err) };
     } finally {
-      clearTimeout(timer);
+      if (timer !== undefined) this.#clock.clearTimeout(timer);
     }
   }
 }

@@ -79,9 +79,16 @@ test("probes answer ok, list checks with ?verbose, fail with 500 and withhold re
 });
 
 test("a slow check fails instead of hanging the probe", async () => {
-  const checks = new HealthChecks(50);
+  const clock = new FakeClock();
+  const checks = new HealthChecks(50, clock);
   checks.add("slow", () => new Promise(() => {}));
-  const [r] = await checks.run();
+  let done = false;
+  const running = checks.run().finally(() => (done = true));
+  await clock.advance(49);
+  await flushMicrotasks();
+  assert.equal(done, false, "still waiting before the limit");
+  await clock.advance(1);
+  const [r] = await running;
   assert.equal(r?.ok, false);
   assert.match(r?.error ?? "", /timed out/);
   assert.throws(() => checks.add("slow", ping), /already/);
