@@ -16,7 +16,8 @@ export type QueueObj = Served<SqsQueue>;
 
 /** A running environment for the SqsQueue tests of one file. */
 export class SqsEnv extends ReconcilerEnv<QueueObj> {
-  constructor(ns: string) {
+  /** @param operatorArgs operator flags after the environment's own */
+  constructor(ns: string, operatorArgs: string[] = []) {
     super(
       {
         kind: "SqsQueue",
@@ -25,7 +26,7 @@ export class SqsEnv extends ReconcilerEnv<QueueObj> {
         mutating: ["CreateQueue", "SetQueueAttributes", "TagQueue", "UntagQueue", "DeleteQueue"],
         defaults: (name) => ({ region: "us-east-1", queueName: name }),
       },
-      { ns },
+      { ns, operatorArgs },
     );
   }
 

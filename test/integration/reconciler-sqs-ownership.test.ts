@@ -104,5 +104,14 @@ describe("SqsQueue reconciler: ownership and crashes", () => {
     const second = await env.waitUntil("reused", "NotOwned", (o) => cond(o, "Ready")?.reason === "NotOwned");
     assert.notEqual(second?.metadata.uid, first?.metadata.uid);
     assert.equal((await env.queue("reused")).tags[OWNERSHIP_TAGS.uid], first?.metadata.uid);
+
+    // Deleting the object that never owned the queue releases it: a Normal Released Event, the
+    // object goes, the queue stays with its owner's tags.
+    await env.delete("reused");
+    await env.waitEvent("reused", "Normal", "Released");
+    await env.waitGone("reused");
+    const released = (await env.events("reused")).find((e) => e.reason === "Released");
+    assert.equal(released?.message, "the queue in AWS is not owned by this object and was left in place");
+    assert.equal((await env.queue("reused")).tags[OWNERSHIP_TAGS.uid], first?.metadata.uid);
   });
 });

@@ -14,7 +14,7 @@ import {
 } from "@aws-sdk/client-sqs";
 import { OWNERSHIP_TAGS } from "../../src/api/v1/index.ts";
 import { waitFor } from "../support/process.ts";
-import { ready } from "../support/reconciler-env.ts";
+import { cond, ready } from "../support/reconciler-env.ts";
 import { SqsEnv } from "./reconciler-sqs-fixture.ts";
 
 describe("SqsQueue reconciler: lifecycle", () => {
@@ -88,6 +88,17 @@ describe("SqsQueue reconciler: lifecycle", () => {
       30_000,
       200,
     );
+    // Status, Ready and Synced all say which spec they describe: the patched generation.
+    const patched = await env.waitUntil(
+      "orders",
+      "status of the new generation",
+      (o) => o !== undefined && o.status?.observedGeneration === o.metadata.generation,
+    );
+    const generation = patched?.metadata.generation;
+    assert.ok(generation !== undefined && generation >= 2, `generation ${generation}`);
+    assert.equal(cond(patched, "Synced")?.status, "True");
+    assert.equal(cond(patched, "Synced")?.observedGeneration, generation);
+    assert.equal(cond(patched, "Ready")?.observedGeneration, generation);
   });
 
   it("recreates a queue deleted out of band, with a Warning Event", async () => {

@@ -12,8 +12,11 @@ export interface ProxiedCall {
   status: number;
 }
 
-/** What to do when a matching call's response comes back. */
-export type ResponseHook = (call: ProxiedCall) => "deliver" | "drop";
+/**
+ * What to do when a matching call's response comes back; a promise holds the response back until
+ * it settles (the call is in flight for the client all that time).
+ */
+export type ResponseHook = (call: ProxiedCall) => "deliver" | "drop" | Promise<"deliver" | "drop">;
 
 /** A running proxy. */
 export interface AwsProxy {
@@ -21,7 +24,10 @@ export interface AwsProxy {
   readonly calls: ProxiedCall[];
   /** Calls named `operation` so far. */
   count(operation: string): number;
-  /** Runs `hook` on the next response of `operation` (once); "drop" closes the connection unanswered. */
+  /**
+   * Runs `hook` on the next response of `operation` (once); "drop" closes the connection
+   * unanswered, a promise delays the answer until it settles.
+   */
   onResponse(operation: string, hook: ResponseHook): void;
   stop(): Promise<void>;
 }
@@ -89,15 +95,18 @@ export async function startAwsProxy(target: string): Promise<AwsProxy> {
             const call = { operation, status: up.statusCode ?? 0 };
             calls.push(call);
             const hook = hooks.get(operation);
-            if (hook !== undefined) {
-              hooks.delete(operation);
-              if (hook(call) === "drop") {
+            hooks.delete(operation);
+            const answer = (verdict: "deliver" | "drop"): void => {
+              if (verdict === "drop") {
                 req.socket.destroy();
                 return;
               }
-            }
-            res.writeHead(up.statusCode ?? 502, up.headers);
-            res.end(Buffer.concat(upChunks));
+              res.writeHead(up.statusCode ?? 502, up.headers);
+              res.end(Buffer.concat(upChunks));
+            };
+            const verdict = hook?.(call) ?? "deliver";
+            if (typeof verdict === "string") answer(verdict);
+            else void verdict.then(answer, () => answer("drop"));
           });
         },
       );
