@@ -60,6 +60,7 @@ describe("S3Bucket reconciler: crash safety, ownership and terminal errors", () 
     const errors = await env.reconciles("error");
     const terminal = await env.controllerMetric("controller_runtime_terminal_reconcile_errors_total");
     assert.ok(terminal >= 1, "the failure was counted as terminal");
+    const retried = await env.retriedErrors();
     // "crashy" polls every 2 s: five of its polls span about ten seconds.
     await env.waitReconciles(5, "requeue_after");
     // At most the re-reconciles its own writes (finalizer, status) cause; no retries. A hot loop
@@ -68,6 +69,7 @@ describe("S3Bucket reconciler: crash safety, ownership and terminal errors", () 
     assert.ok(
       (await env.controllerMetric("controller_runtime_terminal_reconcile_errors_total")) - terminal <= 2,
     );
+    assert.equal(await env.retriedErrors(), retried, "no error was retried with backoff");
     assert.equal(env.proxy.count("CreateBucket"), 1, "nothing was created");
     assert.deepEqual(
       await env.bucketTags("elsewhere", "ap-south-1"),
