@@ -107,7 +107,7 @@ describe("informer cache on a real API server", () => {
     const stop = new AbortController();
     const running = factory.start(stop.signal);
     try {
-      assert.equal(await factory.waitForCacheSync(), true);
+      assert.equal(await within("the cache to sync", factory.waitForCacheSync()), true);
       assert.equal(inf.store.list("paging").length, 1_000);
       assert.equal(initialAdds, 1_000);
       assert.equal(
@@ -147,7 +147,7 @@ describe("informer cache on a real API server", () => {
     const stop = new AbortController();
     const running = factory.start(stop.signal);
     try {
-      await factory.waitForCacheSync();
+      await within("the cache to sync", factory.waitForCacheSync());
       await waitFor(
         "the watch",
         async () => (await registrySum(registry, "rest_client_requests_total", { method: "GET" })) === 2,
@@ -188,7 +188,7 @@ describe("informer cache on a real API server", () => {
     const stop = new AbortController();
     const running = factory.start(stop.signal);
     try {
-      await factory.waitForCacheSync();
+      await within("the cache to sync", factory.waitForCacheSync());
       const names: string[] = [];
       // Writes spread over several server-side watch timeouts.
       for (let i = 0; i < 3; i++) {
@@ -241,7 +241,7 @@ describe("informer cache on a real API server", () => {
     const stop = new AbortController();
     const running = factory.start(stop.signal);
     try {
-      await factory.waitForCacheSync();
+      await within("the cache to sync", factory.waitForCacheSync());
       for (const name of ["a", "b", "c"])
         await admin.request({ method: "POST", path: cm("throwing"), body: { metadata: { name } } });
       await admin.request({
@@ -270,7 +270,7 @@ describe("informer cache on a real API server", () => {
     const stop = new AbortController();
     const running = factory.start(stop.signal);
     try {
-      await factory.waitForCacheSync();
+      await within("the cache to sync", factory.waitForCacheSync());
       assert.deepEqual(inf.store.keys().sort(), ["ns-a/in-ns-a", "ns-b/in-ns-b"]);
       const added = counter(1);
       inf.addEventHandler({ onAdd: (o) => o.metadata.name === "late" && added.tick() });
@@ -322,7 +322,7 @@ describe("informer cache on a real API server", () => {
     const stop = new AbortController();
     const running = factory.start(stop.signal);
     try {
-      await factory.waitForCacheSync();
+      await within("the cache to sync", factory.waitForCacheSync());
       await admin.request({
         method: "PATCH",
         path: `${path}/w1`,
@@ -353,7 +353,7 @@ describe("informer cache on a real API server", () => {
     const stop = new AbortController();
     const running = factory.start(stop.signal);
     try {
-      await factory.waitForCacheSync();
+      await within("the cache to sync", factory.waitForCacheSync());
       const afterRestart = counter(2);
       inf.addEventHandler({
         onAdd: (o, initial) => {

@@ -143,7 +143,7 @@ describe("relist after 410 Gone on a real API server", () => {
     const stop = new AbortController();
     const running = factory.start(stop.signal);
     try {
-      assert.equal(await factory.waitForCacheSync(), true);
+      assert.equal(await within("the cache to sync", factory.waitForCacheSync()), true);
       const { promise: threeEvents, resolve } = Promise.withResolvers<void>();
       const record = (e: string): void => {
         events.push(e);
@@ -229,7 +229,7 @@ describe("relist after 410 Gone on a real API server", () => {
     const stop = new AbortController();
     const running = factory.start(stop.signal);
     try {
-      assert.equal(await factory.waitForCacheSync(), true);
+      assert.equal(await within("the cache to sync", factory.waitForCacheSync()), true);
       assert.deepEqual(pages, ["first", "next", "first", "next", "next"]);
       assert.equal(inf.store.list(ns).length, 10);
       assert.equal(await registrySum(registry, "reflector_list_requests_total"), 5);

@@ -16,6 +16,7 @@ import type { RestRequest } from "../../src/runtime/kube/rest.ts";
 import { RestClient } from "../../src/runtime/kube/rest.ts";
 import { installTestCrd } from "../support/test-crd.ts";
 import { startControlPlane, type ControlPlane } from "../support/envtest.ts";
+import { within } from "../support/process.ts";
 
 interface Thing extends KubeObject {
   spec?: { size?: number; color?: string };
@@ -92,12 +93,12 @@ describe("cached client on a real API server", () => {
     objects = new Client({ rest: counter, cache: factory }).resource<Thing>(things);
     factory.informerFor(things);
     running = factory.start(ac.signal);
-    assert.ok(await factory.waitForCacheSync(ac.signal));
+    assert.ok(await within("the cache to sync", factory.waitForCacheSync(ac.signal)));
   });
 
   after(async () => {
     ac.abort();
-    await running;
+    await within("the informers to stop", running);
     await cp?.stop();
   });
 

@@ -13,7 +13,7 @@ import type { Runnable } from "../../src/runtime/manager/runnable.ts";
 import { ProbeServer } from "../../src/runtime/metrics/server.ts";
 import { registrySum } from "../../src/runtime/testing/prometheus-text.ts";
 import { startControlPlane, type ControlPlane } from "../support/envtest.ts";
-import { waitFor } from "../support/process.ts";
+import { waitFor, within } from "../support/process.ts";
 
 async function get(port: number, path: string): Promise<{ status: number; text: string }> {
   const res = await fetch(`http://127.0.0.1:${port}${path}`);
@@ -77,7 +77,7 @@ describe("readiness of a manager", () => {
 
       await cp.installCRDs();
       await waitFor("ready", async () => (await get(port, "/readyz")).status === 200, 20_000);
-      await mgr.elected();
+      await within("the controllers to start", mgr.elected());
       assert.equal(syncedWhenStarted, true);
       assert.equal(
         (await get(port, "/readyz?verbose")).text,
@@ -85,7 +85,7 @@ describe("readiness of a manager", () => {
       );
     } finally {
       stop.abort();
-      await running;
+      await within("the manager to stop", running);
     }
   });
 });
