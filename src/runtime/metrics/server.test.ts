@@ -8,6 +8,7 @@ import path from "node:path";
 import type { TLSSocket } from "node:tls";
 import { Counter, Registry } from "prom-client";
 import { FakeClock, flushMicrotasks } from "../testing/fake-clock.ts";
+import { metricValue } from "../testing/prometheus-text.ts";
 import type { KubeRequest, KubeRequester } from "../manager/requester.ts";
 import { DelegatingAuth } from "./auth.ts";
 import { HealthChecks, ping } from "./health.ts";
@@ -103,7 +104,7 @@ test("insecure metrics serve the registry in Prometheus text format to anyone", 
   try {
     const res = await get(`http://127.0.0.1:${srv.boundAddress().port}/metrics`);
     assert.equal(res.status, 200);
-    assert.match(res.text, /^test_things_total 3$/m);
+    assert.equal(metricValue(res.text, "test_things_total"), 3);
     assert.equal((await get(`http://127.0.0.1:${srv.boundAddress().port}/other`)).status, 404);
   } finally {
     await srv.close();
@@ -159,7 +160,7 @@ test("secure metrics: TLS, 401 without a token, 403 without RBAC, 200 for a read
     assert.equal((await getTls(port, first.cert, { Authorization: "Bearer stranger" })).status, 403);
     const ok = await getTls(port, first.cert, { Authorization: "Bearer reader" });
     assert.equal(ok.status, 200);
-    assert.match(ok.text, /^test_secure_total 1$/m);
+    assert.equal(metricValue(ok.text, "test_secure_total"), 1);
     assert.equal(ok.peer.fingerprint256, new X509Certificate(first.cert).fingerprint256);
 
     const second = generateSelfSignedCertificate({ hosts: ["127.0.0.1"], commonName: "rotated-certificate" });
