@@ -115,7 +115,7 @@ describe("AWS credentials through the default chain", () => {
       assert.match(
         text,
         new RegExp(
-          `${AWS_METRIC_NAMES.requests}\\{service="sqs",operation="ListQueues",code="CredentialsProviderError"\\} 1`,
+          `${AWS_METRIC_NAMES.requests}\\{service="sqs",region="us-east-1",operation="ListQueues",code="CredentialsProviderError"\\} 1`,
         ),
       );
       assert.doesNotMatch(
