@@ -27,8 +27,8 @@ node: ## Install Node 24 into the tool cache when the system Node is too old
 	@bash hack/tools.sh node
 
 .PHONY: tools
-tools: node ## Install every test tool (Node, moto, etcd, kube-apiserver, kubectl, helm)
-	@bash hack/tools.sh moto etcd kube-apiserver kubectl helm
+tools: node ## Install every test tool (Node, moto, etcd, kube-apiserver, kube-controller-manager, kubectl, helm, promtool)
+	@bash hack/tools.sh moto etcd kube-apiserver kube-controller-manager kubectl helm promtool
 
 node_modules/.installed: package-lock.json | node
 	npm ci --no-audit --no-fund
