@@ -96,13 +96,15 @@ _k8s_build() { # _k8s_build <out> <command>... (cmd/<command> of k8s.io/kubernet
     ld="$ld -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
   done
   (cd "$src" && GOFLAGS=-mod=mod go mod tidy -e >/dev/null 2>&1 || true)
+  # build_into calls this in an `if`, where `set -e` does not apply: each step checks itself.
   for cmd in "$@"; do
-    (cd "$src" && GOFLAGS=-mod=mod go get "k8s.io/kubernetes/cmd/$cmd@$K8S_VERSION")
+    (cd "$src" && GOFLAGS=-mod=mod go get "k8s.io/kubernetes/cmd/$cmd@$K8S_VERSION") || return 1
   done
   for cmd in "$@"; do
-    (cd "$src" && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -ldflags "$ld" -o "$out/$cmd" "k8s.io/kubernetes/cmd/$cmd")
+    (cd "$src" && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -ldflags "$ld" -o "$out/$cmd" "k8s.io/kubernetes/cmd/$cmd") || return 1
   done
   rm -rf "$src"
+  for cmd in "$@"; do [ -x "$out/$cmd" ] || return 1; done
   "$out/$1" --version
 }
 

@@ -118,6 +118,11 @@ describe("helm install on a real API server, then the operator under the chart's
     assert.equal(res.code, 0, res.stderr);
     assert.match(res.stdout, /STATUS: deployed/);
     assert.match(res.stdout, /kubectl get ec2,s3b,sqsq -w/, "NOTES show how to watch the resources");
+    assert.match(
+      res.stdout,
+      /Never grant\s+tenants write on ec2instances\/status/,
+      "NOTES warn about status",
+    );
 
     for (const crd of ["ec2instances", "s3buckets", "sqsqueues"]) {
       await waitFor(

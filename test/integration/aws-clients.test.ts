@@ -69,12 +69,14 @@ async function expectAwsError(p: Promise<unknown>, kind: AwsErrorKind, code: str
   return err;
 }
 
-async function counts(registry: Registry): Promise<Record<string, number>> {
+/** Requests per `service/operation/code`, summed over regions (or per `region/service/...` with `byRegion`). */
+async function counts(registry: Registry, byRegion = false): Promise<Record<string, number>> {
   const metric = registry.getSingleMetric(AWS_METRIC_NAMES.requests);
   if (metric === undefined) return {};
   const out: Record<string, number> = {};
   for (const v of (await metric.get()).values) {
-    out[`${v.labels.service}/${v.labels.operation}/${v.labels.code}`] = v.value;
+    const key = `${byRegion ? `${v.labels.region}/` : ""}${v.labels.service}/${v.labels.operation}/${v.labels.code}`;
+    out[key] = (out[key] ?? 0) + v.value;
   }
   return out;
 }
@@ -85,13 +87,14 @@ async function durationCount(registry: Registry, service: string, operation: str
   const values: { metricName?: string; labels: Partial<Record<string, string | number>>; value: number }[] = (
     await metric.get()
   ).values;
-  const v = values.find(
-    (s) =>
-      s.metricName === `${AWS_METRIC_NAMES.duration}_count` &&
-      s.labels.service === service &&
-      s.labels.operation === operation,
-  );
-  return v?.value ?? 0;
+  return values
+    .filter(
+      (s) =>
+        s.metricName === `${AWS_METRIC_NAMES.duration}_count` &&
+        s.labels.service === service &&
+        s.labels.operation === operation,
+    )
+    .reduce((sum, s) => sum + s.value, 0);
 }
 
 /** A TCP server that accepts connections and never answers. */
@@ -309,6 +312,10 @@ describe("AWS clients against moto", () => {
     assert.equal(c["ec2/TerminateInstances/OK"], 1);
     assert.equal(await durationCount(registry, "s3", "CreateBucket"), 3);
     assert.equal(await durationCount(registry, "ec2", "DescribeInstances"), 3);
+    const perRegion = await counts(registry, true);
+    assert.equal(perRegion["us-east-1/s3/CreateBucket/OK"], 1, "each client labels its own region");
+    assert.equal(perRegion["eu-west-1/s3/CreateBucket/OK"], 1);
+    assert.equal(perRegion["eu-west-1/s3/CreateBucket/BucketAlreadyOwnedByYou"], 1);
     const text = await registry.metrics();
     assert.match(text, /aws_api_rate_budget_permits_per_second\{service="ec2",region="us-east-1"\} 20/);
   });

@@ -8,8 +8,10 @@
  *   alert on `ready="False"` sees a series before the first failure. A kind whose cache has not
  *   synced yet is left out (its count is not known). Every replica exports it, leader or not.
  * - `kubeprovisioner_drift_repairs_total{kind,setting}`: reconciles that put a setting back
- *   because it had drifted in AWS (once per setting and reconcile, however many tags changed).
- *   `setting` is one of the kind driver's fixed `driftSettings`; all start at 0.
+ *   because AWS differed from the spec (once per setting and reconcile, however many tags
+ *   changed): drift made outside the operator, and equally a spec change being applied, since
+ *   both reach AWS through the same repair. `setting` is one of the kind driver's fixed
+ *   `driftSettings`; all start at 0.
  */
 import type { Counter, Registry } from "prom-client";
 import { ConditionStatus, ConditionType, getCondition } from "../../api/v1/index.ts";
