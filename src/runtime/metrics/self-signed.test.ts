@@ -56,3 +56,11 @@ test("a TLS client that trusts the certificate completes a handshake", async () 
     server.close();
   }
 });
+
+test("the common name is one value, never parsed as more name components", async () => {
+  const { cert } = await generateSelfSignedCertificate({ hosts: ["localhost"], commonName: "ops, O=Evil" });
+  const x = new X509Certificate(cert);
+  assert.equal(x.subject, "CN=ops\\, O=Evil");
+  assert.equal(x.issuer, x.subject, "self-signed: issuer is the subject");
+  assert.match(x.serialNumber, /^[0-7][0-9A-F]{31}$/, "a positive 128-bit serial");
+});
