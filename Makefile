@@ -88,7 +88,11 @@ dev: deps tools ## Run locally end to end: control plane, moto, CRDs, the operat
 ## --- benchmarks ------------------------------------------------------------------------------
 
 .PHONY: bench
-bench: bench-queue ## Run every benchmark; results in bench/results and BENCHMARKS.md
+bench: bench-queue bench-metrics ## Run every benchmark; results in bench/results and BENCHMARKS.md
+
+.PHONY: bench-metrics
+bench-metrics: deps ## Scrape cost of the managed-resources gauge with 1,000 to 100,000 cached objects
+	node bench/metrics/managed-resources.ts
 
 .PHONY: bench-queue
 bench-queue: deps ## Work queue vs client-go's workqueue (16 workers, 64 keys, 320,000 adds)
