@@ -33,18 +33,30 @@ export function dashboardQueries(json: string): string[] {
 }
 
 /** Words that are PromQL operators or modifiers, not metric names. */
-const KEYWORDS = new Set(["and", "or", "unless", "bool", "offset", "inf", "nan"]);
+const KEYWORDS = new Set([
+  "and",
+  "or",
+  "unless",
+  "bool",
+  "offset",
+  "group_left",
+  "group_right",
+  "inf",
+  "nan",
+]);
 
 /**
  * The metric names a PromQL expression selects: identifiers that are not functions (followed by
- * `(`), keywords, label names (inside `{}` or a `by`/`without`/`on`/`ignoring` list), strings or
- * durations.
+ * `(`), keywords, label names (inside `{}` or a `by`/`without`/`on`/`ignoring`/`group_left`
+ * list), strings, ranges, offsets and `@` times.
  */
 export function metricNames(expr: string): string[] {
   const stripped = expr
     .replace(/"(?:[^"\\]|\\.)*"/g, '""')
     .replace(/\{[^}]*\}/g, " ")
     .replace(/\[[^\]]*\]/g, " ")
+    .replace(/\boffset\s+-?[0-9a-zA-Z]+/g, " ")
+    .replace(/@\s*[^\s)]+/g, " ")
     .replace(/\b(?:by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/g, " ")
     // label_values(metric, label): the second argument is a label.
     .replace(/\blabel_values\s*\(([^,)]*),[^)]*\)/g, "label_values($1)");

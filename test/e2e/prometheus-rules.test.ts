@@ -3,6 +3,7 @@
  * `make tools`): `promtool check rules` parses every expression and template, `promtool test
  * rules` runs the unit tests in prometheus-rules/tests.yaml (each alert fires on the series it is
  * meant for, at the right time, with the expected labels and text, and stays quiet otherwise).
+ * The Grafana dashboard's queries go through the same PromQL parser, as recording rules.
  */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
@@ -14,6 +15,7 @@ import { stringify } from "yaml";
 import { KNOWN_CODES } from "../../src/aws/error-codes.ts";
 import { toolPath } from "../support/tools.ts";
 import { FULL } from "./chart-expect.ts";
+import { dashboardQueries, metricNames } from "./dashboard.ts";
 import { at, find, renderChart, type Manifest } from "./helm.ts";
 
 const TESTS = path.join(import.meta.dirname, "prometheus-rules", "tests.yaml");
@@ -42,10 +44,10 @@ function rulesOf(m: readonly Manifest[]): Rule[] {
   return groups.flatMap((g) => g.rules);
 }
 
-describe("PrometheusRule (metrics.prometheusRule.enabled)", () => {
-  const work = mkdtempSync(path.join(os.tmpdir(), "kp-rules-"));
-  after(() => rmSync(work, { recursive: true, force: true }));
+const work = mkdtempSync(path.join(os.tmpdir(), "kp-rules-"));
+after(() => rmSync(work, { recursive: true, force: true }));
 
+describe("PrometheusRule (metrics.prometheusRule.enabled)", () => {
   it("is not rendered by default", async () => {
     const m = await renderChart();
     assert.equal(m.filter((x) => x.kind === "PrometheusRule").length, 0);
@@ -128,5 +130,43 @@ describe("PrometheusRule (metrics.prometheusRule.enabled)", () => {
     for (const r of rules) assert.equal(r.labels?.team, "platform", r.alert);
     assert.equal(rules.find((r) => r.alert === "KubeprovisionerResourcesNotReady")?.for, "1h");
     assert.match(rules.find((r) => r.alert === "KubeprovisionerAwsThrottled")?.expr ?? "", /> 0\.2\s*$/);
+  });
+});
+
+describe("Grafana dashboard queries (metrics.dashboard.enabled)", () => {
+  it("every query of the Grafana dashboard is valid PromQL", async () => {
+    const m = await renderChart({ "metrics.dashboard.enabled": true });
+    const json = (find(m, "ConfigMap").data as Record<string, string>)["kubeprovisioner.json"] ?? "";
+    const queries = dashboardQueries(json).filter((q) => !q.startsWith("label_values("));
+    assert.ok(queries.length > 30, `${queries.length} queries`);
+    // Grafana's variables, as Grafana would substitute them.
+    const promql = queries.map((q) =>
+      q.replaceAll("$__rate_interval", "2m").replaceAll("$namespace", "kp-system").replaceAll("$job", ".+"),
+    );
+    const file = path.join(work, "dashboard-rules.yaml");
+    writeFileSync(
+      file,
+      stringify({
+        groups: [
+          { name: "dashboard", rules: promql.map((expr, i) => ({ record: `dashboard:query${i}`, expr })) },
+        ],
+      }),
+    );
+    const check = await promtool(["check", "rules", file]);
+    assert.equal(check.code, 0, check.output);
+    assert.match(check.output, new RegExp(`SUCCESS: ${promql.length} rules found`));
+  });
+
+  it("reads metric names out of PromQL, leaving functions, labels, grouping and ranges aside", () => {
+    assert.deepEqual(
+      metricNames(
+        'histogram_quantile(0.99, sum by (le, service) (rate(aws_api_request_duration_seconds_bucket{code=~"a|b"}[5m]))) / on (service) group_left sum(up) and bool x_total offset 5m',
+      ),
+      ["aws_api_request_duration_seconds_bucket", "up", "x_total"],
+    );
+    assert.deepEqual(
+      metricNames('label_values(controller_runtime_reconcile_total{namespace=~"$namespace"}, job)'),
+      ["controller_runtime_reconcile_total"],
+    );
   });
 });
