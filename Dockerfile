@@ -1,6 +1,7 @@
 # syntax=docker/dockerfile:1
 #
-# The kubeprovisioner operator image: `make docker-build IMG=<repo>:<tag>`.
+# The kubeprovisioner operator image: `make docker-build IMG=<repo>:<tag>` for this machine, or
+# `make docker-buildx IMG=<registry>/<repo>:<tag>` for linux/amd64 and linux/arm64.
 # Not built by the test suite (there is no Docker engine on the build machines); the Helm chart and
 # config/manager expect exactly this layout: non-root uid 65532, read-only root filesystem, the
 # CLI as entrypoint, writable /tmp provided by the pod.
@@ -8,15 +9,18 @@
 # Node's major version matches the one the tests run on (hack/versions.env: NODE_VERSION).
 ARG NODE_MAJOR=24
 
+# The first two stages produce only JavaScript (no native modules; install scripts are off), so
+# they run once on the build machine's platform, and only the runtime stage is per platform.
+
 # ---- production dependencies only ----------------------------------------------------------
-FROM docker.io/library/node:${NODE_MAJOR}-slim AS deps
+FROM --platform=$BUILDPLATFORM docker.io/library/node:${NODE_MAJOR}-slim AS deps
 WORKDIR /src
 COPY package.json package-lock.json ./
 RUN --mount=type=cache,target=/root/.npm \
     npm ci --omit=dev --ignore-scripts --no-audit --no-fund
 
 # ---- compile TypeScript ----------------------------------------------------------------------
-FROM docker.io/library/node:${NODE_MAJOR}-slim AS build
+FROM --platform=$BUILDPLATFORM docker.io/library/node:${NODE_MAJOR}-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 RUN --mount=type=cache,target=/root/.npm \

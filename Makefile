@@ -2,7 +2,8 @@
 #
 # Every target runs with ./bin first on PATH: it holds Node 24 (installed from the npm registry
 # when the system Node is older than 22.19) and the test tools (kube-apiserver, etcd, kubectl,
-# helm), cached per user by version under ~/.cache/kubeprovisioner (see hack/tools.sh).
+# kube-controller-manager, helm, promtool), cached per user by version under
+# ~/.cache/kubeprovisioner (see hack/tools.sh).
 
 SHELL := /usr/bin/env bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -21,6 +22,8 @@ UNIT_TESTS := "src/**/*.test.ts"
 INTEGRATION_TESTS := "test/integration/**/*.test.ts"
 E2E_TESTS := "test/e2e/**/*.test.ts"
 IMG ?= kubeprovisioner:dev
+PLATFORMS ?= linux/amd64,linux/arm64
+BUILDX_BUILDER ?= kubeprovisioner
 
 .PHONY: help
 help: ## Show the targets
@@ -33,8 +36,8 @@ node: ## Install Node 24 into the tool cache when the system Node is too old
 	@bash hack/tools.sh node
 
 .PHONY: tools
-tools: node ## Install every test tool (Node, moto, etcd, kube-apiserver, kubectl, helm)
-	@bash hack/tools.sh moto etcd kube-apiserver kubectl helm
+tools: node ## Install every test tool (Node, moto, etcd, kube-apiserver, kube-controller-manager, kubectl, helm, promtool)
+	@bash hack/tools.sh moto etcd kube-apiserver kube-controller-manager kubectl helm promtool
 
 node_modules/.installed: package-lock.json | node
 	npm ci --no-audit --no-fund
@@ -92,7 +95,11 @@ dev: deps tools ## Run locally end to end: control plane, moto, CRDs, the operat
 ## --- benchmarks ------------------------------------------------------------------------------
 
 .PHONY: bench
-bench: bench-queue ## Run every benchmark; results in bench/results and BENCHMARKS.md
+bench: bench-queue bench-metrics ## Run every benchmark; results in bench/results and BENCHMARKS.md
+
+.PHONY: bench-metrics
+bench-metrics: deps ## Scrape cost of the managed-resources gauge with 1,000 to 100,000 cached objects
+	node bench/metrics/managed-resources.ts
 
 .PHONY: bench-queue
 bench-queue: deps ## Work queue vs client-go's workqueue (16 workers, 64 keys, 320,000 adds)
@@ -101,8 +108,15 @@ bench-queue: deps ## Work queue vs client-go's workqueue (16 workers, 64 keys, 3
 ## --- packaging -------------------------------------------------------------------------------
 
 .PHONY: docker-build
-docker-build: ## Build the container image (needs a Docker engine; not used by the tests)
+docker-build: ## Build the container image for this machine (needs a Docker engine; not used by the tests)
 	docker build -t $(IMG) .
+
+# A multi-platform image cannot be loaded into the local engine, so it is pushed: IMG must name a
+# registry you can push to. The builder is created once (docker-container driver) and reused.
+.PHONY: docker-buildx
+docker-buildx: ## Build and push IMG for linux/amd64 and linux/arm64 (PLATFORMS) with buildx; not used by the tests
+	docker buildx inspect $(BUILDX_BUILDER) >/dev/null 2>&1 || docker buildx create --name $(BUILDX_BUILDER) --driver docker-container
+	docker buildx build --builder $(BUILDX_BUILDER) --platform $(PLATFORMS) --tag $(IMG) --push .
 
 .PHONY: clean
 clean: ## Remove build output (the tool cache stays)

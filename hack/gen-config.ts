@@ -25,6 +25,8 @@ export const CONFIG_VALUES: readonly string[] = [
   // config/crd is applied by config/default directly.
   "crds.install=false",
   `aws.existingSecret=${CONFIG_AWS_SECRET}`,
+  // The Secret is for static keys only: IRSA and Pod Identity users apply config/ without it.
+  "aws.existingSecretOptional=true",
 ];
 
 /** Folders this generator owns entirely: any other .yaml file in them is stale. */

@@ -2,11 +2,12 @@
 # Installs the tools the tests and `make dev` use into a per-user cache keyed by version, and links
 # them into ./bin. Each tool is built or installed only when its pinned version is not cached yet.
 #
-#   hack/tools.sh node|kube-apiserver|etcd|kubectl|helm|moto|all
+#   hack/tools.sh node|kube-apiserver|kube-controller-manager|etcd|kubectl|helm|promtool|moto|all
 #
 # Pins live in hack/versions.env. Honoured overrides (nothing is built when they are set):
 #   KUBEBUILDER_ASSETS (a folder holding kube-apiserver, etcd, kubectl),
-#   TEST_ASSET_KUBE_APISERVER, TEST_ASSET_ETCD, TEST_ASSET_KUBECTL, and AWS_ENDPOINT_URL (no moto).
+#   TEST_ASSET_KUBE_APISERVER, TEST_ASSET_KUBE_CONTROLLER_MANAGER, TEST_ASSET_ETCD, TEST_ASSET_KUBECTL,
+#   and AWS_ENDPOINT_URL (no moto).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -66,9 +67,9 @@ tool_node() {
   link "$dir/bin/node" node
 }
 
-# ---- Kubernetes: kube-apiserver and kubectl from one wrapper module --------------------------
-_k8s() {
-  local out=$1 src gomod staging
+# ---- Kubernetes: commands of k8s.io/kubernetes built through one wrapper module --------------
+_k8s_build() { # _k8s_build <out> <command>... (cmd/<command> of k8s.io/kubernetes into <out>/<command>)
+  local out=$1 src gomod staging cmd; shift
   src="$out/src"; mkdir -p "$src"
   gomod=$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | python3 -c 'import json,sys;print(json.load(sys.stdin)["GoMod"])')
   # One replace line per staging module, generated from upstream's own replace block.
@@ -83,29 +84,31 @@ _k8s() {
     echo
     for m in $staging; do echo "replace $m => $m v0.${K8S_VERSION#v1.}"; done
   } >"$src/go.mod"
-  cat >"$src/tools.go" <<'GO'
-//go:build tools
-
-package tools
-
-import (
-	_ "k8s.io/kubernetes/cmd/kube-apiserver"
-	_ "k8s.io/kubernetes/cmd/kubectl"
-)
-GO
+  {
+    printf '//go:build tools\n\npackage tools\n\nimport (\n'
+    for cmd in "$@"; do printf '\t_ "k8s.io/kubernetes/cmd/%s"\n' "$cmd"; done
+    printf ')\n'
+  } >"$src/tools.go"
   local minor=${K8S_VERSION#v1.}; minor=${minor%%.*}
   local ld="-s -w"
   for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
     ld="$ld -X $pkg.gitVersion=$K8S_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
     ld="$ld -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
   done
-  (cd "$src" && GOFLAGS=-mod=mod go mod tidy -e >/dev/null 2>&1 || true
-   cd "$src" && GOFLAGS=-mod=mod go get "k8s.io/kubernetes/cmd/kube-apiserver@$K8S_VERSION" "k8s.io/kubernetes/cmd/kubectl@$K8S_VERSION"
-   cd "$src" && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -ldflags "$ld" -o "$out/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
-   cd "$src" && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -ldflags "$ld" -o "$out/kubectl" k8s.io/kubernetes/cmd/kubectl)
+  (cd "$src" && GOFLAGS=-mod=mod go mod tidy -e >/dev/null 2>&1 || true)
+  # build_into calls this in an `if`, where `set -e` does not apply: each step checks itself.
+  for cmd in "$@"; do
+    (cd "$src" && GOFLAGS=-mod=mod go get "k8s.io/kubernetes/cmd/$cmd@$K8S_VERSION") || return 1
+  done
+  for cmd in "$@"; do
+    (cd "$src" && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -ldflags "$ld" -o "$out/$cmd" "k8s.io/kubernetes/cmd/$cmd") || return 1
+  done
   rm -rf "$src"
-  "$out/kube-apiserver" --version
+  for cmd in "$@"; do [ -x "$out/$cmd" ] || return 1; done
+  "$out/$1" --version
 }
+
+_k8s() { _k8s_build "$1" kube-apiserver kubectl; }
 
 k8s_dir() { printf '%s' "$cache/k8s-$K8S_VERSION"; }
 ensure_k8s() {
@@ -125,6 +128,22 @@ tool_kubectl() {
   local p
   if p=$(asset kubectl "${TEST_ASSET_KUBECTL:-}"); then link "$p" kubectl; return 0; fi
   ensure_k8s; link "$(k8s_dir)/kubectl" kubectl
+}
+
+# kube-controller-manager: the tests run only its ClusterRole aggregation controller. Cached on
+# its own, so adding it never rebuilds kube-apiserver and kubectl.
+_kcm() { _k8s_build "$1" kube-controller-manager; }
+
+tool_kube_controller_manager() {
+  local p dir="$cache/kube-controller-manager-$K8S_VERSION"
+  if p=$(asset kube-controller-manager "${TEST_ASSET_KUBE_CONTROLLER_MANAGER:-}"); then
+    link "$p" kube-controller-manager; return 0
+  fi
+  [ -x "$dir/kube-controller-manager" ] || {
+    log "building kube-controller-manager $K8S_VERSION from the Go module proxy (several minutes)"
+    build_into "$dir" _kcm
+  }
+  link "$dir/kube-controller-manager" kube-controller-manager
 }
 
 # ---- etcd: a wrapper main around etcdmain, no replaces ---------------------------------------
@@ -171,6 +190,24 @@ tool_helm() {
   link "$dir/helm" helm
 }
 
+# ---- promtool: checks and unit-tests the chart's alerting rules --------------------------------
+_promtool() {
+  local out=$1
+  # The Go module v0.3MM.P is Prometheus release 3.MM.P (v0.316.0 is 3.16.0).
+  local minor=${PROMETHEUS_VERSION#v0.}; minor=${minor%%.*}
+  local release="3.$((10#$minor - 300)).${PROMETHEUS_VERSION##*.}"
+  GOBIN="$out" CGO_ENABLED=0 go install -trimpath \
+    -ldflags "-s -w -X github.com/prometheus/common/version.Version=$release" \
+    "github.com/prometheus/prometheus/cmd/promtool@$PROMETHEUS_VERSION"
+  "$out/promtool" --version
+}
+
+tool_promtool() {
+  local dir="$cache/promtool-$PROMETHEUS_VERSION"
+  [ -x "$dir/promtool" ] || { log "building promtool $PROMETHEUS_VERSION"; build_into "$dir" _promtool; }
+  link "$dir/promtool" promtool
+}
+
 # ---- moto ---------------------------------------------------------------------------------------
 tool_moto() {
   if [ -n "${AWS_ENDPOINT_URL:-}" ]; then log "AWS_ENDPOINT_URL is set; not installing moto"; return 0; fi
@@ -196,8 +233,10 @@ main() {
       kubectl) tool_kubectl ;;
       etcd) tool_etcd ;;
       helm) tool_helm ;;
+      kube-controller-manager) tool_kube_controller_manager ;;
+      promtool) tool_promtool ;;
       moto) tool_moto ;;
-      all) tool_node; tool_moto; tool_etcd; tool_kube_apiserver; tool_kubectl; tool_helm ;;
+      all) tool_node; tool_moto; tool_etcd; tool_kube_apiserver; tool_kubectl; tool_kube_controller_manager; tool_helm; tool_promtool ;;
       *) log "unknown tool: $t"; exit 2 ;;
     esac
   done

@@ -29,18 +29,20 @@ export interface AwsMetricsOptions {
  * the families (get-or-create), so several client factories in one process add up.
  *
  * Semantics:
- * - `aws_api_requests_total{service,operation,code}` counts HTTP attempts (an SDK retry is a
+ * - `aws_api_requests_total{service,region,operation,code}` counts HTTP attempts (an SDK retry is a
  *   second request, as client-go counts them) plus calls that failed before any request left
  *   the process (missing credentials, bad endpoint); `code` is `OK` or the code from
  *   {@link classifyAwsError} (`RequestLimitExceeded`, `NoSuchBucket`, `TimeoutError`, ...).
- * - `aws_api_request_duration_seconds{service,operation}` is the latency of one attempt, from
- *   signing to the parsed response; time spent waiting for the rate budget is not included.
+ * - `aws_api_request_duration_seconds{service,region,operation}` is the latency of one attempt,
+ *   from signing to the parsed response; time spent waiting for the rate budget is not included.
+ * - `region` is the region of the client that sent the request. Clients exist only for valid
+ *   region names that objects ask for, so the label is bounded by the regions in use.
  * - `aws_api_rate_budget_wait_seconds{service,region}` is the time an attempt waited for a permit.
  * - `aws_api_rate_budget_permits_per_second{service,region}` is the current budget rate.
  */
 export class AwsMetrics {
-  readonly requests: Counter<"service" | "operation" | "code">;
-  readonly duration: Histogram<"service" | "operation">;
+  readonly requests: Counter<"service" | "region" | "operation" | "code">;
+  readonly duration: Histogram<"service" | "region" | "operation">;
   readonly budgetWait: Histogram<"service" | "region">;
   readonly budgetRate: Gauge<"service" | "region">;
 
@@ -48,13 +50,13 @@ export class AwsMetrics {
     const registry = options.registry ?? defaultRegistry;
     this.requests = counter(registry, {
       name: AWS_METRIC_NAMES.requests,
-      help: "AWS API requests by service, operation and result code (OK or the AWS error code).",
-      labelNames: ["service", "operation", "code"],
+      help: "AWS API requests by service, region, operation and result code (OK or the AWS error code).",
+      labelNames: ["service", "region", "operation", "code"],
     });
     this.duration = histogram(registry, {
       name: AWS_METRIC_NAMES.duration,
       help: "Latency of one AWS API request attempt in seconds, excluding rate-budget waits.",
-      labelNames: ["service", "operation"],
+      labelNames: ["service", "region", "operation"],
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
     });
     this.budgetWait = histogram(registry, {
@@ -71,9 +73,15 @@ export class AwsMetrics {
   }
 
   /** Records one finished attempt (or one call that never reached the wire). */
-  observeRequest(service: AwsService, operation: string, code: string, seconds: number | undefined): void {
-    this.requests.inc({ service, operation, code });
-    if (seconds !== undefined) this.duration.observe({ service, operation }, seconds);
+  observeRequest(
+    service: AwsService,
+    region: string,
+    operation: string,
+    code: string,
+    seconds: number | undefined,
+  ): void {
+    this.requests.inc({ service, region, operation, code });
+    if (seconds !== undefined) this.duration.observe({ service, region, operation }, seconds);
   }
 
   /** Records how long one attempt waited for a permit. */

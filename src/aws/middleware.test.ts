@@ -56,13 +56,17 @@ function scriptedHandler(answers: Canned[]) {
   };
 }
 
-function setup(answers: Canned[], opts: { maxAttempts?: number; credentialsFail?: boolean } = {}) {
+function setup(
+  answers: Canned[],
+  opts: { maxAttempts?: number; credentialsFail?: boolean; region?: string } = {},
+) {
+  const region = opts.region ?? "us-east-1";
   const registry = new Registry();
   const metrics = new AwsMetrics({ registry });
   const budget = new RateBudget({ ratePerSecond: 1000, burst: 10 });
   const { handler, sent } = scriptedHandler(answers);
   const client = new SQSClient({
-    region: "us-east-1",
+    region,
     endpoint: "http://sqs.test.invalid",
     maxAttempts: opts.maxAttempts ?? 1,
     requestHandler: handler,
@@ -77,7 +81,7 @@ function setup(answers: Canned[], opts: { maxAttempts?: number; credentialsFail?
   });
   instrumentClient(client.middlewareStack, {
     service: "sqs",
-    region: "us-east-1",
+    region,
     metrics,
     budget,
     clock: systemClock,
@@ -104,6 +108,17 @@ describe("instrumentClient", () => {
     assert.deepEqual(sent, ["AmazonSQS.ListQueues"]);
     assert.deepEqual(await requestCounts(registry), { "ListQueues/OK": 1 });
     assert.equal(await durationCount(registry), 1);
+  });
+
+  it("labels requests and durations with the client's region", async () => {
+    const { client, registry } = setup([ok({ QueueUrls: [] })], { region: "eu-west-3" });
+    await client.send(new ListQueuesCommand({}));
+    for (const name of [AWS_METRIC_NAMES.requests, AWS_METRIC_NAMES.duration]) {
+      const metric = registry.getSingleMetric(name);
+      assert.ok(metric);
+      const regions = new Set((await metric.get()).values.map((v) => v.labels.region));
+      assert.deepEqual([...regions], ["eu-west-3"], name);
+    }
   });
 
   it("throws AwsError with the SDK exception as cause", async () => {

@@ -69,7 +69,8 @@ export function instrumentClient<I extends object, O extends object>(
     } catch (err) {
       const operation = operationName(context);
       const wrapped = AwsError.from(err, { service, operation });
-      if (!attempted.has(context)) metrics.observeRequest(service, operation, wrapped.info.code, undefined);
+      if (!attempted.has(context))
+        metrics.observeRequest(service, region, operation, wrapped.info.code, undefined);
       throw wrapped;
     }
   };
@@ -80,11 +81,11 @@ export function instrumentClient<I extends object, O extends object>(
     const start = clock.now();
     try {
       const result = await next(args);
-      metrics.observeRequest(service, operation, OK_CODE, (clock.now() - start) / 1000);
+      metrics.observeRequest(service, region, operation, OK_CODE, (clock.now() - start) / 1000);
       return result;
     } catch (err) {
       const { code } = classifyAwsError(err, { service, operation });
-      metrics.observeRequest(service, operation, code, (clock.now() - start) / 1000);
+      metrics.observeRequest(service, region, operation, code, (clock.now() - start) / 1000);
       throw err;
     }
   };

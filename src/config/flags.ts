@@ -80,7 +80,7 @@ export const FLAGS: readonly FlagSpec[] = [
     name: "aws-region",
     kind: "string",
     defaultText: "$AWS_REGION, then $AWS_DEFAULT_REGION",
-    help: "Region for resources whose spec names none.",
+    help: "Region of the AWS SDK's credential chain (STS for IRSA and web identity tokens); every resource names its own region in spec.region.",
     extraEnv: ["AWS_REGION", "AWS_DEFAULT_REGION"],
   },
 ];

@@ -120,6 +120,9 @@ test("--help and --version short-circuit validation", () => {
   for (const flag of ["--leader-elect", "--metrics-bind-address", "--poll-interval", "KUBEPROVISIONER_SYNC_PERIOD"]) {
     assert.ok(help.includes(flag), flag);
   }
+  // Every kind requires spec.region: the flag only serves the credential chain.
+  assert.match(help, /--aws-region[\s\S]*credential chain \(STS[\s\S]*spec\.region/);
+  assert.doesNotMatch(help, /whose spec names none/);
 });
 
 test("the transition poll curve is set by two flags and its cap may not be below its start", () => {

@@ -65,3 +65,33 @@ export const METRICS_AUTH_RULES = [
   ...expand("authentication.k8s.io", ["tokenreviews"], ["create"]),
   ...expand("authorization.k8s.io", ["subjectaccessreviews"], ["create"]),
 ];
+/** What the <fullname>-view ClusterRole grants: reading the kinds and their status. */
+export const VIEW_RULES = [
+  ...expand("compute.cloud.com", KINDS, ["get", "list", "watch"]),
+  ...expand(
+    "compute.cloud.com",
+    KINDS.map((k) => `${k}/status`),
+    ["get"],
+  ),
+];
+/** What the <fullname>-edit ClusterRole grants: managing the kinds, reading (never writing) status. */
+export const EDIT_RULES = [
+  ...expand("compute.cloud.com", KINDS, [
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
+  ]),
+  ...expand(
+    "compute.cloud.com",
+    KINDS.map((k) => `${k}/status`),
+    ["get"],
+  ),
+];
+/** The label that aggregates a ClusterRole into the built-in `role` ClusterRole. */
+export const aggregateTo = (role: "view" | "edit" | "admin"): string =>
+  `rbac.authorization.k8s.io/aggregate-to-${role}`;

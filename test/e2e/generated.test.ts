@@ -92,7 +92,7 @@ describe("plain manifests in config/", () => {
     );
   });
 
-  it("build with kustomize into the CRDs, RBAC and a Deployment reading AWS keys from a Secret", async () => {
+  it("build with kustomize into the CRDs, RBAC and a Deployment reading AWS keys from an optional Secret", async () => {
     const { stdout } = await execFileP(
       toolPath("kubectl"),
       ["kustomize", path.join(repoRoot, "config/default")],
@@ -100,6 +100,8 @@ describe("plain manifests in config/", () => {
     );
     const m = parseManifests(stdout);
     assert.deepEqual(m.map((x) => x.kind).sort(), [
+      "ClusterRole",
+      "ClusterRole",
       "ClusterRole",
       "ClusterRole",
       "ClusterRoleBinding",
@@ -121,9 +123,12 @@ describe("plain manifests in config/", () => {
       name: string;
       valueFrom?: unknown;
     }[];
-    assert.deepEqual(env.find((e) => e.name === "AWS_ACCESS_KEY_ID")?.valueFrom, {
-      secretKeyRef: { name: CONFIG_AWS_SECRET, key: "AWS_ACCESS_KEY_ID" },
-    });
+    // Optional, so IRSA and Pod Identity users apply config/ as it is, without the Secret.
+    for (const key of ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"]) {
+      assert.deepEqual(env.find((e) => e.name === key)?.valueFrom, {
+        secretKeyRef: { name: CONFIG_AWS_SECRET, key, optional: true },
+      });
+    }
     for (const x of m)
       assert.equal(
         x.metadata.annotations?.["helm.sh/resource-policy"],

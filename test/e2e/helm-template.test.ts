@@ -10,13 +10,16 @@ import { parse } from "yaml";
 import { repoRoot } from "../support/process.ts";
 import { at, CHART_DIR, find, helm, renderChart, type Manifest } from "./helm.ts";
 import {
+  aggregateTo,
   container,
+  EDIT_RULES,
   envOf,
   expand,
   FULL,
   MANAGER_RULES,
   METRICS_AUTH_RULES,
   triples,
+  VIEW_RULES,
 } from "./chart-expect.ts";
 
 describe("helm chart, rendered offline", () => {
@@ -32,8 +35,10 @@ describe("helm chart, rendered offline", () => {
     it("renders exactly the expected objects", () => {
       const kinds = m.map((x) => `${x.kind}/${x.metadata.name}`).sort();
       assert.deepEqual(kinds, [
+        `ClusterRole/${FULL}-edit`,
         `ClusterRole/${FULL}-manager`,
         `ClusterRole/${FULL}-metrics-reader`,
+        `ClusterRole/${FULL}-view`,
         `ClusterRoleBinding/${FULL}-manager`,
         "CustomResourceDefinition/ec2instances.compute.cloud.com",
         "CustomResourceDefinition/s3buckets.compute.cloud.com",
@@ -180,6 +185,27 @@ describe("helm chart, rendered offline", () => {
       assert.deepEqual(at(find(m, "ClusterRole", `${FULL}-metrics-reader`), "rules"), [
         { nonResourceURLs: ["/metrics"], verbs: ["get"] },
       ]);
+    });
+
+    it("aggregates reading the kinds into view, edit and admin, and managing them into edit and admin", () => {
+      const view = find(m, "ClusterRole", `${FULL}-view`);
+      const edit = find(m, "ClusterRole", `${FULL}-edit`);
+      assert.deepEqual(triples(view), [...VIEW_RULES].sort());
+      assert.deepEqual(triples(edit), [...EDIT_RULES].sort());
+      for (const role of ["view", "edit", "admin"] as const) {
+        assert.equal(view.metadata.labels?.[aggregateTo(role)], "true", `view aggregates to ${role}`);
+      }
+      assert.equal(edit.metadata.labels?.[aggregateTo("view")], undefined, "edit does not reach view");
+      assert.equal(edit.metadata.labels?.[aggregateTo("edit")], "true");
+      assert.equal(edit.metadata.labels?.[aggregateTo("admin")], "true");
+      for (const t of [...triples(view), ...triples(edit)]) {
+        const [, resource, verb] = t.split("|");
+        if (resource?.endsWith("/status")) assert.equal(verb, "get", `no write on status: ${t}`);
+      }
+    });
+
+    it("renders no dashboard and no alert rules unless asked", () => {
+      assert.equal(m.filter((x) => x.kind === "ConfigMap" || x.kind === "PrometheusRule").length, 0);
     });
 
     it("renders the CRDs of config/crd unchanged, annotated to survive helm uninstall", () => {

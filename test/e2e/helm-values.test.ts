@@ -28,6 +28,42 @@ describe("helm chart values", () => {
       assert.equal(envOf(m, "AWS_ENDPOINT_URL")?.value, "http://moto.test:5000");
     });
 
+    it("lets the pod start without the Secret when it is optional", async () => {
+      const m = await renderChart({ "aws.existingSecret": "aws-creds", "aws.existingSecretOptional": true });
+      for (const [name, key] of [
+        ["AWS_ACCESS_KEY_ID", "AWS_ACCESS_KEY_ID"],
+        ["AWS_SECRET_ACCESS_KEY", "AWS_SECRET_ACCESS_KEY"],
+        ["AWS_SESSION_TOKEN", "AWS_SESSION_TOKEN"],
+      ] as const) {
+        assert.deepEqual(envOf(m, name)?.valueFrom, {
+          secretKeyRef: { name: "aws-creds", key, optional: true },
+        });
+      }
+    });
+
+    it("leaves out the aggregated view and edit roles when asked", async () => {
+      const m = await renderChart({ "rbac.aggregateToDefaultRoles": false });
+      const roles = m.filter((x) => x.kind === "ClusterRole").map((x) => x.metadata.name);
+      assert.deepEqual(roles.sort(), [`${FULL}-manager`, `${FULL}-metrics-reader`]);
+    });
+
+    it("creates the Grafana dashboard ConfigMap for the sidecar, in the namespace asked for", async () => {
+      const m = await renderChart({
+        "metrics.dashboard.enabled": true,
+        "metrics.dashboard.namespace": "monitoring",
+        "metrics.dashboard.annotations.grafana_folder": "Operators",
+      });
+      const cm = find(m, "ConfigMap", `${FULL}-dashboard`);
+      assert.equal(cm.metadata.namespace, "monitoring");
+      assert.equal(cm.metadata.labels?.grafana_dashboard, "1");
+      assert.equal(cm.metadata.annotations?.grafana_folder, "Operators");
+      const data = cm.data as Record<string, string>;
+      assert.deepEqual(Object.keys(data), ["kubeprovisioner.json"]);
+      const dashboard = JSON.parse(data["kubeprovisioner.json"] ?? "") as { uid: string; panels: unknown[] };
+      assert.equal(dashboard.uid, "kubeprovisioner");
+      assert.ok(dashboard.panels.length > 10);
+    });
+
     it("annotates the ServiceAccount for IRSA and keeps user annotations", async () => {
       const arn = "arn:aws:iam::123456789012:role/kubeprovisioner";
       const m = await renderChart({ "aws.roleArn": arn, "serviceAccount.annotations.team": "platform" });
@@ -233,6 +269,21 @@ describe("helm chart values", () => {
         what: "a ServiceMonitor without metrics",
         args: ["--set", "metrics.enabled=false", "--set", "metrics.serviceMonitor.enabled=true"],
         error: /requires metrics.enabled=true/,
+      },
+      {
+        what: "alert rules without metrics",
+        args: ["--set", "metrics.enabled=false", "--set", "metrics.prometheusRule.enabled=true"],
+        error: /metrics.prometheusRule.enabled requires metrics.enabled=true/,
+      },
+      {
+        what: "a dashboard without metrics",
+        args: ["--set", "metrics.enabled=false", "--set", "metrics.dashboard.enabled=true"],
+        error: /metrics.dashboard.enabled requires metrics.enabled=true/,
+      },
+      {
+        what: "an alert ratio above 1",
+        args: ["--set-json", "metrics.prometheusRule.awsThrottleRatio=5"],
+        error: /at '\/metrics\/prometheusRule\/awsThrottleRatio': maximum/,
       },
     ];
     for (const c of cases) {

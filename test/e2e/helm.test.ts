@@ -10,6 +10,11 @@
  * add and release (patch), status writes, a repeated Warning Event (create, then patch), the
  * Lease (get, create, update, release on SIGTERM), and authenticated /metrics scrapes
  * (TokenReview, SubjectAccessReview).
+ *
+ * Beside the operator's own RBAC: the chart's view and edit ClusterRoles, aggregated into the
+ * built-in view, edit and admin roles by kube-controller-manager's aggregation controller, decide
+ * what tenants holding those roles may do; and every metric the chart's Grafana dashboard queries
+ * is found in a scrape of the running operator.
  */
 import { DescribeInstancesCommand } from "@aws-sdk/client-ec2";
 import { DeleteObjectCommand, HeadBucketCommand, PutObjectCommand } from "@aws-sdk/client-s3";
@@ -26,6 +31,7 @@ import { waitFor, within } from "../support/process.ts";
 import { startConflictInjector, type ConflictInjector } from "./conflict-webhook.ts";
 import { motoClients, sampleOf, sampleRefs, samples, scrape, withOperatorLog } from "./flow-support.ts";
 import { CHART_DIR, helm, type Manifest } from "./helm.ts";
+import { dashboardQueries, metricNames } from "./dashboard.ts";
 import { startLocalPod, type LocalPod } from "./local-pod.ts";
 import {
   auditPolicy,
@@ -59,6 +65,7 @@ describe("helm install on a real API server, then the operator under the chart's
     writeFileSync(policy, auditPolicy([SA_USER]));
     [cp, moto] = await Promise.all([
       startControlPlane({
+        controllers: ["clusterrole-aggregation"],
         apiServerFlags: [
           `--audit-policy-file=${policy}`,
           `--audit-log-path=${auditLog}`,
@@ -106,10 +113,17 @@ describe("helm install on a real API server, then the operator under the chart's
       "aws.region=us-east-1",
       "--set",
       `aws.endpoint=${moto.endpoint}`,
+      "--set",
+      "metrics.dashboard.enabled=true",
     ]);
     assert.equal(res.code, 0, res.stderr);
     assert.match(res.stdout, /STATUS: deployed/);
     assert.match(res.stdout, /kubectl get ec2,s3b,sqsq -w/, "NOTES show how to watch the resources");
+    assert.match(
+      res.stdout,
+      /Never grant\s+tenants write on ec2instances\/status/,
+      "NOTES warn about status",
+    );
 
     for (const crd of ["ec2instances", "s3buckets", "sqsqueues"]) {
       await waitFor(
@@ -130,6 +144,9 @@ describe("helm install on a real API server, then the operator under the chart's
     for (const p of [
       `/apis/rbac.authorization.k8s.io/v1/clusterroles/${FULL}-manager`,
       `/apis/rbac.authorization.k8s.io/v1/clusterroles/${FULL}-metrics-reader`,
+      `/apis/rbac.authorization.k8s.io/v1/clusterroles/${FULL}-view`,
+      `/apis/rbac.authorization.k8s.io/v1/clusterroles/${FULL}-edit`,
+      `/api/v1/namespaces/${NS}/configmaps/${FULL}-dashboard`,
       `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${FULL}-manager`,
       `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles/${FULL}-leader-election`,
       `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings/${FULL}-leader-election`,
@@ -143,6 +160,120 @@ describe("helm install on a real API server, then the operator under the chart's
     const dep = await cp.request("GET", `/apis/apps/v1/namespaces/${NS}/deployments/${FULL}`);
     assert.equal(dep.status, 200, dep.text);
     assert.equal((dep.body as { spec: { replicas: number } }).spec.replicas, 2);
+  });
+
+  it("tenants holding the built-in edit or admin role manage the kinds, view only reads, and nobody writes status", async () => {
+    const TENANT = "tenant";
+    await kubectl(["create", "namespace", TENANT]);
+    for (const [user, role] of [
+      ["alice", "edit"],
+      ["bob", "view"],
+      ["carol", "admin"],
+    ] as const) {
+      await kubectl([
+        "create",
+        "rolebinding",
+        `${user}-${role}`,
+        `--clusterrole=${role}`,
+        `--user=${user}`,
+        "-n",
+        TENANT,
+      ]);
+    }
+    // kube-controller-manager copies the chart roles' rules into the built-in ones.
+    for (const [role, verb] of [
+      ["view", "watch"],
+      ["edit", "create"],
+      ["admin", "deletecollection"],
+    ] as const) {
+      await waitFor(
+        `the built-in ${role} ClusterRole holds the chart's rules`,
+        async () => {
+          const got = await cp.request("GET", `/apis/rbac.authorization.k8s.io/v1/clusterroles/${role}`);
+          const rules = (got.body as { rules?: { resources?: string[]; verbs?: string[] }[] }).rules ?? [];
+          return KINDS.every((k) => rules.some((r) => r.resources?.includes(k) && r.verbs?.includes(verb)));
+        },
+        30_000,
+        200,
+      );
+    }
+    /** kubectl as `user` (admin impersonation; the API server authorizes the impersonated user). */
+    const as = async (
+      user: string,
+      args: string[],
+      input?: string,
+    ): Promise<{ ok: boolean; out: string }> => {
+      try {
+        const r = await cp.kubectl(
+          [`--as=${user}`, "-n", TENANT, ...args],
+          input === undefined ? {} : { input },
+        );
+        return { ok: true, out: r.stdout };
+      } catch (err) {
+        const e = err as { stdout?: string; stderr?: string };
+        return { ok: false, out: `${e.stdout ?? ""}${e.stderr ?? ""}` };
+      }
+    };
+    const bucket = JSON.stringify({
+      apiVersion: "compute.cloud.com/v1",
+      kind: "S3Bucket",
+      metadata: { name: "tenant-bucket" },
+      spec: { bucketName: "kp-e2e-tenant-bucket", region: "us-east-1" },
+    });
+    const created = await as("alice", ["create", "-f", "-"], bucket);
+    assert.ok(created.ok, created.out);
+    const statusPatch = ["patch", "s3bucket/tenant-bucket", "--subresource=status", "--type=merge", "-p"];
+    const forged = JSON.stringify({ status: { bucketArn: "arn:aws:s3:::someone-elses" } });
+    for (const user of ["alice", "bob", "carol"]) {
+      const read = await as(user, ["get", "s3bucket/tenant-bucket", "-o", "name"]);
+      assert.ok(read.ok, `${user} reads: ${read.out}`);
+      const status = await as(user, [...statusPatch, forged]);
+      assert.equal(status.ok, false, `${user} may not write status`);
+      assert.match(status.out, /forbidden/i);
+    }
+    const viewerWrites = await as("bob", ["label", "s3bucket/tenant-bucket", "team=b"]);
+    assert.equal(viewerWrites.ok, false, "view cannot change an object");
+    assert.match(viewerWrites.out, /forbidden/i);
+    const viewerCreates = await as(
+      "bob",
+      ["create", "-f", "-"],
+      bucket.replace("tenant-bucket", "bobs-bucket"),
+    );
+    assert.equal(viewerCreates.ok, false, "view cannot create");
+    assert.match(viewerCreates.out, /forbidden/i);
+    const editorChanges = await as("alice", ["label", "s3bucket/tenant-bucket", "team=a"]);
+    assert.ok(editorChanges.ok, editorChanges.out);
+
+    // The same verdicts for every kind and for the admin role, from the API server's authorizer.
+    const canI = async (user: string, verb: string, resource: string, subresource = ""): Promise<boolean> => {
+      const review = await cp.request("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", {
+        apiVersion: "authorization.k8s.io/v1",
+        kind: "SubjectAccessReview",
+        spec: {
+          user,
+          resourceAttributes: { namespace: TENANT, verb, group: "compute.cloud.com", resource, subresource },
+        },
+      });
+      assert.equal(review.status, 201, review.text);
+      return (review.body as { status?: { allowed?: boolean } }).status?.allowed === true;
+    };
+    for (const kind of KINDS) {
+      for (const verb of ["create", "update", "patch", "delete"]) {
+        assert.equal(await canI("alice", verb, kind), true, `edit: ${verb} ${kind}`);
+        assert.equal(await canI("carol", verb, kind), true, `admin: ${verb} ${kind}`);
+        assert.equal(await canI("bob", verb, kind), false, `view: ${verb} ${kind}`);
+      }
+      for (const verb of ["get", "list", "watch"]) {
+        assert.equal(await canI("bob", verb, kind), true, `view: ${verb} ${kind}`);
+      }
+      for (const user of ["alice", "bob", "carol"]) {
+        for (const verb of ["update", "patch"]) {
+          assert.equal(await canI(user, verb, kind, "status"), false, `${user}: ${verb} ${kind}/status`);
+        }
+      }
+    }
+    const deleted = await as("alice", ["delete", "s3bucket/tenant-bucket", "--wait=true"]);
+    assert.ok(deleted.ok, deleted.out);
   });
 
   it("the pod template is admitted by the restricted Pod Security Standard, which refuses a weakened copy", async () => {
@@ -328,6 +459,35 @@ describe("helm install on a real API server, then the operator under the chart's
       metricSum(ok.body, "controller_runtime_reconcile_total") > 0,
       "the scrape counts the reconciles",
     );
+  });
+
+  it("every metric the chart's Grafana dashboard queries is exported by the running operator", async () => {
+    assert.ok(pod);
+    const cm = await cp.request("GET", `/api/v1/namespaces/${NS}/configmaps/${FULL}-dashboard`);
+    assert.equal(cm.status, 200, cm.text);
+    const json = (cm.body as { data?: Record<string, string> }).data?.["kubeprovisioner.json"];
+    assert.ok(json, "the ConfigMap holds the dashboard");
+    const names = [...new Set(dashboardQueries(json).flatMap(metricNames))].sort();
+    assert.ok(names.length >= 20, `the dashboard queries ${names.length} metrics: ${names.join(", ")}`);
+    const token = await cp.serviceAccountToken("monitoring", "prometheus");
+    const res = await scrape(`${pod.metricsUrl}/metrics`, token);
+    assert.equal(res.status, 200, res.body);
+    const exported = new Set(
+      res.body
+        .split("\n")
+        .filter((l) => l !== "" && !l.startsWith("#"))
+        .map((l) => /^[a-zA-Z_:][a-zA-Z0-9_:]*/.exec(l)?.[0] ?? ""),
+    );
+    assert.deepEqual(
+      names.filter((n) => !exported.has(n)),
+      [],
+      "metrics queried by the dashboard but not exported",
+    );
+    for (const family of ["kubeprovisioner_managed_resources", "kubeprovisioner_drift_repairs_total"]) {
+      assert.ok(names.includes(family), `the dashboard shows ${family}`);
+    }
+    // The AWS request metrics carry the region of the client (the samples live in us-east-1).
+    assert.match(res.body, /aws_api_requests_total\{service="s3",region="us-east-1",/);
   });
 
   it("SIGTERM stops the operator with exit code 0 and releases the Lease", async () => {

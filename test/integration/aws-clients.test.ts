@@ -70,10 +70,13 @@ async function expectAwsError(p: Promise<unknown>, kind: AwsErrorKind, code: str
   return err;
 }
 
-async function counts(registry: Registry): Promise<Record<string, number>> {
+/** Requests per `service/operation/code`, summed over regions (or per `region/service/...` with `byRegion`). */
+async function counts(registry: Registry, byRegion = false): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
-  for (const v of await registrySamples(registry, AWS_METRIC_NAMES.requests))
-    out[`${v.labels.service}/${v.labels.operation}/${v.labels.code}`] = v.value;
+  for (const v of await registrySamples(registry, AWS_METRIC_NAMES.requests)) {
+    const key = `${byRegion ? `${v.labels.region}/` : ""}${v.labels.service}/${v.labels.operation}/${v.labels.code}`;
+    out[key] = (out[key] ?? 0) + v.value;
+  }
   return out;
 }
 
@@ -296,6 +299,10 @@ describe("AWS clients against moto", () => {
     assert.equal(c["ec2/TerminateInstances/OK"], 1);
     assert.equal(await durationCount(registry, "s3", "CreateBucket"), 3);
     assert.equal(await durationCount(registry, "ec2", "DescribeInstances"), 3);
+    const perRegion = await counts(registry, true);
+    assert.equal(perRegion["us-east-1/s3/CreateBucket/OK"], 1, "each client labels its own region");
+    assert.equal(perRegion["eu-west-1/s3/CreateBucket/OK"], 1);
+    assert.equal(perRegion["eu-west-1/s3/CreateBucket/BucketAlreadyOwnedByYou"], 1);
     const text = await registry.metrics();
     assert.equal(
       metricValue(text, "aws_api_rate_budget_permits_per_second", { service: "ec2", region: "us-east-1" }),

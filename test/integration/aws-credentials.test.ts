@@ -116,6 +116,7 @@ describe("AWS credentials through the default chain", () => {
       assert.equal(
         metricValue(text, AWS_METRIC_NAMES.requests, {
           service: "sqs",
+          region: "us-east-1",
           operation: "ListQueues",
           code: "CredentialsProviderError",
         }),

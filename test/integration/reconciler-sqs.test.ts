@@ -57,6 +57,13 @@ describe("SqsQueue reconciler: lifecycle", () => {
   });
 
   it("repairs attribute and tag drift, and applies spec changes", async () => {
+    const repairs = (setting: string): Promise<number> =>
+      env.op.metric("kubeprovisioner_drift_repairs_total", { kind: "SqsQueue", setting });
+    const before = {
+      visibility: await repairs("visibilityTimeoutSeconds"),
+      tags: await repairs("tags"),
+      retention: await repairs("messageRetentionSeconds"),
+    };
     const { url } = await env.queue("orders");
     await env
       .sqs()
@@ -78,6 +85,19 @@ describe("SqsQueue reconciler: lifecycle", () => {
       200,
     );
     await env.waitEvent("orders", "Normal", "Updated"); // Events are written asynchronously, after the status
+    // The metric counts each repaired setting; the untouched retention period was not repaired.
+    assert.ok((await repairs("visibilityTimeoutSeconds")) > before.visibility);
+    assert.ok((await repairs("tags")) > before.tags);
+    assert.equal(await repairs("messageRetentionSeconds"), before.retention);
+    assert.equal(
+      await env.op.metric("kubeprovisioner_managed_resources", {
+        kind: "SqsQueue",
+        ready: "True",
+        synced: "True",
+      }),
+      1,
+      "the Ready queue is counted from the cache",
+    );
     await env.patch("orders", { spec: { messageRetentionSeconds: 600, tags: { env: "prod", team: "a" } } });
     await waitFor(
       "spec change applied",

@@ -2,7 +2,8 @@
  * A real Kubernetes control plane for tests, in the spirit of controller-runtime's envtest:
  * etcd and kube-apiserver on free loopback ports, TLS with a generated CA, RBAC authorization,
  * ServiceAccount token signing, client-certificate users (an admin in system:masters), a
- * kubeconfig on disk, CRD installation, and a clean stop that leaves no process or folder behind.
+ * kubeconfig on disk, CRD installation, optionally kube-controller-manager running chosen
+ * controllers, and a clean stop that leaves no process or folder behind.
  */
 import { KubeConfig } from "@kubernetes/client-node";
 import { execFile } from "node:child_process";
@@ -34,6 +35,11 @@ export interface ControlPlaneOptions {
   apiServerFlags?: string[];
   /** Readiness timeout per component. @default 60000 */
   startTimeoutMs?: number;
+  /**
+   * Also run kube-controller-manager with only these controllers (its `--controllers` names,
+   * for example `clusterrole-aggregation`), as the admin. @default none: no controller-manager
+   */
+  controllers?: string[];
 }
 
 /** A JSON response from {@link ControlPlane.request}. */
@@ -153,13 +159,27 @@ function adminRequest(
   });
 }
 
-/** Starts etcd and kube-apiserver and waits until the API server is ready. */
+/** Status code of a GET to a local HTTPS endpoint serving a self-signed certificate. */
+function insecureGet(url: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(url, { rejectUnauthorized: false, timeout: 5_000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on("timeout", () => req.destroy(new Error(`GET ${url} timed out`)));
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+/** Starts etcd and kube-apiserver (and kube-controller-manager when asked) and waits until ready. */
 export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise<ControlPlane> {
   const timeout = opts.startTimeoutMs ?? 60_000;
   const dir = mkdtempSync(path.join(os.tmpdir(), "kubeprovisioner-envtest-"));
   trackTempDir(dir);
   let etcd: Supervised | undefined;
   let apiserver: Supervised | undefined;
+  let controllerManager: Supervised | undefined;
   try {
     const pki: Pki = createPki(dir);
     const ca = readFileSync(pki.caCert, "utf8");
@@ -233,6 +253,40 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     const kubeconfigPath = path.join(dir, "admin.kubeconfig");
     const adminKc = (): KubeConfig => kubeConfigFor(server, ca, { name: "admin", ...adminPem });
     writeFileSync(kubeconfigPath, adminKc().exportConfig());
+
+    if (opts.controllers !== undefined && opts.controllers.length > 0) {
+      const port = await freePort();
+      const log = path.join(dir, "kube-controller-manager.log");
+      const kcm = startProcess(
+        toolPath("kube-controller-manager"),
+        [
+          `--kubeconfig=${kubeconfigPath}`,
+          `--authentication-kubeconfig=${kubeconfigPath}`,
+          `--authorization-kubeconfig=${kubeconfigPath}`,
+          `--controllers=${opts.controllers.join(",")}`,
+          "--leader-elect=false",
+          "--bind-address=127.0.0.1",
+          `--secure-port=${port}`,
+          `--cert-dir=${path.join(dir, "kube-controller-manager")}`,
+          "--profiling=false",
+        ],
+        { logFile: log },
+      );
+      controllerManager = kcm;
+      await waitFor(
+        "kube-controller-manager /healthz",
+        async () => {
+          if (kcm.proc.exitCode !== null) throw new Error(`kube-controller-manager exited; see ${log}`);
+          try {
+            return (await insecureGet(`https://127.0.0.1:${port}/healthz`)) === 200;
+          } catch {
+            return false;
+          }
+        },
+        timeout,
+        200,
+      );
+    }
 
     const req = (
       method: string,
@@ -352,6 +406,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       async stop() {
         if (stopped) return;
         stopped = true;
+        await controllerManager?.stop();
         await apiserver?.stop();
         await etcd?.stop();
         removeTempDir(dir);
@@ -360,10 +415,11 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     if (opts.installCRDs) await cp.installCRDs();
     return cp;
   } catch (err) {
+    await controllerManager?.stop();
     await apiserver?.stop();
     await etcd?.stop();
     // Keep the logs when a start fails: they say why.
-    const logs = ["etcd.log", "kube-apiserver.log"]
+    const logs = ["etcd.log", "kube-apiserver.log", "kube-controller-manager.log"]
       .map((f) => {
         try {
           return `--- ${f} (tail)\n${readFileSync(path.join(dir, f), "utf8").split("\n").slice(-20).join("\n")}`;

@@ -8,12 +8,15 @@ import { repoRoot } from "./process.ts";
 
 const overrides: Record<string, string> = {
   "kube-apiserver": "TEST_ASSET_KUBE_APISERVER",
+  "kube-controller-manager": "TEST_ASSET_KUBE_CONTROLLER_MANAGER",
   etcd: "TEST_ASSET_ETCD",
   kubectl: "TEST_ASSET_KUBECTL",
 };
 
 /** Absolute path of a test tool; throws with the command that installs it when it is missing. */
-export function toolPath(name: "kube-apiserver" | "etcd" | "kubectl" | "helm"): string {
+export function toolPath(
+  name: "kube-apiserver" | "kube-controller-manager" | "etcd" | "kubectl" | "helm" | "promtool",
+): string {
   const envName = overrides[name];
   const fromEnv = envName !== undefined ? process.env[envName] : undefined;
   const candidates = [

@@ -76,6 +76,12 @@ Combinations values.schema.json cannot express. Each failure names the values in
 {{- if and .Values.metrics.serviceMonitor.enabled (not .Values.metrics.enabled) }}
 {{- fail "metrics.serviceMonitor.enabled requires metrics.enabled=true" }}
 {{- end }}
+{{- if and .Values.metrics.prometheusRule.enabled (not .Values.metrics.enabled) }}
+{{- fail "metrics.prometheusRule.enabled requires metrics.enabled=true" }}
+{{- end }}
+{{- if and .Values.metrics.dashboard.enabled (not .Values.metrics.enabled) }}
+{{- fail "metrics.dashboard.enabled requires metrics.enabled=true" }}
+{{- end }}
 {{- if and .Values.metrics.enabled (eq (int .Values.metrics.port) (int .Values.health.port)) }}
 {{- fail "metrics.port and health.port must differ" }}
 {{- end }}
@@ -97,11 +103,17 @@ Combinations values.schema.json cannot express. Each failure names the values in
     secretKeyRef:
       name: {{ . }}
       key: {{ $.Values.aws.existingSecretKeys.accessKeyId }}
+      {{- if $.Values.aws.existingSecretOptional }}
+      optional: true
+      {{- end }}
 - name: AWS_SECRET_ACCESS_KEY
   valueFrom:
     secretKeyRef:
       name: {{ . }}
       key: {{ $.Values.aws.existingSecretKeys.secretAccessKey }}
+      {{- if $.Values.aws.existingSecretOptional }}
+      optional: true
+      {{- end }}
 {{- with $.Values.aws.existingSecretKeys.sessionToken }}
 - name: AWS_SESSION_TOKEN
   valueFrom:
@@ -114,4 +126,17 @@ Combinations values.schema.json cannot express. Each failure names the values in
 {{- with .Values.extraEnv }}
 {{ toYaml . }}
 {{- end }}
+{{- end }}
+
+{{/* PromQL label matchers selecting this release's operator series, as the ServiceMonitor labels them. */}}
+{{- define "kubeprovisioner.promSelector" -}}
+namespace="{{ .Release.Namespace }}",job="{{ include "kubeprovisioner.fullname" . }}-metrics"
+{{- end }}
+
+{{/*
+AWS error codes meaning "slow down", as a regular expression: the throttled class of
+src/aws/error-codes.ts (test/e2e/prometheus-rules.test.ts checks that the two agree).
+*/}}
+{{- define "kubeprovisioner.awsThrottleCodes" -}}
+.*Throttl.*|RequestLimitExceeded|RequestResourceCountExceeded|SlowDown|TooManyRequestsException|BandwidthLimitExceeded|PriorRequestNotComplete
 {{- end }}

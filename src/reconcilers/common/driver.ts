@@ -65,6 +65,19 @@ export interface Readiness {
   message: string;
 }
 
+/**
+ * One repaired drift, as {@link ResourceDriver.sync} reports it: the spec setting that was put
+ * back (the `setting` label of `kubeprovisioner_drift_repairs_total`, so one of the driver's
+ * {@link ResourceDriver.driftSettings}) and a short description for the `Updated` Event.
+ */
+export interface DriftRepair {
+  readonly setting: string;
+  readonly description: string;
+}
+
+/** The setting name of the `tags` map, which every kind repairs. */
+export const TAGS_SETTING = "tags";
+
 /** Result of {@link ResourceDriver.delete}. */
 export type DeleteOutcome =
   /**
@@ -118,6 +131,11 @@ export interface ResourceDriver<T extends ManagedObject, R> {
    */
   readonly alignPolls?: boolean;
   /**
+   * Every setting {@link sync} may repair, named as in the spec (`tags`, `versioning`, ...):
+   * the complete, fixed value set of the drift metric's `setting` label for this kind.
+   */
+  readonly driftSettings: readonly string[];
+  /**
    * The AWS identifier the status records for the resource (instance ID, bucket ARN, queue URL),
    * or undefined when none is recorded. A recorded ID with no resource in AWS means the resource
    * was deleted out of band.
@@ -138,10 +156,10 @@ export interface ResourceDriver<T extends ManagedObject, R> {
   adopt(obj: T, resource: R, ctx: DriverContext): Promise<R>;
   /**
    * Repairs drift of mutable attributes (tags, versioning, queue attributes). Returns the
-   * resource as it is now and a short description of each change made (empty when in sync: the
-   * second reconcile of an unchanged object makes no mutating call).
+   * resource as it is now and each change made (empty when in sync: the second reconcile of an
+   * unchanged object makes no mutating call).
    */
-  sync(obj: T, resource: R, ctx: DriverContext): Promise<{ resource: R; changes: string[] }>;
+  sync(obj: T, resource: R, ctx: DriverContext): Promise<{ resource: R; changes: DriftRepair[] }>;
   /** Kind-specific status fields describing the resource (including `state`). */
   status(obj: T, resource: R): Partial<NonNullable<T["status"]>>;
   /** Kind-specific status fields to clear when the resource is gone (its ID, addresses). */

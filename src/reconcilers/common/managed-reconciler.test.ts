@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { beforeEach, describe, it } from "node:test";
+import { Registry } from "prom-client";
 import { FINALIZER, getCondition } from "../../api/v1/index.ts";
 import { AwsError } from "../../aws/errors.ts";
 import { TerminalError, type ReconcileContext } from "../../runtime/controller/reconciler.ts";
@@ -10,6 +11,7 @@ import { FakeClock } from "../../runtime/testing/fake-clock.ts";
 import {
   DeletionBlockedError,
   type DeleteOutcome,
+  type DriftRepair,
   type ManagedObject,
   type Observation,
   type ResourceDriver,
@@ -19,6 +21,7 @@ import {
   type ManagedObjectClient,
   type ManagedReconcilerOptions,
 } from "./managed-reconciler.ts";
+import { DriftRepairMetrics, MANAGED_METRIC_NAMES } from "./metrics.ts";
 import type { ForeignClaim, OwnerDirectory, OwnerLiveness } from "./ownership.ts";
 
 const unmanaged: ForeignClaim = { owner: undefined, managedByOperator: false, adoptable: true };
@@ -86,6 +89,7 @@ class Fakes {
   ownerLiveness: OwnerLiveness = "gone";
   owners: OwnerDirectory = { liveness: () => this.ownerLiveness };
   createError: Error | undefined;
+  syncChanges: DriftRepair[] = [];
 
   client: ManagedObjectClient<Widget> = {
     get: () => (this.stored ? (Object.freeze(structuredClone(this.stored)) as Widget) : undefined),
@@ -109,6 +113,7 @@ class Fakes {
 
   driver: ResourceDriver<Widget, Res> = {
     noun: "widget",
+    driftSettings: ["tags", "size"],
     recordedId: (o) => o.status?.widgetId,
     observe: async () => {
       this.log.push("observe");
@@ -127,7 +132,7 @@ class Fakes {
     },
     sync: async (_o, r) => {
       this.log.push("sync");
-      return { resource: r, changes: [] };
+      return { resource: r, changes: this.syncChanges };
     },
     status: (_o, r) => ({ widgetId: r.id, state: r.state }),
     clearedStatus: () => ({ widgetId: undefined }),
@@ -216,6 +221,45 @@ describe("ManagedResourceReconciler", () => {
     await r.reconcile(req, ctx);
     assert.deepEqual(f.log, ["observe", "sync"]);
     assert.deepEqual(f.events, []);
+  });
+
+  it("reports repaired drift in one Updated Event and counts each repaired setting once", async () => {
+    const registry = new Registry();
+    const messages: string[] = [];
+    const counted = reconcilerFor(f, {
+      recorder: {
+        event: (o, type, reason, message) => {
+          messages.push(message);
+          f.recorder.event(o, type, reason, message);
+        },
+      },
+      driftRepairs: new DriftRepairMetrics(registry, "Widget", f.driver.driftSettings),
+    });
+    const repairs = async (): Promise<Record<string, number>> => {
+      const out: Record<string, number> = {};
+      const metric = registry.getSingleMetric(MANAGED_METRIC_NAMES.driftRepairs);
+      for (const v of (await metric?.get())?.values ?? [])
+        out[`${v.labels.kind}/${v.labels.setting}`] = v.value;
+      return out;
+    };
+    f.stored = widget();
+    await counted.reconcile(req, ctx);
+    assert.deepEqual(await repairs(), { "Widget/tags": 0, "Widget/size": 0 }, "every setting starts at 0");
+
+    f.events = [];
+    f.syncChanges = [
+      { setting: "tags", description: "set tag a" },
+      { setting: "tags", description: "removed tag b" },
+      { setting: "size", description: "size 1 -> 2" },
+    ];
+    await counted.reconcile(req, ctx);
+    assert.deepEqual(f.events, ["Normal:Updated"]);
+    assert.equal(messages.at(-1), "repaired drift: set tag a; removed tag b; size 1 -> 2");
+    assert.deepEqual(await repairs(), { "Widget/tags": 1, "Widget/size": 1 });
+
+    f.syncChanges = [];
+    await counted.reconcile(req, ctx);
+    assert.deepEqual(await repairs(), { "Widget/tags": 1, "Widget/size": 1 }, "no drift, no count");
   });
 
   it("reuses the recorded token after a crash between the token write and the create", async () => {

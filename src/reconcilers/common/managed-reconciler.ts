@@ -52,6 +52,7 @@ import {
   type Observation,
   type ResourceDriver,
 } from "./driver.ts";
+import type { DriftRepairMetrics } from "./metrics.ts";
 import { adoptionRefusal, type AdoptionPolicy, type OwnerDirectory } from "./ownership.ts";
 import { PendingBackoff } from "./pending-backoff.ts";
 import { CREATE_REQUEST_RENEW_MS, createToken, requestedWithin } from "./token.ts";
@@ -79,6 +80,8 @@ export interface ManagedReconcilerOptions<T extends ManagedObject, R> {
   pendingInitialMs?: number;
   /** Largest poll interval while the resource is in transition, in ms. @default 30_000 */
   pendingMaxMs?: number;
+  /** Counts each drift repair (the `Updated` Event). @default not counted */
+  driftRepairs?: Pick<DriftRepairMetrics, "repaired">;
 }
 
 /** Reasons the flow itself puts into conditions. */
@@ -106,7 +109,10 @@ class ReportedTerminal extends Error {
 
 /** The shared reconcile flow; see the module comment. */
 export class ManagedResourceReconciler<T extends ManagedObject, R> implements Reconciler {
-  readonly #o: Required<Omit<ManagedReconcilerOptions<T, R>, "pendingInitialMs" | "pendingMaxMs">>;
+  readonly #o: Required<
+    Omit<ManagedReconcilerOptions<T, R>, "pendingInitialMs" | "pendingMaxMs" | "driftRepairs">
+  > &
+    Pick<ManagedReconcilerOptions<T, R>, "driftRepairs">;
   readonly #pending: PendingBackoff;
   readonly #blocked = new PendingBackoff({ initialMs: 5000, maxMs: 300_000 });
 
@@ -279,7 +285,11 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
       const synced = await driver.sync(obj, obs.resource, ctx);
       resource = synced.resource;
       if (synced.changes.length > 0) {
-        recorder.event(obj, "Normal", "Updated", `repaired drift: ${synced.changes.join("; ")}`);
+        const described = synced.changes.map((c) => c.description).join("; ");
+        recorder.event(obj, "Normal", "Updated", `repaired drift: ${described}`);
+        for (const setting of new Set(synced.changes.map((c) => c.setting))) {
+          this.#o.driftRepairs?.repaired(setting);
+        }
       }
     }
 

@@ -1,6 +1,7 @@
 /**
  * Wires one managed kind into the manager: its reconciler (the shared flow plus the kind's
- * driver), its controller on the shared informer, and its Event recorder.
+ * driver), its controller on the shared informer, its Event recorder, and its series of the
+ * managed-resource metrics (metrics.ts).
  */
 import type { Registry } from "prom-client";
 import type { AwsClientSource } from "../../aws/clients.ts";
@@ -18,6 +19,7 @@ import type { Runnable } from "../../runtime/manager/runnable.ts";
 import type { ManagedObject, ResourceDriver } from "./driver.ts";
 import type { AdoptionPolicy, OwnerDirectory } from "./ownership.ts";
 import { ManagedResourceReconciler } from "./managed-reconciler.ts";
+import { countManagedResources, DriftRepairMetrics } from "./metrics.ts";
 
 /** What every reconciler is built from; shared process-wide. */
 export interface ReconcilerDeps {
@@ -55,9 +57,11 @@ export function setupManagedController<T extends ManagedObject, R>(
   driver: ResourceDriver<T, R>,
   deps: ReconcilerDeps,
 ): Controller {
+  const client = deps.client.resource<T>(resource);
+  countManagedResources(deps.registry, resource.kind, () => client.list());
   const reconciler = new ManagedResourceReconciler<T, R>({
     resource,
-    client: deps.client.resource<T>(resource),
+    client,
     driver,
     recorder: deps.events.recorderFor(`${name}-controller`),
     clock: deps.clock,
@@ -66,6 +70,7 @@ export function setupManagedController<T extends ManagedObject, R>(
     ...(deps.pollIntervalMs !== undefined ? { pollIntervalMs: deps.pollIntervalMs } : {}),
     ...(deps.pendingInitialMs !== undefined ? { pendingInitialMs: deps.pendingInitialMs } : {}),
     ...(deps.pendingMaxMs !== undefined ? { pendingMaxMs: deps.pendingMaxMs } : {}),
+    driftRepairs: new DriftRepairMetrics(deps.registry, resource.kind, driver.driftSettings),
   });
   return newControllerManagedBy({
     informers: deps.informers,

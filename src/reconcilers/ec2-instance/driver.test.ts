@@ -293,7 +293,10 @@ describe("Ec2InstanceDriver.create, adopt and sync", () => {
     const drifted = await run(
       driver.sync(obj, structuredClone(ec2.instances.get(i.InstanceId ?? "") ?? {}), ctx),
     );
-    assert.deepEqual(drifted.changes, ["set tag team", "removed tag extra"]);
+    assert.deepEqual(drifted.changes, [
+      { setting: "tags", description: "set tag team" },
+      { setting: "tags", description: "removed tag extra" },
+    ]);
     assert.equal(ec2.count("CreateTags"), 1);
     assert.equal(ec2.count("DeleteTags"), 1);
     assert.deepEqual(ec2.tagsOf(i.InstanceId ?? ""), {

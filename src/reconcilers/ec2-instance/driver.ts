@@ -20,13 +20,15 @@ import { AwsError } from "../../aws/errors.ts";
 import { desiredTags, ownershipTags, toEc2Tags } from "../../aws/ownership.ts";
 import { isOwnedBy, verdictOf } from "../common/ownership.ts";
 import type { Clock } from "../../runtime/clock.ts";
-import type {
-  DeleteOutcome,
-  DriverContext,
-  ManagedObject,
-  Observation,
-  Readiness,
-  ResourceDriver,
+import {
+  TAGS_SETTING,
+  type DeleteOutcome,
+  type DriftRepair,
+  type DriverContext,
+  type ManagedObject,
+  type Observation,
+  type Readiness,
+  type ResourceDriver,
 } from "../common/driver.ts";
 import { FlowReason } from "../common/managed-reconciler.ts";
 import { AmiRootDevices } from "./ami-root-device.ts";
@@ -98,6 +100,8 @@ export class InstanceNotVisibleError extends Error {
 /** The driver of the Ec2Instance kind; one per controller, shared by its workers. */
 export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Instance> {
   readonly noun = "instance";
+  /** Tags are the only setting of an instance that is put back (the rest is immutable). */
+  readonly driftSettings: readonly string[] = Object.freeze([TAGS_SETTING]);
   /** Steady polls of all instances land together, so the batcher can merge their lookups. */
   readonly alignPolls = true;
   readonly #aws: AwsClientSource;
@@ -214,7 +218,7 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Inst
     obj: Ec2InstanceObject,
     instance: Instance,
     ctx: DriverContext,
-  ): Promise<{ resource: Instance; changes: string[] }> {
+  ): Promise<{ resource: Instance; changes: DriftRepair[] }> {
     const id = requireId(instance);
     const desired = desiredTags(obj.spec.tags, ownerOf(obj, KIND));
     const actual = instanceTags(instance);
@@ -243,7 +247,10 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Inst
     }
     const now = { ...actual, ...changes.set };
     for (const k of changes.remove) delete now[k];
-    return { resource: { ...instance, Tags: toEc2Tags(now) }, changes: describeTagChanges(changes) };
+    return {
+      resource: { ...instance, Tags: toEc2Tags(now) },
+      changes: describeTagChanges(changes).map((description) => ({ setting: TAGS_SETTING, description })),
+    };
   }
 
   status(_obj: Ec2InstanceObject, instance: Instance): Partial<NonNullable<Ec2InstanceObject["status"]>> {

@@ -314,7 +314,11 @@ describe("S3BucketDriver", () => {
       assert.ok(obs.exists);
       s3.calls.length = 0;
       const { changes, resource } = await driver.sync(obj, obs.resource, ctx);
-      assert.deepEqual(changes, ["tags: set a; removed stray", "versioning: Enabled -> Suspended"]);
+      assert.deepEqual(changes, [
+        { setting: "tags", description: "tags: set a; removed stray" },
+        { setting: "versioning", description: "versioning: Enabled -> Suspended" },
+      ]);
+      assert.deepEqual(driver.driftSettings, ["tags", "versioning"]);
       assert.deepEqual(s3.mutations(), ["PutBucketTagging", "PutBucketVersioning"]);
       assert.equal(b.tags.a, "1");
       assert.equal(b.tags.stray, undefined);

@@ -19,7 +19,9 @@ import { taggedOwner, verdictOf, type Verdict } from "../common/ownership.ts";
 import {
   DeletionBlockedError,
   InvalidSpecError,
+  TAGS_SETTING,
   type DeleteOutcome,
+  type DriftRepair,
   type DriverContext,
   type Observation,
   type Readiness,
@@ -39,6 +41,9 @@ import {
 } from "./bucket.ts";
 import { createdInWindow, createWindow } from "./crash-window.ts";
 import { bucketEndpoint } from "./endpoint.ts";
+
+/** The setting name of `spec.versioning` in drift repairs. */
+const VERSIONING_SETTING = "versioning";
 
 /** Reasons this driver puts into conditions, beyond the shared ones. */
 export const S3BucketReason = {
@@ -81,6 +86,7 @@ const EMPTYING_STATE = "Emptying";
 /** Implements {@link ResourceDriver} for S3 buckets; see the module comment. */
 export class S3BucketDriver implements ResourceDriver<S3BucketObject, ObservedBucket> {
   readonly noun = "bucket";
+  readonly driftSettings: readonly string[] = Object.freeze([TAGS_SETTING, VERSIONING_SETTING]);
   readonly #aws: Pick<AwsClientSource, "s3">;
   readonly #maxBatches: number;
   readonly #clock: Clock;
@@ -190,22 +196,25 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, ObservedBu
     obj: S3BucketObject,
     resource: ObservedBucket,
     ctx: DriverContext,
-  ): Promise<{ resource: ObservedBucket; changes: string[] }> {
+  ): Promise<{ resource: ObservedBucket; changes: DriftRepair[] }> {
     const api = this.#api(obj, ctx);
-    const changes: string[] = [];
+    const changes: DriftRepair[] = [];
     let next = resource;
     const desired = desiredBucketTags(obj);
     const diff = bucketTagDiff(desired, resource.tags);
     if (!isEmptyDiff(diff)) {
       await api.putTags(desired);
       next = { ...next, tags: desired };
-      changes.push(describeTagDiff(diff));
+      changes.push({ setting: TAGS_SETTING, description: describeTagDiff(diff) });
     }
     const target = targetVersioning(obj.spec.versioning, resource.versioning);
     if (target !== undefined) {
       await api.putVersioning(target);
       next = { ...next, versioning: target };
-      changes.push(`versioning: ${resource.versioning ?? "never enabled"} -> ${target}`);
+      changes.push({
+        setting: VERSIONING_SETTING,
+        description: `versioning: ${resource.versioning ?? "never enabled"} -> ${target}`,
+      });
     }
     return { resource: next, changes };
   }

@@ -6,6 +6,7 @@ import {
   createAttributes,
   describeChanges,
   managedAttributes,
+  SQS_DRIFT_SETTINGS,
   queueNameOfUrl,
   tagPlan,
 } from "./attributes.ts";
@@ -89,9 +90,25 @@ describe("SqsQueue tag plan", () => {
       set: { b: "1", a: "2" },
       remove: ["c"],
     });
-    assert.deepEqual(text, ["VisibilityTimeout 30 -> 45", "tags set: b, a", "tags removed: c"]);
-    assert.deepEqual(describeChanges([{ name: "X", from: undefined, to: "1" }], { set: {}, remove: [] }), [
-      "X unset -> 1",
+    assert.deepEqual(text, [
+      { setting: "visibilityTimeoutSeconds", description: "VisibilityTimeout 30 -> 45" },
+      { setting: "tags", description: "tags set: b, a" },
+      { setting: "tags", description: "tags removed: c" },
+    ]);
+    assert.deepEqual(
+      describeChanges([{ name: "MessageRetentionPeriod", from: undefined, to: "60" }], {
+        set: {},
+        remove: [],
+      }),
+      [{ setting: "messageRetentionSeconds", description: "MessageRetentionPeriod unset -> 60" }],
+    );
+  });
+
+  it("names every setting it repairs after the spec field", () => {
+    assert.deepEqual([...SQS_DRIFT_SETTINGS].sort(), [
+      "messageRetentionSeconds",
+      "tags",
+      "visibilityTimeoutSeconds",
     ]);
   });
 });

@@ -5,6 +5,7 @@
  */
 import type { SqsQueueSpec } from "../../api/v1/index.ts";
 import { diffTags, type TagDiff, type TagMap } from "../../aws/ownership.ts";
+import { TAGS_SETTING, type DriftRepair } from "../common/driver.ts";
 
 /** SQS attribute names the operator reads or writes, spelled as the API spells them. */
 export const SqsAttribute = {
@@ -16,6 +17,18 @@ export const SqsAttribute = {
 
 /** The spec fields the operator keeps in line with the queue's attributes. */
 export type ManagedAttributeSpec = Pick<SqsQueueSpec, "visibilityTimeoutSeconds" | "messageRetentionSeconds">;
+
+/** The spec field behind each managed attribute: the setting a repair of it is counted under. */
+export const ATTRIBUTE_SETTINGS: Readonly<Record<string, keyof ManagedAttributeSpec>> = Object.freeze({
+  [SqsAttribute.VisibilityTimeout]: "visibilityTimeoutSeconds",
+  [SqsAttribute.MessageRetentionPeriod]: "messageRetentionSeconds",
+});
+
+/** Every setting the SqsQueue driver repairs. */
+export const SQS_DRIFT_SETTINGS: readonly string[] = Object.freeze([
+  ...Object.values(ATTRIBUTE_SETTINGS),
+  TAGS_SETTING,
+]);
 
 /**
  * The mutable attributes the spec asks for, as `SetQueueAttributes` takes them (decimal
@@ -90,11 +103,16 @@ export function tagPlan(desired: Readonly<TagMap>, actual: Readonly<TagMap>): Ta
  * old and new values, tag keys set and removed. Values of tags are left out: they may be long,
  * and the keys say what was repaired.
  */
-export function describeChanges(attrs: readonly AttributeChange[], tags: TagDiff): string[] {
-  const out = attrs.map((c) => `${c.name} ${c.from ?? "unset"} -> ${c.to}`);
+export function describeChanges(attrs: readonly AttributeChange[], tags: TagDiff): DriftRepair[] {
+  const out: DriftRepair[] = attrs.map((c) => ({
+    setting: ATTRIBUTE_SETTINGS[c.name] ?? c.name,
+    description: `${c.name} ${c.from ?? "unset"} -> ${c.to}`,
+  }));
   const set = Object.keys(tags.set);
-  if (set.length > 0) out.push(`tags set: ${set.join(", ")}`);
-  if (tags.remove.length > 0) out.push(`tags removed: ${tags.remove.join(", ")}`);
+  if (set.length > 0) out.push({ setting: TAGS_SETTING, description: `tags set: ${set.join(", ")}` });
+  if (tags.remove.length > 0) {
+    out.push({ setting: TAGS_SETTING, description: `tags removed: ${tags.remove.join(", ")}` });
+  }
   return out;
 }
 

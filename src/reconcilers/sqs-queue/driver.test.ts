@@ -282,7 +282,11 @@ describe("SqsQueueDriver", () => {
     assert.ok(obs.exists);
     fake.calls.length = 0;
     const synced = await driver.sync(obj, obs.resource, ctx);
-    assert.deepEqual(synced.changes, ["VisibilityTimeout 5 -> 30", "tags set: env", "tags removed: extra"]);
+    assert.deepEqual(synced.changes, [
+      { setting: "visibilityTimeoutSeconds", description: "VisibilityTimeout 5 -> 30" },
+      { setting: "tags", description: "tags set: env" },
+      { setting: "tags", description: "tags removed: extra" },
+    ]);
     assert.deepEqual(
       fake.calls.map((c) => [c.op, c.input.Attributes ?? c.input.Tags ?? c.input.TagKeys]),
       [

@@ -32,6 +32,7 @@ import {
 } from "../../aws/ownership.ts";
 import type {
   DeleteOutcome,
+  DriftRepair,
   DriverContext,
   ManagedObject,
   Observation,
@@ -45,6 +46,7 @@ import {
   createAttributes,
   describeChanges,
   queueNameOfUrl,
+  SQS_DRIFT_SETTINGS,
   tagPlan,
 } from "./attributes.ts";
 
@@ -89,6 +91,7 @@ export interface SqsQueueDriverOptions {
 /** The {@link ResourceDriver} of SqsQueue; stateless, safe to share between workers. */
 export class SqsQueueDriver implements ResourceDriver<ManagedSqsQueue, SqsQueueView> {
   readonly noun = "queue";
+  readonly driftSettings = SQS_DRIFT_SETTINGS;
   readonly #aws: Pick<AwsClientSource, "sqs">;
 
   constructor(opts: SqsQueueDriverOptions) {
@@ -159,7 +162,7 @@ export class SqsQueueDriver implements ResourceDriver<ManagedSqsQueue, SqsQueueV
     obj: ManagedSqsQueue,
     resource: SqsQueueView,
     ctx: DriverContext,
-  ): Promise<{ resource: SqsQueueView; changes: string[] }> {
+  ): Promise<{ resource: SqsQueueView; changes: DriftRepair[] }> {
     const sqs = this.#aws.sqs(obj.spec.region);
     const opts = { abortSignal: ctx.signal };
     const attrs = attributeDrift(obj.spec, resource.attributes);

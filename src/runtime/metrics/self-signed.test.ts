@@ -5,8 +5,8 @@ import { createServer, request } from "node:https";
 import type { AddressInfo } from "node:net";
 import { generateSelfSignedCertificate } from "./self-signed.ts";
 
-test("the certificate parses, verifies, and names every host", () => {
-  const { cert, key } = generateSelfSignedCertificate({
+test("the certificate parses, verifies, and names every host", async () => {
+  const { cert, key } = await generateSelfSignedCertificate({
     hosts: ["localhost", "metrics.system.svc", "127.0.0.1", "::1", "fd00::10:2"],
     validityDays: 30,
   });
@@ -22,13 +22,13 @@ test("the certificate parses, verifies, and names every host", () => {
   assert.equal(days, 30);
   assert.match(key, /BEGIN PRIVATE KEY/);
   assert.notEqual(
-    generateSelfSignedCertificate({ hosts: ["a"] }).cert,
-    generateSelfSignedCertificate({ hosts: ["a"] }).cert,
+    (await generateSelfSignedCertificate({ hosts: ["a"] })).cert,
+    (await generateSelfSignedCertificate({ hosts: ["a"] })).cert,
   );
 });
 
-test("validity past 2049 is written as GeneralizedTime and still parses", () => {
-  const { cert } = generateSelfSignedCertificate({
+test("validity past 2049 is written as GeneralizedTime and still parses", async () => {
+  const { cert } = await generateSelfSignedCertificate({
     hosts: ["localhost"],
     notBefore: new Date("2049-12-31T00:00:00Z"),
     validityDays: 2,
@@ -37,7 +37,7 @@ test("validity past 2049 is written as GeneralizedTime and still parses", () => 
 });
 
 test("a TLS client that trusts the certificate completes a handshake", async () => {
-  const pair = generateSelfSignedCertificate({ hosts: ["localhost", "127.0.0.1"] });
+  const pair = await generateSelfSignedCertificate({ hosts: ["localhost", "127.0.0.1"] });
   const server = createServer({ cert: pair.cert, key: pair.key }, (_req, res) => res.end("hello"));
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   const port = (server.address() as AddressInfo).port;
@@ -55,4 +55,12 @@ test("a TLS client that trusts the certificate completes a handshake", async () 
   } finally {
     server.close();
   }
+});
+
+test("the common name is one value, never parsed as more name components", async () => {
+  const { cert } = await generateSelfSignedCertificate({ hosts: ["localhost"], commonName: "ops, O=Evil" });
+  const x = new X509Certificate(cert);
+  assert.equal(x.subject, "CN=ops\\, O=Evil");
+  assert.equal(x.issuer, x.subject, "self-signed: issuer is the subject");
+  assert.match(x.serialNumber, /^[0-7][0-9A-F]{31}$/, "a positive 128-bit serial");
 });

@@ -138,7 +138,7 @@ class AllowOne implements KubeRequester {
 
 test("secure metrics: TLS, 401 without a token, 403 without RBAC, 200 for a reader; certificate files are reloaded", async () => {
   const dir = mkdtempSync(path.join(tmpdir(), "metrics-cert-"));
-  const first = generateSelfSignedCertificate({ hosts: ["127.0.0.1"] });
+  const first = await generateSelfSignedCertificate({ hosts: ["127.0.0.1"] });
   writeFileSync(path.join(dir, "tls.crt"), first.cert);
   writeFileSync(path.join(dir, "tls.key"), first.key);
   const clock = new FakeClock();
@@ -163,7 +163,10 @@ test("secure metrics: TLS, 401 without a token, 403 without RBAC, 200 for a read
     assert.equal(metricValue(ok.text, "test_secure_total"), 1);
     assert.equal(ok.peer.fingerprint256, new X509Certificate(first.cert).fingerprint256);
 
-    const second = generateSelfSignedCertificate({ hosts: ["127.0.0.1"], commonName: "rotated-certificate" });
+    const second = await generateSelfSignedCertificate({
+      hosts: ["127.0.0.1"],
+      commonName: "rotated-certificate",
+    });
     writeFileSync(path.join(dir, "tls.crt"), second.cert);
     writeFileSync(path.join(dir, "tls.key"), second.key);
     await clock.advance(10_000);

@@ -206,7 +206,7 @@ export class MetricsServer extends HttpEndpoint {
         this.#scheduleReload(s.certDir, s.certReloadIntervalMs ?? 10_000);
       } else {
         const hosts = s.hosts ?? ["localhost", "127.0.0.1", "::1", hostname()];
-        const pair = generateSelfSignedCertificate({ hosts });
+        const pair = await generateSelfSignedCertificate({ hosts });
         (this.server as https.Server).setSecureContext({ cert: pair.cert, key: pair.key });
         this.log.info({ hosts }, "serving metrics with a generated self-signed certificate");
       }

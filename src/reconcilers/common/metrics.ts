@@ -1,0 +1,114 @@
+/**
+ * The operator's metrics about the objects it manages, beside the controller-runtime families:
+ *
+ * - `kubeprovisioner_managed_resources{kind,ready,synced}`: objects per kind and status of their
+ *   Ready and Synced conditions (`True`, `False`, or `Unknown` when the condition is missing).
+ *   Counted from the shared informer cache when scraped, so it costs nothing between scrapes and
+ *   carries no per-object label; every combination of a kind is exported, zeros included, so an
+ *   alert on `ready="False"` sees a series before the first failure. A kind whose cache has not
+ *   synced yet is left out (its count is not known). Every replica exports it, leader or not.
+ * - `kubeprovisioner_drift_repairs_total{kind,setting}`: reconciles that put a setting back
+ *   because AWS differed from the spec (once per setting and reconcile, however many tags
+ *   changed): drift made outside the operator, and equally a spec change being applied, since
+ *   both reach AWS through the same repair. `setting` is one of the kind driver's fixed
+ *   `driftSettings`; all start at 0.
+ */
+import type { Counter, Registry } from "prom-client";
+import { ConditionStatus, ConditionType, getCondition } from "../../api/v1/index.ts";
+import { CacheNotSyncedError } from "../../runtime/client/errors.ts";
+import { counter, gauge } from "../../runtime/metrics/registry.ts";
+import type { ManagedObject } from "./driver.ts";
+
+/** Metric names, for dashboards, alerts and tests. */
+export const MANAGED_METRIC_NAMES = Object.freeze({
+  resources: "kubeprovisioner_managed_resources",
+  driftRepairs: "kubeprovisioner_drift_repairs_total",
+});
+
+/** Values of the `ready` and `synced` labels. */
+const STATUSES = [ConditionStatus.True, ConditionStatus.False, ConditionStatus.Unknown] as const;
+type Status = (typeof STATUSES)[number];
+
+/** The cached objects of one kind. */
+type ListCached = () => readonly Readonly<ManagedObject>[];
+
+/** Per registry: the kinds the resources gauge counts, and how to list each one's objects. */
+const sources = new WeakMap<Registry, Map<string, ListCached>>();
+
+/**
+ * Has the `kubeprovisioner_managed_resources` gauge of `registry` count the objects of `kind`
+ * that `list` returns (the shared cache of that kind). Registering a kind again replaces its
+ * source.
+ */
+export function countManagedResources(registry: Registry, kind: string, list: ListCached): void {
+  let kinds = sources.get(registry);
+  if (kinds === undefined) {
+    const created = new Map<string, ListCached>();
+    kinds = created;
+    sources.set(registry, created);
+    gauge(registry, {
+      name: MANAGED_METRIC_NAMES.resources,
+      help: "Managed objects per kind and status of their Ready and Synced conditions, from the informer cache.",
+      labelNames: ["kind", "ready", "synced"],
+      collect() {
+        this.reset();
+        for (const [k, listKind] of created) {
+          const counts = countByConditions(listKind);
+          if (counts === undefined) continue;
+          for (const ready of STATUSES) {
+            for (const synced of STATUSES) {
+              this.set({ kind: k, ready, synced }, counts.get(`${ready}/${synced}`) ?? 0);
+            }
+          }
+        }
+      },
+    });
+  }
+  kinds.set(kind, list);
+}
+
+/** Counts per `ready/synced` pair, or undefined while the cache has not synced. */
+function countByConditions(list: ListCached): Map<string, number> | undefined {
+  let objects: readonly Readonly<ManagedObject>[];
+  try {
+    objects = list();
+  } catch (err) {
+    if (err instanceof CacheNotSyncedError) return undefined;
+    throw err;
+  }
+  const counts = new Map<string, number>();
+  for (const obj of objects) {
+    const key = `${statusOf(obj, ConditionType.Ready)}/${statusOf(obj, ConditionType.Synced)}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return counts;
+}
+
+function statusOf(obj: Readonly<ManagedObject>, type: string): Status {
+  const status = getCondition(obj.status?.conditions, type)?.status;
+  return status === ConditionStatus.True || status === ConditionStatus.False
+    ? status
+    : ConditionStatus.Unknown;
+}
+
+/** Counts repaired drift of one kind; see the module comment. */
+export class DriftRepairMetrics {
+  readonly #counter: Counter<"kind" | "setting">;
+  readonly #kind: string;
+
+  /** Creates the series of every setting of `kind` at 0. */
+  constructor(registry: Registry, kind: string, settings: readonly string[]) {
+    this.#counter = counter(registry, {
+      name: MANAGED_METRIC_NAMES.driftRepairs,
+      help: "Reconciles that repaired drift of a setting in AWS, per kind and setting.",
+      labelNames: ["kind", "setting"],
+    });
+    this.#kind = kind;
+    for (const setting of settings) this.#counter.inc({ kind, setting }, 0);
+  }
+
+  /** Records one reconcile that put `setting` back. */
+  repaired(setting: string): void {
+    this.#counter.inc({ kind: this.#kind, setting });
+  }
+}
