@@ -47,6 +47,7 @@ const NOT_FOUND = [
   "NoSuchLifecycleConfiguration",
   "NoSuchPublicAccessBlockConfiguration",
   "NoSuchOwnershipControls",
+  "OwnershipControlsNotFoundError",
   "NoSuchCORSConfiguration",
   "ServerSideEncryptionConfigurationNotFoundError",
   // SQS
@@ -181,6 +182,9 @@ const TERMINAL = [
   "InvalidLocationConstraint",
   "InvalidArgument",
   "InvalidRequest",
+  "MalformedPolicy",
+  "KMS.NotFoundException",
+  "KMS.DisabledException",
   "InvalidTag",
   "MalformedXML",
   "InvalidBucketState",

@@ -236,6 +236,57 @@ export const badCases: BadCase[] = [
     spec: specWith("S3Bucket", { region: undefined }),
     expect: ["spec.region: Required value"],
   },
+  {
+    name: "S3 with a KMS key but AES256 encryption",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", { encryption: { algorithm: "AES256", kmsKeyId: "alias/x" } }),
+    expect: ["spec.encryption.kmsKeyId", "kmsKeyId is allowed only with algorithm aws:kms"],
+  },
+  {
+    name: "S3 with an unknown encryption algorithm",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", { encryption: { algorithm: "DES" } }),
+    expect: ["spec.encryption.algorithm", "Unsupported value"],
+  },
+  {
+    name: "S3 with an unknown object ownership",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", { objectOwnership: "Everyone" }),
+    expect: ["spec.objectOwnership", "Unsupported value"],
+  },
+  {
+    name: "S3 with two lifecycle rules of one id",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      lifecycleRules: [
+        { id: "r", expirationDays: 1 },
+        { id: "r", expirationDays: 2 },
+      ],
+    }),
+    expect: ["spec.lifecycleRules[1]", "Duplicate value"],
+  },
+  {
+    name: "S3 with a lifecycle rule that does nothing",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", { lifecycleRules: [{ id: "idle", prefix: "logs/" }] }),
+    expect: ["a lifecycle rule needs at least one action"],
+  },
+  {
+    name: "S3 with a transition after expiration",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      lifecycleRules: [{ id: "r", expirationDays: 30, transitions: [{ days: 60, storageClass: "GLACIER" }] }],
+    }),
+    expect: ["every transition must come before expirationDays"],
+  },
+  {
+    name: "S3 with a policy effect other than Allow or Deny",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      policy: { Statement: [{ Effect: "Maybe", Action: "s3:GetObject", Resource: "*" }] },
+    }),
+    expect: ["spec.policy.Statement[0].Effect", "Unsupported value"],
+  },
   // SqsQueue
   {
     name: "SQS FIFO queue without the .fifo suffix",

@@ -37,6 +37,10 @@ const S3_QUERY_OPS: Record<string, string> = {
   versioning: "BucketVersioning",
   location: "BucketLocation",
   policy: "BucketPolicy",
+  encryption: "BucketEncryption",
+  publicAccessBlock: "PublicAccessBlock",
+  lifecycle: "BucketLifecycleConfiguration",
+  ownershipControls: "BucketOwnershipControls",
   "list-type": "ListObjectsV2",
   versions: "ListObjectVersions",
   delete: "DeleteObjects",
@@ -57,6 +61,7 @@ export function operationOf(method: string, url: string, headers: IncomingHttpHe
   const verb = { GET: "Get", PUT: "Put", DELETE: "Delete", HEAD: "Head", POST: "Post" }[method] ?? method;
   if (key !== undefined) {
     const op = S3_QUERY_OPS[key] ?? key;
+    if (key === "lifecycle" && method === "DELETE") return "DeleteBucketLifecycle";
     return op.startsWith("List") || op === "DeleteObjects" ? op : `${verb}${op}`;
   }
   if (segments.length === 0) return method === "GET" ? "ListBuckets" : `${verb}Service`;

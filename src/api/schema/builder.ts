@@ -146,6 +146,7 @@ const KEY_ORDER: readonly (keyof JSONSchemaProps)[] = [
   "x-kubernetes-list-type",
   "x-kubernetes-list-map-keys",
   "x-kubernetes-map-type",
+  "x-kubernetes-preserve-unknown-fields",
   "x-kubernetes-validations",
 ];
 
@@ -324,6 +325,17 @@ export function record<V extends AnySchema, const O extends RecordOptions<Input<
     maxProperties: opts.maxProperties,
     additionalProperties: values.node,
   });
+}
+
+/**
+ * Any JSON value, kept as written (`x-kubernetes-preserve-unknown-fields`): for the parts of a
+ * document whose shape another system defines, such as the principal or condition of an IAM
+ * policy statement. Use sparingly; everything the operator reads should have a schema.
+ */
+export function json<const O extends CommonOptions<JsonValue>>(
+  opts: O,
+): Schema<JsonValue, JsonValue, PresenceOf<O>> {
+  return build(opts, { "x-kubernetes-preserve-unknown-fields": true });
 }
 
 /** An object with the given properties; unknown properties are pruned by the API server. */

@@ -50,5 +50,6 @@ export interface JSONSchemaProps {
   "x-kubernetes-list-type"?: "atomic" | "set" | "map";
   "x-kubernetes-list-map-keys"?: string[];
   "x-kubernetes-map-type"?: "atomic" | "granular";
+  "x-kubernetes-preserve-unknown-fields"?: boolean;
   "x-kubernetes-validations"?: ValidationRule[];
 }

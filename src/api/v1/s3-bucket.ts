@@ -49,6 +49,197 @@ const bucketNameRules = [
   s.immutable("bucketName is immutable: S3 cannot rename a bucket"),
 ];
 
+/** Default encryption of new objects (PutBucketEncryption). */
+const encryptionSchema = s.object(
+  {
+    algorithm: s.enumOf(["AES256", "aws:kms"], {
+      description: "AES256: S3-managed keys (SSE-S3). aws:kms: AWS KMS keys (SSE-KMS).",
+      required: true,
+    }),
+    kmsKeyId: s.string({
+      description:
+        "KMS key ID, key ARN or alias ARN for aws:kms; without it S3 uses the AWS managed key " +
+        "aws/s3. Allowed only with algorithm aws:kms.",
+      minLength: 1,
+      maxLength: 2048,
+    }),
+    bucketKeyEnabled: s.boolean({
+      description: "Use an S3 Bucket Key for SSE-KMS, which cuts the KMS requests S3 makes.",
+      default: false,
+    }),
+  },
+  {
+    description:
+      "Default encryption of new objects. Unset: not managed (S3 applies SSE-S3 to every new " +
+      "bucket). Set: enforced and repaired on drift. Mutable.",
+    validations: [
+      {
+        rule: "!has(self.kmsKeyId) || self.algorithm == 'aws:kms'",
+        message: "kmsKeyId is allowed only with algorithm aws:kms",
+        fieldPath: ".kmsKeyId",
+      },
+    ],
+  },
+);
+
+/** The four switches of S3 Block Public Access (PutPublicAccessBlock). */
+const publicAccessBlockSchema = s.object(
+  {
+    blockPublicAcls: s.boolean({
+      description: "Reject requests that add public ACLs to the bucket or its objects.",
+      default: false,
+    }),
+    ignorePublicAcls: s.boolean({
+      description: "Ignore every public ACL on the bucket and its objects.",
+      default: false,
+    }),
+    blockPublicPolicy: s.boolean({
+      description: "Reject bucket policies that grant public access.",
+      default: false,
+    }),
+    restrictPublicBuckets: s.boolean({
+      description: "Allow only AWS services and this account's principals when the policy is public.",
+      default: false,
+    }),
+  },
+  {
+    description:
+      "S3 Block Public Access for the bucket. Unset: not managed. Set: the four switches are " +
+      "enforced (an omitted switch is false). Mutable.",
+  },
+);
+
+/** One statement of an IAM policy document. */
+const policyStatementSchema = s.object(
+  {
+    Sid: s.string({ description: "Statement ID, unique within the policy.", maxLength: 128 }),
+    Effect: s.enumOf(["Allow", "Deny"], { description: "Allow or Deny.", required: true }),
+    Principal: s.json({ description: 'Who the statement applies to: "*" or a map such as {AWS: [arn]}.' }),
+    NotPrincipal: s.json({ description: "Everyone except these principals." }),
+    Action: s.json({ description: "An action such as s3:GetObject, or a list of them." }),
+    NotAction: s.json({ description: "Every action except these." }),
+    Resource: s.json({ description: "A resource ARN, or a list of them." }),
+    NotResource: s.json({ description: "Every resource except these." }),
+    Condition: s.json({ description: "Condition operators and their keys, as IAM defines them." }),
+  },
+  {
+    description:
+      "An IAM policy statement. Principal, Action, Resource and Condition keep the forms IAM " +
+      "accepts (a string or a list); S3 judges them and rejects an invalid statement with " +
+      "MalformedPolicy.",
+  },
+);
+
+/** A bucket policy (PutBucketPolicy), as a structured IAM policy document. */
+const policySchema = s.object(
+  {
+    Version: s.enumOf(["2012-10-17", "2008-10-17"], {
+      description: "Policy language version.",
+      default: "2012-10-17",
+    }),
+    Id: s.string({ description: "Optional policy identifier.", maxLength: 128 }),
+    Statement: s.array(policyStatementSchema, {
+      description: "The statements; at least one.",
+      required: true,
+      minItems: 1,
+      maxItems: 100,
+    }),
+  },
+  {
+    description:
+      "The bucket policy as an IAM policy document (S3 allows 20 KB). Unset: not managed. Set: " +
+      "enforced; compared with the bucket's policy as JSON values, so formatting and key order " +
+      "never count as drift. S3 rejects invalid principals or actions: the object then reports " +
+      "Synced=False with S3's error code. Mutable.",
+  },
+);
+
+/** S3 storage classes a lifecycle transition may move objects to. */
+const TRANSITION_CLASSES = [
+  "STANDARD_IA",
+  "ONEZONE_IA",
+  "INTELLIGENT_TIERING",
+  "GLACIER_IR",
+  "GLACIER",
+  "DEEP_ARCHIVE",
+] as const;
+
+/** One lifecycle rule (PutBucketLifecycleConfiguration). */
+const lifecycleRuleSchema = s.object(
+  {
+    id: s.string({
+      description: "Rule ID, unique within the bucket (1-255 characters).",
+      required: true,
+      minLength: 1,
+      maxLength: 255,
+    }),
+    enabled: s.boolean({ description: "Whether S3 applies the rule.", default: true }),
+    prefix: s.string({
+      description: "Apply the rule only to keys starting with this prefix; unset: every object.",
+      maxLength: 1024,
+    }),
+    expirationDays: s.integer({
+      description: "Expire (delete, or add a delete marker to) objects this many days after creation.",
+      minimum: 1,
+      maximum: 36500,
+    }),
+    noncurrentVersionExpirationDays: s.integer({
+      description: "Permanently delete object versions this many days after they become noncurrent.",
+      minimum: 1,
+      maximum: 36500,
+    }),
+    abortIncompleteMultipartUploadDays: s.integer({
+      description: "Abort multipart uploads not completed this many days after they started.",
+      minimum: 1,
+      maximum: 36500,
+    }),
+    transitions: s.array(
+      s.object(
+        {
+          days: s.integer({
+            description: "Days after creation at which objects move.",
+            required: true,
+            minimum: 0,
+            maximum: 36500,
+          }),
+          storageClass: s.enumOf(TRANSITION_CLASSES, {
+            description: "The storage class objects move to.",
+            required: true,
+          }),
+        },
+        { description: "Move objects to another storage class after some days." },
+      ),
+      {
+        description: "Storage class transitions of current object versions.",
+        maxItems: 6,
+        validations: [
+          {
+            rule: "self.all(t, self.exists_one(u, u.storageClass == t.storageClass))",
+            message: "each storage class may appear in one transition only",
+          },
+        ],
+      },
+    ),
+  },
+  {
+    description: "A lifecycle rule: what S3 does with the objects it selects, and when.",
+    validations: [
+      {
+        rule:
+          "has(self.expirationDays) || has(self.noncurrentVersionExpirationDays) || " +
+          "has(self.abortIncompleteMultipartUploadDays) || (has(self.transitions) && size(self.transitions) > 0)",
+        message:
+          "a lifecycle rule needs at least one action: expirationDays, noncurrentVersionExpirationDays, " +
+          "abortIncompleteMultipartUploadDays or transitions",
+      },
+      {
+        rule: "!has(self.expirationDays) || !has(self.transitions) || self.transitions.all(t, t.days < self.expirationDays)",
+        message: "every transition must come before expirationDays",
+      },
+    ],
+  },
+);
+
 /** Schema of `S3Bucket.spec`. */
 export const s3BucketSpecSchema = s.object(
   {
@@ -84,6 +275,23 @@ export const s3BucketSpecSchema = s.object(
         "but does not carry this object's ownership tags.",
     ),
     onDeletedOutOfBand: onDeletedOutOfBandField("bucket"),
+    encryption: encryptionSchema,
+    publicAccessBlock: publicAccessBlockSchema,
+    policy: policySchema,
+    lifecycleRules: s.array(lifecycleRuleSchema, {
+      description:
+        "Lifecycle rules of the bucket, identified by id. Unset: not managed. Set: the bucket has " +
+        "exactly these rules (an empty list removes every rule). Mutable.",
+      listType: "map",
+      listMapKeys: ["id"],
+      maxItems: 100,
+    }),
+    objectOwnership: s.enumOf(["BucketOwnerEnforced", "BucketOwnerPreferred", "ObjectWriter"], {
+      description:
+        "S3 Object Ownership. BucketOwnerEnforced disables ACLs (the bucket owner owns every " +
+        "object); BucketOwnerPreferred and ObjectWriter keep them. Unset: not managed (new buckets " +
+        "get BucketOwnerEnforced). Set at creation and repaired on drift. Mutable.",
+    }),
   },
   { description: "Desired state of the S3 bucket.", required: true },
 );

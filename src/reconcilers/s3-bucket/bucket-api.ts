@@ -7,6 +7,20 @@
 import {
   CreateBucketCommand,
   DeleteBucketCommand,
+  DeleteBucketLifecycleCommand,
+  GetBucketEncryptionCommand,
+  GetBucketLifecycleConfigurationCommand,
+  GetBucketOwnershipControlsCommand,
+  GetBucketPolicyCommand,
+  GetPublicAccessBlockCommand,
+  PutBucketEncryptionCommand,
+  PutBucketLifecycleConfigurationCommand,
+  PutBucketOwnershipControlsCommand,
+  PutBucketPolicyCommand,
+  PutPublicAccessBlockCommand,
+  type ObjectOwnership,
+  type ServerSideEncryption,
+  type TransitionStorageClass,
   DeleteObjectsCommand,
   GetBucketTaggingCommand,
   GetBucketVersioningCommand,
@@ -21,7 +35,17 @@ import {
 import { KNOWN_CODES } from "../../aws/error-codes.ts";
 import { AwsError } from "../../aws/errors.ts";
 import { fromS3TagSet, toS3TagSet, type TagMap } from "../../aws/ownership.ts";
+import type { JsonValue } from "../../api/schema/openapi.ts";
 import type { VersioningStatus } from "./bucket.ts";
+import {
+  normalRules,
+  type BucketSetting,
+  type BucketSettings,
+  type Encryption,
+  type LifecycleRule,
+  type PublicAccessBlock,
+  type SettingChange,
+} from "./settings.ts";
 
 /** What HeadBucket says about a bucket name in the client's region. */
 export type HeadResult =
@@ -123,16 +147,17 @@ export class BucketApi {
 
   /**
    * CreateBucket in the client's region (with a LocationConstraint outside us-east-1, which
-   * rejects one). `already-owned` when this account owns the name already (S3 answers
+   * rejects one), with `objectOwnership` when given. `already-owned` when this account owns the name already (S3 answers
    * `BucketAlreadyOwnedByYou`, or 200 in us-east-1).
    * @throws AwsError `BucketAlreadyExists` (terminal) when another account owns the name.
    */
-  async create(): Promise<"created" | "already-owned"> {
+  async create(objectOwnership?: string): Promise<"created" | "already-owned"> {
     try {
       await this.#send("CreateBucket", (o) =>
         this.#client.send(
           new CreateBucketCommand({
             Bucket: this.#bucket,
+            ...(objectOwnership !== undefined ? { ObjectOwnership: objectOwnership as ObjectOwnership } : {}),
             ...(this.#region !== "us-east-1"
               ? {
                   CreateBucketConfiguration: { LocationConstraint: this.#region as BucketLocationConstraint },
@@ -174,6 +199,211 @@ export class BucketApi {
       if (token !== undefined) seen.add(token);
     } while (token !== undefined);
     return undefined;
+  }
+
+  /** Reads the given settings in normal form (see settings.ts); each is one call. */
+  async settings(which: readonly BucketSetting[]): Promise<BucketSettings> {
+    const out: BucketSettings = {};
+    for (const setting of which) {
+      switch (setting) {
+        case "objectOwnership":
+          out.objectOwnership = await this.#unset(
+            ["OwnershipControlsNotFoundError", "NoSuchOwnershipControls"],
+            async () => {
+              const r = await this.#send("GetBucketOwnershipControls", (o) =>
+                this.#client.send(new GetBucketOwnershipControlsCommand({ Bucket: this.#bucket }), o),
+              );
+              return r.OwnershipControls?.Rules?.[0]?.ObjectOwnership ?? null;
+            },
+          );
+          break;
+        case "encryption":
+          out.encryption = await this.#unset(["ServerSideEncryptionConfigurationNotFoundError"], async () => {
+            const r = await this.#send("GetBucketEncryption", (o) =>
+              this.#client.send(new GetBucketEncryptionCommand({ Bucket: this.#bucket }), o),
+            );
+            const rule = r.ServerSideEncryptionConfiguration?.Rules?.[0];
+            const by = rule?.ApplyServerSideEncryptionByDefault;
+            if (by?.SSEAlgorithm === undefined) return null;
+            const enc: Encryption = {
+              algorithm: by.SSEAlgorithm,
+              kmsKeyId: by.SSEAlgorithm === "aws:kms" ? nonEmpty(by.KMSMasterKeyID) : undefined,
+              bucketKeyEnabled: rule?.BucketKeyEnabled === true,
+            };
+            return enc;
+          });
+          break;
+        case "publicAccessBlock":
+          out.publicAccessBlock = await this.#unset(["NoSuchPublicAccessBlockConfiguration"], async () => {
+            const r = await this.#send("GetPublicAccessBlock", (o) =>
+              this.#client.send(new GetPublicAccessBlockCommand({ Bucket: this.#bucket }), o),
+            );
+            const c = r.PublicAccessBlockConfiguration;
+            if (c === undefined) return null;
+            const pab: PublicAccessBlock = {
+              blockPublicAcls: c.BlockPublicAcls === true,
+              ignorePublicAcls: c.IgnorePublicAcls === true,
+              blockPublicPolicy: c.BlockPublicPolicy === true,
+              restrictPublicBuckets: c.RestrictPublicBuckets === true,
+            };
+            return pab;
+          });
+          break;
+        case "policy":
+          out.policy = await this.#unset(["NoSuchBucketPolicy"], async () => {
+            const r = await this.#send("GetBucketPolicy", (o) =>
+              this.#client.send(new GetBucketPolicyCommand({ Bucket: this.#bucket }), o),
+            );
+            return r.Policy === undefined || r.Policy === "" ? null : (JSON.parse(r.Policy) as JsonValue);
+          });
+          break;
+        case "lifecycleRules":
+          out.lifecycleRules =
+            (await this.#unset(["NoSuchLifecycleConfiguration"], async () => {
+              const r = await this.#send("GetBucketLifecycleConfiguration", (o) =>
+                this.#client.send(new GetBucketLifecycleConfigurationCommand({ Bucket: this.#bucket }), o),
+              );
+              return normalRules(
+                (r.Rules ?? []).map((x) => ({
+                  id: x.ID ?? "",
+                  enabled: x.Status === "Enabled",
+                  prefix: x.Filter?.Prefix ?? x.Prefix ?? "",
+                  expirationDays: x.Expiration?.Days,
+                  noncurrentVersionExpirationDays: x.NoncurrentVersionExpiration?.NoncurrentDays,
+                  abortIncompleteMultipartUploadDays: x.AbortIncompleteMultipartUpload?.DaysAfterInitiation,
+                  transitions: (x.Transitions ?? []).map((t) => ({
+                    days: t.Days ?? 0,
+                    storageClass: t.StorageClass ?? "",
+                  })),
+                })),
+              );
+            })) ?? [];
+          break;
+      }
+    }
+    return out;
+  }
+
+  /** `read()`, or null when S3 answers one of `codes` (the setting is not configured). */
+  async #unset<T>(codes: readonly string[], read: () => Promise<T>): Promise<T | null> {
+    try {
+      return await read();
+    } catch (err) {
+      if (err instanceof AwsError && codes.includes(err.code)) return null;
+      throw err;
+    }
+  }
+
+  /** Writes one setting as `change` asks. */
+  async putSetting(change: SettingChange): Promise<void> {
+    const Bucket = this.#bucket;
+    switch (change.setting) {
+      case "objectOwnership": {
+        const ObjectOwnership = change.desired as ObjectOwnership;
+        await this.#send("PutBucketOwnershipControls", (o) =>
+          this.#client.send(
+            new PutBucketOwnershipControlsCommand({
+              Bucket,
+              OwnershipControls: { Rules: [{ ObjectOwnership }] },
+            }),
+            o,
+          ),
+        );
+        return;
+      }
+      case "encryption": {
+        const e = change.desired as Encryption;
+        await this.#send("PutBucketEncryption", (o) =>
+          this.#client.send(
+            new PutBucketEncryptionCommand({
+              Bucket,
+              ServerSideEncryptionConfiguration: {
+                Rules: [
+                  {
+                    ApplyServerSideEncryptionByDefault: {
+                      SSEAlgorithm: e.algorithm as ServerSideEncryption,
+                      ...(e.kmsKeyId !== undefined ? { KMSMasterKeyID: e.kmsKeyId } : {}),
+                    },
+                    BucketKeyEnabled: e.bucketKeyEnabled,
+                  },
+                ],
+              },
+            }),
+            o,
+          ),
+        );
+        return;
+      }
+      case "publicAccessBlock": {
+        const p = change.desired as PublicAccessBlock;
+        await this.#send("PutPublicAccessBlock", (o) =>
+          this.#client.send(
+            new PutPublicAccessBlockCommand({
+              Bucket,
+              PublicAccessBlockConfiguration: {
+                BlockPublicAcls: p.blockPublicAcls,
+                IgnorePublicAcls: p.ignorePublicAcls,
+                BlockPublicPolicy: p.blockPublicPolicy,
+                RestrictPublicBuckets: p.restrictPublicBuckets,
+              },
+            }),
+            o,
+          ),
+        );
+        return;
+      }
+      case "policy": {
+        const Policy = JSON.stringify(change.desired);
+        await this.#send("PutBucketPolicy", (o) =>
+          this.#client.send(new PutBucketPolicyCommand({ Bucket, Policy }), o),
+        );
+        return;
+      }
+      case "lifecycleRules": {
+        const rules = change.desired as readonly LifecycleRule[];
+        if (rules.length === 0) {
+          await this.#send("DeleteBucketLifecycle", (o) =>
+            this.#client.send(new DeleteBucketLifecycleCommand({ Bucket }), o),
+          );
+          return;
+        }
+        await this.#send("PutBucketLifecycleConfiguration", (o) =>
+          this.#client.send(
+            new PutBucketLifecycleConfigurationCommand({
+              Bucket,
+              LifecycleConfiguration: {
+                Rules: rules.map((r) => ({
+                  ID: r.id,
+                  Status: r.enabled ? "Enabled" : "Disabled",
+                  Filter: { Prefix: r.prefix },
+                  ...(r.expirationDays !== undefined ? { Expiration: { Days: r.expirationDays } } : {}),
+                  ...(r.noncurrentVersionExpirationDays !== undefined
+                    ? { NoncurrentVersionExpiration: { NoncurrentDays: r.noncurrentVersionExpirationDays } }
+                    : {}),
+                  ...(r.abortIncompleteMultipartUploadDays !== undefined
+                    ? {
+                        AbortIncompleteMultipartUpload: {
+                          DaysAfterInitiation: r.abortIncompleteMultipartUploadDays,
+                        },
+                      }
+                    : {}),
+                  ...(r.transitions.length > 0
+                    ? {
+                        Transitions: r.transitions.map((t) => ({
+                          Days: t.days,
+                          StorageClass: t.storageClass as TransitionStorageClass,
+                        })),
+                      }
+                    : {}),
+                })),
+              },
+            }),
+            o,
+          ),
+        );
+        return;
+      }
+    }
   }
 
   /** Replaces the bucket's tag set with `tags` (S3 has no incremental tagging call). */
@@ -260,4 +490,9 @@ export class BucketApi {
       throw err;
     }
   }
+}
+
+/** Empty strings (S3 may send an empty key ID) become undefined. */
+function nonEmpty(v: string | undefined): string | undefined {
+  return v === undefined || v === "" ? undefined : v;
 }

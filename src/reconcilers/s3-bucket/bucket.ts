@@ -9,6 +9,7 @@ import { S3BucketResource } from "../../api/v1/index.ts";
 import { desiredTags, diffTags, isEmptyDiff, type TagDiff, type TagMap } from "../../aws/ownership.ts";
 import type { ManagedObject, ManagedStatus } from "../common/driver.ts";
 import { InvalidSpecError } from "../common/driver.ts";
+import type { BucketSettings } from "./settings.ts";
 
 /** An S3Bucket object as the shared reconcile flow handles it (type meta filled in). */
 export type S3BucketObject = S3Bucket &
@@ -32,6 +33,8 @@ export interface ObservedBucket {
   readonly versioning: VersioningStatus;
   /** URL of the bucket through the client the operator uses (see endpoint.ts). */
   readonly endpoint: string;
+  /** The settings the spec manages, as read (settings.ts); unmanaged ones are never read. */
+  readonly settings: BucketSettings;
 }
 
 /** S3 allows at most 50 tags on a bucket, and the operator adds its ownership tags to the user's. */

@@ -40,6 +40,7 @@ import {
   type S3BucketObject,
 } from "./bucket.ts";
 import { createdInWindow, createWindow } from "./crash-window.ts";
+import { desiredSettings, managedSettings, settingChanges, type BucketSettings } from "./settings.ts";
 import { bucketEndpoint } from "./endpoint.ts";
 
 /** The setting name of `spec.versioning` in drift repairs. */
@@ -133,10 +134,11 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, ObservedBu
     const tags = await api.tags();
     if (tags === undefined) return { exists: false }; // deleted between the two calls
     const versioning = await api.versioning();
+    const settings = await api.settings(managedSettings(obj.spec));
     const endpoint = await bucketEndpoint(this.#aws.s3(region), name, region);
     return {
       exists: true,
-      resource: { name, region, tags, versioning, endpoint },
+      resource: { name, region, tags, versioning, endpoint, settings },
       ...(await this.#verdict(obj, api, tags)),
     };
   }
@@ -158,7 +160,7 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, ObservedBu
     const api = this.#api(obj, ctx);
     let outcome: "created" | "already-owned";
     try {
-      outcome = await api.create();
+      outcome = await api.create(obj.spec.objectOwnership);
     } catch (err) {
       if (err instanceof AwsError && err.code === "BucketAlreadyExists") {
         throw new InvalidSpecError(
@@ -180,8 +182,12 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, ObservedBu
       await api.putVersioning(target);
       versioning = target;
     }
+    // Object Ownership went with CreateBucket; every other managed setting is written now.
+    const desired = desiredSettings(obj.spec);
+    const created: BucketSettings = { objectOwnership: obj.spec.objectOwnership ?? null };
+    for (const change of settingChanges(desired, created)) await api.putSetting(change);
     const endpoint = await bucketEndpoint(this.#aws.s3(region), name, region);
-    return { name, region, tags, versioning, endpoint };
+    return { name, region, tags, versioning, endpoint, settings: { ...desired, ...created } };
   }
 
   async adopt(obj: S3BucketObject, resource: ObservedBucket, ctx: DriverContext): Promise<ObservedBucket> {
@@ -215,6 +221,12 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, ObservedBu
         setting: VERSIONING_SETTING,
         description: `versioning: ${resource.versioning ?? "never enabled"} -> ${target}`,
       });
+    }
+    const settings = settingChanges(desiredSettings(obj.spec), resource.settings);
+    for (const change of settings) {
+      await api.putSetting(change);
+      next = { ...next, settings: { ...next.settings, [change.setting]: change.desired } };
+      changes.push(change.description);
     }
     return { resource: next, changes };
   }

@@ -1,0 +1,100 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { desiredSettings, managedSettings, settingChanges, type BucketSettings } from "./settings.ts";
+import { bucketObject } from "./testing/objects.ts";
+
+const spec = (over: Parameters<typeof bucketObject>[0]) => bucketObject(over).spec;
+
+const policy = {
+  Version: "2012-10-17",
+  Statement: [{ Effect: "Deny", Principal: "*", Action: "s3:*", Resource: "arn:aws:s3:::b/*" }],
+};
+
+describe("bucket settings", () => {
+  it("manages only the settings the spec sets, in the order they are applied", () => {
+    assert.deepEqual(managedSettings(spec({})), []);
+    assert.deepEqual(
+      managedSettings(
+        spec({
+          lifecycleRules: [],
+          policy: policy as never,
+          objectOwnership: "ObjectWriter",
+        }),
+      ),
+      ["objectOwnership", "policy", "lifecycleRules"],
+    );
+  });
+
+  it("writes nothing when the bucket matches, comparing policies as JSON values", () => {
+    const s = spec({
+      encryption: { algorithm: "aws:kms", kmsKeyId: "alias/k", bucketKeyEnabled: true },
+      policy: policy as never,
+    });
+    const desired = desiredSettings(s);
+    const reordered: BucketSettings = {
+      encryption: { bucketKeyEnabled: true, kmsKeyId: "alias/k", algorithm: "aws:kms" },
+      policy: JSON.parse(JSON.stringify({ Statement: policy.Statement, Version: policy.Version })),
+    };
+    assert.deepEqual(settingChanges(desired, reordered), []);
+  });
+
+  it("writes a setting that differs, is missing, or was not read", () => {
+    const desired = desiredSettings(
+      spec({
+        objectOwnership: "BucketOwnerEnforced",
+        publicAccessBlock: {
+          blockPublicAcls: true,
+          ignorePublicAcls: true,
+          blockPublicPolicy: true,
+          restrictPublicBuckets: false,
+        },
+      }),
+    );
+    const changes = settingChanges(desired, { objectOwnership: "ObjectWriter", publicAccessBlock: null });
+    assert.deepEqual(
+      changes.map((c) => c.description),
+      ["objectOwnership: ObjectWriter -> BucketOwnerEnforced", "publicAccessBlock"],
+    );
+    assert.equal(settingChanges(desired, {}).length, 2, "unread settings are written (create)");
+  });
+
+  it("compares lifecycle rules by id whatever their order, and an empty list removes them", () => {
+    const rules = [
+      { id: "b", enabled: true, expirationDays: 5 },
+      {
+        id: "a",
+        enabled: false,
+        prefix: "logs/",
+        expirationDays: 90,
+        transitions: [
+          { days: 60, storageClass: "GLACIER" as const },
+          { days: 30, storageClass: "STANDARD_IA" as const },
+        ],
+      },
+    ];
+    const desired = desiredSettings(spec({ lifecycleRules: rules }));
+    assert.deepEqual(
+      desired.lifecycleRules?.map((r) => [r.id, r.prefix, r.transitions.map((t) => t.days)]),
+      [
+        ["a", "logs/", [30, 60]],
+        ["b", "", []],
+      ],
+    );
+    assert.deepEqual(settingChanges(desired, { lifecycleRules: desired.lifecycleRules ?? [] }), []);
+    const none = desiredSettings(spec({ lifecycleRules: [] }));
+    assert.deepEqual(
+      settingChanges(none, { lifecycleRules: desired.lifecycleRules ?? [] }).map((c) => c.description),
+      ["lifecycleRules: 0 rules"],
+    );
+    assert.deepEqual(settingChanges(none, { lifecycleRules: [] }), []);
+  });
+
+  it("drops a KMS key from AES256 encryption", () => {
+    const desired = desiredSettings(spec({ encryption: { algorithm: "AES256", bucketKeyEnabled: false } }));
+    assert.deepEqual(desired.encryption, {
+      algorithm: "AES256",
+      kmsKeyId: undefined,
+      bucketKeyEnabled: false,
+    });
+  });
+});

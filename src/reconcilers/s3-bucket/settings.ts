@@ -1,0 +1,163 @@
+/**
+ * The bucket settings beyond tags and versioning: default encryption, Block Public Access, the
+ * bucket policy, lifecycle rules and Object Ownership. One rule for all of them: a setting the
+ * spec leaves unset is not managed (never read, never written); a set one is read on every poll,
+ * compared in a normal form (policies as JSON values, rules by id) and written only when it
+ * differs. Pure functions: the S3 calls are in bucket-api.ts.
+ */
+import { isDeepStrictEqual } from "node:util";
+import type { S3BucketSpec } from "../../api/v1/index.ts";
+import type { JsonValue } from "../../api/schema/openapi.ts";
+
+/** The settings this file manages, in the order they are applied. */
+export const BUCKET_SETTINGS = [
+  "objectOwnership",
+  "encryption",
+  "publicAccessBlock",
+  "policy",
+  "lifecycleRules",
+] as const;
+/** One managed setting. */
+export type BucketSetting = (typeof BUCKET_SETTINGS)[number];
+
+/** Default encryption in normal form. */
+export interface Encryption {
+  readonly algorithm: string;
+  readonly kmsKeyId: string | undefined;
+  readonly bucketKeyEnabled: boolean;
+}
+
+/** Block Public Access in normal form. */
+export interface PublicAccessBlock {
+  readonly blockPublicAcls: boolean;
+  readonly ignorePublicAcls: boolean;
+  readonly blockPublicPolicy: boolean;
+  readonly restrictPublicBuckets: boolean;
+}
+
+/** One lifecycle rule in normal form (absent actions undefined, transitions sorted by days). */
+export interface LifecycleRule {
+  readonly id: string;
+  readonly enabled: boolean;
+  readonly prefix: string;
+  readonly expirationDays: number | undefined;
+  readonly noncurrentVersionExpirationDays: number | undefined;
+  readonly abortIncompleteMultipartUploadDays: number | undefined;
+  readonly transitions: readonly { readonly days: number; readonly storageClass: string }[];
+}
+
+/**
+ * Each setting in normal form. `null`: the bucket has none (S3 answered "not configured"; no
+ * lifecycle rules is `[]`). A key that is absent was not read.
+ */
+export interface BucketSettings {
+  objectOwnership?: string | null;
+  encryption?: Encryption | null;
+  publicAccessBlock?: PublicAccessBlock | null;
+  policy?: JsonValue | null;
+  lifecycleRules?: readonly LifecycleRule[];
+}
+
+/** The settings the spec sets, each in normal form: what the bucket must have. */
+export function desiredSettings(spec: S3BucketSpec): BucketSettings {
+  const out: BucketSettings = {};
+  if (spec.objectOwnership !== undefined) out.objectOwnership = spec.objectOwnership;
+  if (spec.encryption !== undefined) {
+    const e = spec.encryption;
+    out.encryption = {
+      algorithm: e.algorithm,
+      kmsKeyId: e.algorithm === "aws:kms" ? e.kmsKeyId : undefined,
+      bucketKeyEnabled: e.bucketKeyEnabled,
+    };
+  }
+  if (spec.publicAccessBlock !== undefined) {
+    const p = spec.publicAccessBlock;
+    out.publicAccessBlock = {
+      blockPublicAcls: p.blockPublicAcls,
+      ignorePublicAcls: p.ignorePublicAcls,
+      blockPublicPolicy: p.blockPublicPolicy,
+      restrictPublicBuckets: p.restrictPublicBuckets,
+    };
+  }
+  if (spec.policy !== undefined) out.policy = normalJson(spec.policy as JsonValue);
+  if (spec.lifecycleRules !== undefined) {
+    out.lifecycleRules = normalRules(
+      spec.lifecycleRules.map((r) => ({
+        id: r.id,
+        enabled: r.enabled,
+        prefix: r.prefix ?? "",
+        expirationDays: r.expirationDays,
+        noncurrentVersionExpirationDays: r.noncurrentVersionExpirationDays,
+        abortIncompleteMultipartUploadDays: r.abortIncompleteMultipartUploadDays,
+        transitions: (r.transitions ?? []).map((t) => ({ days: t.days, storageClass: t.storageClass })),
+      })),
+    );
+  }
+  return out;
+}
+
+/** The settings the spec manages, in the order they are applied. */
+export function managedSettings(spec: S3BucketSpec): BucketSetting[] {
+  const desired = desiredSettings(spec);
+  return BUCKET_SETTINGS.filter((k) => k in desired);
+}
+
+/** Rules sorted by id, each with transitions sorted by days, then storage class. */
+export function normalRules(rules: readonly LifecycleRule[]): LifecycleRule[] {
+  return [...rules]
+    .map((r) => ({
+      ...r,
+      transitions: [...r.transitions].sort(
+        (a, b) => a.days - b.days || a.storageClass.localeCompare(b.storageClass),
+      ),
+    }))
+    .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+/** `v` with undefined members dropped, as JSON would have it. */
+export function normalJson(v: JsonValue): JsonValue {
+  return JSON.parse(JSON.stringify(v)) as JsonValue;
+}
+
+/** One setting to write: its desired value and a short description for the Updated Event. */
+export interface SettingChange<K extends BucketSetting = BucketSetting> {
+  readonly setting: K;
+  readonly desired: NonNullable<BucketSettings[K]>;
+  readonly description: string;
+}
+
+/**
+ * The settings that differ between `desired` and `actual`, in the order to apply them. A setting
+ * `actual` does not hold (not read) counts as different: this is how create applies them all.
+ * Policies are compared as JSON values (key order and formatting never count).
+ */
+export function settingChanges(desired: BucketSettings, actual: BucketSettings): SettingChange[] {
+  const out: SettingChange[] = [];
+  for (const setting of BUCKET_SETTINGS) {
+    const want = desired[setting];
+    if (want === undefined || want === null) continue;
+    const have = actual[setting];
+    if (have !== undefined && isDeepStrictEqual(have, want)) continue;
+    out.push({ setting, desired: want, description: describe(setting, want, have) } as SettingChange);
+  }
+  return out;
+}
+
+function describe(setting: BucketSetting, want: unknown, have: unknown): string {
+  switch (setting) {
+    case "objectOwnership":
+      return `objectOwnership: ${String(have ?? "none")} -> ${String(want)}`;
+    case "encryption": {
+      const e = want as Encryption;
+      return `encryption: ${e.algorithm}${e.kmsKeyId !== undefined ? ` (${e.kmsKeyId})` : ""}`;
+    }
+    case "publicAccessBlock":
+      return "publicAccessBlock";
+    case "policy":
+      return "policy";
+    case "lifecycleRules": {
+      const n = (want as readonly LifecycleRule[]).length;
+      return `lifecycleRules: ${n} rule${n === 1 ? "" : "s"}`;
+    }
+  }
+}
