@@ -18,7 +18,7 @@ import {
   PutPublicAccessBlockCommand,
 } from "@aws-sdk/client-s3";
 import { waitFor } from "../support/process.ts";
-import { S3Env } from "./reconciler-s3-harness.ts";
+import { S3Env } from "./reconciler-s3-fixture.ts";
 
 const policy = (bucket: string) => ({
   Version: "2012-10-17",

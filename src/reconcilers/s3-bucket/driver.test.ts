@@ -174,6 +174,7 @@ describe("S3BucketDriver", () => {
         tags: { ...OURS, a: "1" },
         versioning: "Enabled",
         endpoint: "http://s3.test:4566/assets-1",
+        settings: {},
       });
     });
 
@@ -318,7 +319,15 @@ describe("S3BucketDriver", () => {
         { setting: "tags", description: "tags: set a; removed stray" },
         { setting: "versioning", description: "versioning: Enabled -> Suspended" },
       ]);
-      assert.deepEqual(driver.driftSettings, ["tags", "versioning"]);
+      assert.deepEqual(driver.driftSettings, [
+        "tags",
+        "versioning",
+        "objectOwnership",
+        "encryption",
+        "publicAccessBlock",
+        "policy",
+        "lifecycleRules",
+      ]);
       assert.deepEqual(s3.mutations(), ["PutBucketTagging", "PutBucketVersioning"]);
       assert.equal(b.tags.a, "1");
       assert.equal(b.tags.stray, undefined);

@@ -40,7 +40,13 @@ import {
   type S3BucketObject,
 } from "./bucket.ts";
 import { createdInWindow, createWindow } from "./crash-window.ts";
-import { desiredSettings, managedSettings, settingChanges, type BucketSettings } from "./settings.ts";
+import {
+  BUCKET_SETTINGS,
+  desiredSettings,
+  managedSettings,
+  settingChanges,
+  type BucketSettings,
+} from "./settings.ts";
 import { bucketEndpoint } from "./endpoint.ts";
 
 /** The setting name of `spec.versioning` in drift repairs. */
@@ -87,7 +93,11 @@ const EMPTYING_STATE = "Emptying";
 /** Implements {@link ResourceDriver} for S3 buckets; see the module comment. */
 export class S3BucketDriver implements ResourceDriver<S3BucketObject, ObservedBucket> {
   readonly noun = "bucket";
-  readonly driftSettings: readonly string[] = Object.freeze([TAGS_SETTING, VERSIONING_SETTING]);
+  readonly driftSettings: readonly string[] = Object.freeze([
+    TAGS_SETTING,
+    VERSIONING_SETTING,
+    ...BUCKET_SETTINGS,
+  ]);
   readonly #aws: Pick<AwsClientSource, "s3">;
   readonly #maxBatches: number;
   readonly #clock: Clock;
@@ -226,7 +236,7 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, ObservedBu
     for (const change of settings) {
       await api.putSetting(change);
       next = { ...next, settings: { ...next.settings, [change.setting]: change.desired } };
-      changes.push(change.description);
+      changes.push({ setting: change.setting, description: change.description });
     }
     return { resource: next, changes };
   }
