@@ -287,6 +287,57 @@ export const badCases: BadCase[] = [
     }),
     expect: ["spec.policy.Statement[0].Effect", "Unsupported value"],
   },
+  // SqsQueue settings
+  {
+    name: "SQS with content-based deduplication on a standard queue",
+    kind: "SqsQueue",
+    spec: specWith("SqsQueue", { contentBasedDeduplication: true }),
+    expect: ["spec.contentBasedDeduplication", "contentBasedDeduplication applies to FIFO queues only"],
+  },
+  {
+    name: "SQS with both kinds of encryption",
+    kind: "SqsQueue",
+    spec: specWith("SqsQueue", { encryption: { sqsManaged: true, kmsKeyId: "alias/k" } }),
+    expect: ["encryption takes exactly one of sqsManaged: true and kmsKeyId"],
+  },
+  {
+    name: "SQS with a data key period but no KMS key",
+    kind: "SqsQueue",
+    spec: specWith("SqsQueue", { encryption: { sqsManaged: true, dataKeyReusePeriodSeconds: 300 } }),
+    expect: ["dataKeyReusePeriodSeconds is allowed only with kmsKeyId"],
+  },
+  {
+    name: "SQS with a dead-letter queue by reference and by ARN",
+    kind: "SqsQueue",
+    spec: specWith("SqsQueue", {
+      deadLetterQueue: {
+        queueRef: { name: "dlq" },
+        targetArn: "arn:aws:sqs:us-east-1:123456789012:dlq",
+        maxReceiveCount: 3,
+      },
+    }),
+    expect: ["deadLetterQueue takes exactly one of queueRef and targetArn"],
+  },
+  {
+    name: "SQS standard queue with a FIFO dead-letter queue ARN",
+    kind: "SqsQueue",
+    spec: specWith("SqsQueue", {
+      deadLetterQueue: { targetArn: "arn:aws:sqs:us-east-1:123456789012:dlq.fifo", maxReceiveCount: 3 },
+    }),
+    expect: ["a FIFO queue needs a FIFO dead-letter queue"],
+  },
+  {
+    name: "SQS with a redrive count of 0",
+    kind: "SqsQueue",
+    spec: specWith("SqsQueue", { deadLetterQueue: { queueRef: { name: "dlq" }, maxReceiveCount: 0 } }),
+    expect: ["spec.deadLetterQueue.maxReceiveCount", "should be greater than or equal to 1"],
+  },
+  {
+    name: "SQS with a delay over 900 s",
+    kind: "SqsQueue",
+    spec: specWith("SqsQueue", { delaySeconds: 901 }),
+    expect: ["spec.delaySeconds", "should be less than or equal to 900"],
+  },
   // SqsQueue
   {
     name: "SQS FIFO queue without the .fifo suffix",

@@ -136,3 +136,46 @@ export function commonStatusFields() {
     }),
   };
 }
+
+/** One statement of an IAM policy document. */
+const policyStatementSchema = s.object(
+  {
+    Sid: s.string({ description: "Statement ID, unique within the policy.", maxLength: 128 }),
+    Effect: s.enumOf(["Allow", "Deny"], { description: "Allow or Deny.", required: true }),
+    Principal: s.json({ description: 'Who the statement applies to: "*" or a map such as {AWS: [arn]}.' }),
+    NotPrincipal: s.json({ description: "Everyone except these principals." }),
+    Action: s.json({ description: "An action such as s3:GetObject, or a list of them." }),
+    NotAction: s.json({ description: "Every action except these." }),
+    Resource: s.json({ description: "A resource ARN, or a list of them." }),
+    NotResource: s.json({ description: "Every resource except these." }),
+    Condition: s.json({ description: "Condition operators and their keys, as IAM defines them." }),
+  },
+  {
+    description:
+      "An IAM policy statement. Principal, Action, Resource and Condition keep the forms IAM " +
+      "accepts (a string or a list); AWS judges them and rejects an invalid statement.",
+  },
+);
+
+/**
+ * A resource policy (S3 bucket policy, SQS queue policy) as a structured IAM policy document;
+ * `description` says whose policy it is and how it is enforced.
+ */
+export function iamPolicyField(description: string) {
+  return s.object(
+    {
+      Version: s.enumOf(["2012-10-17", "2008-10-17"], {
+        description: "Policy language version.",
+        default: "2012-10-17",
+      }),
+      Id: s.string({ description: "Optional policy identifier.", maxLength: 128 }),
+      Statement: s.array(policyStatementSchema, {
+        description: "The statements; at least one.",
+        required: true,
+        minItems: 1,
+        maxItems: 100,
+      }),
+    },
+    { description },
+  );
+}

@@ -11,6 +11,7 @@ import {
   adoptExistingField,
   commonStatusFields,
   deletionPolicyField,
+  iamPolicyField,
   onDeletedOutOfBandField,
   regionField,
   tagsField,
@@ -106,51 +107,6 @@ const publicAccessBlockSchema = s.object(
     description:
       "S3 Block Public Access for the bucket. Unset: not managed. Set: the four switches are " +
       "enforced (an omitted switch is false). Mutable.",
-  },
-);
-
-/** One statement of an IAM policy document. */
-const policyStatementSchema = s.object(
-  {
-    Sid: s.string({ description: "Statement ID, unique within the policy.", maxLength: 128 }),
-    Effect: s.enumOf(["Allow", "Deny"], { description: "Allow or Deny.", required: true }),
-    Principal: s.json({ description: 'Who the statement applies to: "*" or a map such as {AWS: [arn]}.' }),
-    NotPrincipal: s.json({ description: "Everyone except these principals." }),
-    Action: s.json({ description: "An action such as s3:GetObject, or a list of them." }),
-    NotAction: s.json({ description: "Every action except these." }),
-    Resource: s.json({ description: "A resource ARN, or a list of them." }),
-    NotResource: s.json({ description: "Every resource except these." }),
-    Condition: s.json({ description: "Condition operators and their keys, as IAM defines them." }),
-  },
-  {
-    description:
-      "An IAM policy statement. Principal, Action, Resource and Condition keep the forms IAM " +
-      "accepts (a string or a list); S3 judges them and rejects an invalid statement with " +
-      "MalformedPolicy.",
-  },
-);
-
-/** A bucket policy (PutBucketPolicy), as a structured IAM policy document. */
-const policySchema = s.object(
-  {
-    Version: s.enumOf(["2012-10-17", "2008-10-17"], {
-      description: "Policy language version.",
-      default: "2012-10-17",
-    }),
-    Id: s.string({ description: "Optional policy identifier.", maxLength: 128 }),
-    Statement: s.array(policyStatementSchema, {
-      description: "The statements; at least one.",
-      required: true,
-      minItems: 1,
-      maxItems: 100,
-    }),
-  },
-  {
-    description:
-      "The bucket policy as an IAM policy document (S3 allows 20 KB). Unset: not managed. Set: " +
-      "enforced; compared with the bucket's policy as JSON values, so formatting and key order " +
-      "never count as drift. S3 rejects invalid principals or actions: the object then reports " +
-      "Synced=False with S3's error code. Mutable.",
   },
 );
 
@@ -277,7 +233,12 @@ export const s3BucketSpecSchema = s.object(
     onDeletedOutOfBand: onDeletedOutOfBandField("bucket"),
     encryption: encryptionSchema,
     publicAccessBlock: publicAccessBlockSchema,
-    policy: policySchema,
+    policy: iamPolicyField(
+      "The bucket policy as an IAM policy document (S3 allows 20 KB). Unset: not managed. Set: " +
+        "enforced; compared with the bucket's policy as JSON values, so formatting and key order " +
+        "never count as drift. S3 rejects invalid principals or actions: the object then reports " +
+        "Synced=False with S3's error code. Mutable.",
+    ),
     lifecycleRules: s.array(lifecycleRuleSchema, {
       description:
         "Lifecycle rules of the bucket, identified by id. Unset: not managed. Set: the bucket has " +

@@ -11,6 +11,7 @@ import {
   adoptExistingField,
   commonStatusFields,
   deletionPolicyField,
+  iamPolicyField,
   onDeletedOutOfBandField,
   regionField,
   tagsField,
@@ -62,6 +63,104 @@ export const sqsQueueSpecSchema = s.object(
       minimum: 60,
       maximum: 1209600,
     }),
+    delaySeconds: s.integer({
+      description:
+        "Seconds every new message is hidden before it can be received, 0-900. Unset: not managed. Mutable.",
+      minimum: 0,
+      maximum: 900,
+    }),
+    receiveWaitTimeSeconds: s.integer({
+      description:
+        "Long polling: seconds a ReceiveMessage call waits for a message when none is there, 0-20. " +
+        "Unset: not managed. Mutable.",
+      minimum: 0,
+      maximum: 20,
+    }),
+    maximumMessageSize: s.integer({
+      description: "Largest message in bytes, 1024-262144 (256 KiB). Unset: not managed. Mutable.",
+      minimum: 1024,
+      maximum: 262144,
+    }),
+    contentBasedDeduplication: s.boolean({
+      description:
+        "FIFO only: deduplicate by a SHA-256 hash of the body when a message has no " +
+        "deduplication ID. Unset: not managed. Mutable.",
+    }),
+    encryption: s.object(
+      {
+        sqsManaged: s.boolean({
+          description: "Encrypt with keys SQS owns (SSE-SQS). Only true is meaningful.",
+        }),
+        kmsKeyId: s.string({
+          description: "Encrypt with this KMS key (ID, ARN, alias or alias ARN; SSE-KMS).",
+          minLength: 1,
+          maxLength: 2048,
+        }),
+        dataKeyReusePeriodSeconds: s.integer({
+          description: "With kmsKeyId: seconds SQS reuses a data key before calling KMS again, 60-86400.",
+          minimum: 60,
+          maximum: 86400,
+        }),
+      },
+      {
+        description:
+          "Server-side encryption: {sqsManaged: true} or {kmsKeyId, dataKeyReusePeriodSeconds?}. " +
+          "Unset: not managed. Mutable.",
+        validations: [
+          {
+            rule: "(has(self.sqsManaged) && self.sqsManaged) != has(self.kmsKeyId)",
+            message: "encryption takes exactly one of sqsManaged: true and kmsKeyId",
+          },
+          {
+            rule: "!has(self.dataKeyReusePeriodSeconds) || has(self.kmsKeyId)",
+            message: "dataKeyReusePeriodSeconds is allowed only with kmsKeyId",
+            fieldPath: ".dataKeyReusePeriodSeconds",
+          },
+        ],
+      },
+    ),
+    policy: iamPolicyField(
+      "The queue's access policy as an IAM policy document. Unset: not managed. Set: enforced, " +
+        "compared with the queue's policy as JSON values (formatting and key order never count). Mutable.",
+    ),
+    deadLetterQueue: s.object(
+      {
+        queueRef: s.object(
+          {
+            name: s.string({
+              description: "Name of an SqsQueue object in this namespace.",
+              required: true,
+              minLength: 1,
+              maxLength: 253,
+            }),
+          },
+          { description: "The dead-letter queue as an SqsQueue object in this namespace." },
+        ),
+        targetArn: s.string({
+          description: "The dead-letter queue's ARN, for a queue this cluster does not manage.",
+          maxLength: 256,
+          pattern: "^arn:aws[a-z-]*:sqs:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]+(\\.fifo)?$",
+        }),
+        maxReceiveCount: s.integer({
+          description: "Receives after which SQS moves a message to the dead-letter queue, 1-1000.",
+          required: true,
+          minimum: 1,
+          maximum: 1000,
+        }),
+      },
+      {
+        description:
+          "Where SQS moves messages received maxReceiveCount times without being deleted (the " +
+          "redrive policy): exactly one of queueRef and targetArn. The dead-letter queue must be of " +
+          "the same type (FIFO or standard), account and region. Unset: not managed. Mutable.",
+        validations: [
+          {
+            rule: "has(self.queueRef) != has(self.targetArn)",
+            message: "deadLetterQueue takes exactly one of queueRef and targetArn",
+          },
+        ],
+      },
+    ),
     tags: tagsField("queue"),
     deletionPolicy: deletionPolicyField("queue"),
     adoptExisting: adoptExistingField(
@@ -78,6 +177,18 @@ export const sqsQueueSpecSchema = s.object(
         rule: "!self.fifo || self.queueName.endsWith('.fifo')",
         message: "a FIFO queue's queueName must end with .fifo",
         fieldPath: ".queueName",
+      },
+      {
+        rule: "!has(self.contentBasedDeduplication) || self.fifo",
+        message: "contentBasedDeduplication applies to FIFO queues only",
+        fieldPath: ".contentBasedDeduplication",
+      },
+      {
+        rule:
+          "!has(self.deadLetterQueue) || !has(self.deadLetterQueue.targetArn) || " +
+          "self.deadLetterQueue.targetArn.endsWith('.fifo') == self.fifo",
+        message: "a FIFO queue needs a FIFO dead-letter queue, and a standard queue a standard one",
+        fieldPath: ".deadLetterQueue.targetArn",
       },
       {
         rule: "self.fifo || !self.queueName.endsWith('.fifo')",

@@ -102,6 +102,21 @@ export class DeletionBlockedError extends Error {
 }
 
 /**
+ * The object depends on another object that is not ready yet (a dead-letter queue that has no
+ * ARN yet). The flow reports `reason` on Ready and Synced, emits no Warning, and waits: a change
+ * of the other object enqueues this one again (the kind's controller watches it), and the steady
+ * poll is the fallback.
+ */
+export class DependencyNotReadyError extends Error {
+  override readonly name = "DependencyNotReadyError";
+  readonly reason: string;
+  constructor(reason: string, message: string) {
+    super(message);
+    this.reason = reason;
+  }
+}
+
+/**
  * The spec asks for something that can never work as written (caught after admission, e.g. a
  * zone outside the region that only AWS can judge). Terminal until the spec changes.
  */

@@ -45,6 +45,7 @@ import { isConflict } from "../../runtime/kube/errors.ts";
 import { apiVersionOf, keyOf, type ResourceType } from "../../runtime/kube/object.ts";
 import {
   DeletionBlockedError,
+  DependencyNotReadyError,
   InvalidSpecError,
   type DriverContext,
   type ManagedObject,
@@ -335,6 +336,15 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
       return { requeueAfter: CONFLICT_REQUEUE_MS };
     }
     const { recorder } = this.#o;
+    if (err instanceof DependencyNotReadyError) {
+      const waiting = [ConditionStatus.False, err.reason, err.message] as const;
+      await this.#writeStatusQuietly(
+        cur,
+        this.#withConditions(obj, { ready: waiting, synced: waiting }),
+        ctx,
+      );
+      return { requeueAfter: this.#steadyPoll() };
+    }
     let terminal: { reason: string; message: string; notReady?: boolean } | undefined;
     let retryable: { reason: string; message: string } | undefined;
     if (err instanceof ReportedTerminal) {

@@ -9,11 +9,12 @@ import type { Client } from "../../runtime/client/index.ts";
 import type { Clock } from "../../runtime/clock.ts";
 import {
   newControllerManagedBy,
+  type MapFunc,
   type Controller,
   type InformerProvider,
 } from "../../runtime/controller/index.ts";
 import type { EventBroadcaster } from "../../runtime/events/recorder.ts";
-import type { ResourceType } from "../../runtime/kube/object.ts";
+import type { KubeObject, ResourceType } from "../../runtime/kube/object.ts";
 import type { Logger } from "../../runtime/logging.ts";
 import type { Runnable } from "../../runtime/manager/runnable.ts";
 import type { ManagedObject, ResourceDriver } from "./driver.ts";
@@ -56,6 +57,8 @@ export function setupManagedController<T extends ManagedObject, R>(
   resource: ResourceType,
   driver: ResourceDriver<T, R>,
   deps: ReconcilerDeps,
+  /** Further sources: objects whose changes enqueue objects of this kind (map to their keys). */
+  watches: readonly { resource: ResourceType; map: MapFunc<KubeObject> }[] = [],
 ): Controller {
   const client = deps.client.resource<T>(resource);
   countManagedResources(deps.registry, resource.kind, () => client.list());
@@ -72,7 +75,7 @@ export function setupManagedController<T extends ManagedObject, R>(
     ...(deps.pendingMaxMs !== undefined ? { pendingMaxMs: deps.pendingMaxMs } : {}),
     driftRepairs: new DriftRepairMetrics(deps.registry, resource.kind, driver.driftSettings),
   });
-  return newControllerManagedBy({
+  const builder = newControllerManagedBy({
     informers: deps.informers,
     manager: deps.manager,
     logger: deps.logger,
@@ -81,6 +84,7 @@ export function setupManagedController<T extends ManagedObject, R>(
   })
     .for<T>(resource)
     .named(name)
-    .withOptions({ maxConcurrentReconciles: deps.maxConcurrentReconciles ?? 1 })
-    .complete(reconciler);
+    .withOptions({ maxConcurrentReconciles: deps.maxConcurrentReconciles ?? 1 });
+  for (const w of watches) builder.watches(w.resource, w.map);
+  return builder.complete(reconciler);
 }

@@ -106,10 +106,90 @@ describe("SqsQueue tag plan", () => {
 
   it("names every setting it repairs after the spec field", () => {
     assert.deepEqual([...SQS_DRIFT_SETTINGS].sort(), [
+      "contentBasedDeduplication",
+      "deadLetterQueue",
+      "delaySeconds",
+      "encryption",
+      "maximumMessageSize",
       "messageRetentionSeconds",
+      "policy",
+      "receiveWaitTimeSeconds",
       "tags",
       "visibilityTimeoutSeconds",
     ]);
+  });
+});
+
+describe("the optional attributes", () => {
+  const base = { visibilityTimeoutSeconds: 30, messageRetentionSeconds: 345600 };
+  const policy = {
+    Version: "2012-10-17" as const,
+    Statement: [{ Effect: "Allow" as const, Principal: "*", Action: "sqs:SendMessage", Resource: "*" }],
+  };
+  const full = {
+    ...base,
+    delaySeconds: 5,
+    receiveWaitTimeSeconds: 20,
+    maximumMessageSize: 2048,
+    contentBasedDeduplication: true,
+    encryption: { kmsKeyId: "alias/q", dataKeyReusePeriodSeconds: 600 },
+    policy,
+    deadLetterQueue: { targetArn: "arn:aws:sqs:us-east-1:123456789012:dlq", maxReceiveCount: 4 },
+  };
+
+  it("manages only what the spec sets", () => {
+    assert.deepEqual(Object.keys(managedAttributes(base)), ["VisibilityTimeout", "MessageRetentionPeriod"]);
+    assert.deepEqual(managedAttributes(full), {
+      VisibilityTimeout: "30",
+      MessageRetentionPeriod: "345600",
+      DelaySeconds: "5",
+      ReceiveMessageWaitTimeSeconds: "20",
+      MaximumMessageSize: "2048",
+      ContentBasedDeduplication: "true",
+      KmsMasterKeyId: "alias/q",
+      KmsDataKeyReusePeriodSeconds: "600",
+      Policy: JSON.stringify(policy),
+      RedrivePolicy: JSON.stringify({
+        deadLetterTargetArn: "arn:aws:sqs:us-east-1:123456789012:dlq",
+        maxReceiveCount: 4,
+      }),
+    });
+    assert.deepEqual(
+      managedAttributes({ ...base, encryption: { sqsManaged: true } }).SqsManagedSseEnabled,
+      "true",
+    );
+  });
+
+  it("takes a dead-letter queue named by reference from the resolved ARN", () => {
+    const spec = { ...base, deadLetterQueue: { queueRef: { name: "dlq" }, maxReceiveCount: 3 } };
+    assert.throws(() => managedAttributes(spec), /not resolved/);
+    const attrs = managedAttributes(spec, { deadLetterTargetArn: "arn:aws:sqs:us-east-1:1:dlq" });
+    assert.deepEqual(JSON.parse(attrs.RedrivePolicy ?? "{}"), {
+      deadLetterTargetArn: "arn:aws:sqs:us-east-1:1:dlq",
+      maxReceiveCount: 3,
+    });
+  });
+
+  it("compares switches without case, policies as JSON values, and a redrive count as a number", () => {
+    const actual = {
+      ...managedAttributes(full),
+      ContentBasedDeduplication: "TRUE",
+      Policy: JSON.stringify({ Statement: policy.Statement, Version: policy.Version }, null, 2),
+      RedrivePolicy: '{"maxReceiveCount":"4","deadLetterTargetArn":"arn:aws:sqs:us-east-1:123456789012:dlq"}',
+    };
+    assert.deepEqual(attributeDrift(full, actual), []);
+    const drifted = attributeDrift(full, { ...actual, ContentBasedDeduplication: "false", Policy: "{}" });
+    assert.deepEqual(
+      drifted.map((c) => c.name),
+      ["ContentBasedDeduplication", "Policy"],
+    );
+    assert.deepEqual(
+      describeChanges(drifted, { set: {}, remove: [] }).map((c) => [c.setting, c.description]),
+      [
+        ["contentBasedDeduplication", "ContentBasedDeduplication false -> true"],
+        ["policy", "Policy updated"],
+      ],
+    );
   });
 });
 

@@ -3,6 +3,7 @@
  * they differ from what SQS reports, and how a difference is described. No I/O here, so every
  * rule is unit-tested without a network.
  */
+import { isDeepStrictEqual } from "node:util";
 import type { SqsQueueSpec } from "../../api/v1/index.ts";
 import { diffTags, type TagDiff, type TagMap } from "../../aws/ownership.ts";
 import { TAGS_SETTING, type DriftRepair } from "../common/driver.ts";
@@ -11,34 +12,140 @@ import { TAGS_SETTING, type DriftRepair } from "../common/driver.ts";
 export const SqsAttribute = {
   VisibilityTimeout: "VisibilityTimeout",
   MessageRetentionPeriod: "MessageRetentionPeriod",
+  DelaySeconds: "DelaySeconds",
+  ReceiveMessageWaitTimeSeconds: "ReceiveMessageWaitTimeSeconds",
+  MaximumMessageSize: "MaximumMessageSize",
+  ContentBasedDeduplication: "ContentBasedDeduplication",
+  SqsManagedSseEnabled: "SqsManagedSseEnabled",
+  KmsMasterKeyId: "KmsMasterKeyId",
+  KmsDataKeyReusePeriodSeconds: "KmsDataKeyReusePeriodSeconds",
+  Policy: "Policy",
+  RedrivePolicy: "RedrivePolicy",
   FifoQueue: "FifoQueue",
   QueueArn: "QueueArn",
 } as const;
 
 /** The spec fields the operator keeps in line with the queue's attributes. */
-export type ManagedAttributeSpec = Pick<SqsQueueSpec, "visibilityTimeoutSeconds" | "messageRetentionSeconds">;
+export type ManagedAttributeSpec = Pick<
+  SqsQueueSpec,
+  "visibilityTimeoutSeconds" | "messageRetentionSeconds"
+> &
+  Partial<
+    Pick<
+      SqsQueueSpec,
+      | "delaySeconds"
+      | "receiveWaitTimeSeconds"
+      | "maximumMessageSize"
+      | "contentBasedDeduplication"
+      | "encryption"
+      | "policy"
+      | "deadLetterQueue"
+    >
+  >;
+
+/** How SQS's string value of an attribute compares with the desired one. */
+type Comparison = "number" | "boolean" | "string" | "json";
+
+/** Each managed attribute: the spec field behind it (the setting a repair is counted under) and how it compares. */
+const ATTRIBUTES: Readonly<Record<string, { setting: keyof ManagedAttributeSpec; compare: Comparison }>> =
+  Object.freeze({
+    [SqsAttribute.VisibilityTimeout]: { setting: "visibilityTimeoutSeconds", compare: "number" },
+    [SqsAttribute.MessageRetentionPeriod]: { setting: "messageRetentionSeconds", compare: "number" },
+    [SqsAttribute.DelaySeconds]: { setting: "delaySeconds", compare: "number" },
+    [SqsAttribute.ReceiveMessageWaitTimeSeconds]: { setting: "receiveWaitTimeSeconds", compare: "number" },
+    [SqsAttribute.MaximumMessageSize]: { setting: "maximumMessageSize", compare: "number" },
+    [SqsAttribute.ContentBasedDeduplication]: { setting: "contentBasedDeduplication", compare: "boolean" },
+    [SqsAttribute.SqsManagedSseEnabled]: { setting: "encryption", compare: "boolean" },
+    [SqsAttribute.KmsMasterKeyId]: { setting: "encryption", compare: "string" },
+    [SqsAttribute.KmsDataKeyReusePeriodSeconds]: { setting: "encryption", compare: "number" },
+    [SqsAttribute.Policy]: { setting: "policy", compare: "json" },
+    [SqsAttribute.RedrivePolicy]: { setting: "deadLetterQueue", compare: "json" },
+  });
 
 /** The spec field behind each managed attribute: the setting a repair of it is counted under. */
-export const ATTRIBUTE_SETTINGS: Readonly<Record<string, keyof ManagedAttributeSpec>> = Object.freeze({
-  [SqsAttribute.VisibilityTimeout]: "visibilityTimeoutSeconds",
-  [SqsAttribute.MessageRetentionPeriod]: "messageRetentionSeconds",
-});
+export const ATTRIBUTE_SETTINGS: Readonly<Record<string, keyof ManagedAttributeSpec>> = Object.freeze(
+  Object.fromEntries(Object.entries(ATTRIBUTES).map(([name, a]) => [name, a.setting])),
+);
 
 /** Every setting the SqsQueue driver repairs. */
 export const SQS_DRIFT_SETTINGS: readonly string[] = Object.freeze([
-  ...Object.values(ATTRIBUTE_SETTINGS),
+  ...new Set(Object.values(ATTRIBUTE_SETTINGS)),
   TAGS_SETTING,
 ]);
 
+/** What the driver resolved for the spec: the ARN of a dead-letter queue named by queueRef. */
+export interface ResolvedReferences {
+  deadLetterTargetArn?: string | undefined;
+}
+
 /**
- * The mutable attributes the spec asks for, as `SetQueueAttributes` takes them (decimal
- * strings). Keys come out in a fixed order, so equal specs give deep-equal maps.
+ * The mutable attributes the spec asks for, as `SetQueueAttributes` takes them (strings; the
+ * policies as JSON). Fields the spec leaves unset are not managed and do not appear. Keys come
+ * out in a fixed order, so equal specs give deep-equal maps.
  */
-export function managedAttributes(spec: ManagedAttributeSpec): Record<string, string> {
-  return {
+export function managedAttributes(
+  spec: ManagedAttributeSpec,
+  resolved: ResolvedReferences = {},
+): Record<string, string> {
+  const out: Record<string, string> = {
     [SqsAttribute.VisibilityTimeout]: String(spec.visibilityTimeoutSeconds),
     [SqsAttribute.MessageRetentionPeriod]: String(spec.messageRetentionSeconds),
   };
+  if (spec.delaySeconds !== undefined) out[SqsAttribute.DelaySeconds] = String(spec.delaySeconds);
+  if (spec.receiveWaitTimeSeconds !== undefined)
+    out[SqsAttribute.ReceiveMessageWaitTimeSeconds] = String(spec.receiveWaitTimeSeconds);
+  if (spec.maximumMessageSize !== undefined)
+    out[SqsAttribute.MaximumMessageSize] = String(spec.maximumMessageSize);
+  if (spec.contentBasedDeduplication !== undefined)
+    out[SqsAttribute.ContentBasedDeduplication] = String(spec.contentBasedDeduplication);
+  const enc = spec.encryption;
+  if (enc?.kmsKeyId !== undefined) {
+    out[SqsAttribute.KmsMasterKeyId] = enc.kmsKeyId;
+    if (enc.dataKeyReusePeriodSeconds !== undefined)
+      out[SqsAttribute.KmsDataKeyReusePeriodSeconds] = String(enc.dataKeyReusePeriodSeconds);
+  } else if (enc?.sqsManaged === true) {
+    out[SqsAttribute.SqsManagedSseEnabled] = "true";
+  }
+  if (spec.policy !== undefined) out[SqsAttribute.Policy] = JSON.stringify(spec.policy);
+  const dlq = spec.deadLetterQueue;
+  if (dlq !== undefined) {
+    const arn = dlq.targetArn ?? resolved.deadLetterTargetArn;
+    if (arn === undefined) throw new Error("deadLetterQueue.queueRef was not resolved to an ARN");
+    out[SqsAttribute.RedrivePolicy] = JSON.stringify({
+      deadLetterTargetArn: arn,
+      maxReceiveCount: dlq.maxReceiveCount,
+    });
+  }
+  return out;
+}
+
+/** Whether SQS's value `actual` of attribute `name` equals the desired `want`. */
+function sameValue(name: string, actual: string, want: string): boolean {
+  switch (ATTRIBUTES[name]?.compare ?? "string") {
+    case "number":
+      return actual.trim() !== "" && Number(actual) === Number(want);
+    case "boolean":
+      return actual.trim().toLowerCase() === want.toLowerCase();
+    case "string":
+      return actual === want;
+    case "json":
+      return isDeepStrictEqual(normalJson(name, actual), normalJson(name, want));
+  }
+}
+
+/** A policy attribute as a JSON value; a redrive policy's maxReceiveCount as a number (SQS reports either). */
+function normalJson(name: string, text: string): unknown {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    return text;
+  }
+  if (name === SqsAttribute.RedrivePolicy && typeof v === "object" && v !== null) {
+    const r = v as Record<string, unknown>;
+    return { ...r, maxReceiveCount: Number(r.maxReceiveCount) };
+  }
+  return v;
 }
 
 /**
@@ -48,10 +155,11 @@ export function managedAttributes(spec: ManagedAttributeSpec): Record<string, st
  */
 export function createAttributes(
   spec: ManagedAttributeSpec & Pick<SqsQueueSpec, "fifo">,
+  resolved: ResolvedReferences = {},
 ): Record<string, string> {
   return {
     ...(spec.fifo ? { [SqsAttribute.FifoQueue]: "true" } : {}),
-    ...managedAttributes(spec),
+    ...managedAttributes(spec, resolved),
   };
 }
 
@@ -65,19 +173,19 @@ export interface AttributeChange {
 
 /**
  * The managed attributes that differ between the spec and `actual` (as `GetQueueAttributes`
- * reports them). Values compare as numbers, so `"030"` equals `"30"`; attributes the operator
- * does not manage are ignored. Empty when the queue is in sync.
+ * reports them). Numbers compare as numbers (`"030"` equals `"30"`), switches without case,
+ * policies as JSON values; attributes the operator does not manage are ignored. Empty when the
+ * queue is in sync.
  */
 export function attributeDrift(
   spec: ManagedAttributeSpec,
   actual: Readonly<Record<string, string | undefined>>,
+  resolved: ResolvedReferences = {},
 ): AttributeChange[] {
   const changes: AttributeChange[] = [];
-  for (const [name, to] of Object.entries(managedAttributes(spec))) {
+  for (const [name, to] of Object.entries(managedAttributes(spec, resolved))) {
     const from = actual[name];
-    if (from === undefined || from.trim() === "" || Number(from) !== Number(to)) {
-      changes.push({ name, from, to });
-    }
+    if (from === undefined || !sameValue(name, from, to)) changes.push({ name, from, to });
   }
   return changes;
 }
@@ -106,7 +214,7 @@ export function tagPlan(desired: Readonly<TagMap>, actual: Readonly<TagMap>): Ta
 export function describeChanges(attrs: readonly AttributeChange[], tags: TagDiff): DriftRepair[] {
   const out: DriftRepair[] = attrs.map((c) => ({
     setting: ATTRIBUTE_SETTINGS[c.name] ?? c.name,
-    description: `${c.name} ${c.from ?? "unset"} -> ${c.to}`,
+    description: describeAttribute(c),
   }));
   const set = Object.keys(tags.set);
   if (set.length > 0) out.push({ setting: TAGS_SETTING, description: `tags set: ${set.join(", ")}` });
@@ -114,6 +222,12 @@ export function describeChanges(attrs: readonly AttributeChange[], tags: TagDiff
     out.push({ setting: TAGS_SETTING, description: `tags removed: ${tags.remove.join(", ")}` });
   }
   return out;
+}
+
+/** One attribute change for the Updated Event; policies are named, not printed. */
+function describeAttribute(c: AttributeChange): string {
+  if (ATTRIBUTES[c.name]?.compare === "json") return `${c.name} updated`;
+  return `${c.name} ${c.from ?? "unset"} -> ${c.to}`;
 }
 
 /**

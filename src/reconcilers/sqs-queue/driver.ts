@@ -19,7 +19,7 @@ import {
   UntagQueueCommand,
   type SQSClient,
 } from "@aws-sdk/client-sqs";
-import { SqsQueueResource, type SqsQueue } from "../../api/v1/index.ts";
+import { ConditionType, isConditionTrue, SqsQueueResource, type SqsQueue } from "../../api/v1/index.ts";
 import type { AwsClientSource } from "../../aws/clients.ts";
 import { isAwsErrorKind } from "../../aws/errors.ts";
 import {
@@ -30,14 +30,16 @@ import {
   toSqsTags,
   type TagMap,
 } from "../../aws/ownership.ts";
-import type {
-  DeleteOutcome,
-  DriftRepair,
-  DriverContext,
-  ManagedObject,
-  Observation,
-  Readiness,
-  ResourceDriver,
+import {
+  DependencyNotReadyError,
+  InvalidSpecError,
+  type DeleteOutcome,
+  type DriftRepair,
+  type DriverContext,
+  type ManagedObject,
+  type Observation,
+  type Readiness,
+  type ResourceDriver,
 } from "../common/driver.ts";
 import {
   SqsAttribute,
@@ -46,6 +48,7 @@ import {
   createAttributes,
   describeChanges,
   queueNameOfUrl,
+  type ResolvedReferences,
   SQS_DRIFT_SETTINGS,
   tagPlan,
 } from "./attributes.ts";
@@ -86,16 +89,76 @@ export class QueueExistsError extends Error {
 export interface SqsQueueDriverOptions {
   /** SQS clients per region; every failure they throw is an `AwsError`. */
   aws: Pick<AwsClientSource, "sqs">;
+  /**
+   * SqsQueue objects from the shared cache, for dead-letter queues named by queueRef.
+   * @default none: a queueRef is never ready
+   */
+  queues?: (ref: { namespace: string; name: string }) => Readonly<SqsQueue> | undefined;
 }
+
+/** Reasons this driver puts into conditions, beyond the shared ones. */
+export const SqsQueueReason = {
+  /** The dead-letter queue named by queueRef does not exist or has no ARN yet. */
+  DeadLetterQueueNotReady: "DeadLetterQueueNotReady",
+  /** The dead-letter queue named by queueRef is of the other type, or in another region. */
+  DeadLetterQueueMismatch: "DeadLetterQueueMismatch",
+} as const;
 
 /** The {@link ResourceDriver} of SqsQueue; stateless, safe to share between workers. */
 export class SqsQueueDriver implements ResourceDriver<ManagedSqsQueue, SqsQueueView> {
   readonly noun = "queue";
   readonly driftSettings = SQS_DRIFT_SETTINGS;
   readonly #aws: Pick<AwsClientSource, "sqs">;
+  readonly #queues: SqsQueueDriverOptions["queues"];
 
   constructor(opts: SqsQueueDriverOptions) {
     this.#aws = opts.aws;
+    this.#queues = opts.queues;
+  }
+
+  /**
+   * The ARN of the dead-letter queue that spec.deadLetterQueue.queueRef names, read from the
+   * cache: it must exist, be Ready with an ARN, and match this queue's type and region.
+   * @throws DependencyNotReadyError while it is missing or not Ready.
+   * @throws InvalidSpecError when it can never serve (another type or region, or this queue).
+   */
+  #resolve(obj: ManagedSqsQueue): ResolvedReferences {
+    const ref = obj.spec.deadLetterQueue?.queueRef;
+    if (ref === undefined) return {};
+    const namespace = obj.metadata.namespace ?? "";
+    if (ref.name === obj.metadata.name)
+      throw new InvalidSpecError(
+        SqsQueueReason.DeadLetterQueueMismatch,
+        "a queue cannot be its own dead-letter queue",
+      );
+    const dlq = this.#queues?.({ namespace, name: ref.name });
+    if (dlq === undefined) {
+      throw new DependencyNotReadyError(
+        SqsQueueReason.DeadLetterQueueNotReady,
+        `the dead-letter queue ${ref.name} does not exist in namespace ${namespace}`,
+      );
+    }
+    if (dlq.spec.fifo !== obj.spec.fifo) {
+      const [mine, theirs] = obj.spec.fifo ? ["a FIFO", "a standard"] : ["a standard", "a FIFO"];
+      throw new InvalidSpecError(
+        SqsQueueReason.DeadLetterQueueMismatch,
+        `this is ${mine} queue but its dead-letter queue ${ref.name} is ${theirs} queue; SQS needs both of one type`,
+      );
+    }
+    if (dlq.spec.region !== obj.spec.region) {
+      throw new InvalidSpecError(
+        SqsQueueReason.DeadLetterQueueMismatch,
+        `the dead-letter queue ${ref.name} is in ${dlq.spec.region}, not in ${obj.spec.region}; SQS needs both in one region`,
+      );
+    }
+    const arn = dlq.status?.queueArn;
+    if (arn === undefined || arn === "" || !isConditionTrue(dlq.status?.conditions, ConditionType.Ready)) {
+      throw new DependencyNotReadyError(
+        SqsQueueReason.DeadLetterQueueNotReady,
+        `waiting for the dead-letter queue ${ref.name} to be Ready`,
+      );
+    }
+    return { deadLetterTargetArn: arn };
   }
 
   recordedId(obj: ManagedSqsQueue): string | undefined {
@@ -116,13 +179,14 @@ export class SqsQueueDriver implements ResourceDriver<ManagedSqsQueue, SqsQueueV
    */
   async create(obj: ManagedSqsQueue, _token: string, ctx: DriverContext): Promise<SqsQueueView> {
     const { spec } = obj;
+    const resolved = this.#resolve(obj);
     const sqs = this.#aws.sqs(spec.region);
     let url: string | undefined;
     try {
       const out = await sqs.send(
         new CreateQueueCommand({
           QueueName: spec.queueName,
-          Attributes: createAttributes(spec),
+          Attributes: createAttributes(spec, resolved),
           tags: toSqsTags(desiredTags(spec.tags, ownerOf(obj, SqsQueueResource.kind))),
         }),
         { abortSignal: ctx.signal },
@@ -165,7 +229,7 @@ export class SqsQueueDriver implements ResourceDriver<ManagedSqsQueue, SqsQueueV
   ): Promise<{ resource: SqsQueueView; changes: DriftRepair[] }> {
     const sqs = this.#aws.sqs(obj.spec.region);
     const opts = { abortSignal: ctx.signal };
-    const attrs = attributeDrift(obj.spec, resource.attributes);
+    const attrs = attributeDrift(obj.spec, resource.attributes, this.#resolve(obj));
     const desired = desiredTags(obj.spec.tags, ownerOf(obj, SqsQueueResource.kind));
     const tags = tagPlan(desired, resource.tags);
     if (attrs.length === 0 && isEmptyDiff(tags)) return { resource, changes: [] };

@@ -1,0 +1,128 @@
+/**
+ * The SqsQueue settings beyond visibility and retention, against moto: delay, long polling,
+ * message size, KMS encryption and the access policy are created with the queue, enforced and
+ * never re-sent when equal (the policy compared as a JSON value); a dead-letter queue named by
+ * reference waits, with DeadLetterQueueNotReady, until that queue is Ready, then the redrive
+ * policy carries its ARN; a dead-letter queue of the other type is refused with a condition.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { SetQueueAttributesCommand } from "@aws-sdk/client-sqs";
+import { waitFor } from "../support/process.ts";
+import { ready } from "../support/reconciler-env.ts";
+import { SqsEnv } from "./reconciler-sqs-fixture.ts";
+
+const policy = {
+  Version: "2012-10-17",
+  Statement: [
+    {
+      Sid: "OnlyThisAccount",
+      Effect: "Allow",
+      Principal: { AWS: "arn:aws:iam::123456789012:root" },
+      Action: ["sqs:SendMessage", "sqs:ReceiveMessage"],
+      Resource: "*",
+    },
+  ],
+};
+
+describe("SqsQueue settings: dead-letter queue, encryption, delay, polling, size, policy", () => {
+  const env = new SqsEnv("sqs-settings").hooks();
+
+  it("waits for a dead-letter queue named by reference, then points the redrive policy at it", async () => {
+    await env.create("orders", {
+      queueName: "orders",
+      deadLetterQueue: { queueRef: { name: "orders-dlq" }, maxReceiveCount: 5 },
+    });
+    const waiting = await env.waitReason("orders", "DeadLetterQueueNotReady");
+    assert.equal(ready(waiting)?.status, "False");
+    assert.match(ready(waiting)?.message ?? "", /orders-dlq does not exist/);
+    assert.equal(
+      await env.queueExists("orders"),
+      false,
+      "nothing is created before the dead-letter queue is",
+    );
+
+    await env.create("orders-dlq", { queueName: "orders-dlq", messageRetentionSeconds: 1209600 });
+    const dlq = await env.waitReady("orders-dlq");
+    await env.waitReady("orders");
+    const q = await env.queue("orders");
+    assert.deepEqual(JSON.parse(q.attributes.RedrivePolicy ?? "{}"), {
+      deadLetterTargetArn: dlq.status?.queueArn,
+      maxReceiveCount: 5,
+    });
+  });
+
+  it("creates every attribute the spec sets and makes no write when nothing changed", async () => {
+    await env.create("tuned", {
+      queueName: "tuned",
+      delaySeconds: 5,
+      receiveWaitTimeSeconds: 20,
+      maximumMessageSize: 4096,
+      encryption: { kmsKeyId: "alias/queues", dataKeyReusePeriodSeconds: 600 },
+      policy,
+    });
+    await env.waitReady("tuned");
+    const q = await env.queue("tuned");
+    assert.equal(q.attributes.DelaySeconds, "5");
+    assert.equal(q.attributes.ReceiveMessageWaitTimeSeconds, "20");
+    assert.equal(q.attributes.MaximumMessageSize, "4096");
+    assert.equal(q.attributes.KmsMasterKeyId, "alias/queues");
+    assert.equal(q.attributes.KmsDataKeyReusePeriodSeconds, "600");
+    assert.deepEqual(JSON.parse(q.attributes.Policy ?? "{}"), policy);
+
+    await env.waitEvent("tuned", "Normal", "Created");
+    await env.waitReconciles(1);
+    const writes = await env.kubeWrites();
+    const mutations = env.mutations();
+    await env.patch("tuned", { metadata: { annotations: { "test/bump": "1" } } });
+    await env.waitReconciles(3);
+    assert.equal(await env.kubeWrites(), writes, "Kubernetes writes");
+    assert.deepEqual(env.mutations(), mutations, "mutating AWS calls");
+  });
+
+  it("repairs drift with an Updated Event, and leaves a policy that only changed its formatting", async () => {
+    const { url } = await env.queue("tuned");
+    const reordered = { Statement: policy.Statement, Version: policy.Version };
+    await env.sqs().send(
+      new SetQueueAttributesCommand({
+        QueueUrl: url,
+        Attributes: { DelaySeconds: "0", Policy: JSON.stringify(reordered, null, 2) },
+      }),
+    );
+    await waitFor(
+      "DelaySeconds repaired",
+      async () => (await env.queue("tuned")).attributes.DelaySeconds === "5",
+      30_000,
+      200,
+    );
+    await waitFor(
+      "an Updated Event naming DelaySeconds",
+      async () =>
+        (await env.events("tuned")).some(
+          (e) => e.reason === "Updated" && /DelaySeconds 0 -> 5/.test(e.message),
+        ),
+      15_000,
+      150,
+    );
+    const events = await env.events("tuned");
+    assert.ok(
+      !events.some((e) => e.reason === "Updated" && /Policy/.test(e.message)),
+      "the policy was not re-sent",
+    );
+  });
+
+  it("refuses a dead-letter queue of the other type with a condition", async () => {
+    await env.create("jobs", {
+      queueName: "jobs.fifo",
+      fifo: true,
+      deadLetterQueue: { queueRef: { name: "orders-dlq" }, maxReceiveCount: 3 },
+    });
+    const refused = await env.waitReason("jobs", "DeadLetterQueueMismatch");
+    assert.match(
+      ready(refused)?.message ?? "",
+      /FIFO queue but its dead-letter queue orders-dlq is a standard queue/,
+    );
+    await env.waitEvent("jobs", "Warning", "DeadLetterQueueMismatch");
+    assert.equal(await env.queueExists("jobs.fifo"), false);
+  });
+});
