@@ -64,6 +64,8 @@ if (existsSync(main)) {
 
 const samples = path.join(repoRoot, "config/samples");
 if (existsSync(samples)) {
+  // The hardened instance sample names an instance profile; moto needs it to exist.
+  await moto.createInstanceProfile("kubeprovisioner-sample-web");
   const { stdout } = await cp.kubectl(["apply", "-k", samples]);
   say(`applied config/samples:\n${stdout.trim()}`);
 }

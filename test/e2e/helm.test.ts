@@ -350,6 +350,10 @@ describe("helm install on a real API server, then the operator under the chart's
 
   it("the three samples become Ready, backed by resources in AWS", async () => {
     await kubectl(["create", "namespace", APPS]);
+    for (const s of samples()) {
+      const profile = s.spec.iamInstanceProfile;
+      if (typeof profile === "string") await moto.createInstanceProfile(profile);
+    }
     for (const s of samples()) await kubectl(["apply", "-n", APPS, "-f", s.file]);
     await kubectl(["wait", "-n", APPS, "--for=condition=Ready", `--timeout=${TIMEOUT}`, ...sampleRefs()]);
     const table = await kubectl(["get", "-n", APPS, "ec2,s3b,sqsq"]);

@@ -160,6 +160,47 @@ export const badCases: BadCase[] = [
     spec: specWith("Ec2Instance", { onDeletedOutOfBand: "Ignore" }),
     expect: ["spec.onDeletedOutOfBand", 'Unsupported value: "Ignore"'],
   },
+  // Ec2Instance hardening
+  {
+    name: "EC2 with iops on a gp2 volume",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", { storage: { rootVolume: { type: "gp2", iops: 3000 } } }),
+    expect: ["iops applies to io1, io2 and gp3 volumes only"],
+  },
+  {
+    name: "EC2 with an io2 volume without iops",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", {
+      storage: { additionalVolumes: [{ deviceName: "/dev/sdf", size: 10, type: "io2" }] },
+    }),
+    expect: ["io1 and io2 volumes need iops"],
+  },
+  {
+    name: "EC2 with throughput on an io1 volume",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", {
+      storage: { rootVolume: { type: "io1", size: 10, iops: 500, throughput: 200 } },
+    }),
+    expect: ["throughput applies to gp3 volumes only"],
+  },
+  {
+    name: "EC2 with a metadata hop limit of 65",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", { metadataOptions: { httpPutResponseHopLimit: 65 } }),
+    expect: ["spec.metadataOptions.httpPutResponseHopLimit", "should be less than or equal to 64"],
+  },
+  {
+    name: "EC2 with unknown metadata tokens",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", { metadataOptions: { httpTokens: "sometimes" } }),
+    expect: ["spec.metadataOptions.httpTokens", "Unsupported value"],
+  },
+  {
+    name: "EC2 with a role ARN as instance profile",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", { iamInstanceProfile: "arn:aws:iam::123456789012:role/web" }),
+    expect: ["spec.iamInstanceProfile", "should match"],
+  },
   // Tags (shared rules, checked on S3Bucket and SqsQueue)
   {
     name: "S3 with a 257-character tag value",

@@ -23,6 +23,8 @@ export interface Moto {
   readonly env: Record<string, string>;
   /** Clears every resource in the emulator (moto's reset API). */
   reset(): Promise<void>;
+  /** Creates the IAM instance profile `name` (what an Ec2Instance's iamInstanceProfile names). */
+  createInstanceProfile(name: string): Promise<void>;
   /** Stops the emulator if this process started it. */
   stop(): Promise<void>;
 }
@@ -37,6 +39,29 @@ function envFor(endpoint: string): Record<string, string> {
   };
 }
 
+/**
+ * IAM CreateInstanceProfile through IAM's query API; moto routes by the credential scope of the
+ * Authorization header and does not check the signature. An existing profile is fine.
+ */
+async function createInstanceProfile(endpoint: string, name: string): Promise<void> {
+  const res = await fetch(endpoint, {
+    method: "POST",
+    headers: {
+      "content-type": "application/x-www-form-urlencoded",
+      authorization:
+        "AWS4-HMAC-SHA256 Credential=testing/20260101/us-east-1/iam/aws4_request, SignedHeaders=host, Signature=0",
+    },
+    body: new URLSearchParams({
+      Action: "CreateInstanceProfile",
+      InstanceProfileName: name,
+      Version: "2010-05-08",
+    }),
+  });
+  const text = await res.text();
+  if (res.status !== 200 && !text.includes("EntityAlreadyExists"))
+    throw new Error(`CreateInstanceProfile ${name}: HTTP ${res.status} ${text}`);
+}
+
 /** Starts moto (or attaches to AWS_ENDPOINT_URL) and waits until it answers. */
 export async function startMoto(opts: { startTimeoutMs?: number } = {}): Promise<Moto> {
   const external = process.env.AWS_ENDPOINT_URL;
@@ -45,7 +70,13 @@ export async function startMoto(opts: { startTimeoutMs?: number } = {}): Promise
     if (!res.ok) throw new Error(`moto reset: HTTP ${res.status}`);
   };
   if (external) {
-    return { endpoint: external, env: envFor(external), reset: () => reset(external), stop: async () => {} };
+    return {
+      endpoint: external,
+      env: envFor(external),
+      reset: () => reset(external),
+      createInstanceProfile: (name) => createInstanceProfile(external, name),
+      stop: async () => {},
+    };
   }
   const server = path.join(repoRoot, ".venv/bin/moto_server");
   if (!existsSync(server)) throw new Error(`${server} not found; run 'make tools'`);
@@ -78,6 +109,7 @@ export async function startMoto(opts: { startTimeoutMs?: number } = {}): Promise
     endpoint,
     env: envFor(endpoint),
     reset: () => reset(endpoint),
+    createInstanceProfile: (name) => createInstanceProfile(endpoint, name),
     async stop() {
       if (stopped) return;
       stopped = true;

@@ -55,6 +55,44 @@ const volumeSizeRules = [
 
 const DEVICE_NAME_PATTERN = "^/dev/(sd|xvd)[a-z]{1,2}[0-9]{0,2}$";
 
+/** Provisioned performance of a volume, and the types that take it (AWS EBS limits). */
+const volumePerformance = {
+  iops: s.integer({
+    description:
+      "Provisioned IOPS: io1 100-64000, io2 100-256000, gp3 3000-80000 (gp3 default 3000). Only for " +
+      "io1, io2 and gp3 volumes.",
+    minimum: 100,
+    maximum: 256000,
+  }),
+  throughput: s.integer({
+    description: "Throughput in MiB/s, 125-2000 (default 125). Only for gp3 volumes.",
+    minimum: 125,
+    maximum: 2000,
+  }),
+};
+const volumePerformanceRules = [
+  {
+    rule: "!has(self.iops) || (has(self.type) && self.type in ['io1', 'io2', 'gp3'])",
+    message: "iops applies to io1, io2 and gp3 volumes only",
+    fieldPath: ".iops",
+  },
+  {
+    rule: "!has(self.type) || !(self.type in ['io1', 'io2']) || has(self.iops)",
+    message: "io1 and io2 volumes need iops",
+    fieldPath: ".iops",
+  },
+  {
+    rule: "!has(self.iops) || !has(self.type) || self.type != 'gp3' || self.iops >= 3000",
+    message: "gp3 volumes take iops from 3000",
+    fieldPath: ".iops",
+  },
+  {
+    rule: "!has(self.throughput) || (has(self.type) && self.type == 'gp3')",
+    message: "throughput applies to gp3 volumes only",
+    fieldPath: ".throughput",
+  },
+];
+
 const rootVolumeSchema = s.object(
   {
     size: s.integer({
@@ -77,8 +115,9 @@ const rootVolumeSchema = s.object(
     encrypted: s.boolean({
       description: "Encrypt the volume with the account's default EBS key. Omit to use the account default.",
     }),
+    ...volumePerformance,
   },
-  { description: "The root (boot) volume.", validations: volumeSizeRules },
+  { description: "The root (boot) volume.", validations: [...volumeSizeRules, ...volumePerformanceRules] },
 );
 
 const additionalVolumeSchema = s.object(
@@ -97,10 +136,33 @@ const additionalVolumeSchema = s.object(
     encrypted: s.boolean({
       description: "Encrypt the volume with the account's default EBS key. Omit to use the account default.",
     }),
+    ...volumePerformance,
   },
   {
     description: "A data volume created with the instance and deleted with it.",
-    validations: volumeSizeRules,
+    validations: [...volumeSizeRules, ...volumePerformanceRules],
+  },
+);
+
+/** The instance metadata service options (IMDS). */
+const metadataOptionsSchema = s.object(
+  {
+    httpTokens: s.enumOf(["required", "optional"], {
+      description: "required: IMDSv2 only (session tokens); optional: IMDSv1 also answers.",
+    }),
+    httpPutResponseHopLimit: s.integer({
+      description: "How many network hops the token response may travel, 1-64 (2 for containers).",
+      minimum: 1,
+      maximum: 64,
+    }),
+    httpEndpoint: s.enumOf(["enabled", "disabled"], {
+      description: "Whether the metadata service answers at all.",
+    }),
+  },
+  {
+    description:
+      "Instance metadata service options, set at launch and repaired on drift " +
+      "(ModifyInstanceMetadataOptions). An omitted option is not managed. Mutable.",
   },
 );
 
@@ -188,6 +250,16 @@ export const ec2InstanceSpecSchema = s.object(
     }),
     tags: tagsField("instance"),
     storage: storageSchema,
+    metadataOptions: metadataOptionsSchema,
+    iamInstanceProfile: s.string({
+      description:
+        "IAM instance profile the instance runs with: a name or an instance-profile ARN. Set at " +
+        "launch and associated again (or replaced) when it differs. Unset: not managed. Mutable.",
+      minLength: 1,
+      maxLength: 2048,
+      pattern:
+        "^(arn:aws[a-z-]*:iam::[0-9]{12}:instance-profile/[A-Za-z0-9+=,.@/_-]+|[A-Za-z0-9+=,.@_-]{1,128})$",
+    }),
     associatePublicIP: s.boolean({
       description: "Give the instance a public IPv4 address. Omit to follow the subnet's setting. Immutable.",
     }),

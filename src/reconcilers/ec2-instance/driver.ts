@@ -6,8 +6,12 @@
  */
 import { ownerOf, uidOf } from "../common/owner.ts";
 import {
+  AssociateIamInstanceProfileCommand,
   CreateTagsCommand,
   DeleteTagsCommand,
+  DescribeIamInstanceProfileAssociationsCommand,
+  ModifyInstanceMetadataOptionsCommand,
+  ReplaceIamInstanceProfileAssociationCommand,
   DescribeImagesCommand,
   DescribeInstancesCommand,
   RunInstancesCommand,
@@ -45,7 +49,8 @@ import {
   pickInstance,
   stateOf,
 } from "./instance-view.ts";
-import { needsAmiRootDevice, runInstancesInput } from "./launch.ts";
+import { metadataOptionsDrift, profileAction, profileMatches } from "./instance-settings.ts";
+import { needsAmiRootDevice, profileSpecifier, runInstancesInput } from "./launch.ts";
 
 /** An Ec2Instance as the shared flow handles it. */
 export type Ec2InstanceObject = Ec2Instance & ManagedObject;
@@ -101,7 +106,11 @@ export class InstanceNotVisibleError extends Error {
 export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Instance> {
   readonly noun = "instance";
   /** Tags are the only setting of an instance that is put back (the rest is immutable). */
-  readonly driftSettings: readonly string[] = Object.freeze([TAGS_SETTING]);
+  readonly driftSettings: readonly string[] = Object.freeze([
+    TAGS_SETTING,
+    "metadataOptions",
+    "iamInstanceProfile",
+  ]);
   /** Steady polls of all instances land together, so the batcher can merge their lookups. */
   readonly alignPolls = true;
   readonly #aws: AwsClientSource;
@@ -215,6 +224,84 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Inst
   }
 
   async sync(
+    obj: Ec2InstanceObject,
+    instance: Instance,
+    ctx: DriverContext,
+  ): Promise<{ resource: Instance; changes: DriftRepair[] }> {
+    const tagged = await this.#syncTags(obj, instance, ctx);
+    const settings = await this.#syncSettings(obj, tagged.resource, ctx);
+    return { resource: settings.resource, changes: [...tagged.changes, ...settings.changes] };
+  }
+
+  /**
+   * Repairs the metadata options and the instance profile the spec sets (instance-settings.ts),
+   * on an instance that is running or stopped (EC2 refuses both in transition).
+   */
+  async #syncSettings(
+    obj: Ec2InstanceObject,
+    instance: Instance,
+    ctx: DriverContext,
+  ): Promise<{ resource: Instance; changes: DriftRepair[] }> {
+    const state = stateOf(instance);
+    if (state !== "running" && state !== "stopped") return { resource: instance, changes: [] };
+    const id = requireId(instance);
+    const ec2 = this.#aws.ec2(obj.spec.region);
+    const opts = { abortSignal: ctx.signal };
+    const changes: DriftRepair[] = [];
+    let next = instance;
+    try {
+      const metadata = metadataOptionsDrift(obj.spec, instance);
+      if (metadata !== undefined) {
+        await ec2.send(new ModifyInstanceMetadataOptionsCommand({ InstanceId: id, ...metadata }), opts);
+        next = { ...next, MetadataOptions: { ...next.MetadataOptions, ...metadata } };
+        changes.push({ setting: "metadataOptions", description: "metadataOptions" });
+      }
+      const profile = obj.spec.iamInstanceProfile;
+      const action = profileAction(obj.spec, instance);
+      if (profile !== undefined && action !== undefined) {
+        const IamInstanceProfile = profileSpecifier(profile);
+        if (action === "associate") {
+          await ec2.send(
+            new AssociateIamInstanceProfileCommand({ InstanceId: id, IamInstanceProfile }),
+            opts,
+          );
+        } else {
+          const found = await ec2.send(
+            new DescribeIamInstanceProfileAssociationsCommand({
+              Filters: [{ Name: "instance-id", Values: [id] }],
+            }),
+            opts,
+          );
+          const association = found.IamInstanceProfileAssociations?.find(
+            (a) => a.State === "associated" || a.State === "associating",
+          );
+          if (association?.AssociationId === undefined) {
+            await ec2.send(
+              new AssociateIamInstanceProfileCommand({ InstanceId: id, IamInstanceProfile }),
+              opts,
+            );
+          } else if (profileMatches(profile, association.IamInstanceProfile?.Arn)) {
+            // The association is right already; the instance description lags behind it.
+            return { resource: next, changes };
+          } else {
+            await ec2.send(
+              new ReplaceIamInstanceProfileAssociationCommand({
+                AssociationId: association.AssociationId,
+                IamInstanceProfile,
+              }),
+              opts,
+            );
+          }
+        }
+        changes.push({ setting: "iamInstanceProfile", description: `iamInstanceProfile: ${profile}` });
+      }
+    } finally {
+      if (changes.length > 0) this.#batcher(obj.spec.region).invalidate(id);
+    }
+    return { resource: next, changes };
+  }
+
+  async #syncTags(
     obj: Ec2InstanceObject,
     instance: Instance,
     ctx: DriverContext,

@@ -147,4 +147,46 @@ describe("blockDeviceMappings", () => {
       { DeviceName: "/dev/sdg", Ebs: { DeleteOnTermination: true, VolumeSize: 125 } },
     ]);
   });
+
+  it("passes volume performance, metadata options and the instance profile at launch", () => {
+    const input = runInstancesInput(
+      {
+        instanceType: "t3.micro",
+        amiId: "ami-12345678",
+        region: "us-east-1",
+        iamInstanceProfile: "arn:aws:iam::123456789012:instance-profile/web",
+        metadataOptions: { httpTokens: "required", httpPutResponseHopLimit: 2 },
+        storage: {
+          rootVolume: { deviceName: "/dev/xvda", type: "gp3", iops: 4000, throughput: 250 },
+          additionalVolumes: [{ deviceName: "/dev/sdf", size: 100, type: "io2", iops: 16000 }],
+        },
+        deletionPolicy: "Delete",
+        adoptExisting: false,
+        onDeletedOutOfBand: "Recreate",
+      } as Ec2InstanceSpec,
+      { token: "t", tags: {} },
+    );
+    assert.deepEqual(input.IamInstanceProfile, { Arn: "arn:aws:iam::123456789012:instance-profile/web" });
+    assert.deepEqual(input.MetadataOptions, { HttpTokens: "required", HttpPutResponseHopLimit: 2 });
+    assert.deepEqual(
+      input.BlockDeviceMappings?.map((m) => [m.DeviceName, m.Ebs?.Iops, m.Ebs?.Throughput]),
+      [
+        ["/dev/xvda", 4000, 250],
+        ["/dev/sdf", 16000, undefined],
+      ],
+    );
+    const named = runInstancesInput(
+      {
+        instanceType: "t3.micro",
+        amiId: "ami-12345678",
+        region: "us-east-1",
+        iamInstanceProfile: "web",
+        deletionPolicy: "Delete",
+        adoptExisting: false,
+        onDeletedOutOfBand: "Recreate",
+      } as Ec2InstanceSpec,
+      { token: "t", tags: {} },
+    );
+    assert.deepEqual(named.IamInstanceProfile, { Name: "web" });
+  });
 });

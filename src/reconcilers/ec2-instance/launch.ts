@@ -3,7 +3,13 @@
  * token, the tags and (when the spec sizes the root volume without naming it) the AMI's root
  * device name. Kept free of I/O so every field mapping is unit-tested.
  */
-import type { BlockDeviceMapping, RunInstancesCommandInput, VolumeType } from "@aws-sdk/client-ec2";
+import type {
+  BlockDeviceMapping,
+  HttpTokensState,
+  InstanceMetadataEndpointState,
+  RunInstancesCommandInput,
+  VolumeType,
+} from "@aws-sdk/client-ec2";
 import type { Ec2InstanceSpec, Ec2InstanceStorage } from "../../api/v1/index.ts";
 import { toEc2Tags, type TagMap } from "../../aws/ownership.ts";
 
@@ -24,7 +30,12 @@ export interface LaunchParams {
 function rootVolumeHasSettings(storage: Ec2InstanceStorage | undefined): boolean {
   const root = storage?.rootVolume;
   return (
-    root !== undefined && (root.size !== undefined || root.type !== undefined || root.encrypted !== undefined)
+    root !== undefined &&
+    (root.size !== undefined ||
+      root.type !== undefined ||
+      root.encrypted !== undefined ||
+      root.iops !== undefined ||
+      root.throughput !== undefined)
   );
 }
 
@@ -56,6 +67,8 @@ export function blockDeviceMappings(
         ...(root.size !== undefined ? { VolumeSize: root.size } : {}),
         ...(root.type !== undefined ? { VolumeType: root.type as VolumeType } : {}),
         ...(root.encrypted !== undefined ? { Encrypted: root.encrypted } : {}),
+        ...(root.iops !== undefined ? { Iops: root.iops } : {}),
+        ...(root.throughput !== undefined ? { Throughput: root.throughput } : {}),
       },
     });
   }
@@ -67,6 +80,8 @@ export function blockDeviceMappings(
         VolumeSize: v.size,
         ...(v.type !== undefined ? { VolumeType: v.type as VolumeType } : {}),
         ...(v.encrypted !== undefined ? { Encrypted: v.encrypted } : {}),
+        ...(v.iops !== undefined ? { Iops: v.iops } : {}),
+        ...(v.throughput !== undefined ? { Throughput: v.throughput } : {}),
       },
     });
   }
@@ -99,6 +114,12 @@ export function runInstancesInput(spec: Ec2InstanceSpec, params: LaunchParams): 
     MaxCount: 1,
     ClientToken: params.token,
     ...(spec.keyPair !== undefined ? { KeyName: spec.keyPair } : {}),
+    ...(spec.iamInstanceProfile !== undefined
+      ? { IamInstanceProfile: profileSpecifier(spec.iamInstanceProfile) }
+      : {}),
+    ...(spec.metadataOptions !== undefined && Object.keys(spec.metadataOptions).length > 0
+      ? { MetadataOptions: metadataOptionsRequest(spec.metadataOptions) }
+      : {}),
     ...(spec.availabilityZone !== undefined
       ? { Placement: { AvailabilityZone: spec.availabilityZone } }
       : {}),
@@ -126,5 +147,25 @@ export function runInstancesInput(spec: Ec2InstanceSpec, params: LaunchParams): 
       { ResourceType: "instance", Tags: tags },
       { ResourceType: "volume", Tags: tags },
     ],
+  };
+}
+
+/** An instance profile as EC2 takes it: `{Arn}` for an ARN, else `{Name}`. */
+export function profileSpecifier(profile: string): { Arn: string } | { Name: string } {
+  return profile.startsWith("arn:") ? { Arn: profile } : { Name: profile };
+}
+
+/** The metadata options the spec sets, as RunInstances and ModifyInstanceMetadataOptions take them. */
+export function metadataOptionsRequest(m: NonNullable<Ec2InstanceSpec["metadataOptions"]>): {
+  HttpTokens?: HttpTokensState;
+  HttpPutResponseHopLimit?: number;
+  HttpEndpoint?: InstanceMetadataEndpointState;
+} {
+  return {
+    ...(m.httpTokens !== undefined ? { HttpTokens: m.httpTokens } : {}),
+    ...(m.httpPutResponseHopLimit !== undefined
+      ? { HttpPutResponseHopLimit: m.httpPutResponseHopLimit }
+      : {}),
+    ...(m.httpEndpoint !== undefined ? { HttpEndpoint: m.httpEndpoint } : {}),
   };
 }
