@@ -43,6 +43,10 @@ deps: node_modules/.installed ## Install npm dependencies (npm ci) when the lock
 build: deps ## Compile TypeScript to dist/
 	npx tsc -p tsconfig.build.json
 
+.PHONY: bundle
+bundle: deps ## Bundle the operator into dist/kubeprovisioner.mjs (esbuild, tree-shaken): the image's entry point
+	node hack/bundle.ts
+
 .PHONY: typecheck
 typecheck: deps
 	npx tsc -p tsconfig.json --noEmit

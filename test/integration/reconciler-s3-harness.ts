@@ -8,7 +8,7 @@ import {
   HeadBucketCommand,
   S3Client,
 } from "@aws-sdk/client-s3";
-import { ReconcilerEnv, type KubeObj } from "../support/reconciler-env.ts";
+import { ReconcilerEnv, type EnvOptions, type KubeObj } from "../support/reconciler-env.ts";
 
 /** The parts of an S3Bucket the tests read. */
 export interface BucketObj extends KubeObj {
@@ -22,7 +22,7 @@ export interface BucketObj extends KubeObj {
 
 /** A running environment for the S3Bucket tests of one file. */
 export class S3Env extends ReconcilerEnv<BucketObj> {
-  constructor(ns: string) {
+  constructor(ns: string, opts: Omit<EnvOptions, "ns"> = {}) {
     super(
       {
         kind: "S3Bucket",
@@ -38,7 +38,7 @@ export class S3Env extends ReconcilerEnv<BucketObj> {
         ],
         defaults: (name) => ({ bucketName: name, region: "us-east-1" }),
       },
-      { ns },
+      { ...opts, ns },
     );
   }
 

@@ -1,5 +1,5 @@
 /**
- * Runs the operator from source (`node src/main.ts`) as a child process against the test control
+ * Runs the operator (from source, `node src/main.ts`, or a built bundle) as a child process against the test control
  * plane and an AWS endpoint, with plain-HTTP metrics on a free port, so tests can read its
  * counters, restart it, or kill it at a chosen moment.
  */
@@ -18,6 +18,10 @@ export interface OperatorOptions {
   args?: string[];
   /** A name for the log file. @default "operator" */
   name?: string;
+  /** The program to run: the sources or a built bundle. @default "src/main.ts" */
+  entry?: string;
+  /** Node flags before the program, e.g. V8 heap flags. */
+  nodeArgs?: string[];
 }
 
 /** A running operator process. */
@@ -59,7 +63,8 @@ export async function startOperator(opts: OperatorOptions): Promise<OperatorProc
   const proc = startProcess(
     process.execPath,
     [
-      path.join(repoRoot, "src/main.ts"),
+      ...(opts.nodeArgs ?? []),
+      path.resolve(repoRoot, opts.entry ?? "src/main.ts"),
       `--kubeconfig=${opts.kubeconfig}`,
       "--metrics-secure=false",
       `--metrics-bind-address=127.0.0.1:${metricsPort}`,

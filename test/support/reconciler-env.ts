@@ -76,6 +76,8 @@ export interface EnvOptions {
   ns: string;
   /** Operator flags after `--leader-elect=false --poll-interval=2s`. */
   operatorArgs?: string[];
+  /** The operator program: the sources or a bundle. @default "src/main.ts" */
+  operatorEntry?: string;
 }
 
 /** A running environment for one test file, for objects of one kind of `compute.cloud.com/v1`. */
@@ -88,6 +90,7 @@ export class ReconcilerEnv<O extends KubeObj> {
   readonly ns: string;
   readonly kind: KindOptions;
   readonly #operatorArgs: string[];
+  readonly #operatorEntry: string | undefined;
   readonly #clients = new Map<string, { destroy(): void }>();
   #starts = 0;
 
@@ -95,6 +98,7 @@ export class ReconcilerEnv<O extends KubeObj> {
     this.kind = kind;
     this.ns = opts.ns;
     this.#operatorArgs = opts.operatorArgs ?? [];
+    this.#operatorEntry = opts.operatorEntry;
   }
 
   /** The collection path of the kind in the namespace. */
@@ -124,6 +128,7 @@ export class ReconcilerEnv<O extends KubeObj> {
       awsEnv: { ...this.moto.env, AWS_ENDPOINT_URL: this.proxy.endpoint },
       dir: this.cp.dir,
       name: `operator-${++this.#starts}`,
+      ...(this.#operatorEntry !== undefined ? { entry: this.#operatorEntry } : {}),
       args: ["--leader-elect=false", "--poll-interval=2s", ...this.#operatorArgs],
     });
     return this.op;
