@@ -11,7 +11,7 @@
 // the handful of EC2 operations the operator calls. The plugin below rewrites those keys to the
 // string literals they name, which lets esbuild drop the unused shapes.
 import { build, type Plugin } from "esbuild";
-import { readFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -63,6 +63,8 @@ export async function bundle(outfile = join(root, "dist/kubeprovisioner.mjs")): 
     logLevel: "warning",
     plugins: [schemaKeys],
   });
+  // What each input contributes, for a look at where the bytes go (e.g. esbuild's analyzer).
+  await writeFile(outfile.replace(/\.mjs$/, ".meta.json"), JSON.stringify(result.metafile));
   const out = Object.entries(result.metafile.outputs).find(([f]) => f.endsWith(".mjs"));
   return out?.[1].bytes ?? 0;
 }

@@ -4,7 +4,6 @@
  * ServiceAccount token signing, client-certificate users (an admin in system:masters), a
  * kubeconfig on disk, CRD installation, and a clean stop that leaves no process or folder behind.
  */
-import { KubeConfig } from "@kubernetes/client-node";
 import { execFile } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { request as httpsRequest } from "node:https";
@@ -22,6 +21,7 @@ import {
   waitFor,
   type Supervised,
 } from "./process.ts";
+import { KubeConfig } from "../../src/runtime/kube/kubeconfig.ts";
 import { toolPath } from "./tools.ts";
 
 const execFileP = promisify(execFile);
@@ -101,9 +101,7 @@ function kubeConfigFor(
     contexts: [{ name: "envtest", context: { cluster: "envtest", user: user.name, namespace: "default" } }],
     "current-context": "envtest",
   };
-  const kc = new KubeConfig();
-  kc.loadFromString(JSON.stringify(doc));
-  return kc;
+  return KubeConfig.fromDocument(doc);
 }
 
 function adminRequest(
@@ -232,7 +230,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
 
     const kubeconfigPath = path.join(dir, "admin.kubeconfig");
     const adminKc = (): KubeConfig => kubeConfigFor(server, ca, { name: "admin", ...adminPem });
-    writeFileSync(kubeconfigPath, adminKc().exportConfig());
+    writeFileSync(kubeconfigPath, adminKc().toString());
 
     const req = (
       method: string,
@@ -278,7 +276,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       },
       writeKubeConfig(kc, name) {
         const file = path.join(dir, `${name}.kubeconfig`);
-        writeFileSync(file, kc.exportConfig());
+        writeFileSync(file, kc.toString());
         return file;
       },
       async installCRDs(crdDir = path.join(repoRoot, "config/crd")) {
