@@ -137,7 +137,14 @@ async function run(options: Options, env: NodeJS.ProcessEnv, logger: Logger): Pr
   // The SDK's credential chain (STS for IRSA/web identity) needs a region of its own; each
   // resource names the region it lives in.
   if (options.awsRegion !== undefined && !process.env.AWS_REGION) process.env.AWS_REGION = options.awsRegion;
-  const aws = new AwsClients({ logger: logger.child({ component: "aws" }), registry });
+  const aws = new AwsClients({
+    logger: logger.child({ component: "aws" }),
+    registry,
+    rateBudget: options.awsRateBudgets,
+    requestTimeoutMs: options.awsRequestTimeoutMs,
+    connectionTimeoutMs: options.awsConnectTimeoutMs,
+    maxAttempts: options.awsMaxAttempts,
+  });
   registerControllers(manager, {
     options,
     rest,

@@ -70,6 +70,18 @@ export const FLAGS: readonly FlagSpec[] = [
     help: "Region for resources whose spec names none.",
     extraEnv: ["AWS_REGION", "AWS_DEFAULT_REGION"],
   },
+  {
+    name: "aws-rate-budgets",
+    kind: "string",
+    defaultText: "EC2's documented request buckets per action class, s3=50/100, sqs=50/100",
+    help:
+      "Client-side AWS rate budgets that differ from the defaults, as name=rate/burst pairs (rate per second, bucket size), or off. " +
+      "Names: ec2.runInstances, ec2.startInstances, ec2.terminateInstances, ec2.tags, ec2.mutating, ec2.nonMutating, " +
+      "ec2.runInstances.instances, s3, sqs.",
+  },
+  { name: "aws-request-timeout", kind: "string", defaultText: "10s", help: "Deadline of one AWS HTTP attempt, from sending to the full response." },
+  { name: "aws-connect-timeout", kind: "string", defaultText: "3s", help: "Deadline of one AWS connection (TCP and TLS)." },
+  { name: "aws-max-attempts", kind: "string", defaultText: "3", help: "SDK attempts per AWS call, the first included (1-10); the work queue does the long retries." },
 ];
 
 /** The help text printed by `--help`. */

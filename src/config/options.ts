@@ -3,6 +3,7 @@
  * else in the program reads `process.argv` or `KUBEPROVISIONER_*` variables.
  */
 import { parseArgs } from "node:util";
+import { BUDGET_NAMES, parseBudgetSpec, type BudgetName, type BudgetSize } from "../aws/budget-plan.ts";
 import { envNameOf, FLAGS, type FlagSpec } from "./flags.ts";
 import {
   parseBindAddress,
@@ -73,6 +74,14 @@ export interface Options {
   readonly kubeconfig: string | undefined;
   /** `undefined`: the AWS SDK's own region resolution. */
   readonly awsRegion: string | undefined;
+  /** Rate budgets that differ from the defaults (src/aws/budget-plan.ts); `false`: none at all. */
+  readonly awsRateBudgets: Readonly<Partial<Record<BudgetName, BudgetSize>>> | false;
+  /** Deadline of one AWS HTTP attempt. @default 10000 */
+  readonly awsRequestTimeoutMs: number;
+  /** Deadline of one AWS connect (TCP and TLS). @default 3000 */
+  readonly awsConnectTimeoutMs: number;
+  /** SDK attempts per AWS call, the first included. @default 3 */
+  readonly awsMaxAttempts: number;
 }
 
 /** What the command line asked for. */
@@ -152,6 +161,10 @@ export function parseOptions(argv: readonly string[], env: Readonly<Record<strin
     gracefulShutdownTimeoutMs: get("graceful-shutdown-timeout", (t) => parsePositiveDuration(t, 0), 30_000),
     kubeconfig: get("kubeconfig", parseNonEmpty, undefined),
     awsRegion: get("aws-region", parseRegion, undefined),
+    awsRateBudgets: get("aws-rate-budgets", parseRateBudgets, {}),
+    awsRequestTimeoutMs: get("aws-request-timeout", (t) => parsePositiveDuration(t, 100), 10_000),
+    awsConnectTimeoutMs: get("aws-connect-timeout", (t) => parsePositiveDuration(t, 100), 3_000),
+    awsMaxAttempts: get("aws-max-attempts", (t) => parseInteger(t, 1, 10), 3),
   };
   validateTiming(timing);
   return { kind: "run", options: Object.freeze(options) };
@@ -171,6 +184,14 @@ function validateTiming(t: LeaderElectionTiming): void {
     throw new ConfigError(
       "invalid value for --leader-election-renew-deadline: expected a duration longer than 1.2 x --leader-election-retry-period",
     );
+  }
+}
+
+function parseRateBudgets(text: string): Partial<Record<BudgetName, BudgetSize>> | false {
+  try {
+    return parseBudgetSpec(text);
+  } catch {
+    throw new ValueError(`off, or comma-separated name=rate/burst pairs with names from ${BUDGET_NAMES.join(", ")}`);
   }
 }
 

@@ -310,7 +310,14 @@ describe("AWS clients against moto", () => {
     assert.equal(await durationCount(registry, "s3", "CreateBucket"), 3);
     assert.equal(await durationCount(registry, "ec2", "DescribeInstances"), 3);
     const text = await registry.metrics();
-    assert.match(text, /aws_api_rate_budget_permits_per_second\{service="ec2",region="us-east-1"\} 20/);
+    assert.match(
+      text,
+      /aws_api_rate_budget_permits_per_second\{service="ec2",region="us-east-1",budget="DescribeInstances"\} 20/,
+    );
+    assert.match(
+      text,
+      /aws_api_rate_budget_permits_per_second\{service="ec2",region="us-east-1",budget="RunInstances"\} 2/,
+    );
   });
 
   it("times out against an endpoint that never answers, classified retryable", async () => {

@@ -9,7 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before } from "node:test";
-import { startAwsProxy, type AwsProxy } from "./aws-proxy.ts";
+import { startAwsProxy, type AwsProxy, type AwsProxyOptions } from "./aws-proxy.ts";
 import { startControlPlane, type ControlPlane, type RawResponse } from "./envtest.ts";
 import { startMoto, type Moto } from "./moto.ts";
 import { startOperator, type OperatorProcess } from "./operator.ts";
@@ -78,6 +78,8 @@ export interface EnvOptions {
   operatorArgs?: string[];
   /** The operator program: the sources or a bundle. @default "src/main.ts" */
   operatorEntry?: string;
+  /** Latency and throttling of the proxy in front of moto. */
+  proxy?: AwsProxyOptions;
 }
 
 /** A running environment for one test file, for objects of one kind of `compute.cloud.com/v1`. */
@@ -91,6 +93,7 @@ export class ReconcilerEnv<O extends KubeObj> {
   readonly kind: KindOptions;
   readonly #operatorArgs: string[];
   readonly #operatorEntry: string | undefined;
+  readonly #proxyOptions: AwsProxyOptions;
   readonly #clients = new Map<string, { destroy(): void }>();
   #starts = 0;
 
@@ -99,6 +102,7 @@ export class ReconcilerEnv<O extends KubeObj> {
     this.ns = opts.ns;
     this.#operatorArgs = opts.operatorArgs ?? [];
     this.#operatorEntry = opts.operatorEntry;
+    this.#proxyOptions = opts.proxy ?? {};
   }
 
   /** The collection path of the kind in the namespace. */
@@ -116,7 +120,7 @@ export class ReconcilerEnv<O extends KubeObj> {
   /** Starts the control plane (with CRDs) and moto, the proxy, the namespace and the operator. */
   async start(): Promise<void> {
     [this.cp, this.moto] = await Promise.all([startControlPlane({ installCRDs: true }), startMoto()]);
-    this.proxy = await startAwsProxy(this.moto.endpoint);
+    this.proxy = await startAwsProxy(this.moto.endpoint, this.#proxyOptions);
     await this.cp.request("POST", "/api/v1/namespaces", { metadata: { name: this.ns } });
     await this.startOperator();
   }
