@@ -66,6 +66,24 @@ describe("S3Bucket reconciler: lifecycle", () => {
     assert.ok(env.proxy.count("HeadBucket") > 0);
   });
 
+  it("polls a settled bucket with two S3 calls, tags and versioning, and no HeadBucket", async () => {
+    await env.waitReconciles(1);
+    const calls = env.proxy.calls.length;
+    const reconciles = await env.reconciles();
+    await env.waitReconciles(3); // poll rounds (--poll-interval=2s)
+    const polled = env.proxy.calls.slice(calls).map((c) => c.operation);
+    const rounds = (await env.reconciles()) - reconciles;
+    assert.equal(polled.filter((op) => op === "HeadBucket").length, 0, polled.join(" "));
+    assert.ok(
+      polled.length <= 2 * rounds,
+      `${polled.length} calls in ${rounds} reconciles: ${polled.join(" ")}`,
+    );
+    assert.ok(
+      polled.includes("GetBucketTagging") && polled.includes("GetBucketVersioning"),
+      polled.join(" "),
+    );
+  });
+
   it("repairs tag drift (even with the ownership tags stripped) and versioning drift", async () => {
     const s3 = env.s3(EU);
     await s3.send(
