@@ -3,7 +3,7 @@
  * zero objects; after it reports ready and `--settle` seconds pass, prints its RSS, peak RSS and
  * CPU as one JSON line.
  *
- *   node bench/footprint/startup-rss.ts [--entry src/main.ts|dist/bundle/main.js] [--settle 20] [-- node flags]
+ *   node bench/footprint/startup-rss.ts [--entry src/main.ts|dist/kubeprovisioner.mjs] [--settle 20] [-- node flags]
  */
 import { mkdtempSync } from "node:fs";
 import os from "node:os";
