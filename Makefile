@@ -52,6 +52,10 @@ deps: node_modules/.installed ## Install npm dependencies (npm ci) when the lock
 build: deps ## Compile TypeScript to dist/
 	npx tsc -p tsconfig.build.json
 
+.PHONY: bundle
+bundle: deps ## Bundle the operator into dist/kubeprovisioner.mjs (esbuild, tree-shaken): the image's entry point
+	node hack/bundle.ts
+
 .PHONY: typecheck
 typecheck: deps
 	npx tsc -p tsconfig.json --noEmit
@@ -95,11 +99,31 @@ dev: deps tools ## Run locally end to end: control plane, moto, CRDs, the operat
 ## --- benchmarks ------------------------------------------------------------------------------
 
 .PHONY: bench
-bench: bench-queue bench-metrics ## Run every benchmark; results in bench/results and BENCHMARKS.md
+bench: bench-queue bench-metrics bench-startup bench-scale bench-idle bench-throttle ## Run every benchmark; results in bench/results and BENCHMARKS.md
 
 .PHONY: bench-metrics
 bench-metrics: deps ## Scrape cost of the managed-resources gauge with 1,000 to 100,000 cached objects
 	node bench/metrics/managed-resources.ts
+
+BENCH_SIZES ?= 1000,5000
+BENCH_INSTANCES ?= 150
+
+.PHONY: bench-scale
+bench-scale: deps tools bundle ## Converge $(BENCH_SIZES) S3Buckets+SqsQueues (+$(BENCH_INSTANCES) Ec2Instances) through 80±40 ms of AWS latency
+	node bench/scale/run.ts scale --sizes=$(BENCH_SIZES) --instances=$(BENCH_INSTANCES)
+
+.PHONY: bench-idle
+bench-idle: deps tools bundle ## 1,000 objects converged, then 5 minutes idle: Kubernetes writes, AWS calls per poll, CPU, RSS
+	node bench/scale/run.ts idle --size=1000 --instances=$(BENCH_INSTANCES) --idle=300 --poll=60
+
+.PHONY: bench-startup
+bench-startup: deps tools build bundle ## Idle RSS with zero objects: sources, tsc output, the bundle, the bundle with the image's V8 flags
+	node bench/scale/run.ts startup
+
+# moto stops answering DescribeInstances within 10 s at a few hundred instances, so the burst is 200.
+.PHONY: bench-throttle
+bench-throttle: deps tools bundle ## A burst of 200 Ec2Instances against AWS's EC2 throttling buckets
+	node bench/scale/run.ts throttle --instances=200
 
 .PHONY: bench-queue
 bench-queue: deps ## Work queue vs client-go's workqueue (16 workers, 64 keys, 320,000 adds)

@@ -6,10 +6,10 @@
  * Exit codes: 0 after a graceful stop, 1 on a runtime failure (including a lost lease, which
  * exits at once), 2 for a bad command line.
  */
-import { KubeConfig } from "@kubernetes/client-node";
 import { randomUUID } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { hostname } from "node:os";
+import path from "node:path";
 import { collectDefaultMetrics } from "prom-client";
 import { helpText } from "./config/flags.ts";
 import { ConfigError, parseOptions, type Options } from "./config/options.ts";
@@ -18,6 +18,7 @@ import { registerControllers } from "./controllers.ts";
 import { InformerFactory } from "./runtime/cache/factory.ts";
 import { systemClock } from "./runtime/clock.ts";
 import { EventBroadcaster } from "./runtime/events/recorder.ts";
+import { KubeConfig, SERVICE_ACCOUNT_DIR } from "./runtime/kube/kubeconfig.ts";
 import { RestClient } from "./runtime/kube/rest.ts";
 import { createLogger, type Logger } from "./runtime/logging.ts";
 import { LeaderElector } from "./runtime/manager/leader-election.ts";
@@ -29,7 +30,6 @@ import { defaultRegistry } from "./runtime/metrics/registry.ts";
 import { MetricsServer, ProbeServer } from "./runtime/metrics/server.ts";
 
 const PROGRAM = "kubeprovisioner";
-const SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
 
 /** Runs the program; resolves with the process exit code. */
 export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
@@ -137,7 +137,14 @@ async function run(options: Options, env: NodeJS.ProcessEnv, logger: Logger): Pr
   // The SDK's credential chain (STS for IRSA/web identity) needs a region of its own; each
   // resource names the region it lives in.
   if (options.awsRegion !== undefined && !process.env.AWS_REGION) process.env.AWS_REGION = options.awsRegion;
-  const aws = new AwsClients({ logger: logger.child({ component: "aws" }), registry });
+  const aws = new AwsClients({
+    logger: logger.child({ component: "aws" }),
+    registry,
+    rateBudget: options.awsRateBudgets,
+    requestTimeoutMs: options.awsRequestTimeoutMs,
+    connectionTimeoutMs: options.awsConnectTimeoutMs,
+    maxAttempts: options.awsMaxAttempts,
+  });
   registerControllers(manager, {
     options,
     rest,
@@ -176,25 +183,28 @@ async function run(options: Options, env: NodeJS.ProcessEnv, logger: Logger): Pr
  * ServiceAccount, then ~/.kube/config: controller-runtime's order.
  */
 function loadKubeConfig(options: Options, env: NodeJS.ProcessEnv): KubeConfig {
-  const kc = new KubeConfig();
-  if (options.kubeconfig !== undefined) {
-    kc.loadFromFile(options.kubeconfig);
-  } else if (env.KUBERNETES_SERVICE_HOST && existsSync(`${SA_DIR}/token`)) {
-    kc.loadFromCluster();
-  } else {
-    kc.loadFromDefault();
-  }
-  if (kc.getCurrentCluster() === null) {
+  try {
+    // KUBECONFIG may hold a list of files; they are merged as kubectl does.
+    if (options.kubeconfig !== undefined) {
+      const files = options.kubeconfig.split(path.delimiter).filter((f) => f !== "");
+      return files.length === 1 && files[0] !== undefined
+        ? KubeConfig.fromFile(files[0])
+        : KubeConfig.fromFiles(files);
+    }
+    if (env.KUBERNETES_SERVICE_HOST && existsSync(`${SERVICE_ACCOUNT_DIR}/token`))
+      return KubeConfig.inCluster(env);
+    return KubeConfig.fromDefault(env);
+  } catch (err) {
     throw new Error(
-      "no Kubernetes cluster configured: pass --kubeconfig, set KUBECONFIG, or run in a cluster",
+      `no usable Kubernetes configuration (pass --kubeconfig, set KUBECONFIG, or run in a cluster): ${(err as Error).message}`,
+      { cause: err },
     );
   }
-  return kc;
 }
 
 function inClusterNamespace(): string | undefined {
   try {
-    const ns = readFileSync(`${SA_DIR}/namespace`, "utf8").trim();
+    const ns = readFileSync(`${SERVICE_ACCOUNT_DIR}/namespace`, "utf8").trim();
     return ns === "" ? undefined : ns;
   } catch {
     return undefined;

@@ -1,7 +1,11 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { Registry } from "prom-client";
+import { DescribeImagesCommand, DescribeInstancesCommand, RunInstancesCommand } from "@aws-sdk/client-ec2";
+import { ListQueuesCommand } from "@aws-sdk/client-sqs";
 import { AwsClients, s3EndpointOverridden } from "./clients.ts";
+import { AWS_METRIC_NAMES } from "./metrics.ts";
+import type { RateBudget } from "./rate-budget.ts";
 import { AwsError } from "./errors.ts";
 
 describe("AwsClients", () => {
@@ -17,29 +21,73 @@ describe("AwsClients", () => {
     }
   });
 
-  it("gives each service and region its own rate budget with the service's defaults", () => {
-    const clients = new AwsClients({ registry: new Registry(), rateBudget: { sqs: { ratePerSecond: 7 } } });
+  it("gives each EC2 action a budget sized by its class, S3 and SQS one each, per region", async () => {
+    const saved = { id: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRET_ACCESS_KEY };
+    process.env.AWS_ACCESS_KEY_ID = "testing";
+    process.env.AWS_SECRET_ACCESS_KEY = "testing";
+    const registry = new Registry();
+    const clients = new AwsClients({
+      registry,
+      endpoint: "http://127.0.0.1:1",
+      maxAttempts: 1,
+      rateBudget: { "ec2.nonMutating": { ratePerSecond: 7 }, sqs: { burst: 3 } },
+    });
     try {
-      clients.ec2("us-east-1");
-      clients.ec2("eu-west-1");
-      clients.sqs("us-east-1");
-      const a = clients.budget("ec2", "us-east-1");
-      const b = clients.budget("ec2", "eu-west-1");
-      assert.ok(a && b && a !== b);
-      assert.equal(a.maxRate, 20);
-      assert.equal(a.burst, 40);
-      assert.equal(clients.budget("sqs", "us-east-1")?.maxRate, 7);
-      assert.equal(clients.budget("sqs", "us-east-1")?.burst, 100, "unset fields keep the default");
-      assert.equal(clients.budget("s3", "us-east-1"), undefined, "no budget before a client exists");
+      // Nothing listens on port 1: each call fails at connect, after it drew its permits.
+      const fail = (p: Promise<unknown>): Promise<unknown> => p.catch((e: unknown) => e);
+      await fail(clients.ec2("us-east-1").send(new DescribeInstancesCommand({})));
+      await fail(clients.ec2("us-east-1").send(new DescribeImagesCommand({})));
+      await fail(clients.ec2("us-east-1").send(new RunInstancesCommand({ MinCount: 1, MaxCount: 3 })));
+      await fail(clients.ec2("eu-west-1").send(new DescribeInstancesCommand({})));
+      await fail(clients.sqs("us-east-1").send(new ListQueuesCommand({})));
+      const size = (b: RateBudget | undefined): [number, number] | undefined =>
+        b === undefined ? undefined : [b.maxRate, b.burst];
+      const describe = clients.budget("ec2", "us-east-1", "DescribeInstances");
+      assert.deepEqual(size(describe), [7, 99], "the configured rate over the class's bucket size");
+      assert.notEqual(
+        clients.budget("ec2", "us-east-1", "DescribeImages"),
+        describe,
+        "one bucket per action",
+      );
+      assert.notEqual(clients.budget("ec2", "eu-west-1", "DescribeInstances"), describe, "one per region");
+      assert.deepEqual(size(clients.budget("ec2", "us-east-1", "RunInstances")), [2, 4]);
+      const instances = clients.budget("ec2", "us-east-1", "RunInstances/instances");
+      assert.deepEqual(size(instances), [2, 999]);
+      assert.equal(instances?.available, 996, "RunInstances takes one instance token per instance");
+      assert.deepEqual(size(clients.budget("sqs", "us-east-1", "sqs")), [50, 3]);
+      assert.equal(
+        clients.budget("s3", "us-east-1", "s3"),
+        undefined,
+        "no budget before a call draws from it",
+      );
+      const gauge = await registry.getSingleMetric(AWS_METRIC_NAMES.budgetRate)?.get();
+      assert.equal(
+        gauge?.values.find((v) => v.labels.budget === "RunInstances" && v.labels.region === "us-east-1")
+          ?.value,
+        2,
+        "the rate gauge shows each budget once it exists",
+      );
     } finally {
       clients.destroy();
+      process.env.AWS_ACCESS_KEY_ID = saved.id;
+      process.env.AWS_SECRET_ACCESS_KEY = saved.secret;
+      if (saved.id === undefined) delete process.env.AWS_ACCESS_KEY_ID;
+      if (saved.secret === undefined) delete process.env.AWS_SECRET_ACCESS_KEY;
     }
   });
 
-  it("builds no budget when budgets are disabled", () => {
-    const clients = new AwsClients({ registry: new Registry(), rateBudget: false });
-    clients.ec2("us-east-1");
-    assert.equal(clients.budget("ec2", "us-east-1"), undefined);
+  it("builds no budget when budgets are disabled", async () => {
+    const clients = new AwsClients({
+      registry: new Registry(),
+      rateBudget: false,
+      endpoint: "http://127.0.0.1:1",
+      maxAttempts: 1,
+    });
+    await clients
+      .ec2("us-east-1")
+      .send(new DescribeInstancesCommand({}))
+      .catch(() => undefined);
+    assert.equal(clients.budget("ec2", "us-east-1", "DescribeInstances"), undefined);
     clients.destroy();
   });
 

@@ -22,8 +22,9 @@ import { systemClock, type Clock } from "../runtime/clock.ts";
 import { silentLogger, type Logger } from "../runtime/logging.ts";
 import { AwsError } from "./errors.ts";
 import { AwsMetrics } from "./metrics.ts";
-import { instrumentClient } from "./middleware.ts";
-import { RateBudget, type RateBudgetOptions } from "./rate-budget.ts";
+import { instrumentClient, type BudgetPermit } from "./middleware.ts";
+import { budgetDraws, DEFAULT_RATE_BUDGETS, type BudgetName, type BudgetSize } from "./budget-plan.ts";
+import { RateBudget } from "./rate-budget.ts";
 import { sdkLogger } from "./sdk-logger.ts";
 import { ENDPOINT_ENV_SUFFIX, isRegionName, type AwsService } from "./service.ts";
 
@@ -50,11 +51,11 @@ export interface AwsClientsOptions {
    */
   s3ForcePathStyle?: boolean;
   /**
-   * Rate budget per service (applied to each region separately), or `false` for none.
-   * @default ec2 {ratePerSecond: 20, burst: 40}, s3 {ratePerSecond: 50, burst: 100},
-   * sqs {ratePerSecond: 50, burst: 100}
+   * Rate budgets by name (see budget-plan.ts; each applies to every region separately), or
+   * `false` for none. Names left out keep {@link DEFAULT_RATE_BUDGETS}; a partial entry keeps the
+   * default's other field.
    */
-  rateBudget?: Partial<Record<AwsService, RateBudgetOptions>> | false;
+  rateBudget?: Partial<Record<BudgetName, Partial<BudgetSize>>> | false;
   /** Sockets per client and protocol; keep-alive is on. @default 50 */
   maxSockets?: number;
   /** @default defaultRegistry */
@@ -64,13 +65,6 @@ export interface AwsClientsOptions {
   /** Used for the rate budget and durations. @default systemClock */
   clock?: Clock;
 }
-
-/** Default per-service budgets; EC2's API limits are far lower than S3's and SQS's. */
-export const DEFAULT_RATE_BUDGETS: Readonly<Record<AwsService, Readonly<RateBudgetOptions>>> = Object.freeze({
-  ec2: Object.freeze({ ratePerSecond: 20, burst: 40 }),
-  s3: Object.freeze({ ratePerSecond: 50, burst: 100 }),
-  sqs: Object.freeze({ ratePerSecond: 50, burst: 100 }),
-});
 
 /**
  * What the reconcilers depend on: a client per service and region. Tests may supply any object
@@ -90,7 +84,8 @@ type AnyClient = EC2Client | S3Client | SQSClient;
  *   refreshes them before expiry (web identity and instance credentials);
  * - times out each attempt ({@link AwsClientsOptions.requestTimeoutMs}) and each connect;
  * - retries in SDK `standard` mode at most {@link AwsClientsOptions.maxAttempts} times in all;
- * - waits for its service and region's {@link RateBudget} before each attempt;
+ * - waits, before each attempt, for the {@link RateBudget}s of the region the call draws from
+ *   (one per EC2 action, sized by its class; one per service for S3 and SQS; budget-plan.ts);
  * - records `aws_api_requests_total` and `aws_api_request_duration_seconds`;
  * - throws only {@link AwsError}, with the SDK exception as `cause`.
  *
@@ -105,7 +100,7 @@ export class AwsClients implements AwsClientSource {
     endpoint: string | undefined;
     s3ForcePathStyle: boolean;
     maxSockets: number;
-    budgets: Partial<Record<AwsService, RateBudgetOptions>> | false;
+    budgets: Readonly<Record<BudgetName, BudgetSize>> | false;
     logger: Logger;
     clock: Clock;
   };
@@ -132,14 +127,7 @@ export class AwsClients implements AwsClientSource {
       endpoint: options.endpoint,
       s3ForcePathStyle: options.s3ForcePathStyle ?? s3EndpointOverridden(options.endpoint, process.env),
       maxSockets: options.maxSockets ?? 50,
-      budgets:
-        options.rateBudget === false
-          ? false
-          : {
-              ec2: { ...DEFAULT_RATE_BUDGETS.ec2, ...options.rateBudget?.ec2 },
-              s3: { ...DEFAULT_RATE_BUDGETS.s3, ...options.rateBudget?.s3 },
-              sqs: { ...DEFAULT_RATE_BUDGETS.sqs, ...options.rateBudget?.sqs },
-            },
+      budgets: options.rateBudget === false ? false : withDefaults(options.rateBudget ?? {}),
       logger: options.logger ?? silentLogger,
       clock: options.clock ?? systemClock,
     };
@@ -177,9 +165,13 @@ export class AwsClients implements AwsClientSource {
     });
   }
 
-  /** The rate budget of a service in a region, if budgets are enabled and a client was built. */
-  budget(service: AwsService, region: string): RateBudget | undefined {
-    return this.#budgets.get(`${service}/${region}`);
+  /**
+   * The rate budget `key` of a service in a region (`s3`, `sqs`, or an EC2 action such as
+   * `DescribeInstances` and `RunInstances/instances`), if budgets are enabled and a call has
+   * drawn from it.
+   */
+  budget(service: AwsService, region: string, key: string): RateBudget | undefined {
+    return this.#budgets.get(`${service}/${region}/${key}`);
   }
 
   /**
@@ -218,27 +210,36 @@ export class AwsClients implements AwsClientSource {
     service: AwsService,
     region: string,
   ): void {
-    const budget = this.#budgetFor(service, region);
+    const sizes = this.#opts.budgets;
     instrumentClient(stack, {
       service,
       region,
       metrics: this.metrics,
       clock: this.#opts.clock,
-      ...(budget !== undefined ? { budget } : {}),
+      ...(sizes !== false
+        ? {
+            budgets: (operation: string, input: unknown): BudgetPermit[] =>
+              budgetDraws(service, operation, input).map((d) => ({
+                budget: this.#budgetFor(service, region, d.key, sizes[d.name]),
+                label: d.key,
+                cost: d.cost,
+              })),
+          }
+        : {}),
     });
   }
 
-  #budgetFor(service: AwsService, region: string): RateBudget | undefined {
-    if (this.#opts.budgets === false) return undefined;
-    const key = `${service}/${region}`;
-    let budget = this.#budgets.get(key);
+  #budgetFor(service: AwsService, region: string, key: string, size: BudgetSize): RateBudget {
+    const id = `${service}/${region}/${key}`;
+    let budget = this.#budgets.get(id);
     if (budget === undefined) {
       budget = new RateBudget({
-        ...this.#opts.budgets[service],
+        ...size,
         clock: this.#opts.clock,
-        onRateChange: (rate) => this.metrics.setBudgetRate(service, region, rate),
+        onRateChange: (rate) => this.metrics.setBudgetRate(service, region, key, rate),
       });
-      this.#budgets.set(key, budget);
+      this.metrics.setBudgetRate(service, region, key, budget.rate);
+      this.#budgets.set(id, budget);
     }
     return budget;
   }
@@ -263,6 +264,17 @@ export class AwsClients implements AwsClientSource {
       ...(this.#opts.endpoint !== undefined ? { endpoint: this.#opts.endpoint } : {}),
     };
   }
+}
+
+/** Every budget's size: the given fields over {@link DEFAULT_RATE_BUDGETS}. */
+function withDefaults(
+  given: Partial<Record<BudgetName, Partial<BudgetSize>>>,
+): Record<BudgetName, BudgetSize> {
+  const out = {} as Record<BudgetName, BudgetSize>;
+  for (const [name, size] of Object.entries(DEFAULT_RATE_BUDGETS) as [BudgetName, BudgetSize][]) {
+    out[name] = { ...size, ...given[name] };
+  }
+  return out;
 }
 
 /** The configuration shared by the three clients. */

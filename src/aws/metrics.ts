@@ -37,14 +37,16 @@ export interface AwsMetricsOptions {
  *   from signing to the parsed response; time spent waiting for the rate budget is not included.
  * - `region` is the region of the client that sent the request. Clients exist only for valid
  *   region names that objects ask for, so the label is bounded by the regions in use.
- * - `aws_api_rate_budget_wait_seconds{service,region}` is the time an attempt waited for a permit.
- * - `aws_api_rate_budget_permits_per_second{service,region}` is the current budget rate.
+ * - `aws_api_rate_budget_wait_seconds{service,region,budget}` is the time an attempt waited for
+ *   its permits of one budget (`budget`: the service for S3 and SQS, the action for EC2, e.g.
+ *   `RunInstances`, and `RunInstances/instances` for its instance bucket).
+ * - `aws_api_rate_budget_permits_per_second{service,region,budget}` is the budget's current rate.
  */
 export class AwsMetrics {
   readonly requests: Counter<"service" | "region" | "operation" | "code">;
   readonly duration: Histogram<"service" | "region" | "operation">;
-  readonly budgetWait: Histogram<"service" | "region">;
-  readonly budgetRate: Gauge<"service" | "region">;
+  readonly budgetWait: Histogram<"service" | "region" | "budget">;
+  readonly budgetRate: Gauge<"service" | "region" | "budget">;
 
   constructor(options: AwsMetricsOptions = {}) {
     const registry = options.registry ?? defaultRegistry;
@@ -62,13 +64,13 @@ export class AwsMetrics {
     this.budgetWait = histogram(registry, {
       name: AWS_METRIC_NAMES.budgetWait,
       help: "Time an AWS API request waited for the client-side rate budget, in seconds.",
-      labelNames: ["service", "region"],
+      labelNames: ["service", "region", "budget"],
       buckets: [0, 0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60],
     });
     this.budgetRate = gauge(registry, {
       name: AWS_METRIC_NAMES.budgetRate,
       help: "Current client-side rate budget for AWS API requests, in permits per second.",
-      labelNames: ["service", "region"],
+      labelNames: ["service", "region", "budget"],
     });
   }
 
@@ -85,12 +87,12 @@ export class AwsMetrics {
   }
 
   /** Records how long one attempt waited for a permit. */
-  observeBudgetWait(service: AwsService, region: string, seconds: number): void {
-    this.budgetWait.observe({ service, region }, seconds);
+  observeBudgetWait(service: AwsService, region: string, budget: string, seconds: number): void {
+    this.budgetWait.observe({ service, region, budget }, seconds);
   }
 
   /** Publishes the current budget rate. */
-  setBudgetRate(service: AwsService, region: string, permitsPerSecond: number): void {
-    this.budgetRate.set({ service, region }, permitsPerSecond);
+  setBudgetRate(service: AwsService, region: string, budget: string, permitsPerSecond: number): void {
+    this.budgetRate.set({ service, region, budget }, permitsPerSecond);
   }
 }

@@ -6,7 +6,8 @@
  * 1. `kubeprovisionerErrors` (initialize, high priority): rethrows every failure as an
  *    {@link AwsError}; counts calls that failed before any attempt reached the wire.
  * 2. the SDK's retry middleware (finalizeRequest)
- * 3. `kubeprovisionerRateBudget`: waits for a permit, reports throttled answers to the budget.
+ * 3. `kubeprovisionerRateBudget`: waits for a permit of every budget the call draws from
+ *    (budget-plan.ts), reports throttled answers to them.
  * 4. `kubeprovisionerMetrics`: times and counts the attempt.
  * 5. the SDK's signing, transport and deserializer.
  * Being inside the retry loop, 3 and 4 run once per attempt; being before signing, a long wait
@@ -30,9 +31,20 @@ export interface InstrumentOptions {
   service: AwsService;
   region: string;
   metrics: AwsMetrics;
-  /** Omit to send without a client-side budget. */
-  budget?: RateBudget;
+  /**
+   * The budgets a call draws from, with the permits it takes from each, in the order they are
+   * taken. Omit to send without client-side budgets.
+   */
+  budgets?: (operation: string, input: unknown) => readonly BudgetPermit[];
   clock: Clock;
+}
+
+/** Permits one call takes from one budget before each attempt. */
+export interface BudgetPermit {
+  readonly budget: RateBudget;
+  /** The budget's name in `aws_api_rate_budget_*` metrics. */
+  readonly label: string;
+  readonly cost: number;
 }
 
 /** Middleware names, so tests and other plugins can find or remove them. */
@@ -59,7 +71,7 @@ export function instrumentClient<I extends object, O extends object>(
   stack: MiddlewareStack<I, O>,
   options: InstrumentOptions,
 ): void {
-  const { service, region, metrics, budget, clock } = options;
+  const { service, region, metrics, budgets, clock } = options;
   /** Contexts of calls where at least one attempt reached the metrics middleware. */
   const attempted = new WeakSet<HandlerExecutionContext>();
 
@@ -92,15 +104,20 @@ export function instrumentClient<I extends object, O extends object>(
 
   stack.add(errors, { name: MIDDLEWARE_NAMES.errors, step: "initialize", priority: "high", override: true });
 
-  if (budget !== undefined) {
-    metrics.setBudgetRate(service, region, budget.rate);
-    const budgetMw: FinalizeRequestMiddleware<I, O> = (next) => async (args) => {
-      const waitedMs = await budget.acquire();
-      metrics.observeBudgetWait(service, region, waitedMs / 1000);
+  if (budgets !== undefined) {
+    const budgetMw: FinalizeRequestMiddleware<I, O> = (next, context) => async (args) => {
+      const permits = budgets(operationName(context), (args as { input?: unknown }).input);
+      for (const p of permits) {
+        let waitedMs = 0;
+        for (let i = 0; i < p.cost; i++) waitedMs += await p.budget.acquire();
+        metrics.observeBudgetWait(service, region, p.label, waitedMs / 1000);
+      }
       try {
         return await next(args);
       } catch (err) {
-        if (classifyAwsError(err).kind === "throttled") budget.onThrottle();
+        // EC2 answers RequestLimitExceeded for an empty request bucket and an empty resource
+        // bucket alike: every budget the call drew from slows down.
+        if (classifyAwsError(err).kind === "throttled") for (const p of permits) p.budget.onThrottle();
         throw err;
       }
     };

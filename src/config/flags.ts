@@ -64,7 +64,7 @@ export const FLAGS: readonly FlagSpec[] = [
     defaultText: "enabled",
     help: "enabled: objects with spec.adoptExisting may take over existing AWS resources that no live object owns; disabled: only resources this operator once tagged (left by Retain).",
   },
-  { name: "max-concurrent-reconciles", kind: "string", defaultText: "1", help: "Reconciles running at once per controller (1-1000)." },
+  { name: "max-concurrent-reconciles", kind: "string", defaultText: "16", help: "Reconciles running at once per controller (1-1000)." },
   { name: "sync-period", kind: "string", defaultText: "10h", help: "Interval at which cached objects are re-delivered to the controllers." },
   { name: "poll-interval", kind: "string", defaultText: "5m", help: "Steady-state requeue of a converged object, to notice drift in AWS." },
   {
@@ -83,6 +83,18 @@ export const FLAGS: readonly FlagSpec[] = [
     help: "Region of the AWS SDK's credential chain (STS for IRSA and web identity tokens); every resource names its own region in spec.region.",
     extraEnv: ["AWS_REGION", "AWS_DEFAULT_REGION"],
   },
+  {
+    name: "aws-rate-budgets",
+    kind: "string",
+    defaultText: "EC2's documented request buckets per action class, s3=50/100, sqs=50/100",
+    help:
+      "Client-side AWS rate budgets that differ from the defaults, as name=rate/burst pairs (rate per second, bucket size), or off. " +
+      "Names: ec2.runInstances, ec2.startInstances, ec2.terminateInstances, ec2.tags, ec2.mutating, ec2.nonMutating, " +
+      "ec2.runInstances.instances, s3, sqs.",
+  },
+  { name: "aws-request-timeout", kind: "string", defaultText: "10s", help: "Deadline of one AWS HTTP attempt, from sending to the full response." },
+  { name: "aws-connect-timeout", kind: "string", defaultText: "3s", help: "Deadline of one AWS connection (TCP and TLS)." },
+  { name: "aws-max-attempts", kind: "string", defaultText: "3", help: "SDK attempts per AWS call, the first included (1-10); the work queue does the long retries." },
 ];
 
 /** The help text printed by `--help`. */

@@ -33,7 +33,7 @@ test("defaults match the kubebuilder scaffold and the documented values", () => 
   assert.equal(o.logLevel, "info");
   assert.equal(o.logFormat, "json");
   assert.deepEqual(o.watchNamespaces, []);
-  assert.equal(o.maxConcurrentReconciles, 1);
+  assert.equal(o.maxConcurrentReconciles, 16);
   assert.equal(o.syncPeriodMs, 36_000_000);
   assert.equal(o.pollIntervalMs, 300_000);
   assert.equal(o.gracefulShutdownTimeoutMs, 30_000);
@@ -89,6 +89,28 @@ test("a bad value names the flag and the accepted values on one line", () => {
   assert.match(refuse(["--watch-namespace=Bad_NS"]), /--watch-namespace/);
   assert.match(refuse([], { KUBEPROVISIONER_POLL_INTERVAL: "5" }), /--poll-interval \(from \$KUBEPROVISIONER_POLL_INTERVAL\)/);
   assert.match(refuse(["--aws-region=mars"]), /--aws-region: expected an AWS region/);
+});
+
+test("AWS rate budgets and timeouts", () => {
+  const d = run([]);
+  assert.deepEqual(d.awsRateBudgets, {}, "the defaults of src/aws/budget-plan.ts apply");
+  assert.equal(d.awsRequestTimeoutMs, 10_000);
+  assert.equal(d.awsConnectTimeoutMs, 3_000);
+  assert.equal(d.awsMaxAttempts, 3);
+  const o = run(
+    ["--aws-rate-budgets=ec2.runInstances=1/2,s3=200/400", "--aws-request-timeout=30s", "--aws-max-attempts=5"],
+    { KUBEPROVISIONER_AWS_CONNECT_TIMEOUT: "500ms" },
+  );
+  assert.deepEqual(o.awsRateBudgets, {
+    "ec2.runInstances": { ratePerSecond: 1, burst: 2 },
+    s3: { ratePerSecond: 200, burst: 400 },
+  });
+  assert.equal(o.awsRequestTimeoutMs, 30_000);
+  assert.equal(o.awsConnectTimeoutMs, 500);
+  assert.equal(o.awsMaxAttempts, 5);
+  assert.equal(run(["--aws-rate-budgets=off"]).awsRateBudgets, false);
+  assert.match(refuse(["--aws-rate-budgets=ec2=20/40"]), /--aws-rate-budgets: expected off, or comma-separated name=rate\/burst pairs/);
+  assert.match(refuse(["--aws-max-attempts=0"]), /--aws-max-attempts: expected an integer from 1 to 10/);
 });
 
 test("unknown flags, stray arguments and missing values are refused", () => {

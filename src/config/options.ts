@@ -3,6 +3,7 @@
  * else in the program reads `process.argv` or `KUBEPROVISIONER_*` variables.
  */
 import { parseArgs } from "node:util";
+import { BUDGET_NAMES, parseBudgetSpec, type BudgetName, type BudgetSize } from "../aws/budget-plan.ts";
 import { ADOPTION_POLICIES, type AdoptionPolicy } from "../reconcilers/common/ownership.ts";
 import { envNameOf, FLAGS, type FlagSpec } from "./flags.ts";
 import {
@@ -64,7 +65,10 @@ export interface Options {
   readonly watchNamespaces: readonly string[];
   /** Whether resources this operator never tagged may be adopted. @default "enabled" */
   readonly adoption: AdoptionPolicy;
-  /** @default 1 */
+  /**
+   * Reconciles at once per controller. The process waits on AWS, not on its CPU; the rate
+   * budgets, not a single worker, protect AWS (BENCHMARKS.md, "Concurrency"). @default 16
+   */
   readonly maxConcurrentReconciles: number;
   /** @default 36000000 (10h) */
   readonly syncPeriodMs: number;
@@ -80,6 +84,14 @@ export interface Options {
   readonly kubeconfig: string | undefined;
   /** `undefined`: the AWS SDK's own region resolution. */
   readonly awsRegion: string | undefined;
+  /** Rate budgets that differ from the defaults (src/aws/budget-plan.ts); `false`: none at all. */
+  readonly awsRateBudgets: Readonly<Partial<Record<BudgetName, BudgetSize>>> | false;
+  /** Deadline of one AWS HTTP attempt. @default 10000 */
+  readonly awsRequestTimeoutMs: number;
+  /** Deadline of one AWS connect (TCP and TLS). @default 3000 */
+  readonly awsConnectTimeoutMs: number;
+  /** SDK attempts per AWS call, the first included. @default 3 */
+  readonly awsMaxAttempts: number;
 }
 
 /** What the command line asked for. */
@@ -154,7 +166,7 @@ export function parseOptions(argv: readonly string[], env: Readonly<Record<strin
     logFormat: get("log-format", (t) => parseChoice(t, LOG_FORMATS), "json"),
     watchNamespaces: Object.freeze(get("watch-namespace", parseNamespaceList, [])),
     adoption: get("adoption", (t) => parseChoice(t, ADOPTION_POLICIES), "enabled"),
-    maxConcurrentReconciles: get("max-concurrent-reconciles", (t) => parseInteger(t, 1, 1000), 1),
+    maxConcurrentReconciles: get("max-concurrent-reconciles", (t) => parseInteger(t, 1, 1000), 16),
     syncPeriodMs: get("sync-period", (t) => parsePositiveDuration(t, 1_000), 36_000_000),
     pollIntervalMs: get("poll-interval", (t) => parsePositiveDuration(t, 1_000), 300_000),
     pendingPollInitialMs: get("pending-poll-initial", (t) => parsePositiveDuration(t, 100), 2_000),
@@ -162,6 +174,10 @@ export function parseOptions(argv: readonly string[], env: Readonly<Record<strin
     gracefulShutdownTimeoutMs: get("graceful-shutdown-timeout", (t) => parsePositiveDuration(t, 0), 30_000),
     kubeconfig: get("kubeconfig", parseNonEmpty, undefined),
     awsRegion: get("aws-region", parseRegion, undefined),
+    awsRateBudgets: get("aws-rate-budgets", parseRateBudgets, {}),
+    awsRequestTimeoutMs: get("aws-request-timeout", (t) => parsePositiveDuration(t, 100), 10_000),
+    awsConnectTimeoutMs: get("aws-connect-timeout", (t) => parsePositiveDuration(t, 100), 3_000),
+    awsMaxAttempts: get("aws-max-attempts", (t) => parseInteger(t, 1, 10), 3),
   };
   validateTiming(timing);
   if (options.pendingPollMaxMs < options.pendingPollInitialMs) {
@@ -184,6 +200,14 @@ function validateTiming(t: LeaderElectionTiming): void {
     throw new ConfigError(
       "invalid value for --leader-election-renew-deadline: expected a duration longer than 1.2 x --leader-election-retry-period",
     );
+  }
+}
+
+function parseRateBudgets(text: string): Partial<Record<BudgetName, BudgetSize>> | false {
+  try {
+    return parseBudgetSpec(text);
+  } catch {
+    throw new ValueError(`off, or comma-separated name=rate/burst pairs with names from ${BUDGET_NAMES.join(", ")}`);
   }
 }
 

@@ -152,6 +152,14 @@ describe("helm chart values", () => {
         "controller.logLevel=debug",
         "--set",
         "extraArgs={--leader-election-retry-period=3s}",
+        "--set",
+        "aws.rateBudgets.ec2\\.nonMutating=10/50",
+        "--set",
+        "aws.rateBudgets.s3=100/200",
+        "--set",
+        "aws.requestTimeout=20s",
+        "--set",
+        "aws.maxAttempts=5",
       ]);
       const args = container(m).args;
       for (const a of [
@@ -161,6 +169,10 @@ describe("helm chart values", () => {
         "--poll-interval=2m",
         "--log-level=debug",
         "--leader-election-retry-period=3s",
+        "--aws-rate-budgets=ec2.nonMutating=10/50,s3=100/200",
+        "--aws-request-timeout=20s",
+        "--aws-connect-timeout=3s",
+        "--aws-max-attempts=5",
       ]) {
         assert.ok(args.includes(a), `${a} in ${args.join(" ")}`);
       }

@@ -13,6 +13,7 @@ import {
   type S3BucketSpecInput,
   type SqsQueueSpecInput,
 } from "../../src/api/v1/index.ts";
+import { KubeConfigConnection } from "../../src/runtime/kube/connection.ts";
 import { resourcePath, type ResourceType } from "../../src/runtime/kube/object.ts";
 import { startControlPlane, type ControlPlane, type RawResponse } from "../support/envtest.ts";
 
@@ -70,10 +71,14 @@ export async function rawRequest(
   urlPath: string,
   headers: Record<string, string>,
 ): Promise<{ status: number; body: unknown }> {
-  const kc = cp.kubeConfig();
-  const opts: RequestOptions = { method: "GET", headers };
-  await kc.applyToHTTPSOptions(opts);
-  return await new Promise((resolve, reject) => {
+  const connection = new KubeConfigConnection(cp.kubeConfig());
+  const settings = await connection.settings();
+  const opts: RequestOptions = {
+    method: "GET",
+    headers: { ...settings.headers, ...headers },
+    agent: settings.agent,
+  };
+  return await new Promise<{ status: number; body: unknown }>((resolve, reject) => {
     const req = httpsRequest(new URL(urlPath, cp.server), opts, (res) => {
       const chunks: Buffer[] = [];
       res.on("data", (c: Buffer) => chunks.push(c));
@@ -84,7 +89,7 @@ export async function rawRequest(
     });
     req.on("error", reject);
     req.end();
-  });
+  }).finally(() => connection.destroy());
 }
 
 export function collection(r: ResourceType): string {

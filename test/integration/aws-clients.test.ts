@@ -304,10 +304,14 @@ describe("AWS clients against moto", () => {
     assert.equal(perRegion["eu-west-1/s3/CreateBucket/OK"], 1);
     assert.equal(perRegion["eu-west-1/s3/CreateBucket/BucketAlreadyOwnedByYou"], 1);
     const text = await registry.metrics();
-    assert.equal(
-      metricValue(text, "aws_api_rate_budget_permits_per_second", { service: "ec2", region: "us-east-1" }),
-      20,
-    );
+    const ec2Budget = (budget: string): number | undefined =>
+      metricValue(text, "aws_api_rate_budget_permits_per_second", {
+        service: "ec2",
+        region: "us-east-1",
+        budget,
+      });
+    assert.equal(ec2Budget("DescribeInstances"), 20);
+    assert.equal(ec2Budget("RunInstances"), 2);
   });
 
   it("times out against an endpoint that never answers, classified retryable", async () => {

@@ -12,6 +12,7 @@ import { InformerFactory } from "../../src/runtime/cache/factory.ts";
 import { restListerWatcher, type ListerWatcher } from "../../src/runtime/cache/lister-watcher.ts";
 import { ApiError, isGone } from "../../src/runtime/kube/errors.ts";
 import type { KubeObject, ResourceType } from "../../src/runtime/kube/object.ts";
+import { KubeConfig } from "../../src/runtime/kube/kubeconfig.ts";
 import { RestClient } from "../../src/runtime/kube/rest.ts";
 import { registrySum } from "../../src/runtime/testing/prometheus-text.ts";
 import { startControlPlane, type ControlPlane } from "../support/envtest.ts";
@@ -129,8 +130,14 @@ describe("relist after 410 Gone on a real API server", () => {
     }
     const proxy = new CuttableProxy(new URL(cp.server));
     await proxy.listen();
-    const kc = cp.kubeConfig();
-    kc.clusters = kc.clusters.map((c) => ({ ...c, server: `https://127.0.0.1:${proxy.port}` }));
+    const adminDoc = cp.kubeConfig().document;
+    const kc = KubeConfig.fromDocument({
+      ...adminDoc,
+      clusters: (adminDoc.clusters ?? []).map((c) => ({
+        ...c,
+        cluster: { ...c.cluster, server: `https://127.0.0.1:${proxy.port}` },
+      })),
+    });
     const registry = new Registry();
     const factory = new InformerFactory({
       rest: RestClient.fromKubeConfig(kc, { registry }),

@@ -9,14 +9,14 @@ import {
   S3Client,
 } from "@aws-sdk/client-s3";
 import type { S3Bucket } from "../../src/api/v1/index.ts";
-import { ReconcilerEnv, type Served } from "../support/reconciler-env.ts";
+import { ReconcilerEnv, type EnvOptions, type Served } from "../support/reconciler-env.ts";
 
 /** An S3Bucket as served. */
 export type BucketObj = Served<S3Bucket>;
 
 /** A running environment for the S3Bucket tests of one file. */
 export class S3Env extends ReconcilerEnv<BucketObj> {
-  constructor(ns: string) {
+  constructor(ns: string, opts: Omit<EnvOptions, "ns"> = {}) {
     super(
       {
         kind: "S3Bucket",
@@ -38,7 +38,7 @@ export class S3Env extends ReconcilerEnv<BucketObj> {
         ],
         defaults: (name) => ({ bucketName: name, region: "us-east-1" }),
       },
-      { ns },
+      { ...opts, ns },
     );
   }
 

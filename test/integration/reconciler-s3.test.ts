@@ -58,13 +58,31 @@ describe("S3Bucket reconciler: lifecycle", () => {
     await env.waitReconciles(1); // the writes of the create have settled
     const writes = await env.kubeWrites();
     const mutations = env.mutations();
-    const heads = env.proxy.count("HeadBucket");
+    const reads = env.proxy.count("GetBucketTagging");
     const bumped = await env.patch("assets", { metadata: { annotations: { "test/bump": "1" } } });
     await env.waitReconciles(2);
     assert.equal((await env.get("assets"))?.metadata.resourceVersion, bumped.metadata.resourceVersion);
     assert.equal(await env.kubeWrites(), writes, "Kubernetes writes");
     assert.deepEqual(env.mutations(), mutations, "mutating AWS calls");
-    assert.ok(env.proxy.count("HeadBucket") > heads, "the no-op reconciles looked at the bucket");
+    assert.ok(env.proxy.count("GetBucketTagging") > reads, "the no-op reconciles looked at the bucket");
+  });
+
+  it("polls a settled bucket with two S3 calls, tags and versioning, and no HeadBucket", async () => {
+    await env.waitReconciles(1);
+    const calls = env.proxy.calls.length;
+    const reconciles = await env.reconciles();
+    await env.waitReconciles(3); // poll rounds (--poll-interval=2s)
+    const polled = env.proxy.calls.slice(calls).map((c) => c.operation);
+    const rounds = (await env.reconciles()) - reconciles;
+    assert.equal(polled.filter((op) => op === "HeadBucket").length, 0, polled.join(" "));
+    assert.ok(
+      polled.length <= 2 * rounds,
+      `${polled.length} calls in ${rounds} reconciles: ${polled.join(" ")}`,
+    );
+    assert.ok(
+      polled.includes("GetBucketTagging") && polled.includes("GetBucketVersioning"),
+      polled.join(" "),
+    );
   });
 
   it("repairs tag drift and versioning drift", async () => {

@@ -2,13 +2,13 @@
  * The REST client against a real kube-apiserver: CRUD and patch types, metav1.Status errors,
  * request metrics, watch streaming and 410, RBAC denial, and credentials that rotate.
  */
-import { KubeConfig } from "@kubernetes/client-node";
 import assert from "node:assert/strict";
-import { writeFileSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { Registry } from "prom-client";
 import { KubeConfigConnection } from "../../src/runtime/kube/connection.ts";
+import { KubeConfig } from "../../src/runtime/kube/kubeconfig.ts";
 import {
   ApiError,
   isAlreadyExists,
@@ -34,6 +34,16 @@ const CM = `/api/v1/namespaces/${NS}/configmaps`;
 
 async function requestCount(registry: Registry, labels: Record<string, string>): Promise<number> {
   return registrySum(registry, "rest_client_requests_total", labels);
+}
+
+/** The username the API server sees for `client`. */
+async function whoami(client: RestClient): Promise<string> {
+  const r = await client.request<{ status: { userInfo: { username: string } } }>({
+    method: "POST",
+    path: "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+    body: { apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview" },
+  });
+  return r.status.userInfo.username;
 }
 
 describe("RestClient on a real API server", () => {
@@ -151,12 +161,13 @@ describe("RestClient on a real API server", () => {
 
   it("counts a request that got no response as <error> and throws TransportError", async () => {
     const reg = new Registry();
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [{ name: "dead", server: "https://127.0.0.1:1", skipTLSVerify: true }],
-      users: [{ name: "u" }],
-      contexts: [{ name: "dead", cluster: "dead", user: "u" }],
-      currentContext: "dead",
+    const kc = KubeConfig.fromDocument({
+      clusters: [
+        { name: "dead", cluster: { server: "https://127.0.0.1:1", "insecure-skip-tls-verify": true } },
+      ],
+      users: [{ name: "u", user: {} }],
+      contexts: [{ name: "dead", context: { cluster: "dead", user: "u" } }],
+      "current-context": "dead",
     });
     const deadRest = RestClient.fromKubeConfig(kc, { registry: reg });
     const err = await deadRest.request({ method: "GET", path: "/api" }).catch((e: unknown) => e);
@@ -260,37 +271,75 @@ describe("RestClient on a real API server", () => {
       "process.stdout.write(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token, expirationTimestamp: exp } }));",
     ].join("\n");
     const admin = cp.kubeConfig();
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: admin.clusters,
+    const kc = KubeConfig.fromDocument({
+      clusters: admin.document.clusters ?? [],
       users: [
         {
           name: "exec",
-          exec: {
-            apiVersion: "client.authentication.k8s.io/v1",
-            command: process.execPath,
-            args: ["-e", plugin],
+          user: {
+            exec: {
+              apiVersion: "client.authentication.k8s.io/v1",
+              command: process.execPath,
+              args: ["-e", plugin],
+            },
           },
         },
       ],
-      contexts: [{ name: "exec", cluster: admin.clusters[0]?.name, user: "exec" }],
-      currentContext: "exec",
+      contexts: [
+        { name: "exec", context: { cluster: admin.document.clusters?.[0]?.name ?? "", user: "exec" } },
+      ],
+      "current-context": "exec",
     });
     const execRest = RestClient.fromKubeConfig(kc, { registry: new Registry(), credentialRefreshMs: 100 });
-    const whoami = async (): Promise<string> => {
-      const r = await execRest.request<{ status: { userInfo: { username: string } } }>({
-        method: "POST",
-        path: "/apis/authentication.k8s.io/v1/selfsubjectreviews",
-        body: { apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview" },
-      });
-      return r.status.userInfo.username;
-    };
-    assert.equal(await whoami(), `system:serviceaccount:${NS}:first`);
+    assert.equal(await whoami(execRest), `system:serviceaccount:${NS}:first`);
     writeFileSync(tokenFile, await cp.serviceAccountToken(NS, "second"));
     await waitFor(
       "the rotated identity",
-      async () => (await whoami()) === `system:serviceaccount:${NS}:second`,
+      async () => (await whoami(execRest)) === `system:serviceaccount:${NS}:second`,
       10_000,
+    );
+  });
+  it("uses the in-cluster ServiceAccount and picks up a rotated token file", async () => {
+    const sa = mkdtempSync(path.join(cp.dir, "serviceaccount-"));
+    const ca = cp.kubeConfig().cluster["certificate-authority-data"] ?? "";
+    writeFileSync(path.join(sa, "ca.crt"), Buffer.from(ca, "base64"));
+    writeFileSync(path.join(sa, "namespace"), NS);
+    writeFileSync(path.join(sa, "token"), await cp.serviceAccountToken(NS, "pod-first"));
+    const server = new URL(cp.server);
+    const kc = KubeConfig.inCluster(
+      { KUBERNETES_SERVICE_HOST: server.hostname, KUBERNETES_SERVICE_PORT: server.port },
+      sa,
+    );
+    assert.equal(kc.namespace, NS);
+    const inCluster = RestClient.fromKubeConfig(kc, { registry: new Registry(), credentialRefreshMs: 100 });
+    assert.equal(await whoami(inCluster), `system:serviceaccount:${NS}:pod-first`);
+    writeFileSync(path.join(sa, "token"), await cp.serviceAccountToken(NS, "pod-second"));
+    await waitFor(
+      "the rotated token file",
+      async () => (await whoami(inCluster)) === `system:serviceaccount:${NS}:pod-second`,
+      10_000,
+    );
+  });
+
+  it("impersonates the user and groups the kubeconfig names", async () => {
+    const admin = cp.kubeConfig().document;
+    const kc = KubeConfig.fromDocument({
+      ...admin,
+      users: (admin.users ?? []).map((u) => ({
+        ...u,
+        user: { ...u.user, as: "jane", "as-groups": ["auditors", "devs"] },
+      })),
+    });
+    const client = RestClient.fromKubeConfig(kc, { registry: new Registry() });
+    const r = await client.request<{ status: { userInfo: { username: string; groups?: string[] } } }>({
+      method: "POST",
+      path: "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+      body: { apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview" },
+    });
+    assert.equal(r.status.userInfo.username, "jane");
+    assert.deepEqual(
+      (r.status.userInfo.groups ?? []).filter((g) => g !== "system:authenticated"),
+      ["auditors", "devs"],
     );
   });
 });

@@ -7,6 +7,7 @@ import { CreateQueueCommand, DeleteQueueCommand, ListQueuesCommand, SQSClient } 
 import assert from "node:assert/strict";
 import { request } from "node:https";
 import { after, before, describe, it } from "node:test";
+import { KubeConfigConnection } from "../../src/runtime/kube/connection.ts";
 import { installTestCrd } from "../support/test-crd.ts";
 import { startControlPlane, type ControlPlane } from "../support/envtest.ts";
 import { startMoto, type Moto } from "../support/moto.ts";
@@ -42,14 +43,13 @@ describe("test harness", () => {
     );
 
     // Open a watch with the admin identity, then create an object and read the ADDED event.
-    const kc = cp.kubeConfig();
-    const opts: { ca?: string; cert?: string; key?: string; headers?: Record<string, string> } = {};
-    await kc.applyToHTTPSOptions(opts);
+    const connection = new KubeConfigConnection(cp.kubeConfig());
+    const { headers, agent } = await connection.settings();
     const event = await new Promise<{ type: string; object: { metadata: { name: string } } }>(
       (resolve, reject) => {
         const req = request(
           new URL("/apis/smoke.example.com/v1/namespaces/smoke/widgets?watch=true", cp.server),
-          { ...opts, method: "GET" },
+          { headers, agent, method: "GET" },
           (res) => {
             let buf = "";
             res.on("data", (chunk: Buffer) => {
@@ -78,22 +78,23 @@ describe("test harness", () => {
         req.end();
       },
     );
+    connection.destroy();
     assert.equal(event.type, "ADDED", JSON.stringify(event));
     assert.equal(event.object.metadata.name, "w1");
   });
 
   it("issues a ServiceAccount token that RBAC then restricts", async () => {
-    const kc = await cp.tokenKubeConfig("default", "restricted");
-    const opts: { headers?: Record<string, string>; ca?: string } = {};
-    await kc.applyToHTTPSOptions(opts);
+    const connection = new KubeConfigConnection(await cp.tokenKubeConfig("default", "restricted"));
+    const { headers, agent } = await connection.settings();
     const status = await new Promise<number>((resolve, reject) => {
-      request(new URL("/api/v1/namespaces", cp.server), { ...opts, method: "GET" }, (res) => {
+      request(new URL("/api/v1/namespaces", cp.server), { headers, agent, method: "GET" }, (res) => {
         res.resume();
         resolve(res.statusCode ?? 0);
       })
         .on("error", reject)
         .end();
     });
+    connection.destroy();
     assert.equal(status, 403);
   });
 

@@ -4,7 +4,14 @@
  * emulator, but the client never hears of it. That is exactly a process dying between an AWS
  * create and the status write that would record it.
  */
-import { createServer, request, type IncomingHttpHeaders, type Server } from "node:http";
+import {
+  createServer,
+  request,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from "node:http";
 
 /** One forwarded call. */
 export interface ProxiedCall {
@@ -17,6 +24,22 @@ export interface ProxiedCall {
  * it settles (the call is in flight for the client all that time).
  */
 export type ResponseHook = (call: ProxiedCall) => "deliver" | "drop" | Promise<"deliver" | "drop">;
+
+/** Whether a call may go on to the emulator, or is answered as throttled instead. */
+export type RequestGate = (operation: string, body: string) => "forward" | "throttle";
+
+/** Options of {@link startAwsProxy}. */
+export interface AwsProxyOptions {
+  /** Milliseconds to hold each call before forwarding it, drawn per call. */
+  latencyMs?: () => number;
+  /** Refuses calls with EC2's throttling answer; they are recorded with status 503. */
+  gate?: RequestGate;
+}
+
+/** EC2's answer to a call whose throttling bucket is empty. */
+const REQUEST_LIMIT_EXCEEDED =
+  '<?xml version="1.0" encoding="UTF-8"?>\n<Response><Errors><Error><Code>RequestLimitExceeded</Code>' +
+  "<Message>Request limit exceeded.</Message></Error></Errors><RequestID>throttled</RequestID></Response>";
 
 /** A running proxy. */
 export interface AwsProxy {
@@ -75,7 +98,7 @@ export function operationOf(method: string, url: string, headers: IncomingHttpHe
 }
 
 /** Starts a proxy to `target` (the emulator's endpoint) on a free loopback port. */
-export async function startAwsProxy(target: string): Promise<AwsProxy> {
+export async function startAwsProxy(target: string, opts: AwsProxyOptions = {}): Promise<AwsProxy> {
   const calls: ProxiedCall[] = [];
   const hooks = new Map<string, ResponseHook>();
   const upstream = new URL(target);
@@ -85,43 +108,54 @@ export async function startAwsProxy(target: string): Promise<AwsProxy> {
     req.on("end", () => {
       const body = Buffer.concat(chunks);
       const operation = operationOf(req.method ?? "GET", req.url ?? "/", req.headers, body.toString("utf8"));
-      const out = request(
-        {
-          hostname: upstream.hostname,
-          port: upstream.port,
-          method: req.method,
-          path: req.url,
-          headers: { ...req.headers, host: upstream.host },
-        },
-        (up) => {
-          const upChunks: Buffer[] = [];
-          up.on("data", (c: Buffer) => upChunks.push(c));
-          up.on("end", () => {
-            const call = { operation, status: up.statusCode ?? 0 };
-            calls.push(call);
-            const hook = hooks.get(operation);
-            hooks.delete(operation);
-            const answer = (verdict: "deliver" | "drop"): void => {
-              if (verdict === "drop") {
-                req.socket.destroy();
-                return;
-              }
-              res.writeHead(up.statusCode ?? 502, up.headers);
-              res.end(Buffer.concat(upChunks));
-            };
-            const verdict = hook?.(call) ?? "deliver";
-            if (typeof verdict === "string") answer(verdict);
-            else void verdict.then(answer, () => answer("drop"));
-          });
-        },
-      );
-      out.on("error", (err) => {
-        res.writeHead(502);
-        res.end(String(err));
-      });
-      out.end(body);
+      const delay = opts.latencyMs?.() ?? 0;
+      if (delay > 0) setTimeout(() => forward(req, res, body, operation), delay);
+      else forward(req, res, body, operation);
     });
   });
+  const forward = (req: IncomingMessage, res: ServerResponse, body: Buffer, operation: string): void => {
+    if (opts.gate?.(operation, body.toString("utf8")) === "throttle") {
+      calls.push({ operation, status: 503 });
+      res.writeHead(503, { "content-type": "text/xml" });
+      res.end(REQUEST_LIMIT_EXCEEDED);
+      return;
+    }
+    const out = request(
+      {
+        hostname: upstream.hostname,
+        port: upstream.port,
+        method: req.method,
+        path: req.url,
+        headers: { ...req.headers, host: upstream.host },
+      },
+      (up) => {
+        const upChunks: Buffer[] = [];
+        up.on("data", (c: Buffer) => upChunks.push(c));
+        up.on("end", () => {
+          const call = { operation, status: up.statusCode ?? 0 };
+          calls.push(call);
+          const hook = hooks.get(operation);
+          hooks.delete(operation);
+          const answer = (verdict: "deliver" | "drop"): void => {
+            if (verdict === "drop") {
+              req.socket.destroy();
+              return;
+            }
+            res.writeHead(up.statusCode ?? 502, up.headers);
+            res.end(Buffer.concat(upChunks));
+          };
+          const verdict = hook?.(call) ?? "deliver";
+          if (typeof verdict === "string") answer(verdict);
+          else void verdict.then(answer, () => answer("drop"));
+        });
+      },
+    );
+    out.on("error", (err) => {
+      res.writeHead(502);
+      res.end(String(err));
+    });
+    out.end(body);
+  };
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const addr = server.address();
   if (addr === null || typeof addr === "string") throw new Error("proxy has no port");

@@ -5,7 +5,6 @@
  * kubeconfig on disk, CRD installation, optionally kube-controller-manager running chosen
  * controllers, and a clean stop that leaves no process or folder behind.
  */
-import { KubeConfig } from "@kubernetes/client-node";
 import { execFile } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { request as httpsRequest } from "node:https";
@@ -23,6 +22,7 @@ import {
   waitFor,
   type Supervised,
 } from "./process.ts";
+import { KubeConfig } from "../../src/runtime/kube/kubeconfig.ts";
 import { toolPath } from "./tools.ts";
 
 const execFileP = promisify(execFile);
@@ -107,9 +107,7 @@ function kubeConfigFor(
     contexts: [{ name: "envtest", context: { cluster: "envtest", user: user.name, namespace: "default" } }],
     "current-context": "envtest",
   };
-  const kc = new KubeConfig();
-  kc.loadFromString(JSON.stringify(doc));
-  return kc;
+  return KubeConfig.fromDocument(doc);
 }
 
 function adminRequest(
@@ -252,7 +250,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
 
     const kubeconfigPath = path.join(dir, "admin.kubeconfig");
     const adminKc = (): KubeConfig => kubeConfigFor(server, ca, { name: "admin", ...adminPem });
-    writeFileSync(kubeconfigPath, adminKc().exportConfig());
+    writeFileSync(kubeconfigPath, adminKc().toString());
 
     if (opts.controllers !== undefined && opts.controllers.length > 0) {
       const port = await freePort();
@@ -332,7 +330,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       },
       writeKubeConfig(kc, name) {
         const file = path.join(dir, `${name}.kubeconfig`);
-        writeFileSync(file, kc.exportConfig());
+        writeFileSync(file, kc.toString());
         return file;
       },
       async installCRDs(crdDir = path.join(repoRoot, "config/crd")) {

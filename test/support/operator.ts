@@ -1,7 +1,7 @@
 /**
- * Runs the operator from source (`node src/main.ts`) as a child process against the test control
- * plane, so tests can read its metrics and JSON log lines, signal it, restart it, or kill it at a
- * chosen moment. The one way every integration test starts the real CLI.
+ * Runs the operator (from source, `node src/main.ts`, or a built bundle) as a child process
+ * against the test control plane, so tests can read its metrics and JSON log lines, signal it,
+ * restart it, or kill it at a chosen moment. The one way every integration test starts the real CLI.
  *
  * Unless the caller's flags say otherwise it gets: the given kubeconfig, plain-HTTP metrics and
  * probes on free loopback ports, and debug logging. The caller's flags come last, so they win.
@@ -25,6 +25,10 @@ export interface OperatorOptions {
   args?: string[];
   /** Extra environment, e.g. moto's AWS_* variables. */
   env?: Record<string, string>;
+  /** The program to run: the sources or a built bundle. @default "src/main.ts" */
+  entry?: string;
+  /** Node flags before the program, e.g. V8 heap flags. */
+  nodeArgs?: string[];
   /** Resolve only once /readyz answers 200. @default true */
   waitReady?: boolean;
 }
@@ -80,10 +84,12 @@ export async function startOperator(opts: OperatorOptions): Promise<OperatorProc
   const env: NodeJS.ProcessEnv = { ...process.env, AWS_EC2_METADATA_DISABLED: "true" };
   for (const k of Object.keys(env)) if (k.startsWith("KUBEPROVISIONER_")) delete env[k];
   delete env.KUBERNETES_SERVICE_HOST;
+  const entry = path.resolve(repoRoot, opts.entry ?? "src/main.ts");
   const proc = startProcess(
     process.execPath,
     [
-      path.join(repoRoot, "src/main.ts"),
+      ...(opts.nodeArgs ?? []),
+      entry,
       `--kubeconfig=${opts.kubeconfig}`,
       ...(ownMetrics ? ["--metrics-secure=false", `--metrics-bind-address=127.0.0.1:${metricsPort}`] : []),
       `--health-probe-bind-address=127.0.0.1:${probePort}`,
@@ -122,9 +128,7 @@ export async function startOperator(opts: OperatorOptions): Promise<OperatorProc
       .split("\n")
       .map((s) => Number(s.trim()))
       .filter((n) => n > 0);
-    const nodeChild = children.find((c) =>
-      readFileSync(`/proc/${c}/cmdline`, "utf8").includes("src/main.ts"),
-    );
+    const nodeChild = children.find((c) => readFileSync(`/proc/${c}/cmdline`, "utf8").includes(entry));
     if (nodeChild === undefined) throw new Error(`${name}: node child of ${supervisor} not found`);
     pid = nodeChild;
     return pid;

@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { after, before } from "node:test";
 import type { Condition, Ec2Instance, S3Bucket, SqsQueue } from "../../src/api/v1/index.ts";
 import type { KubeObject } from "../../src/runtime/kube/object.ts";
-import { startAwsProxy, type AwsProxy } from "./aws-proxy.ts";
+import { startAwsProxy, type AwsProxy, type AwsProxyOptions } from "./aws-proxy.ts";
 import { startControlPlane, type ControlPlane, type RawResponse } from "./envtest.ts";
 import { startMoto, type Moto } from "./moto.ts";
 import { startOperator, type OperatorProcess } from "./operator.ts";
@@ -70,6 +70,10 @@ export interface EnvOptions {
   ns: string;
   /** Operator flags after `--leader-elect=false --poll-interval=2s`. */
   operatorArgs?: string[];
+  /** The operator program: the sources or a bundle. @default "src/main.ts" */
+  operatorEntry?: string;
+  /** Latency and throttling of the proxy in front of moto. */
+  proxy?: AwsProxyOptions;
 }
 
 /** A running environment for one test file, for objects of one kind of `compute.cloud.com/v1`. */
@@ -82,6 +86,8 @@ export class ReconcilerEnv<O extends KubeObj> {
   readonly ns: string;
   readonly kind: KindOptions;
   readonly #operatorArgs: string[];
+  readonly #operatorEntry: string | undefined;
+  readonly #proxyOptions: AwsProxyOptions;
   readonly #clients = new Map<string, { destroy(): void }>();
   #starts = 0;
   #metronome = false;
@@ -90,6 +96,8 @@ export class ReconcilerEnv<O extends KubeObj> {
     this.kind = kind;
     this.ns = opts.ns;
     this.#operatorArgs = opts.operatorArgs ?? [];
+    this.#operatorEntry = opts.operatorEntry;
+    this.#proxyOptions = opts.proxy ?? {};
   }
 
   /** The collection path of the kind in the namespace. */
@@ -107,7 +115,7 @@ export class ReconcilerEnv<O extends KubeObj> {
   /** Starts the control plane (with CRDs) and moto, the proxy, the namespace and the operator. */
   async start(): Promise<void> {
     [this.cp, this.moto] = await Promise.all([startControlPlane({ installCRDs: true }), startMoto()]);
-    this.proxy = await startAwsProxy(this.moto.endpoint);
+    this.proxy = await startAwsProxy(this.moto.endpoint, this.#proxyOptions);
     await this.cp.request("POST", "/api/v1/namespaces", { metadata: { name: this.ns } });
     await this.startOperator();
   }
@@ -122,6 +130,7 @@ export class ReconcilerEnv<O extends KubeObj> {
       env: { ...this.moto.env, AWS_ENDPOINT_URL: this.proxy.endpoint },
       dir: this.cp.dir,
       name: `operator-${++this.#starts}`,
+      ...(this.#operatorEntry !== undefined ? { entry: this.#operatorEntry } : {}),
       args: ["--leader-elect=false", "--poll-interval=2s", ...this.#operatorArgs, ...extraArgs],
     });
     return this.op;

@@ -8,6 +8,7 @@ import type { AwsClientSource } from "../../aws/clients.ts";
 import type { Client } from "../../runtime/client/index.ts";
 import type { Clock } from "../../runtime/clock.ts";
 import {
+  generationChanged,
   newControllerManagedBy,
   type MapFunc,
   type Controller,
@@ -47,10 +48,14 @@ export interface ReconcilerDeps {
 }
 
 /**
- * Builds the controller of one kind and adds it to the manager. The controller watches the
- * kind with no predicate: a status write re-enqueues the key once, and that reconcile finds
- * nothing to change and writes nothing, so the loop settles; the per-object `requeueAfter` poll
- * is what catches drift in AWS.
+ * Builds the controller of one kind and adds it to the manager. The controller enqueues an
+ * object when it appears and when its generation changes (a spec edit, the start of a
+ * deletion): the operator's own status and finalizer writes do not come back as reconciles that
+ * would only observe AWS again. Every reconcile ends with an explicit `requeueAfter` (the short
+ * pending poll after a create, the steady poll once settled), and that poll is what catches
+ * drift in AWS; a write that lost a conflict requeues itself shortly. The generation filter is
+ * on the kind's own source only: `watches` see every change of the objects they watch (a
+ * dead-letter queue's status gaining its ARN is what its referrers wait for).
  */
 export function setupManagedController<T extends ManagedObject, R>(
   name: string,
@@ -82,7 +87,7 @@ export function setupManagedController<T extends ManagedObject, R>(
     clock: deps.clock,
     registry: deps.registry,
   })
-    .for<T>(resource)
+    .for<T>(resource, { predicates: [generationChanged<T>()] })
     .named(name)
     .withOptions({ maxConcurrentReconciles: deps.maxConcurrentReconciles ?? 1 });
   for (const w of watches) builder.watches(w.resource, w.map);

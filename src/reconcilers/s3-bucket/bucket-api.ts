@@ -106,20 +106,40 @@ export class BucketApi {
       );
       return { kind: "present", region: out.BucketRegion };
     } catch (err) {
-      if (!(err instanceof AwsError)) throw err;
-      if (err.kind === "not-found") return { kind: "absent" };
-      const region = regionHeader(err);
-      const status = err.info.httpStatus;
-      const redirected =
-        status === 301 ||
-        status === 307 ||
-        err.code === "PermanentRedirect" ||
-        err.code === "MovedPermanently";
-      if (redirected || (region !== undefined && region !== this.#region))
-        return { kind: "elsewhere", region };
-      if (status === 403) return { kind: "forbidden" };
-      throw err;
+      return this.#whereabouts(err);
     }
+  }
+
+  /**
+   * GetBucketTagging as the one read that also answers whether the bucket is still here: absent,
+   * elsewhere (S3 redirects a request sent to another region's endpoint) and forbidden come back
+   * as from {@link head}; a bucket here yields its tags. `region` of a present result is the
+   * client's, which the request reached.
+   */
+  async tagsOrWhereabouts(): Promise<HeadResult | { kind: "present"; region: string; tags: TagMap }> {
+    try {
+      const out = await this.#send("GetBucketTagging", (o) =>
+        this.#client.send(new GetBucketTaggingCommand({ Bucket: this.#bucket }), o),
+      );
+      return { kind: "present", region: this.#region, tags: fromS3TagSet(out.TagSet) };
+    } catch (err) {
+      if (err instanceof AwsError && (err.code === "NoSuchTagSet" || err.code === "NoSuchTagSetError"))
+        return { kind: "present", region: this.#region, tags: {} };
+      return this.#whereabouts(err);
+    }
+  }
+
+  /** Where a bucket is, from a failed read of it; rethrows what says nothing about that. */
+  #whereabouts(err: unknown): HeadResult {
+    if (!(err instanceof AwsError)) throw err;
+    if (err.kind === "not-found") return { kind: "absent" };
+    const region = regionHeader(err);
+    const status = err.info.httpStatus;
+    const redirected =
+      status === 301 || status === 307 || err.code === "PermanentRedirect" || err.code === "MovedPermanently";
+    if (redirected || (region !== undefined && region !== this.#region)) return { kind: "elsewhere", region };
+    if (status === 403) return { kind: "forbidden" };
+    throw err;
   }
 
   /** The bucket's tags (`{}` when it has none), or undefined when the bucket is gone. */

@@ -122,7 +122,7 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, ObservedBu
   async observe(obj: S3BucketObject, ctx: DriverContext): Promise<Observation<ObservedBucket>> {
     const { bucketName: name, region } = obj.spec;
     const api = this.#api(obj, ctx);
-    const head = await api.head();
+    const head = await steadyRead(obj, api);
     if (head.kind === "absent") return { exists: false };
     if (head.kind === "forbidden") {
       throw new InvalidSpecError(
@@ -141,7 +141,7 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, ObservedBu
           `choose another bucketName`,
       );
     }
-    const tags = await api.tags();
+    const tags = "tags" in head ? head.tags : await api.tags();
     if (tags === undefined) return { exists: false }; // deleted between the two calls
     const versioning = await api.versioning();
     const settings = await api.settings(managedSettings(obj.spec));
@@ -339,4 +339,19 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, ObservedBu
       message: `deleting the objects in bucket ${name} before deleting it (spec.forceDelete is true)`,
     };
   }
+}
+
+/**
+ * The first read of an observation. A bucket this object already found in spec.region (its
+ * status says so) cannot have moved, since S3 cannot move a bucket: GetBucketTagging alone then
+ * answers whether it is still there, and the steady poll makes two calls (tags, versioning)
+ * instead of three, plus one read per setting the spec manages (./settings.ts). Otherwise
+ * HeadBucket, which reports the bucket's region.
+ */
+function steadyRead(
+  obj: S3BucketObject,
+  api: BucketApi,
+): Promise<Awaited<ReturnType<BucketApi["head"]>> | Awaited<ReturnType<BucketApi["tagsOrWhereabouts"]>>> {
+  const seenHere = obj.status?.bucketArn !== undefined && obj.status.region === obj.spec.region;
+  return seenHere ? api.tagsOrWhereabouts() : api.head();
 }

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { Registry } from "prom-client";
-import type { KubeConfig } from "@kubernetes/client-node";
 import type { KubeObject, ResourceType } from "../kube/object.ts";
+import { KubeConfig } from "../kube/kubeconfig.ts";
 import { RestClient } from "../kube/rest.ts";
 import { FakeClock, flushMicrotasks } from "../testing/fake-clock.ts";
 import { InformerFactory } from "./factory.ts";
@@ -19,9 +19,13 @@ const A: ResourceType = {
 const B: ResourceType = { group: "", version: "v1", plural: "betas", kind: "Beta", namespaced: true };
 
 /** A RestClient that must never be used: the fakes answer every list and watch. */
-const unusedRest = RestClient.fromKubeConfig({
-  getCurrentCluster: () => ({ server: "https://127.0.0.1:1", name: "x", skipTLSVerify: false }),
-} as unknown as KubeConfig);
+const unusedRest = RestClient.fromKubeConfig(
+  KubeConfig.fromDocument({
+    clusters: [{ name: "x", cluster: { server: "https://127.0.0.1:1" } }],
+    contexts: [{ name: "x", context: { cluster: "x", user: "x" } }],
+    "current-context": "x",
+  }),
+);
 
 function setup(): { factory: InformerFactory; apis: Map<string, FakeApi<KubeObject>>; clock: FakeClock } {
   const apis = new Map<string, FakeApi<KubeObject>>();

@@ -1,15 +1,17 @@
 import { createHash } from "node:crypto";
+import { readFile } from "node:fs/promises";
 import http from "node:http";
 import https from "node:https";
-import type { KubeConfig } from "@kubernetes/client-node";
 import { systemClock, type Clock } from "../clock.ts";
+import { ExecCredentials } from "./exec-credential.ts";
+import type { KubeConfig } from "./kubeconfig.ts";
 
 /**
  * What one request needs to reach and authenticate to the API server: headers (bearer token,
  * impersonation), optional basic auth, and a keep-alive agent holding the TLS material.
  */
 export interface ConnectionSettings {
-  readonly headers: Readonly<Record<string, string>>;
+  readonly headers: Readonly<Record<string, string | string[]>>;
   /** `user:password` for basic auth, when the kubeconfig has one. */
   readonly auth: string | undefined;
   readonly agent: http.Agent;
@@ -46,15 +48,16 @@ export interface KubeConfigConnectionOptions {
 }
 
 /**
- * Connection settings from a `KubeConfig` of @kubernetes/client-node. The library is used only
- * for kubeconfig parsing, authentication (token, token file, exec plugins, client certificates)
- * and TLS material; requests go through our own keep-alive agent, which is replaced when the TLS
- * material changes (idle sockets of the old agent are closed, open watches finish on it).
- * Clusters with a `proxy-url` use the library's proxy agent instead.
+ * Connection settings from a {@link KubeConfig}: TLS material from the cluster and user entries
+ * (files are read again on each refresh), a bearer token (inline, from `tokenFile`, or from an
+ * exec plugin), basic auth and impersonation headers. Requests go through our own keep-alive
+ * agent, which is replaced when the TLS material changes (idle sockets of the old agent are
+ * closed, open watches finish on it).
  */
 export class KubeConfigConnection implements ConnectionProvider {
   readonly server: URL;
   readonly #kc: KubeConfig;
+  readonly #exec: ExecCredentials | undefined;
   readonly #refreshMs: number;
   readonly #clock: Clock;
   readonly #maxSockets: number;
@@ -63,12 +66,12 @@ export class KubeConfigConnection implements ConnectionProvider {
   #agent: { agent: http.Agent; fingerprint: string } | undefined;
 
   constructor(kc: KubeConfig, opts: KubeConfigConnectionOptions = {}) {
-    const cluster = kc.getCurrentCluster();
-    if (cluster === null) throw new Error("kubeconfig has no current cluster");
-    this.server = new URL(cluster.server);
+    this.server = new URL(kc.cluster.server);
     this.#kc = kc;
-    this.#refreshMs = opts.refreshMs ?? 60_000;
     this.#clock = opts.clock ?? systemClock;
+    this.#exec =
+      kc.user.exec !== undefined ? new ExecCredentials(kc.user.exec, kc.cluster, this.#clock) : undefined;
+    this.#refreshMs = opts.refreshMs ?? 60_000;
     this.#maxSockets = opts.maxSockets ?? Infinity;
   }
 
@@ -83,31 +86,41 @@ export class KubeConfigConnection implements ConnectionProvider {
 
   invalidate(): void {
     this.#cached = undefined;
+    this.#exec?.invalidate();
   }
 
   async #load(): Promise<ConnectionSettings> {
-    const opts: https.RequestOptions = {};
-    await this.#kc.applyToHTTPSOptions(opts);
-    const headers: Record<string, string> = {};
-    for (const [k, v] of Object.entries(opts.headers ?? {})) {
-      if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(", ") : String(v);
-    }
-    const agent = this.#kc.getCurrentCluster()?.proxyUrl ? (opts.agent as http.Agent) : this.#agentFor(opts);
-    const settings: ConnectionSettings = { headers, auth: opts.auth ?? undefined, agent };
+    const { cluster, user } = this.#kc;
+    const exec = await this.#exec?.get();
+    const headers: Record<string, string | string[]> = {};
+    const token =
+      exec?.token ??
+      user.token ??
+      (user.tokenFile ? (await readFile(user.tokenFile, "utf8")).trim() : undefined);
+    if (token) headers.Authorization = `Bearer ${token}`;
+    if (user.as) headers["Impersonate-User"] = user.as;
+    if (user["as-uid"]) headers["Impersonate-Uid"] = user["as-uid"];
+    // One header per group: the API server does not split a comma-separated value.
+    if (user["as-groups"]?.length) headers["Impersonate-Group"] = [...user["as-groups"]];
+    const tls: TlsMaterial = {
+      ca: await material(cluster["certificate-authority-data"], cluster["certificate-authority"]),
+      cert:
+        exec?.clientCertificateData ??
+        (await material(user["client-certificate-data"], user["client-certificate"])),
+      key: exec?.clientKeyData ?? (await material(user["client-key-data"], user["client-key"])),
+      rejectUnauthorized: cluster["insecure-skip-tls-verify"] === true ? false : undefined,
+      servername: cluster["tls-server-name"],
+    };
+    const auth =
+      user.username !== undefined && token === undefined
+        ? `${user.username}:${user.password ?? ""}`
+        : undefined;
+    const settings: ConnectionSettings = { headers, auth, agent: this.#agentFor(tls) };
     this.#cached = { settings, at: this.#clock.now() };
     return settings;
   }
 
-  #agentFor(opts: https.RequestOptions): http.Agent {
-    const tls = {
-      ca: opts.ca,
-      cert: opts.cert,
-      key: opts.key,
-      pfx: opts.pfx,
-      passphrase: opts.passphrase,
-      rejectUnauthorized: opts.rejectUnauthorized,
-      servername: opts.servername,
-    };
+  #agentFor(tls: TlsMaterial): http.Agent {
     const fingerprint = fingerprintOf(tls);
     if (this.#agent?.fingerprint === fingerprint) return this.#agent.agent;
     const previous = this.#agent?.agent;
@@ -125,8 +138,6 @@ export class KubeConfigConnection implements ConnectionProvider {
             ...(tls.ca !== undefined ? { ca: tls.ca } : {}),
             ...(tls.cert !== undefined ? { cert: tls.cert } : {}),
             ...(tls.key !== undefined ? { key: tls.key } : {}),
-            ...(tls.pfx !== undefined ? { pfx: tls.pfx } : {}),
-            ...(tls.passphrase !== undefined ? { passphrase: tls.passphrase } : {}),
             ...(tls.rejectUnauthorized !== undefined ? { rejectUnauthorized: tls.rejectUnauthorized } : {}),
             ...(tls.servername !== undefined ? { servername: tls.servername } : {}),
           });
@@ -143,14 +154,32 @@ export class KubeConfigConnection implements ConnectionProvider {
   }
 }
 
-function fingerprintOf(v: Record<string, unknown>): string {
+/** The TLS parts of a connection; the agent is rebuilt when any of them changes. */
+interface TlsMaterial {
+  ca: string | Buffer | undefined;
+  cert: string | Buffer | undefined;
+  key: string | Buffer | undefined;
+  rejectUnauthorized: boolean | undefined;
+  servername: string | undefined;
+}
+
+/**
+ * PEM material given inline as base64 (`*-data` in a kubeconfig; an exec plugin returns PEM
+ * text instead) or as a file, read now so rotated files are picked up.
+ */
+async function material(base64: string | undefined, file: string | undefined): Promise<Buffer | undefined> {
+  if (base64 !== undefined && base64 !== "") return Buffer.from(base64, "base64");
+  if (file !== undefined && file !== "") return await readFile(file);
+  return undefined;
+}
+
+function fingerprintOf(v: TlsMaterial): string {
   const h = createHash("sha256");
   for (const [k, val] of Object.entries(v)) {
     h.update(k);
     h.update("\0");
     if (val === undefined) h.update("-");
     else if (Buffer.isBuffer(val) || typeof val === "string") h.update(val);
-    else if (Array.isArray(val)) for (const x of val as unknown[]) h.update(String(x));
     else h.update(String(val));
     h.update("\0");
   }

@@ -1,10 +1,10 @@
 import http from "node:http";
 import https from "node:https";
-import type { KubeConfig } from "@kubernetes/client-node";
 import type { Registry } from "prom-client";
 import { silentLogger, type Logger } from "../logging.ts";
 import { defaultRegistry } from "../metrics/registry.ts";
 import { KubeConfigConnection, type ConnectionProvider, type ConnectionSettings } from "./connection.ts";
+import type { KubeConfig } from "./kubeconfig.ts";
 import { ApiError, TransportError, type TransportFailure } from "./errors.ts";
 import type { KubeObject } from "./object.ts";
 import { restMetrics, type RestMetrics } from "./rest-metrics.ts";
@@ -279,7 +279,7 @@ export class RestClient {
   /** Sends the request and resolves once response headers arrive. */
   #open(req: RestRequest, settings: ConnectionSettings, timeoutMs: number): Promise<Opened> {
     const url = this.#url(req.path, req.query);
-    const headers: Record<string, string | number> = {
+    const headers: Record<string, string | number | string[]> = {
       Accept: "application/json",
       "User-Agent": this.#userAgent,
       ...settings.headers,

@@ -1,0 +1,159 @@
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { after, describe, it } from "node:test";
+import { KubeConfig, KubeConfigError } from "./kubeconfig.ts";
+
+const dir = mkdtempSync(path.join(os.tmpdir(), "kubeconfig-test-"));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+function write(name: string, text: string): string {
+  const file = path.join(dir, name);
+  writeFileSync(file, text);
+  return file;
+}
+
+const YAML = `apiVersion: v1
+kind: Config
+clusters:
+- name: prod
+  cluster:
+    server: https://prod.example.com:6443
+    certificate-authority: certs/ca.crt
+    tls-server-name: api.internal
+users:
+- name: ops
+  user:
+    client-certificate: certs/ops.crt
+    client-key: /abs/ops.key
+    as: auditor
+    as-groups: [readers]
+- name: robot
+  user:
+    tokenFile: robot.token
+    exec:
+      apiVersion: client.authentication.k8s.io/v1
+      command: ./bin/get-token
+contexts:
+- name: prod-ops
+  context: { cluster: prod, user: ops, namespace: tools }
+- name: prod-robot
+  context: { cluster: prod, user: robot }
+current-context: prod-ops
+`;
+
+describe("KubeConfig", () => {
+  it("reads a YAML kubeconfig and resolves relative paths against its folder", () => {
+    const kc = KubeConfig.fromFile(write("config", YAML));
+    assert.equal(kc.contextName, "prod-ops");
+    assert.equal(kc.namespace, "tools");
+    assert.equal(kc.cluster.server, "https://prod.example.com:6443");
+    assert.equal(kc.cluster["certificate-authority"], path.join(dir, "certs/ca.crt"));
+    assert.equal(kc.cluster["tls-server-name"], "api.internal");
+    assert.equal(kc.user["client-certificate"], path.join(dir, "certs/ops.crt"));
+    assert.equal(kc.user["client-key"], "/abs/ops.key");
+    assert.equal(kc.user.as, "auditor");
+    assert.deepEqual(kc.user["as-groups"], ["readers"]);
+  });
+
+  it("resolves token files and exec commands with a path, and keeps bare command names for PATH", () => {
+    const kc = KubeConfig.fromFile(
+      write("robot", YAML.replace("current-context: prod-ops", "current-context: prod-robot")),
+    );
+    assert.equal(kc.user.tokenFile, path.join(dir, "robot.token"));
+    assert.equal(kc.user.exec?.command, path.join(dir, "bin/get-token"));
+    const bare = KubeConfig.fromString(
+      YAML.replace("command: ./bin/get-token", "command: aws").replace(
+        "current-context: prod-ops",
+        "current-context: prod-robot",
+      ),
+      dir,
+    );
+    assert.equal(bare.user.exec?.command, "aws");
+  });
+
+  it("round-trips through its JSON form", () => {
+    const kc = KubeConfig.fromFile(write("rt", YAML));
+    const again = KubeConfig.fromFile(write("rt.json", kc.toString()));
+    assert.deepEqual(again.document, kc.document);
+  });
+
+  it("merges a KUBECONFIG list as kubectl does: the first file naming an entry or current-context wins", () => {
+    const a = write(
+      "a",
+      `clusters: [{name: c, cluster: {server: "https://a"}}]
+users: [{name: u, user: {token: from-a}}]
+contexts: [{name: x, context: {cluster: c, user: u}}]
+`,
+    );
+    const b = write(
+      "b",
+      `clusters: [{name: c, cluster: {server: "https://b"}}, {name: d, cluster: {server: "https://d"}}]
+users: [{name: u, user: {token: from-b}}]
+contexts: [{name: y, context: {cluster: d, user: u}}]
+current-context: x
+`,
+    );
+    const c = write("c", `current-context: y\n`);
+    const kc = KubeConfig.fromFiles([path.join(dir, "missing"), a, b, c]);
+    assert.equal(kc.contextName, "x");
+    assert.equal(kc.cluster.server, "https://a");
+    assert.equal(kc.user.token, "from-a");
+    const viaEnv = KubeConfig.fromDefault({ KUBECONFIG: [c, b].join(path.delimiter) });
+    assert.equal(viaEnv.contextName, "y");
+    assert.equal(viaEnv.cluster.server, "https://d");
+    assert.throws(() => KubeConfig.fromFiles([path.join(dir, "nope")]), KubeConfigError);
+  });
+
+  it("builds the in-cluster configuration from the service environment and the ServiceAccount folder", () => {
+    const sa = mkdtempSync(path.join(dir, "sa-"));
+    writeFileSync(path.join(sa, "namespace"), "operators\n");
+    const kc = KubeConfig.inCluster(
+      { KUBERNETES_SERVICE_HOST: "fd00::1", KUBERNETES_SERVICE_PORT: "443" },
+      sa,
+    );
+    assert.equal(kc.cluster.server, "https://[fd00::1]:443");
+    assert.equal(kc.cluster["certificate-authority"], path.join(sa, "ca.crt"));
+    assert.equal(kc.user.tokenFile, path.join(sa, "token"));
+    assert.equal(kc.namespace, "operators");
+    assert.equal(
+      KubeConfig.inCluster({ KUBERNETES_SERVICE_HOST: "10.0.0.1", KUBERNETES_SERVICE_PORT: "6443" }, sa)
+        .cluster.server,
+      "https://10.0.0.1:6443",
+    );
+    assert.throws(() => KubeConfig.inCluster({}, sa), /KUBERNETES_SERVICE_HOST/);
+  });
+
+  it("refuses what it cannot honour, saying what", () => {
+    const base = {
+      clusters: [{ name: "c", cluster: { server: "https://c" } }],
+      users: [{ name: "u", user: {} }],
+      contexts: [{ name: "x", context: { cluster: "c", user: "u" } }],
+      "current-context": "x",
+    };
+    assert.throws(() => KubeConfig.fromDocument({ ...base, "current-context": "" }), /no current-context/);
+    assert.throws(
+      () => KubeConfig.fromDocument({ ...base, "current-context": "other" }),
+      /no context "other"/,
+    );
+    assert.throws(
+      () =>
+        KubeConfig.fromDocument({
+          ...base,
+          users: [{ name: "u", user: { "auth-provider": { name: "oidc" } } }],
+        }),
+      /auth-provider, which is not supported/,
+    );
+    assert.throws(
+      () =>
+        KubeConfig.fromDocument({
+          ...base,
+          clusters: [{ name: "c", cluster: { server: "https://c", "proxy-url": "http://proxy:3128" } }],
+        }),
+      /proxy-url, which is not supported/,
+    );
+    assert.throws(() => KubeConfig.fromString("- just\n- a list\n"), /not a kubeconfig document/);
+    assert.throws(() => KubeConfig.fromString("clusters: [unclosed"), /not valid YAML/);
+  });
+});
