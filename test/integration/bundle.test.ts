@@ -1,16 +1,21 @@
 /**
  * The image's entry point, the esbuild bundle of hack/bundle.ts: it runs the operator on its own
  * (no node_modules beside it), serves an S3Bucket through the SDK code it kept, and has left out
- * the SDK shapes of operations the operator never calls.
+ * the SDK shapes of operations the operator never calls. Its secure /metrics endpoint signs its
+ * own certificate with the X.509 code the bundle carries.
  */
 import assert from "node:assert/strict";
+import { X509Certificate } from "node:crypto";
 import { mkdtempSync, readFileSync } from "node:fs";
+import { get } from "node:https";
+import type { TLSSocket } from "node:tls";
 import os from "node:os";
 import path from "node:path";
 import { describe, it } from "node:test";
 import { bundle } from "../../hack/bundle.ts";
 import { OWNERSHIP_TAGS } from "../../src/api/v1/index.ts";
-import { trackTempDir } from "../support/process.ts";
+import { startOperator } from "../support/operator.ts";
+import { freePort, trackTempDir } from "../support/process.ts";
 import { S3Env } from "./reconciler-s3-fixture.ts";
 
 const dir = mkdtempSync(path.join(os.tmpdir(), "kubeprovisioner-bundle-"));
@@ -37,5 +42,42 @@ describe("the bundled operator", () => {
     assert.match(code, /"RunInstancesRequest"/);
     assert.doesNotMatch(code, /"WithdrawByoipCidrRequest"/);
     assert.doesNotMatch(code, /"CreateVpnConnectionRequest"/);
+  });
+
+  it("serves /metrics over TLS with a certificate it signed itself", async () => {
+    const port = await freePort();
+    const op = await startOperator({
+      kubeconfig: env.cp.kubeconfigPath,
+      dir: env.cp.dir,
+      name: "bundle-secure-metrics",
+      entry,
+      // A namespace with no objects: this second operator only serves its endpoints.
+      args: [
+        "--leader-elect=false",
+        "--watch-namespace=bundle-idle",
+        "--metrics-secure=true",
+        `--metrics-bind-address=127.0.0.1:${port}`,
+      ],
+    });
+    try {
+      const { status, peer } = await new Promise<{ status: number; peer: X509Certificate }>(
+        (resolve, reject) => {
+          const req = get(
+            { host: "127.0.0.1", port, path: "/metrics", rejectUnauthorized: false, agent: false },
+            (res) => {
+              const raw = (res.socket as TLSSocket).getPeerCertificate().raw;
+              res.resume();
+              res.on("end", () => resolve({ status: res.statusCode ?? 0, peer: new X509Certificate(raw) }));
+            },
+          );
+          req.on("error", reject);
+        },
+      );
+      assert.equal(status, 401, "an anonymous scrape is refused");
+      assert.equal(peer.issuer, peer.subject, "self-signed");
+      assert.ok(peer.verify(peer.publicKey), "signed by its own key");
+    } finally {
+      await op.stop();
+    }
   });
 });
