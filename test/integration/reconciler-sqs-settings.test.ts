@@ -3,7 +3,8 @@
  * message size, KMS encryption and the access policy are created with the queue, enforced and
  * never re-sent when equal (the policy compared as a JSON value); a dead-letter queue named by
  * reference waits, with DeadLetterQueueNotReady, until that queue is Ready, then the redrive
- * policy carries its ARN; a dead-letter queue of the other type is refused with a condition.
+ * policy carries its ARN, at once and not at the next poll; a dead-letter queue of the other type
+ * is refused with a condition.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -124,5 +125,28 @@ describe("SqsQueue settings: dead-letter queue, encryption, delay, polling, size
     );
     await env.waitEvent("jobs", "Warning", "DeadLetterQueueMismatch");
     assert.equal(await env.queueExists("jobs.fifo"), false);
+  });
+});
+
+describe("SqsQueue dead-letter reference between polls", () => {
+  // The steady poll is 10 minutes away: only the controller's watch on the queues it names can
+  // bring a waiting queue forward. Its trigger is the dead-letter queue's status (ARN, Ready),
+  // which leaves metadata.generation alone.
+  const env = new SqsEnv("sqs-dlq-watch", ["--poll-interval=10m"]).hooks();
+
+  it("picks up the dead-letter queue's ARN as soon as that queue is Ready", async () => {
+    await env.create("jobs", {
+      queueName: "jobs",
+      deadLetterQueue: { queueRef: { name: "jobs-dlq" }, maxReceiveCount: 3 },
+    });
+    await env.waitReason("jobs", "DeadLetterQueueNotReady");
+    await env.create("jobs-dlq", { queueName: "jobs-dlq" });
+    const dlq = await env.waitReady("jobs-dlq");
+    await env.waitReady("jobs");
+    const q = await env.queue("jobs");
+    assert.deepEqual(JSON.parse(q.attributes.RedrivePolicy ?? "{}"), {
+      deadLetterTargetArn: dlq.status?.queueArn,
+      maxReceiveCount: 3,
+    });
   });
 });
