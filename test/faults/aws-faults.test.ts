@@ -53,19 +53,30 @@ describe("AWS faults: 30 % of calls fail with 5xx, throttling or resets", () => 
 
     // Rest: one poll period to settle (the last creates' own status writes), then a measured window.
     await delay(SIZES.pollSeconds * 1000);
-    const [r0, w0, v0, f0] = [await reconciles(), await fleet.kubeWrites(op), await versions(fleet), fleet.proxy.faults()];
+    const [r0, w0, v0, f0] = [
+      await reconciles(),
+      await fleet.kubeWrites(op),
+      await versions(fleet),
+      fleet.proxy.faults(),
+    ];
     await delay(SIZES.restSeconds * 1000);
-    const [r1, w1, v1, f1] = [await reconciles(), await fleet.kubeWrites(op), await versions(fleet), fleet.proxy.faults()];
+    const [r1, w1, v1, f1] = [
+      await reconciles(),
+      await fleet.kubeWrites(op),
+      await versions(fleet),
+      fleet.proxy.faults(),
+    ];
     const restRate = (r1 - r0) / objs.length / (SIZES.restSeconds / 60);
-    const faultsAtRest = Object.values(f1).reduce((a, b) => a + b, 0) - Object.values(f0).reduce((a, b) => a + b, 0);
+    const faultsAtRest =
+      Object.values(f1).reduce((a, b) => a + b, 0) - Object.values(f0).reduce((a, b) => a + b, 0);
     const restWrites = w1 - w0;
     const restChanged = changed(v0, v1);
 
-    const audit = await fleet.audit();
-    assert.deepEqual(audit.notReady, []);
-    assert.deepEqual(audit.duplicates, []);
-    assert.deepEqual(audit.missing, []);
-    assert.deepEqual(audit.orphans, []);
+    const census = await fleet.census();
+    assert.deepEqual(census.notReady, []);
+    assert.deepEqual(census.duplicates, []);
+    assert.deepEqual(census.missing, []);
+    assert.deepEqual(census.orphans, []);
 
     const codes = await awsCodes(op.metricsUrl);
     const errorAttempts = Object.entries(codes)
@@ -105,8 +116,8 @@ describe("AWS faults: 30 % of calls fail with 5xx, throttling or resets", () => 
         ),
         workqueueRetries: retries,
         reconcileErrors,
-        duplicates: audit.duplicates.length,
-        orphans: audit.orphans.length,
+        duplicates: census.duplicates.length,
+        orphans: census.orphans.length,
         leakedAfterDeletion: leaks.length,
       },
     );

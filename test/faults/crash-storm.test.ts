@@ -83,12 +83,12 @@ describe("crash storm: SIGKILLs during creates, inside the create window, and du
 
     await fleet.startOperator(ARGS);
     const converge = await fleet.waitReady(objs, sized({ full: 600_000, reduced: 120_000 }));
-    const audit = await fleet.audit();
-    assert.deepEqual(audit.notReady, []);
-    assert.deepEqual(audit.duplicates, [], "exactly one AWS resource per object, ever");
-    assert.deepEqual(audit.missing, []);
-    assert.deepEqual(audit.orphans, [], "no AWS resource without its object");
-    assert.equal(audit.objects, objs.length);
+    const census = await fleet.census();
+    assert.deepEqual(census.notReady, []);
+    assert.deepEqual(census.duplicates, [], "exactly one AWS resource per object, ever");
+    assert.deepEqual(census.missing, []);
+    assert.deepEqual(census.orphans, [], "no AWS resource without its object");
+    assert.equal(census.objects, objs.length);
     const calls = Object.fromEntries(CREATES.map((c) => [c, fleet.proxy.count(c)]));
     const last = fleet.operators.at(-1);
     await last?.stop();
@@ -117,9 +117,9 @@ describe("crash storm: SIGKILLs during creates, inside the create window, and du
         convergeAfterLastKillSeconds: Math.round(converge / 1000),
         deletionAfterLastKillSeconds: Math.round(drain / 1000),
         ...Object.fromEntries(Object.entries(calls).map(([op, n]) => [`calls.${op}`, n])),
-        duplicates: audit.duplicates.length,
-        orphans: audit.orphans.length,
-        notReady: audit.notReady.length,
+        duplicates: census.duplicates.length,
+        orphans: census.orphans.length,
+        notReady: census.notReady.length,
         leakedAfterDeletion: leaks.length,
       },
     );

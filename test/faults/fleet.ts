@@ -23,6 +23,7 @@ import { startOperator, type OperatorProcess } from "../support/operator.ts";
 import { waitFor } from "../support/process.ts";
 import { WRITES, ready, type KubeObj } from "../support/reconciler-env.ts";
 import { CuttableProxy } from "../support/tcp-proxy.ts";
+import { auditFlags, readAudit, type AuditEvent } from "./audit.ts";
 
 /** The regions the fleet is spread over. */
 export const REGIONS = ["us-east-1", "us-west-2", "eu-west-1"] as const;
@@ -93,6 +94,8 @@ export interface FleetOptions {
   apiServerFlags?: string[];
   /** Put a {@link CuttableProxy} between the operators and the API server. */
   kubeProxy?: boolean;
+  /** Have the API server write an audit log of every write ({@link Fleet.audit}). */
+  auditLog?: boolean;
 }
 
 /** `count` objects, kinds in turn, regions in turn, names starting with `prefix`. */
@@ -135,16 +138,19 @@ export class Fleet {
   #s3: S3Client | undefined;
   readonly operators: OperatorProcess[] = [];
   #starts = 0;
+  #auditFile: string | undefined;
 
   constructor(opts: FleetOptions = {}) {
     this.#opts = opts;
   }
 
   async start(): Promise<void> {
+    const audit = this.#opts.auditLog === true ? auditFlags() : undefined;
+    this.#auditFile = audit?.file;
     [this.cp, this.moto] = await Promise.all([
       startControlPlane({
         installCRDs: true,
-        ...(this.#opts.apiServerFlags !== undefined ? { apiServerFlags: this.#opts.apiServerFlags } : {}),
+        apiServerFlags: [...(this.#opts.apiServerFlags ?? []), ...(audit?.flags ?? [])],
       }),
       startMoto(),
     ]);
@@ -191,6 +197,12 @@ export class Fleet {
     });
     this.operators.push(op);
     return op;
+  }
+
+  /** The API server's audit log so far (with {@link FleetOptions.auditLog}). */
+  auditLog(): AuditEvent[] {
+    if (this.#auditFile === undefined) throw new Error("the fleet was started without an audit log");
+    return readAudit(this.#auditFile);
   }
 
   /** Collection path of `kind` in the fleet's namespace. */
@@ -270,6 +282,23 @@ export class Fleet {
       throw new Error(`${missing} of ${want.size} objects not Ready`, { cause: err });
     });
     return performance.now() - t0;
+  }
+
+  /** Waits until none of `objs` exists any more. */
+  async waitNoneOf(objs: readonly FleetObject[], timeoutMs: number): Promise<void> {
+    const names = new Set(objs.map((o) => `${o.kind}/${o.name}`));
+    let left = 0;
+    await waitFor(
+      `${names.size} objects gone`,
+      async () => {
+        left = (await this.list()).filter((o) => names.has(`${o.kind}/${o.metadata.name}`)).length;
+        return left === 0;
+      },
+      timeoutMs,
+      500,
+    ).catch((err: unknown) => {
+      throw new Error(`${left} of ${names.size} deleted objects still there`, { cause: err });
+    });
   }
 
   /** Waits until none of the fleet's objects exists; returns the time it took. */
@@ -387,7 +416,7 @@ export class Fleet {
    * instances are listed for a while after termination); and the live resources whose object
    * does not exist.
    */
-  async audit(): Promise<{
+  async census(): Promise<{
     objects: number;
     notReady: string[];
     duplicates: string[];
