@@ -16,7 +16,7 @@ import { record, sized } from "./results.ts";
 
 const SIZES = sized({
   full: { base: 60, perOutage: 15, outageSeconds: 15, drops: 10 },
-  reduced: { base: 6, perOutage: 3, outageSeconds: 4, drops: 3 },
+  reduced: { base: 3, perOutage: 3, outageSeconds: 2, drops: 2 },
 });
 const USER = "kubeprovisioner-operator";
 
