@@ -101,6 +101,7 @@ describe("AWS faults: 30 % of calls fail with 5xx, throttling or resets", () => 
         injectedFaults: Object.values(injected).reduce((a, b) => a + b, 0),
         ...Object.fromEntries(Object.entries(injected).map(([k, n]) => [`injected.${k}`, n])),
         awsCallsSeen: fleet.proxy.calls.length,
+        runInstancesAnsweredFromClientToken: fleet.proxy.launchReplays(),
         faultsInRestWindow: faultsAtRest,
         reconcilesPerObjectPerMinuteAtRest: Number(restRate.toFixed(2)),
         boundAtRest: REST_BOUND_PER_MIN,
@@ -114,7 +115,7 @@ describe("AWS faults: 30 % of calls fail with 5xx, throttling or resets", () => 
             .filter(([c]) => c !== "OK")
             .map(([c, n]) => [`awsErrors.${c}`, n]),
         ),
-        workqueueRetries: retries,
+        workqueueRetriesInclPolls: retries,
         reconcileErrors,
         duplicates: census.duplicates.length,
         orphans: census.orphans.length,

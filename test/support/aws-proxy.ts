@@ -94,6 +94,8 @@ export interface AwsProxy {
   setFaults(plan: FaultPlan | undefined): void;
   /** Injected faults so far, by kind. */
   faults(): Record<FaultKind, number>;
+  /** RunInstances calls answered with an earlier launch of the same ClientToken. */
+  launchReplays(): number;
   stop(): Promise<void>;
 }
 
@@ -139,6 +141,18 @@ export function operationOf(method: string, url: string, headers: IncomingHttpHe
   return `${verb}Object`;
 }
 
+/** An upstream answer. */
+interface Answer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
+
+/** The ClientToken of a form-encoded EC2 request, if any. */
+function clientToken(body: Buffer): string | undefined {
+  return new URLSearchParams(body.toString("utf8")).get("ClientToken") ?? undefined;
+}
+
 /** Starts a proxy to `target` (the emulator's endpoint) on a free loopback port. */
 export async function startAwsProxy(target: string): Promise<AwsProxy> {
   const calls: ProxiedCall[] = [];
@@ -159,6 +173,39 @@ export async function startAwsProxy(target: string): Promise<AwsProxy> {
     const kinds = plan.kinds ?? ALL_FAULTS;
     return kinds[Math.floor(random() * kinds.length)];
   };
+  // EC2 answers a RunInstances that repeats a ClientToken with the original launch, without
+  // launching again; moto ignores the token, so the proxy does what EC2 does. Without this an
+  // SDK retry of a launch whose answer was lost (a reset after the call) would start a second
+  // instance that real EC2 never would.
+  const launches = new Map<string, Promise<Answer>>();
+  let replays = 0;
+  const forward = (
+    method: string,
+    url: string,
+    headers: IncomingHttpHeaders,
+    body: Buffer,
+  ): Promise<Answer> =>
+    new Promise((resolve, reject) => {
+      const out = request(
+        {
+          hostname: upstream.hostname,
+          port: upstream.port,
+          method,
+          path: url,
+          headers: { ...headers, host: upstream.host },
+        },
+        (up) => {
+          const upChunks: Buffer[] = [];
+          up.on("data", (c: Buffer) => upChunks.push(c));
+          up.on("end", () =>
+            resolve({ status: up.statusCode ?? 502, headers: up.headers, body: Buffer.concat(upChunks) }),
+          );
+          up.on("error", reject);
+        },
+      );
+      out.on("error", reject);
+      out.end(body);
+    });
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
@@ -180,46 +227,48 @@ export async function startAwsProxy(target: string): Promise<AwsProxy> {
         res.end(req.method === "HEAD" ? undefined : answer.body);
         return;
       }
-      const out = request(
-        {
-          hostname: upstream.hostname,
-          port: upstream.port,
-          method: req.method,
-          path: req.url,
-          headers: { ...req.headers, host: upstream.host },
+      const token = operation === "RunInstances" ? clientToken(body) : undefined;
+      let answer = token !== undefined ? launches.get(token) : undefined;
+      if (answer !== undefined) replays += 1;
+      else {
+        answer = forward(req.method ?? "GET", req.url ?? "/", req.headers, body);
+        if (token !== undefined) {
+          launches.set(token, answer);
+          // Only a launch that happened is remembered; a failed one may be tried again.
+          answer.then(
+            (a) => {
+              if (a.status !== 200) launches.delete(token);
+            },
+            () => launches.delete(token),
+          );
+        }
+      }
+      answer.then(
+        async (up) => {
+          if (fault === "reset-after") {
+            calls.push({ operation, service, status: 0, fault });
+            req.socket.destroy();
+            return;
+          }
+          const call: ProxiedCall = { operation, service, status: up.status };
+          calls.push(call);
+          const hook = hooks.get(operation);
+          if (hook !== undefined) {
+            hooks.delete(operation);
+            if ((await hook(call)) === "drop") {
+              req.socket.destroy();
+              return;
+            }
+          }
+          if (req.socket.destroyed) return;
+          res.writeHead(up.status, up.headers);
+          res.end(up.body);
         },
-        (up) => {
-          const upChunks: Buffer[] = [];
-          up.on("data", (c: Buffer) => upChunks.push(c));
-          up.on("end", () => {
-            void (async () => {
-              if (fault === "reset-after") {
-                calls.push({ operation, service, status: 0, fault });
-                req.socket.destroy();
-                return;
-              }
-              const call: ProxiedCall = { operation, service, status: up.statusCode ?? 0 };
-              calls.push(call);
-              const hook = hooks.get(operation);
-              if (hook !== undefined) {
-                hooks.delete(operation);
-                if ((await hook(call)) === "drop") {
-                  req.socket.destroy();
-                  return;
-                }
-              }
-              if (req.socket.destroyed) return;
-              res.writeHead(up.statusCode ?? 502, up.headers);
-              res.end(Buffer.concat(upChunks));
-            })();
-          });
+        (err: unknown) => {
+          res.writeHead(502);
+          res.end(String(err));
         },
       );
-      out.on("error", (err) => {
-        res.writeHead(502);
-        res.end(String(err));
-      });
-      out.end(body);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -236,6 +285,7 @@ export async function startAwsProxy(target: string): Promise<AwsProxy> {
       plan = p;
     },
     faults: () => ({ ...injected }),
+    launchReplays: () => replays,
     stop: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
