@@ -15,8 +15,9 @@ import { Fleet, plan, type FleetObject } from "./fleet.ts";
 import { record, sized } from "./results.ts";
 
 const SIZES = sized({
-  full: { base: 60, perOutage: 15, outageSeconds: 15, drops: 10 },
-  reduced: { base: 3, perOutage: 3, outageSeconds: 2, drops: 2 },
+  full: { base: 60, perOutage: 15, outageSeconds: 15, drops: 10, allPhases: 1 },
+  // The reduced pass keeps the restart and the compaction (410) outages, the two hardest.
+  reduced: { base: 3, perOutage: 3, outageSeconds: 2, drops: 0, allPhases: 0 },
 });
 const USER = "kubeprovisioner-operator";
 
@@ -74,7 +75,7 @@ describe("API-server faults: restart, watch cuts, 410 Gone after compaction", ()
     // 2. The operator cut off from the API server (every connection dropped, new ones refused) while objects change.
     const kubeProxy = fleet.kubeProxy;
     assert.ok(kubeProxy !== undefined);
-    {
+    if (SIZES.allPhases === 1) {
       await kubeProxy.cut();
       const made = plan("cut", SIZES.perOutage);
       const gone = victims(SIZES.perOutage);
@@ -86,7 +87,7 @@ describe("API-server faults: restart, watch cuts, 410 Gone after compaction", ()
     }
 
     // 3. Connections dropped again and again (reconnects allowed) during a create and delete burst.
-    {
+    if (SIZES.allPhases === 1) {
       const made = plan("drops", SIZES.perOutage);
       const gone = victims(SIZES.perOutage);
       const burst = Promise.all([fleet.createAll(made, 2), fleet.deleteAll(gone, 2)]);

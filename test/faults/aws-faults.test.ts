@@ -15,7 +15,7 @@ import { record, sized } from "./results.ts";
 
 const SIZES = sized({
   full: { objects: 180, pollSeconds: 10, restSeconds: 60, faultRate: 0.3 },
-  reduced: { objects: 12, pollSeconds: 4, restSeconds: 16, faultRate: 0.3 },
+  reduced: { objects: 12, pollSeconds: 3, restSeconds: 12, faultRate: 0.3 },
 });
 /** The stated bound: at rest, at most two reconciles per object per poll period. */
 const REST_BOUND_PER_MIN = 2 * (60 / SIZES.pollSeconds);
