@@ -92,6 +92,7 @@ test-e2e: deps tools ## Helm end-to-end tests
 test-faults: deps tools ## Fault suite at full size (about 12 min); figures in bench/results/faults.json, docs/reliability.md
 	FAULTS_PROFILE=full FAULTS_RESULTS=1 $(NODE_TEST) --test-concurrency=1 --test-timeout=$(FAULT_TEST_TIMEOUT_MS) $(FAULT_TESTS)
 	node test/faults/report.ts
+	npx prettier --log-level warn --write docs/reliability.md bench/results/faults.json
 
 SOAK_MINUTES ?= 30
 SOAK_OBJECTS ?= 1000
@@ -101,6 +102,7 @@ soak: deps tools ## Soak: SOAK_OBJECTS objects, drift every minute, for SOAK_MIN
 	SOAK_MINUTES=$(SOAK_MINUTES) SOAK_OBJECTS=$(SOAK_OBJECTS) FAULTS_RESULTS=1 \
 	  $(NODE_TEST) --test-timeout=$$(( ($(SOAK_MINUTES) + 30) * 60000 )) test/soak/soak.test.ts
 	node test/faults/report.ts
+	npx prettier --log-level warn --write docs/reliability.md bench/results/faults.json
 
 ## --- run -------------------------------------------------------------------------------------
 
