@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import { setTimeout as delay } from "node:timers/promises";
 import { after, before, describe, it } from "node:test";
+import { metricSamples } from "../../src/runtime/testing/prometheus-text.ts";
 import { Fleet, KINDS, changed, plan, versions } from "./fleet.ts";
 import { seededRandom, seed } from "./random.ts";
 import { record, sized } from "./results.ts";
@@ -24,11 +25,10 @@ const RUN_BOUND_PER_MIN = 4 * (60 / SIZES.pollSeconds);
 
 /** `aws_api_requests_total` by `code`, summed over services and operations. */
 async function awsCodes(metricsUrl: string): Promise<Record<string, number>> {
-  const text = await (await fetch(metricsUrl)).text();
   const out: Record<string, number> = {};
-  for (const m of text.matchAll(/^aws_api_requests_total\{([^}]*)\} (\S+)$/gm)) {
-    const code = /code="([^"]*)"/.exec(m[1] ?? "")?.[1] ?? "";
-    out[code] = (out[code] ?? 0) + Number(m[2]);
+  for (const s of metricSamples(await (await fetch(metricsUrl)).text(), "aws_api_requests_total")) {
+    const code = s.labels.code ?? "";
+    out[code] = (out[code] ?? 0) + s.value;
   }
   return out;
 }
@@ -78,6 +78,7 @@ describe("AWS faults: 30 % of calls fail with 5xx, throttling or resets", () => 
     assert.deepEqual(census.missing, []);
     assert.deepEqual(census.orphans, []);
 
+    assert.ok(op.metricsUrl !== undefined);
     const codes = await awsCodes(op.metricsUrl);
     const errorAttempts = Object.entries(codes)
       .filter(([c]) => c !== "OK")

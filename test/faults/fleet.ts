@@ -71,12 +71,8 @@ export interface FleetObject {
   region: string;
 }
 
-/** An object as listed. */
-export interface Listed extends KubeObj {
-  kind: Kind;
-  metadata: KubeObj["metadata"] & { name: string; finalizers?: string[] };
-  spec: Record<string, unknown>;
-}
+/** An object as listed (with its kind filled in). */
+export type Listed = KubeObj & { metadata: { name: string; finalizers?: string[] } };
 
 /** An AWS resource carrying ownership tags. */
 export interface OwnedResource {
@@ -190,7 +186,7 @@ export class Fleet {
     const name = user ?? `operator-${++this.#starts}`;
     const op = await startOperator({
       kubeconfig: this.kubeconfig(user, name),
-      awsEnv: { ...this.moto.env, AWS_ENDPOINT_URL: this.proxy.endpoint },
+      env: { ...this.moto.env, AWS_ENDPOINT_URL: this.proxy.endpoint },
       dir: this.cp.dir,
       name,
       args: ["--log-level=info", ...args],
@@ -253,7 +249,7 @@ export class Fleet {
     for (const kind of Object.keys(KINDS) as Kind[]) {
       const res = await this.cp.request("GET", this.path(kind));
       if (res.status !== 200) throw new Error(`listing ${kind}: ${res.status} ${res.text}`);
-      for (const item of (res.body as { items: Listed[] }).items) out.push({ ...item, kind });
+      for (const item of (res.body as { items: Listed[] }).items) out.push({ ...item, kind } as Listed);
     }
     return out;
   }

@@ -31,24 +31,6 @@ interface Member {
   identity: string;
 }
 
-/** The leader-election identity a process logged. */
-async function identityOf(op: OperatorProcess): Promise<string> {
-  let id = "";
-  await waitFor(
-    "leader-election identity in the log",
-    async () => {
-      for (const line of op.logs().split("\n")) {
-        if (!line.includes("attempting to acquire leader lease")) continue;
-        id = (JSON.parse(line) as { identity?: string }).identity ?? "";
-      }
-      return id !== "";
-    },
-    30_000,
-    50,
-  );
-  return id;
-}
-
 /** Writes of objects and Events, in the order the API server received them, with the writer. */
 function objectWrites(log: AuditEvent[], users: Set<string>): AuditEvent[] {
   return log
@@ -84,7 +66,7 @@ describe("leader failover: 3 processes, the leader SIGKILLed during a create sto
         ],
         user,
       );
-      const m = { user, op, identity: await identityOf(op) };
+      const m = { user, op, identity: await op.identity() };
       members.push(m);
       return m;
     };

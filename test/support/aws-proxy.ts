@@ -22,7 +22,10 @@ export interface ProxiedCall {
   fault?: FaultKind;
 }
 
-/** What to do when a matching call's response comes back; may wait (hold the response) first. */
+/**
+ * What to do when a matching call's response comes back; a promise holds the response back until
+ * it settles (the call is in flight for the client all that time; a rejection drops it).
+ */
 export type ResponseHook = (call: ProxiedCall) => "deliver" | "drop" | Promise<"deliver" | "drop">;
 
 /** A fault the proxy can inject. */
@@ -88,7 +91,10 @@ export interface AwsProxy {
   readonly calls: ProxiedCall[];
   /** Calls named `operation` so far. */
   count(operation: string): number;
-  /** Runs `hook` on the next response of `operation` (once); "drop" closes the connection unanswered. */
+  /**
+   * Runs `hook` on the next response of `operation` (once); "drop" closes the connection
+   * unanswered, a promise delays the answer until it settles.
+   */
   onResponse(operation: string, hook: ResponseHook): void;
   /** Injects faults into calls from now on; undefined stops injecting. */
   setFaults(plan: FaultPlan | undefined): void;
@@ -255,7 +261,8 @@ export async function startAwsProxy(target: string): Promise<AwsProxy> {
           const hook = hooks.get(operation);
           if (hook !== undefined) {
             hooks.delete(operation);
-            if ((await hook(call)) === "drop") {
+            const verdict = await Promise.resolve(hook(call)).catch(() => "drop" as const);
+            if (verdict === "drop") {
               req.socket.destroy();
               return;
             }
