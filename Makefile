@@ -17,10 +17,12 @@ NODE_TEST := node --test --test-reporter=spec
 # and moto on a loaded machine.
 UNIT_TEST_TIMEOUT_MS := 60000
 SLOW_TEST_TIMEOUT_MS := 300000
+FAULT_TEST_TIMEOUT_MS := 1200000
 LINT_TESTS := "test/lint/**/*.test.ts"
 UNIT_TESTS := "src/**/*.test.ts"
 INTEGRATION_TESTS := "test/integration/**/*.test.ts"
 E2E_TESTS := "test/e2e/**/*.test.ts"
+FAULT_TESTS := "test/faults/**/*.test.ts"
 IMG ?= kubeprovisioner:dev
 PLATFORMS ?= linux/amd64,linux/arm64
 BUILDX_BUILDER ?= kubeprovisioner
@@ -75,8 +77,8 @@ manifests: deps ## Regenerate config/crd, the chart's CRDs and config/rbac, conf
 ## --- tests -----------------------------------------------------------------------------------
 
 .PHONY: test
-test: deps tools lint ## Everything: lint, unit, integration and e2e tests (one summary line)
-	$(NODE_TEST) --test-concurrency=1 --test-timeout=$(SLOW_TEST_TIMEOUT_MS) $(UNIT_TESTS) $(INTEGRATION_TESTS) $(E2E_TESTS)
+test: deps tools lint ## Everything: lint, unit, integration, reduced fault and e2e tests (one summary line)
+	$(NODE_TEST) --test-concurrency=1 --test-timeout=$(SLOW_TEST_TIMEOUT_MS) $(UNIT_TESTS) $(INTEGRATION_TESTS) $(FAULT_TESTS) $(E2E_TESTS)
 
 .PHONY: test-unit
 test-unit: deps ## Unit tests only (no external processes)
@@ -89,6 +91,22 @@ test-integration: deps tools ## Integration tests (real kube-apiserver and moto)
 .PHONY: test-e2e
 test-e2e: deps tools ## Helm end-to-end tests
 	$(NODE_TEST) --test-concurrency=1 --test-timeout=$(SLOW_TEST_TIMEOUT_MS) $(E2E_TESTS)
+
+.PHONY: test-faults
+test-faults: deps tools ## Fault suite at full size (about 12 min); figures in bench/results/faults.json, docs/reliability.md
+	FAULTS_PROFILE=full FAULTS_RESULTS=1 $(NODE_TEST) --test-concurrency=1 --test-timeout=$(FAULT_TEST_TIMEOUT_MS) $(FAULT_TESTS)
+	node test/faults/report.ts
+	npx prettier --log-level warn --write docs/reliability.md bench/results/faults.json
+
+SOAK_MINUTES ?= 30
+SOAK_OBJECTS ?= 1000
+
+.PHONY: soak
+soak: deps tools ## Soak: SOAK_OBJECTS objects, drift every minute, for SOAK_MINUTES (default 1000 objects, 30 min)
+	SOAK_MINUTES=$(SOAK_MINUTES) SOAK_OBJECTS=$(SOAK_OBJECTS) FAULTS_RESULTS=1 \
+	  $(NODE_TEST) --test-timeout=$$(( ($(SOAK_MINUTES) + 30) * 60000 )) test/soak/soak.test.ts
+	node test/faults/report.ts
+	npx prettier --log-level warn --write docs/reliability.md bench/results/faults.json
 
 ## --- run -------------------------------------------------------------------------------------
 

@@ -5,7 +5,6 @@
  * change.
  */
 import assert from "node:assert/strict";
-import net from "node:net";
 import { after, before, describe, it } from "node:test";
 import { Registry } from "prom-client";
 import { InformerFactory } from "../../src/runtime/cache/factory.ts";
@@ -17,6 +16,7 @@ import { RestClient } from "../../src/runtime/kube/rest.ts";
 import { registrySum } from "../../src/runtime/testing/prometheus-text.ts";
 import { startControlPlane, type ControlPlane } from "../support/envtest.ts";
 import { waitFor, within } from "../support/process.ts";
+import { CuttableProxy } from "../support/tcp-proxy.ts";
 
 interface ConfigMap extends KubeObject {
   data?: Record<string, string>;
@@ -29,48 +29,6 @@ const CONFIGMAPS: ResourceType = {
   kind: "ConfigMap",
   namespaced: true,
 };
-
-/** A loopback TCP proxy that can be cut (connections dropped and refused) and restored. */
-class CuttableProxy {
-  readonly #target: { host: string; port: number };
-  readonly #sockets = new Set<net.Socket>();
-  #server: net.Server | undefined;
-  port = 0;
-
-  constructor(target: URL) {
-    this.#target = { host: target.hostname, port: Number(target.port) };
-  }
-
-  async listen(): Promise<void> {
-    const server = net.createServer((client) => {
-      const upstream = net.connect(this.#target);
-      for (const s of [client, upstream]) {
-        this.#sockets.add(s);
-        s.on("close", () => this.#sockets.delete(s));
-        s.on("error", () => {
-          client.destroy();
-          upstream.destroy();
-        });
-      }
-      client.pipe(upstream);
-      upstream.pipe(client);
-    });
-    await new Promise<void>((resolve, reject) => {
-      server.once("error", reject);
-      server.listen(this.port, "127.0.0.1", () => resolve());
-    });
-    this.port = (server.address() as net.AddressInfo).port;
-    this.#server = server;
-  }
-
-  /** Drops every connection and refuses new ones. */
-  async cut(): Promise<void> {
-    const server = this.#server;
-    this.#server = undefined;
-    for (const s of this.#sockets) s.destroy();
-    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
-  }
-}
 
 describe("relist after 410 Gone on a real API server", () => {
   let cp: ControlPlane;

@@ -119,14 +119,29 @@ describe("controller on a real API server", () => {
       await pool(names, 8, async (name) => {
         await objects.create({ metadata: { name, namespace: NS }, spec: { size: 0 } });
       });
-      // Interleave updates across objects so many keys are hot at once.
-      const updates: { name: string; size: number }[] = [];
-      for (let size = 1; size <= UPDATES_PER_OBJECT; size++)
-        for (const name of names) updates.push({ name, size });
-      await pool(updates, 16, async ({ name, size }) => {
-        await objects.patch({ namespace: NS, name }, { type: "merge", patch: { spec: { size } } });
-      });
-      for (const name of names) finalSize.set(`${NS}/${name}`, UPDATES_PER_OBJECT);
+      // All objects are updated at once, so many keys are hot together; each object's own
+      // updates are sent one after the other. Two patches of one object in flight together may
+      // be applied in either order, and the last one sent would not be the state the server ends
+      // on.
+      await Promise.all(
+        names.map(async (name) => {
+          for (let size = 1; size <= UPDATES_PER_OBJECT; size++)
+            await objects.patch({ namespace: NS, name }, { type: "merge", patch: { spec: { size } } });
+        }),
+      );
+      for (const name of names) {
+        const stored = await cp.request(
+          "GET",
+          `/apis/${gadgets.group}/${gadgets.version}/namespaces/${NS}/${gadgets.plural}/${name}`,
+        );
+        assert.equal(stored.status, 200, stored.text);
+        assert.equal(
+          (JSON.parse(stored.text) as Gadget).spec?.size,
+          UPDATES_PER_OBJECT,
+          `server state of ${name}`,
+        );
+        finalSize.set(`${NS}/${name}`, UPDATES_PER_OBJECT);
+      }
       checkSettled();
 
       let timer: NodeJS.Timeout | undefined;

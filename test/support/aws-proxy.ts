@@ -3,27 +3,87 @@
  * `CreateQueue`, `CreateBucket`, ...) and can hold back a response: the call still happens in the
  * emulator, but the client never hears of it. That is exactly a process dying between an AWS
  * create and the status write that would record it.
+ *
+ * It can also inject faults into a share of the calls: HTTP 500 and 503, the service's own
+ * throttling error (EC2 `RequestLimitExceeded`, S3 `SlowDown`, SQS `ThrottlingException`), or a
+ * connection reset (before the call reaches the emulator, or after, so the call happened but its
+ * answer is lost).
  */
-import {
-  createServer,
-  request,
-  type IncomingHttpHeaders,
-  type IncomingMessage,
-  type Server,
-  type ServerResponse,
-} from "node:http";
+import { createServer, request, type IncomingHttpHeaders, type Server } from "node:http";
 
-/** One forwarded call. */
+/** One call the proxy saw. */
 export interface ProxiedCall {
   operation: string;
+  /** The service, from the request's signature scope (`ec2`, `s3`, `sqs`). */
+  service: string;
+  /** The status the client got (0 for a reset connection). */
   status: number;
+  /** The injected fault, if any. */
+  fault?: FaultKind;
 }
 
 /**
  * What to do when a matching call's response comes back; a promise holds the response back until
- * it settles (the call is in flight for the client all that time).
+ * it settles (the call is in flight for the client all that time; a rejection drops it).
  */
 export type ResponseHook = (call: ProxiedCall) => "deliver" | "drop" | Promise<"deliver" | "drop">;
+
+/** A fault the proxy can inject. */
+export type FaultKind = "http500" | "http503" | "throttle" | "reset-before" | "reset-after";
+
+/** Which calls fail and how. */
+export interface FaultPlan {
+  /** Share of calls that fail, 0..1. */
+  rate: number;
+  /** The faults to choose from, uniformly. @default every {@link FaultKind} */
+  kinds?: readonly FaultKind[];
+  /** Source of randomness in [0, 1). @default Math.random */
+  random?: () => number;
+}
+
+const ALL_FAULTS: readonly FaultKind[] = ["http500", "http503", "throttle", "reset-before", "reset-after"];
+
+/** The service a signed request is for: the fourth part of its SigV4 credential scope. */
+export function serviceOf(headers: IncomingHttpHeaders): string {
+  const auth = headers.authorization ?? "";
+  const m = /Credential=[^/]+\/[^/]+\/[^/]+\/([^/]+)\//.exec(auth);
+  return m?.[1] ?? "unknown";
+}
+
+/** An error response as `service` sends it for `fault` (a throttle, a 500 or a 503). */
+export function faultResponse(
+  service: string,
+  fault: "http500" | "http503" | "throttle",
+): { status: number; headers: Record<string, string>; body: string } {
+  if (service === "sqs") {
+    // SQS speaks the JSON protocol (awsJson1_0) with the query-era code in a header.
+    const [status, type, queryCode] =
+      fault === "throttle"
+        ? [400, "ThrottlingException", "RequestThrottled;Sender"]
+        : fault === "http500"
+          ? [500, "InternalFailure", "InternalFailure;Receiver"]
+          : [503, "ServiceUnavailable", "ServiceUnavailable;Receiver"];
+    return {
+      status,
+      headers: {
+        "content-type": "application/x-amz-json-1.0",
+        "x-amzn-query-error": queryCode,
+      },
+      body: JSON.stringify({ __type: `com.amazonaws.sqs#${type}`, message: "injected fault" }),
+    };
+  }
+  const [status, code] =
+    fault === "throttle"
+      ? [503, service === "ec2" ? "RequestLimitExceeded" : "SlowDown"]
+      : fault === "http500"
+        ? [500, "InternalError"]
+        : [503, service === "ec2" ? "Unavailable" : "ServiceUnavailable"];
+  const body =
+    service === "ec2"
+      ? `<?xml version="1.0" encoding="UTF-8"?><Response><Errors><Error><Code>${code}</Code><Message>injected fault</Message></Error></Errors><RequestID>injected</RequestID></Response>`
+      : `<?xml version="1.0" encoding="UTF-8"?><Error><Code>${code}</Code><Message>injected fault</Message><RequestId>injected</RequestId></Error>`;
+  return { status, headers: { "content-type": "application/xml" }, body };
+}
 
 /** Whether a call may go on to the emulator, or is answered as throttled instead. */
 export type RequestGate = (operation: string, body: string) => "forward" | "throttle";
@@ -52,6 +112,12 @@ export interface AwsProxy {
    * unanswered, a promise delays the answer until it settles.
    */
   onResponse(operation: string, hook: ResponseHook): void;
+  /** Injects faults into calls from now on; undefined stops injecting. */
+  setFaults(plan: FaultPlan | undefined): void;
+  /** Injected faults so far, by kind. */
+  faults(): Record<FaultKind, number>;
+  /** RunInstances calls answered with an earlier launch of the same ClientToken. */
+  launchReplays(): number;
   stop(): Promise<void>;
 }
 
@@ -97,65 +163,148 @@ export function operationOf(method: string, url: string, headers: IncomingHttpHe
   return `${verb}Object`;
 }
 
+/** An upstream answer. */
+interface Answer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
+
+/** The ClientToken of a form-encoded EC2 request, if any. */
+function clientToken(body: Buffer): string | undefined {
+  return new URLSearchParams(body.toString("utf8")).get("ClientToken") ?? undefined;
+}
+
 /** Starts a proxy to `target` (the emulator's endpoint) on a free loopback port. */
 export async function startAwsProxy(target: string, opts: AwsProxyOptions = {}): Promise<AwsProxy> {
   const calls: ProxiedCall[] = [];
   const hooks = new Map<string, ResponseHook>();
   const upstream = new URL(target);
+  let plan: FaultPlan | undefined;
+  const injected: Record<FaultKind, number> = {
+    http500: 0,
+    http503: 0,
+    throttle: 0,
+    "reset-before": 0,
+    "reset-after": 0,
+  };
+  const pickFault = (): FaultKind | undefined => {
+    if (plan === undefined) return undefined;
+    const random = plan.random ?? Math.random;
+    if (random() >= plan.rate) return undefined;
+    const kinds = plan.kinds ?? ALL_FAULTS;
+    return kinds[Math.floor(random() * kinds.length)];
+  };
+  // EC2 answers a RunInstances that repeats a ClientToken with the original launch, without
+  // launching again; moto ignores the token, so the proxy does what EC2 does. Without this an
+  // SDK retry of a launch whose answer was lost (a reset after the call) would start a second
+  // instance that real EC2 never would.
+  const launches = new Map<string, Promise<Answer>>();
+  let replays = 0;
+  const forward = (
+    method: string,
+    url: string,
+    headers: IncomingHttpHeaders,
+    body: Buffer,
+  ): Promise<Answer> =>
+    new Promise((resolve, reject) => {
+      const out = request(
+        {
+          hostname: upstream.hostname,
+          port: upstream.port,
+          method,
+          path: url,
+          headers: { ...headers, host: upstream.host },
+        },
+        (up) => {
+          const upChunks: Buffer[] = [];
+          up.on("data", (c: Buffer) => upChunks.push(c));
+          up.on("end", () =>
+            resolve({ status: up.statusCode ?? 502, headers: up.headers, body: Buffer.concat(upChunks) }),
+          );
+          up.on("error", reject);
+        },
+      );
+      out.on("error", reject);
+      out.end(body);
+    });
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
       const body = Buffer.concat(chunks);
       const operation = operationOf(req.method ?? "GET", req.url ?? "/", req.headers, body.toString("utf8"));
-      const delay = opts.latencyMs?.() ?? 0;
-      if (delay > 0) setTimeout(() => forward(req, res, body, operation), delay);
-      else forward(req, res, body, operation);
-    });
-  });
-  const forward = (req: IncomingMessage, res: ServerResponse, body: Buffer, operation: string): void => {
-    if (opts.gate?.(operation, body.toString("utf8")) === "throttle") {
-      calls.push({ operation, status: 503 });
-      res.writeHead(503, { "content-type": "text/xml" });
-      res.end(REQUEST_LIMIT_EXCEEDED);
-      return;
-    }
-    const out = request(
-      {
-        hostname: upstream.hostname,
-        port: upstream.port,
-        method: req.method,
-        path: req.url,
-        headers: { ...req.headers, host: upstream.host },
-      },
-      (up) => {
-        const upChunks: Buffer[] = [];
-        up.on("data", (c: Buffer) => upChunks.push(c));
-        up.on("end", () => {
-          const call = { operation, status: up.statusCode ?? 0 };
-          calls.push(call);
-          const hook = hooks.get(operation);
-          hooks.delete(operation);
-          const answer = (verdict: "deliver" | "drop"): void => {
-            if (verdict === "drop") {
+      const handle = (): void => {
+        const service = serviceOf(req.headers);
+        if (opts.gate?.(operation, body.toString("utf8")) === "throttle") {
+          calls.push({ operation, service, status: 503 });
+          res.writeHead(503, { "content-type": "text/xml" });
+          res.end(REQUEST_LIMIT_EXCEEDED);
+          return;
+        }
+        const fault = pickFault();
+        if (fault !== undefined) injected[fault] += 1;
+        if (fault === "reset-before") {
+          calls.push({ operation, service, status: 0, fault });
+          req.socket.destroy();
+          return;
+        }
+        if (fault === "http500" || fault === "http503" || fault === "throttle") {
+          const answer = faultResponse(service, fault);
+          calls.push({ operation, service, status: answer.status, fault });
+          res.writeHead(answer.status, answer.headers);
+          res.end(req.method === "HEAD" ? undefined : answer.body);
+          return;
+        }
+        const token = operation === "RunInstances" ? clientToken(body) : undefined;
+        let answer = token !== undefined ? launches.get(token) : undefined;
+        if (answer !== undefined) replays += 1;
+        else {
+          answer = forward(req.method ?? "GET", req.url ?? "/", req.headers, body);
+          if (token !== undefined) {
+            launches.set(token, answer);
+            // Only a launch that happened is remembered; a failed one may be tried again.
+            answer.then(
+              (a) => {
+                if (a.status !== 200) launches.delete(token);
+              },
+              () => launches.delete(token),
+            );
+          }
+        }
+        answer.then(
+          async (up) => {
+            if (fault === "reset-after") {
+              calls.push({ operation, service, status: 0, fault });
               req.socket.destroy();
               return;
             }
-            res.writeHead(up.statusCode ?? 502, up.headers);
-            res.end(Buffer.concat(upChunks));
-          };
-          const verdict = hook?.(call) ?? "deliver";
-          if (typeof verdict === "string") answer(verdict);
-          else void verdict.then(answer, () => answer("drop"));
-        });
-      },
-    );
-    out.on("error", (err) => {
-      res.writeHead(502);
-      res.end(String(err));
+            const call: ProxiedCall = { operation, service, status: up.status };
+            calls.push(call);
+            const hook = hooks.get(operation);
+            if (hook !== undefined) {
+              hooks.delete(operation);
+              const verdict = await Promise.resolve(hook(call)).catch(() => "drop" as const);
+              if (verdict === "drop") {
+                req.socket.destroy();
+                return;
+              }
+            }
+            if (req.socket.destroyed) return;
+            res.writeHead(up.status, up.headers);
+            res.end(up.body);
+          },
+          (err: unknown) => {
+            res.writeHead(502);
+            res.end(String(err));
+          },
+        );
+      };
+      const delay = opts.latencyMs?.() ?? 0;
+      if (delay > 0) setTimeout(handle, delay);
+      else handle();
     });
-    out.end(body);
-  };
+  });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const addr = server.address();
   if (addr === null || typeof addr === "string") throw new Error("proxy has no port");
@@ -166,6 +315,11 @@ export async function startAwsProxy(target: string, opts: AwsProxyOptions = {}):
     onResponse: (op, hook) => {
       hooks.set(op, hook);
     },
+    setFaults: (p) => {
+      plan = p;
+    },
+    faults: () => ({ ...injected }),
+    launchReplays: () => replays,
     stop: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

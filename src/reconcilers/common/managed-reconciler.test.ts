@@ -178,12 +178,26 @@ const ctx: ReconcileContext = {
   reconcileId: "r",
 };
 
+function throttled(): AwsError {
+  return new AwsError({
+    kind: "throttled",
+    code: "RequestLimitExceeded",
+    service: "ec2",
+    operation: "RunInstances",
+    message: "slow down",
+  });
+}
+
+const statusWrites = (f: Fakes): number => f.log.filter((l) => l.startsWith("updateStatus")).length;
+
 describe("ManagedResourceReconciler", () => {
   let f: Fakes;
   let r: ManagedResourceReconciler<Widget, Res>;
+  let clock: FakeClock;
   beforeEach(() => {
     f = new Fakes();
-    r = reconcilerFor(f, { pollIntervalMs: 60_000 });
+    clock = new FakeClock();
+    r = reconcilerFor(f, { pollIntervalMs: 60_000, clock });
   });
 
   it("does nothing for an object that is gone", async () => {
@@ -515,20 +529,71 @@ describe("ManagedResourceReconciler", () => {
     assert.ok(!f.log.some((l) => l.startsWith("create")), "nothing is created on a stale read");
   });
 
-  it("rethrows retryable AWS errors for a rate-limited retry after recording Synced=False", async () => {
+  it("rethrows retryable AWS errors for a rate-limited retry without touching the object while a retry can heal them", async () => {
     f.stored = widget();
-    f.createError = new AwsError({
-      kind: "throttled",
-      code: "RequestLimitExceeded",
-      service: "ec2",
-      operation: "RunInstances",
-      message: "slow down",
-    });
-    await assert.rejects(
-      r.reconcile(req, ctx),
-      (err: unknown) => err instanceof AwsError && !(err instanceof TerminalError),
-    );
-    assert.equal(getCondition(f.stored?.status?.conditions, "Synced")?.reason, "RequestLimitExceeded");
+    f.createError = throttled();
+    const isRetry = (err: unknown): boolean => err instanceof AwsError && !(err instanceof TerminalError);
+    await assert.rejects(r.reconcile(req, ctx), isRetry);
+    const writes = statusWrites(f);
+    assert.equal(writes, 1, "only the token, before the create");
+    // Many quick failures are not enough, nor is a long time with one failure at each end.
+    for (let i = 0; i < 5; i++) await assert.rejects(r.reconcile(req, ctx), isRetry);
+    await clock.advance(29_000);
+    await assert.rejects(r.reconcile(req, ctx), isRetry);
+    assert.equal(statusWrites(f), writes);
+    assert.equal(getCondition(f.stored?.status?.conditions, "Synced"), undefined);
+    // A success ends the streak: the next failure starts counting afresh.
+    f.createError = undefined;
+    await r.reconcile(req, ctx);
+    const healed = statusWrites(f);
+    f.observation = { exists: true, resource: { id: "wid-1", state: "ready" }, ownership: "owned" };
+    f.driver.sync = async () => {
+      throw throttled();
+    };
+    await clock.advance(60_000);
+    await assert.rejects(r.reconcile(req, ctx), isRetry);
+    await clock.advance(60_000);
+    await assert.rejects(r.reconcile(req, ctx), isRetry);
+    assert.equal(statusWrites(f), healed, "two failures, however far apart, are not yet reported");
+    assert.deepEqual(f.events, ["Normal:Created"]);
+  });
+
+  it("records a retryable failure once it persists (3 failed reconciles over 30 s), and clears it on success", async () => {
+    f.stored = widget();
+    f.createError = throttled();
+    const isRetry = (err: unknown): boolean => err instanceof AwsError && !(err instanceof TerminalError);
+    await assert.rejects(r.reconcile(req, ctx), isRetry);
+    await clock.advance(10_000);
+    await assert.rejects(r.reconcile(req, ctx), isRetry);
+    await clock.advance(20_000);
+    const before = statusWrites(f);
+    await assert.rejects(r.reconcile(req, ctx), isRetry);
+    assert.equal(statusWrites(f), before + 1);
+    const synced = getCondition(f.stored?.status?.conditions, "Synced");
+    assert.equal(synced?.status, "False");
+    assert.equal(synced?.reason, "RequestLimitExceeded");
+    // Once recorded, the same failure again writes nothing new.
+    await assert.rejects(r.reconcile(req, ctx), isRetry);
+    assert.equal(statusWrites(f), before + 1);
     assert.deepEqual(f.events, []);
+    f.createError = undefined;
+    await r.reconcile(req, ctx);
+    assert.equal(getCondition(f.stored?.status?.conditions, "Synced")?.status, "True");
+  });
+
+  it("does not carry a failure streak over a terminal error or the object's removal", async () => {
+    f.stored = widget();
+    f.createError = throttled();
+    const isRetry = (err: unknown): boolean => err instanceof AwsError && !(err instanceof TerminalError);
+    await assert.rejects(r.reconcile(req, ctx), isRetry);
+    await assert.rejects(r.reconcile(req, ctx), isRetry);
+    const kept = f.stored;
+    f.stored = undefined;
+    assert.deepEqual(await r.reconcile(req, ctx), {});
+    f.stored = kept;
+    await clock.advance(30_000);
+    const before = statusWrites(f);
+    await assert.rejects(r.reconcile(req, ctx), isRetry);
+    assert.equal(statusWrites(f), before, "the streak started again after the object was gone");
   });
 });

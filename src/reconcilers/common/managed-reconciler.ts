@@ -14,8 +14,10 @@
  * 5. Write status only when it changed (deep equality), conditions stamped with the generation.
  * 6. Requeue: short doubling intervals while the resource is in transition, else the poll period.
  *
- * Errors: throttled and retryable AWS errors are thrown (rate-limited retry) after recording
- * Synced=False; terminal ones set Ready/Synced=False with the AWS code and a stable message, emit
+ * Errors: throttled and retryable AWS errors are thrown (rate-limited retry); they are recorded as
+ * Synced=False only once they persist (see {@link FailureStreaks}: 3 consecutive failed reconciles
+ * of the object spanning at least 30 s), so a failure that a retry heals never reaches the object;
+ * terminal ones set Ready/Synced=False with the AWS code and a stable message, emit
  * a Warning Event and end in a TerminalError, so a broken spec does not hot-loop; the next spec
  * change (a new generation) tries again.
  */
@@ -53,6 +55,7 @@ import {
   type Observation,
   type ResourceDriver,
 } from "./driver.ts";
+import { FailureStreaks, type FailureStreakOptions } from "./failure-streak.ts";
 import type { DriftRepairMetrics } from "./metrics.ts";
 import { adoptionRefusal, type AdoptionPolicy, type OwnerDirectory } from "./ownership.ts";
 import { PendingBackoff } from "./pending-backoff.ts";
@@ -83,6 +86,8 @@ export interface ManagedReconcilerOptions<T extends ManagedObject, R> {
   pendingMaxMs?: number;
   /** Counts each drift repair (the `Updated` Event). @default not counted */
   driftRepairs?: Pick<DriftRepairMetrics, "repaired">;
+  /** When a retryable failure is recorded on the object. @default 3 failures over 30 s */
+  failureReport?: Omit<FailureStreakOptions, "clock">;
 }
 
 /** Reasons the flow itself puts into conditions. */
@@ -111,11 +116,15 @@ class ReportedTerminal extends Error {
 /** The shared reconcile flow; see the module comment. */
 export class ManagedResourceReconciler<T extends ManagedObject, R> implements Reconciler {
   readonly #o: Required<
-    Omit<ManagedReconcilerOptions<T, R>, "pendingInitialMs" | "pendingMaxMs" | "driftRepairs">
+    Omit<
+      ManagedReconcilerOptions<T, R>,
+      "pendingInitialMs" | "pendingMaxMs" | "driftRepairs" | "failureReport"
+    >
   > &
     Pick<ManagedReconcilerOptions<T, R>, "driftRepairs">;
   readonly #pending: PendingBackoff;
   readonly #blocked = new PendingBackoff({ initialMs: 5000, maxMs: 300_000 });
+  readonly #failures: FailureStreaks;
 
   constructor(opts: ManagedReconcilerOptions<T, R>) {
     this.#o = { pollIntervalMs: 300_000, adoption: "enabled", ...opts };
@@ -125,6 +134,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
       ...(opts.pendingInitialMs !== undefined ? { initialMs: opts.pendingInitialMs } : {}),
       ...(opts.pendingMaxMs !== undefined ? { maxMs: opts.pendingMaxMs } : {}),
     });
+    this.#failures = new FailureStreaks({ ...opts.failureReport, clock: opts.clock });
   }
 
   async reconcile(req: Request, ctx: ReconcileContext): Promise<Result> {
@@ -133,6 +143,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     if (cached === undefined) {
       this.#pending.reset(key);
       this.#blocked.reset(key);
+      this.#failures.reset(key);
       return {};
     }
     // The cache hands out frozen objects: work on a copy, with its type meta filled in.
@@ -143,18 +154,23 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     // on top of what this reconcile already wrote (the token), with a current resourceVersion.
     const cur: Current<T> = { obj };
     const dctx: DriverContext = { logger: ctx.logger, signal: ctx.signal };
+    let result: Result;
     try {
-      if (obj.metadata.deletionTimestamp !== undefined) return await this.#finalize(cur, key, dctx);
-      if (!hasFinalizer(obj, FINALIZER)) {
-        cur.obj = withTypeMeta(
-          await this.#o.client.addFinalizer(obj, FINALIZER, { signal: ctx.signal }),
-          obj,
-        );
+      if (obj.metadata.deletionTimestamp !== undefined) result = await this.#finalize(cur, key, dctx);
+      else {
+        if (!hasFinalizer(obj, FINALIZER)) {
+          cur.obj = withTypeMeta(
+            await this.#o.client.addFinalizer(obj, FINALIZER, { signal: ctx.signal }),
+            obj,
+          );
+        }
+        result = await this.#ensure(cur, key, dctx);
       }
-      return await this.#ensure(cur, key, dctx);
     } catch (err) {
-      return await this.#fail(cur, err, ctx);
+      return await this.#fail(cur, key, err, ctx);
     }
+    this.#failures.reset(key);
+    return result;
   }
 
   async #finalize(cur: Current<T>, key: string, ctx: DriverContext): Promise<Result> {
@@ -325,8 +341,11 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     return Math.ceil((now + period / 2) / period) * period - now;
   }
 
-  /** Records a failure on the object, then rethrows it in the form the controller expects. */
-  async #fail(cur: Current<T>, err: unknown, ctx: ReconcileContext): Promise<Result> {
+  /**
+   * Records a failure on the object (a retryable one only once it persists), then rethrows it in
+   * the form the controller expects.
+   */
+  async #fail(cur: Current<T>, key: string, err: unknown, ctx: ReconcileContext): Promise<Result> {
     const obj = cur.obj;
     if (isConflict(err)) {
       // The cache was behind the API server (typically our own write of a moment ago). Not a
@@ -359,6 +378,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
       else retryable = { reason, message };
     }
     if (terminal !== undefined) {
+      this.#failures.reset(key);
       // A recorded resource keeps its Ready condition, unless the failure refuses it to this object.
       const keepReady = this.#o.driver.recordedId(obj) !== undefined && terminal.notReady !== true;
       const status = this.#withConditions(obj, {
@@ -369,7 +389,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
       recorder.event(obj, "Warning", terminal.reason, terminal.message);
       throw new TerminalError(terminal.message, { cause: err });
     }
-    if (retryable !== undefined) {
+    if (retryable !== undefined && this.#failures.fail(key)) {
       const status = this.#withConditions(obj, {
         synced: [ConditionStatus.False, retryable.reason, retryable.message],
       });

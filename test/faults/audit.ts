@@ -1,0 +1,78 @@
+/**
+ * The API server's audit log as evidence of who wrote what, when: a policy that records every
+ * write (the request body too for `compute.cloud.com` objects) and no reads, and a parser.
+ */
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { trackTempDir } from "../support/process.ts";
+
+/** One audit event (the fields the checks read). */
+export interface AuditEvent {
+  verb: string;
+  user: { username: string };
+  userAgent?: string;
+  objectRef?: {
+    resource?: string;
+    subresource?: string;
+    namespace?: string;
+    name?: string;
+    apiGroup?: string;
+  };
+  responseStatus?: { code?: number };
+  requestReceivedTimestamp: string;
+  stageTimestamp: string;
+  requestObject?: { metadata?: { resourceVersion?: string } };
+}
+
+const POLICY = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+  - level: None
+    verbs: ["get", "list", "watch"]
+  - level: Request
+    resources:
+      - group: compute.cloud.com
+  - level: Metadata
+`;
+
+/** kube-apiserver flags that write the audit log into a fresh folder; `file` is the log. */
+export function auditFlags(): { flags: string[]; file: string } {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "kubeprovisioner-audit-"));
+  trackTempDir(dir);
+  const policy = path.join(dir, "policy.yaml");
+  writeFileSync(policy, POLICY);
+  const file = path.join(dir, "audit.log");
+  return {
+    flags: [`--audit-policy-file=${policy}`, `--audit-log-path=${file}`, "--audit-log-format=json"],
+    file,
+  };
+}
+
+/** Every complete event in the log so far. */
+export function readAudit(file: string): AuditEvent[] {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch {
+    return [];
+  }
+  const out: AuditEvent[] = [];
+  for (const line of text.split("\n")) {
+    if (!line.startsWith("{")) continue;
+    try {
+      out.push(JSON.parse(line) as AuditEvent);
+    } catch {
+      // a line still being written
+    }
+  }
+  return out;
+}
+
+const WRITE_VERBS = new Set(["create", "update", "patch", "delete", "deletecollection"]);
+
+/** Whether `e` is a write. */
+export function isWrite(e: AuditEvent): boolean {
+  return WRITE_VERBS.has(e.verb);
+}
