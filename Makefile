@@ -69,7 +69,7 @@ lint: typecheck ## Type-check, ESLint (with the import boundaries and their test
 	npx prettier --check .
 
 .PHONY: manifests
-manifests: deps ## Regenerate config/crd, the chart's CRDs and config/rbac, config/manager from the sources
+manifests: deps ## Regenerate config/crd, the chart's CRDs and ClusterRole, the IAM table, config/rbac and config/manager
 	node hack/gen-crds.ts
 	node hack/sync-chart-crds.ts
 	node hack/gen-config.ts

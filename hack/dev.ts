@@ -6,6 +6,7 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import path from "node:path";
+import { KINDS } from "../src/kinds.ts";
 import { startControlPlane } from "../test/support/envtest.ts";
 import { startMoto } from "../test/support/moto.ts";
 import { freePort, repoRoot } from "../test/support/process.ts";
@@ -73,7 +74,8 @@ if (existsSync(samples)) {
 say("use it from another shell:");
 process.stdout.write(`\n  export KUBECONFIG=${cp.kubeconfigPath}\n`);
 process.stdout.write(`  export PATH=${path.dirname(toolPath("kubectl"))}:$PATH\n`);
-process.stdout.write(`  kubectl get ec2,s3b,sqsq -w\n\n`);
+const shortNames = KINDS.map((k) => k.crd().spec.names.shortNames?.[0] ?? k.resource.plural).join(",");
+process.stdout.write(`  kubectl get ${shortNames} -w\n\n`);
 say("Ctrl-C stops everything");
 
 let stopping = false;

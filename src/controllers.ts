@@ -5,12 +5,10 @@
 import type { Registry } from "prom-client";
 import type { AwsClientSource } from "./aws/clients.ts";
 import type { Options } from "./config/options.ts";
-import { Ec2InstanceResource, S3BucketResource, SqsQueueResource } from "./api/v1/index.ts";
+import { KINDS } from "./kinds.ts";
 import { CacheOwnerDirectory } from "./reconcilers/common/owner-directory.ts";
-import { setupEc2InstanceController } from "./reconcilers/ec2-instance/index.ts";
 import type { ReconcilerDeps } from "./reconcilers/common/setup.ts";
-import { setupS3BucketController } from "./reconcilers/s3-bucket/index.ts";
-import { setupSqsQueueController } from "./reconcilers/sqs-queue/index.ts";
+import { DEFAULT_TAG_POLICY } from "./reconcilers/common/tags.ts";
 import type { InformerFactory } from "./runtime/cache/factory.ts";
 import { Client } from "./runtime/client/index.ts";
 import type { Clock } from "./runtime/clock.ts";
@@ -34,7 +32,7 @@ export interface ControllerDeps {
   readonly clock: Clock;
 }
 
-/** Adds the Ec2Instance, S3Bucket and SqsQueue controllers to `manager` (leader-gated runnables). */
+/** Adds the controller of every kind in the registry to `manager` (leader-gated runnables). */
 export function registerControllers(manager: Manager, deps: ControllerDeps): void {
   const client = new Client({ rest: deps.rest, cache: deps.informers });
   const shared: ReconcilerDeps = {
@@ -48,16 +46,15 @@ export function registerControllers(manager: Manager, deps: ControllerDeps): voi
     clock: deps.clock,
     owners: new CacheOwnerDirectory({
       client,
-      kinds: [Ec2InstanceResource, S3BucketResource, SqsQueueResource],
+      kinds: KINDS.map((k) => k.resource),
       namespaces: deps.options.watchNamespaces,
     }),
     adoption: deps.options.adoption,
+    tagPolicy: DEFAULT_TAG_POLICY,
     maxConcurrentReconciles: deps.options.maxConcurrentReconciles,
     pollIntervalMs: deps.options.pollIntervalMs,
     pendingInitialMs: deps.options.pendingPollInitialMs,
     pendingMaxMs: deps.options.pendingPollMaxMs,
   };
-  setupEc2InstanceController(shared);
-  setupS3BucketController(shared);
-  setupSqsQueueController(shared);
+  for (const kind of KINDS) kind.setup(shared);
 }

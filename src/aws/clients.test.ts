@@ -12,10 +12,10 @@ describe("AwsClients", () => {
   it("builds one client per service and region and hands the same one out again", () => {
     const clients = new AwsClients({ registry: new Registry(), endpoint: "http://127.0.0.1:1" });
     try {
-      assert.equal(clients.ec2("us-east-1"), clients.ec2("us-east-1"));
-      assert.notEqual(clients.ec2("us-east-1"), clients.ec2("eu-west-1"));
-      assert.equal(clients.s3("eu-west-1"), clients.s3("eu-west-1"));
-      assert.equal(clients.sqs("ap-southeast-2"), clients.sqs("ap-southeast-2"));
+      assert.equal(clients.client("ec2", "us-east-1"), clients.client("ec2", "us-east-1"));
+      assert.notEqual(clients.client("ec2", "us-east-1"), clients.client("ec2", "eu-west-1"));
+      assert.equal(clients.client("s3", "eu-west-1"), clients.client("s3", "eu-west-1"));
+      assert.equal(clients.client("sqs", "ap-southeast-2"), clients.client("sqs", "ap-southeast-2"));
     } finally {
       clients.destroy();
     }
@@ -35,11 +35,13 @@ describe("AwsClients", () => {
     try {
       // Nothing listens on port 1: each call fails at connect, after it drew its permits.
       const fail = (p: Promise<unknown>): Promise<unknown> => p.catch((e: unknown) => e);
-      await fail(clients.ec2("us-east-1").send(new DescribeInstancesCommand({})));
-      await fail(clients.ec2("us-east-1").send(new DescribeImagesCommand({})));
-      await fail(clients.ec2("us-east-1").send(new RunInstancesCommand({ MinCount: 1, MaxCount: 3 })));
-      await fail(clients.ec2("eu-west-1").send(new DescribeInstancesCommand({})));
-      await fail(clients.sqs("us-east-1").send(new ListQueuesCommand({})));
+      await fail(clients.client("ec2", "us-east-1").send(new DescribeInstancesCommand({})));
+      await fail(clients.client("ec2", "us-east-1").send(new DescribeImagesCommand({})));
+      await fail(
+        clients.client("ec2", "us-east-1").send(new RunInstancesCommand({ MinCount: 1, MaxCount: 3 })),
+      );
+      await fail(clients.client("ec2", "eu-west-1").send(new DescribeInstancesCommand({})));
+      await fail(clients.client("sqs", "us-east-1").send(new ListQueuesCommand({})));
       const size = (b: RateBudget | undefined): [number, number] | undefined =>
         b === undefined ? undefined : [b.maxRate, b.burst];
       const describe = clients.budget("ec2", "us-east-1", "DescribeInstances");
@@ -84,7 +86,7 @@ describe("AwsClients", () => {
       maxAttempts: 1,
     });
     await clients
-      .ec2("us-east-1")
+      .client("ec2", "us-east-1")
       .send(new DescribeInstancesCommand({}))
       .catch(() => undefined);
     assert.equal(clients.budget("ec2", "us-east-1", "DescribeInstances"), undefined);
@@ -98,7 +100,7 @@ describe("AwsClients", () => {
       maxAttempts: 2,
     });
     try {
-      const s3 = clients.s3("us-east-1");
+      const s3 = clients.client("s3", "us-east-1");
       assert.equal(await s3.config.maxAttempts(), 2);
       assert.equal(s3.config.retryMode, "standard");
       const strategy = await s3.config.retryStrategy();
@@ -114,7 +116,7 @@ describe("AwsClients", () => {
     const clients = new AwsClients({ registry: new Registry() });
     for (const bad of ["", "useast1", "us-east-1; rm -rf", "US-EAST-1"]) {
       assert.throws(
-        () => clients.ec2(bad),
+        () => clients.client("ec2", bad),
         (e: unknown) => e instanceof AwsError && e.kind === "terminal" && e.code === "InvalidRegion",
         bad,
       );
@@ -131,7 +133,7 @@ describe("AwsClients", () => {
   it("cannot be used after destroy", () => {
     const clients = new AwsClients({ registry: new Registry() });
     clients.destroy();
-    assert.throws(() => clients.sqs("us-east-1"), /after destroy/);
+    assert.throws(() => clients.client("sqs", "us-east-1"), /after destroy/);
   });
 });
 

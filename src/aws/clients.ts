@@ -13,9 +13,6 @@
  * virtual-hosted bucket names) and lets an explicit {@link AwsClientsOptions.endpoint} win.
  */
 
-import { EC2Client } from "@aws-sdk/client-ec2";
-import { S3Client } from "@aws-sdk/client-s3";
-import { SQSClient } from "@aws-sdk/client-sqs";
 import type { MiddlewareStack } from "@smithy/types";
 import type { Registry } from "prom-client";
 import { systemClock, type Clock } from "../runtime/clock.ts";
@@ -26,7 +23,13 @@ import { instrumentClient, type BudgetPermit } from "./middleware.ts";
 import { budgetDraws, DEFAULT_RATE_BUDGETS, type BudgetName, type BudgetSize } from "./budget-plan.ts";
 import { RateBudget } from "./rate-budget.ts";
 import { sdkLogger } from "./sdk-logger.ts";
-import { ENDPOINT_ENV_SUFFIX, isRegionName, type AwsService } from "./service.ts";
+import {
+  AWS_SERVICE_TABLE,
+  isRegionName,
+  type AwsClientOf,
+  type AwsService,
+  type BaseClientConfig,
+} from "./service.ts";
 
 /** Options for {@link AwsClients}. Normalized once in the constructor. */
 export interface AwsClientsOptions {
@@ -71,12 +74,10 @@ export interface AwsClientsOptions {
  * of this shape.
  */
 export interface AwsClientSource {
-  ec2(region: string): EC2Client;
-  s3(region: string): S3Client;
-  sqs(region: string): SQSClient;
+  client<S extends AwsService>(service: S, region: string): AwsClientOf<S>;
 }
 
-type AnyClient = EC2Client | S3Client | SQSClient;
+type AnyClient = AwsClientOf<AwsService>;
 
 /**
  * Builds and caches SDK clients. Every client it returns:
@@ -133,36 +134,29 @@ export class AwsClients implements AwsClientSource {
     };
   }
 
-  /** The EC2 client for `region`, created on first use. */
-  ec2(region: string): EC2Client {
-    return this.#get("ec2", region, (config) => {
-      const client = new EC2Client(config);
-      this.#instrument(client.middlewareStack, "ec2", region);
-      return client;
-    });
-  }
-
-  /** The S3 client for `region`, created on first use; path-style when an endpoint is overridden. */
-  s3(region: string): S3Client {
-    return this.#get("s3", region, (config) => {
-      const client = new S3Client({ ...config, forcePathStyle: this.#opts.s3ForcePathStyle });
-      this.#instrument(client.middlewareStack, "s3", region);
-      return client;
-    });
-  }
-
-  /**
-   * The SQS client for `region`, created on first use. Calls that name a `QueueUrl` go to the
-   * resolved endpoint (the region's, or the override), never to the host inside the URL: the
-   * client already serves the queue's region, and an endpoint override (a VPC endpoint, an
-   * emulator behind a proxy) must not be bypassed by the URLs SQS hands out.
-   */
-  sqs(region: string): SQSClient {
-    return this.#get("sqs", region, (config) => {
-      const client = new SQSClient({ ...config, useQueueUrlAsEndpoint: false });
-      this.#instrument(client.middlewareStack, "sqs", region);
-      return client;
-    });
+  /** The client of `service` for `region`, created on first use (see AWS_SERVICE_TABLE). */
+  client<S extends AwsService>(service: S, region: string): AwsClientOf<S> {
+    if (this.#destroyed) throw new Error("AwsClients used after destroy()");
+    if (!isRegionName(region)) {
+      throw new AwsError({
+        kind: "terminal",
+        code: "InvalidRegion",
+        service,
+        operation: "unknown",
+        message: `${service.toUpperCase()} client failed with InvalidRegion: ${JSON.stringify(region)} is not an AWS region name`,
+      });
+    }
+    const key = `${service}/${region}`;
+    const cached = this.#clients.get(key);
+    if (cached !== undefined) return cached as AwsClientOf<S>;
+    const build = AWS_SERVICE_TABLE[service].build as (
+      config: BaseClientConfig,
+      settings: { s3ForcePathStyle: boolean },
+    ) => AwsClientOf<S>;
+    const client = build(this.#baseConfig(region), { s3ForcePathStyle: this.#opts.s3ForcePathStyle });
+    this.#instrument(client.middlewareStack as MiddlewareStack<object, object>, service, region);
+    this.#clients.set(key, client);
+    return client;
   }
 
   /**
@@ -184,25 +178,6 @@ export class AwsClients implements AwsClientSource {
     this.#clients.clear();
     const closed = new Error("AWS clients destroyed");
     for (const budget of this.#budgets.values()) budget.cancelAll(closed);
-  }
-
-  #get<C extends AnyClient>(service: AwsService, region: string, build: (config: BaseConfig) => C): C {
-    if (this.#destroyed) throw new Error("AwsClients used after destroy()");
-    if (!isRegionName(region)) {
-      throw new AwsError({
-        kind: "terminal",
-        code: "InvalidRegion",
-        service,
-        operation: "unknown",
-        message: `${service.toUpperCase()} client failed with InvalidRegion: ${JSON.stringify(region)} is not an AWS region name`,
-      });
-    }
-    const key = `${service}/${region}`;
-    const cached = this.#clients.get(key);
-    if (cached !== undefined) return cached as C;
-    const client = build(this.#baseConfig(region));
-    this.#clients.set(key, client);
-    return client;
   }
 
   #instrument<I extends object, O extends object>(
@@ -244,7 +219,7 @@ export class AwsClients implements AwsClientSource {
     return budget;
   }
 
-  #baseConfig(region: string): BaseConfig {
+  #baseConfig(region: string): BaseClientConfig {
     const logger = sdkLogger(this.#opts.logger);
     const agent = { keepAlive: true, maxSockets: this.#opts.maxSockets };
     return {
@@ -277,23 +252,6 @@ function withDefaults(
   return out;
 }
 
-/** The configuration shared by the three clients. */
-interface BaseConfig {
-  region: string;
-  maxAttempts: number;
-  retryMode: string;
-  logger: ReturnType<typeof sdkLogger>;
-  requestHandler: {
-    requestTimeout: number;
-    connectionTimeout: number;
-    throwOnRequestTimeout: boolean;
-    httpAgent: { keepAlive: boolean; maxSockets: number };
-    httpsAgent: { keepAlive: boolean; maxSockets: number };
-    logger: ReturnType<typeof sdkLogger>;
-  };
-  endpoint?: string;
-}
-
 /**
  * Whether S3 requests go to an overridden endpoint: an explicit one, or the environment
  * variables the SDK reads (unless `AWS_IGNORE_CONFIGURED_ENDPOINT_URLS` is true).
@@ -304,5 +262,5 @@ export function s3EndpointOverridden(
 ): boolean {
   if (explicit !== undefined) return true;
   if ((env.AWS_IGNORE_CONFIGURED_ENDPOINT_URLS ?? "").toLowerCase() === "true") return false;
-  return Boolean(env[`AWS_ENDPOINT_URL_${ENDPOINT_ENV_SUFFIX.s3}`] || env.AWS_ENDPOINT_URL);
+  return Boolean(env[`AWS_ENDPOINT_URL_${AWS_SERVICE_TABLE.s3.endpointEnvSuffix}`] || env.AWS_ENDPOINT_URL);
 }

@@ -8,15 +8,10 @@ import {
   NAME_TAG,
   UID_TAG,
   desiredTags,
-  diffTags,
   ec2OwnershipFilters,
   fromEc2Tags,
   fromS3TagSet,
   fromSqsTags,
-  isAwsTagKey,
-  isEmptyDiff,
-  namesOwner,
-  ownershipOf,
   ownershipTags,
   toEc2Tags,
   toS3TagSet,
@@ -69,22 +64,9 @@ describe("ownership tags", () => {
     assert.deepEqual(desiredTags(undefined, owner), ownershipTags(owner));
   });
 
-  it("recognises the object's namespace, name and kind whatever the UID", () => {
-    assert.equal(namesOwner(ownershipTags({ ...owner, uid: "other" }), owner), true);
-    assert.equal(namesOwner(ownershipTags({ ...owner, name: "api" }), owner), false);
-    assert.equal(namesOwner(ownershipTags({ ...owner, kind: "SqsQueue" }), owner), false);
-    assert.equal(namesOwner({}, owner), false);
-  });
-
   it("keeps every value within AWS's tag value limit for the longest legal names", () => {
     const longest = { uid: owner.uid, namespace: "n".repeat(63), name: "x".repeat(253), kind: "Ec2Instance" };
     for (const v of Object.values(ownershipTags(longest))) assert.ok(v.length <= MAX_TAG_VALUE_LENGTH);
-  });
-
-  it("judges ownership by the UID tag only", () => {
-    assert.equal(ownershipOf(ownershipTags(owner), owner.uid), "owned");
-    assert.equal(ownershipOf(ownershipTags({ ...owner, uid: "other" }), owner.uid), "foreign-owner");
-    assert.equal(ownershipOf({ Name: "web" }, owner.uid), "unmanaged");
   });
 
   it("filters EC2 resources by the UID and managed-by tags", () => {
@@ -124,46 +106,5 @@ describe("tag conversions", () => {
     assert.deepEqual(toSqsTags(tags), { a: "1", b: "2", empty: "" });
     assert.deepEqual(fromSqsTags({ z: "1", y: undefined }), { y: "", z: "1" });
     assert.deepEqual(fromSqsTags(undefined), {});
-  });
-});
-
-describe("diffTags", () => {
-  it("sets changed and missing keys and keeps tags other tools added", () => {
-    const diff = diffTags(
-      { a: "1", b: "2", [UID_TAG]: "u" },
-      { a: "1", b: "old", "aws:backup": "yes", cost: "x" },
-    );
-    assert.deepEqual(diff, { set: { b: "2", [UID_TAG]: "u" }, remove: [] });
-  });
-
-  it("never removes aws: keys, even when tags are authoritative", () => {
-    const diff = diffTags(
-      { a: "1" },
-      { a: "1", "aws:cloudformation:stack-name": "s", "AWS:x": "y", other: "z" },
-      { keepForeign: false },
-    );
-    assert.deepEqual(diff, { set: {}, remove: ["other"] });
-    assert.equal(isAwsTagKey("aws:autoscaling:groupName"), true);
-    assert.equal(isAwsTagKey("team:aws"), false);
-  });
-
-  it("removes keys it managed before and stale reserved keys", () => {
-    const diff = diffTags(
-      { a: "1" },
-      { a: "1", gone: "x", foreign: "y", "compute.cloud.com/stale": "z" },
-      { previouslyManaged: ["gone"] },
-    );
-    assert.deepEqual(diff, { set: {}, remove: ["compute.cloud.com/stale", "gone"] });
-  });
-
-  it("removes every extra key when foreign tags are not kept", () => {
-    const diff = diffTags({ a: "1" }, { a: "1", foreign: "y" }, { keepForeign: false });
-    assert.deepEqual(diff.remove, ["foreign"]);
-  });
-
-  it("is empty when the resource already matches", () => {
-    const want = desiredTags({ env: "prod" }, owner);
-    assert.ok(isEmptyDiff(diffTags(want, { ...want })));
-    assert.ok(!isEmptyDiff(diffTags(want, {})));
   });
 });

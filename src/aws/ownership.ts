@@ -61,26 +61,6 @@ export function ownershipTags(owner: Owner): TagMap {
   };
 }
 
-/**
- * Whether `tags` name the object `namespace/name` of `kind` (whatever its UID): the test for
- * adopting a resource left behind by an earlier object of the same name.
- */
-export function namesOwner(tags: Readonly<TagMap>, owner: Omit<Owner, "uid">): boolean {
-  return (
-    tags[NAMESPACE_TAG] === owner.namespace &&
-    tags[NAME_TAG] === owner.name.slice(0, MAX_TAG_VALUE_LENGTH) &&
-    tags[KIND_TAG] === owner.kind
-  );
-}
-
-/**
- * Whether `key` is reserved by AWS (`aws:cloudformation:stack-name`, `aws:autoscaling:...`):
- * AWS writes these itself and refuses to let a caller change or delete them.
- */
-export function isAwsTagKey(key: string): boolean {
-  return key.toLowerCase().startsWith("aws:");
-}
-
 /** Whether `key` lies under the operator's reserved prefix. */
 export function isReservedTagKey(key: string): boolean {
   return key.startsWith(OWNERSHIP_TAG_PREFIX);
@@ -105,58 +85,6 @@ export function sortedTags(tags: Readonly<TagMap>): TagMap {
   const out: TagMap = {};
   for (const k of Object.keys(tags).sort()) out[k] = tags[k] ?? "";
   return out;
-}
-
-/** How an AWS resource relates to a Kubernetes object, judged by its tags. */
-export type Ownership = "owned" | "foreign-owner" | "unmanaged";
-
-/**
- * `owned` when the UID tag equals `uid`; `foreign-owner` when it names another UID (another
- * object, possibly in another cluster, manages it); `unmanaged` when it has no UID tag.
- */
-export function ownershipOf(tags: Readonly<TagMap>, uid: string): Ownership {
-  const tagged = tags[UID_TAG];
-  if (tagged === undefined) return "unmanaged";
-  return tagged === uid ? "owned" : "foreign-owner";
-}
-
-/** The changes that turn `actual` into `desired`. */
-export interface TagDiff {
-  /** Keys to create or overwrite, with their desired values. */
-  readonly set: TagMap;
-  /** Keys to delete. */
-  readonly remove: string[];
-}
-
-/**
- * The difference between the tags a resource has and the tags it should have. `aws:` keys are
- * never removed (AWS refuses to). With
- * `keepForeign` (the default) keys the operator did not put there are kept: only keys in
- * `previouslyManaged` or under the reserved prefix are removed when absent from `desired`, so
- * tags added by other tools (cost allocation, AWS Backup) survive drift repair.
- */
-export function diffTags(
-  desired: Readonly<TagMap>,
-  actual: Readonly<TagMap>,
-  options: { previouslyManaged?: readonly string[]; keepForeign?: boolean } = {},
-): TagDiff {
-  const keepForeign = options.keepForeign ?? true;
-  const managed = new Set(options.previouslyManaged ?? []);
-  const set: TagMap = {};
-  for (const [k, v] of Object.entries(desired)) {
-    if (actual[k] !== v) set[k] = v;
-  }
-  const remove: string[] = [];
-  for (const k of Object.keys(actual)) {
-    if (k in desired || isAwsTagKey(k)) continue;
-    if (!keepForeign || managed.has(k) || isReservedTagKey(k)) remove.push(k);
-  }
-  return { set: sortedTags(set), remove: remove.sort() };
-}
-
-/** Whether a {@link TagDiff} changes anything. */
-export function isEmptyDiff(diff: TagDiff): boolean {
-  return diff.remove.length === 0 && Object.keys(diff.set).length === 0;
 }
 
 /** Tag map -> EC2 `Tags` (sorted by key). */

@@ -1,31 +1,94 @@
 /**
- * The AWS services the operator talks to, named the way every label, log field and option in
- * src/aws names them.
+ * The AWS services the operator talks to: one entry per service in {@link AWS_SERVICE_TABLE},
+ * holding what the AWS layer needs to know about it (how labels, logs and messages name it, the
+ * endpoint variable the SDK reads, and how its SDK client is built). A new service is one entry
+ * here (and its rate budget in ./budget-plan.ts); the client factory, metrics and errors follow.
  */
+import { EC2Client } from "@aws-sdk/client-ec2";
+import { S3Client } from "@aws-sdk/client-s3";
+import { SQSClient } from "@aws-sdk/client-sqs";
+import type { sdkLogger } from "./sdk-logger.ts";
+
+/** The configuration every client of the factory shares (see ./clients.ts). */
+export interface BaseClientConfig {
+  region: string;
+  maxAttempts: number;
+  retryMode: string;
+  logger: ReturnType<typeof sdkLogger>;
+  requestHandler: {
+    requestTimeout: number;
+    connectionTimeout: number;
+    throwOnRequestTimeout: boolean;
+    httpAgent: { keepAlive: boolean; maxSockets: number };
+    httpsAgent: { keepAlive: boolean; maxSockets: number };
+    logger: ReturnType<typeof sdkLogger>;
+  };
+  endpoint?: string;
+}
+
+/** Factory settings a service's client may depend on. */
+export interface ClientSettings {
+  /** Path-style S3 addressing (see AwsClientsOptions.s3ForcePathStyle). */
+  readonly s3ForcePathStyle: boolean;
+}
+
+/** What the AWS layer knows about one service. */
+export interface AwsServiceEntry<C> {
+  /** Display name at the start of stable error messages ("EC2 RunInstances failed ..."). */
+  readonly displayName: string;
+  /**
+   * The suffix the AWS SDK appends to `AWS_ENDPOINT_URL_` for the service (its service ID, upper
+   * case, spaces turned into underscores). The SDK reads these variables itself; the factory only
+   * tells from them whether an override is in effect.
+   */
+  readonly endpointEnvSuffix: string;
+  /** Builds the SDK client from the shared configuration. */
+  readonly build: (config: BaseClientConfig, settings: ClientSettings) => C;
+}
+
+const entry = <C>(e: AwsServiceEntry<C>): AwsServiceEntry<C> => Object.freeze(e);
+
+/** Every service, by the short lower-case name used in metric labels, error info and options. */
+export const AWS_SERVICE_TABLE = Object.freeze({
+  ec2: entry({
+    displayName: "EC2",
+    endpointEnvSuffix: "EC2",
+    build: (config) => new EC2Client(config),
+  }),
+  s3: entry({
+    displayName: "S3",
+    endpointEnvSuffix: "S3",
+    build: (config, settings) => new S3Client({ ...config, forcePathStyle: settings.s3ForcePathStyle }),
+  }),
+  sqs: entry({
+    displayName: "SQS",
+    endpointEnvSuffix: "SQS",
+    // Calls that name a `QueueUrl` go to the resolved endpoint (the region's, or the override),
+    // never to the host inside the URL: the client already serves the queue's region, and an
+    // endpoint override (a VPC endpoint, an emulator behind a proxy) must not be bypassed by the
+    // URLs SQS hands out.
+    build: (config) => new SQSClient({ ...config, useQueueUrlAsEndpoint: false }),
+  }),
+});
 
 /** Short, lower-case service names used in metric labels, error info and options. */
-export type AwsService = "ec2" | "s3" | "sqs";
+export type AwsService = keyof typeof AWS_SERVICE_TABLE;
+
+/** The SDK client of service `S`. */
+export type AwsClientOf<S extends AwsService> = ReturnType<(typeof AWS_SERVICE_TABLE)[S]["build"]>;
 
 /** Every service in {@link AwsService}, in a fixed order. */
-export const AWS_SERVICES: readonly AwsService[] = Object.freeze(["ec2", "s3", "sqs"]);
-
-/**
- * The suffix the AWS SDK appends to `AWS_ENDPOINT_URL_` for each service (its service ID, upper
- * case, spaces turned into underscores). The SDK reads these variables itself; this table only
- * lets the factory tell whether an override is in effect.
- */
-export const ENDPOINT_ENV_SUFFIX: Readonly<Record<AwsService, string>> = Object.freeze({
-  ec2: "EC2",
-  s3: "S3",
-  sqs: "SQS",
-});
+export const AWS_SERVICES: readonly AwsService[] = Object.freeze(
+  Object.keys(AWS_SERVICE_TABLE) as AwsService[],
+);
 
 /** Display names used at the start of stable error messages ("EC2 RunInstances failed ..."). */
-export const SERVICE_DISPLAY_NAME: Readonly<Record<AwsService, string>> = Object.freeze({
-  ec2: "EC2",
-  s3: "S3",
-  sqs: "SQS",
-});
+export const SERVICE_DISPLAY_NAME: Readonly<Record<AwsService, string>> = Object.freeze(
+  Object.fromEntries(AWS_SERVICES.map((s) => [s, AWS_SERVICE_TABLE[s].displayName])) as Record<
+    AwsService,
+    string
+  >,
+);
 
 const REGION_PATTERN = /^[a-z]{2}(-[a-z]+)+-\d{1,2}$/;
 

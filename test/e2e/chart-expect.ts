@@ -1,8 +1,11 @@
 /**
  * What the offline chart tests share: the rendered manager container, and the RBAC the chart must
- * grant, written out as (group, resource, verb) triples.
+ * grant (derived from the kind registry), as (group, resource, verb) triples.
  */
 import assert from "node:assert/strict";
+import { KINDS as REGISTRY } from "../../src/kinds.ts";
+import { METRICS_AUTH_RULES as GENERATED_METRICS_AUTH_RULES, managerRules } from "../../src/gen/rbac.ts";
+import type { KubeRule } from "../../src/reconcilers/common/kind.ts";
 import { at, find, type Manifest } from "./helm.ts";
 
 type Rule = { apiGroups?: string[]; resources?: string[]; verbs: string[]; nonResourceURLs?: string[] };
@@ -48,26 +51,21 @@ export function expand(group: string, resources: string[], verbs: string[]): str
   return resources.flatMap((r) => verbs.map((v) => `${group}|${r}|${v}`));
 }
 
-/** Plurals of the three kinds. */
-export const KINDS = ["ec2instances", "s3buckets", "sqsqueues"];
-/** What the manager ClusterRole grants besides the metrics-auth rules. */
-export const MANAGER_RULES = [
-  ...expand("compute.cloud.com", KINDS, ["get", "list", "watch", "patch"]),
-  ...expand(
-    "compute.cloud.com",
-    KINDS.map((k) => `${k}/status`),
-    ["update"],
-  ),
-  ...expand("", ["events"], ["create", "patch"]),
-];
+/** Plurals of the managed kinds, from the kind registry. */
+export const KINDS: readonly string[] = REGISTRY.map((k) => k.resource.plural);
+
+/** `group|resource|verb` triples of `rules`. */
+function triplesOf(rules: readonly KubeRule[]): string[] {
+  return rules.flatMap((r) => r.apiGroups.flatMap((g) => expand(g, [...r.resources], [...r.verbs])));
+}
+
+/** What the manager ClusterRole grants besides the metrics-auth rules: the registry's rules. */
+export const MANAGER_RULES = triplesOf(managerRules(REGISTRY));
 /** TokenReview and SubjectAccessReview, granted only with metrics.secure. */
-export const METRICS_AUTH_RULES = [
-  ...expand("authentication.k8s.io", ["tokenreviews"], ["create"]),
-  ...expand("authorization.k8s.io", ["subjectaccessreviews"], ["create"]),
-];
+export const METRICS_AUTH_RULES = triplesOf(GENERATED_METRICS_AUTH_RULES);
 /** What the <fullname>-view ClusterRole grants: reading the kinds and their status. */
 export const VIEW_RULES = [
-  ...expand("compute.cloud.com", KINDS, ["get", "list", "watch"]),
+  ...expand("compute.cloud.com", [...KINDS], ["get", "list", "watch"]),
   ...expand(
     "compute.cloud.com",
     KINDS.map((k) => `${k}/status`),
@@ -76,16 +74,11 @@ export const VIEW_RULES = [
 ];
 /** What the <fullname>-edit ClusterRole grants: managing the kinds, reading (never writing) status. */
 export const EDIT_RULES = [
-  ...expand("compute.cloud.com", KINDS, [
-    "create",
-    "delete",
-    "deletecollection",
-    "get",
-    "list",
-    "patch",
-    "update",
-    "watch",
-  ]),
+  ...expand(
+    "compute.cloud.com",
+    [...KINDS],
+    ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"],
+  ),
   ...expand(
     "compute.cloud.com",
     KINDS.map((k) => `${k}/status`),

@@ -16,6 +16,7 @@ import {
   envOf,
   expand,
   FULL,
+  KINDS,
   MANAGER_RULES,
   METRICS_AUTH_RULES,
   triples,
@@ -40,9 +41,7 @@ describe("helm chart, rendered offline", () => {
         `ClusterRole/${FULL}-metrics-reader`,
         `ClusterRole/${FULL}-view`,
         `ClusterRoleBinding/${FULL}-manager`,
-        "CustomResourceDefinition/ec2instances.compute.cloud.com",
-        "CustomResourceDefinition/s3buckets.compute.cloud.com",
-        "CustomResourceDefinition/sqsqueues.compute.cloud.com",
+        ...KINDS.map((k) => `CustomResourceDefinition/${k}.compute.cloud.com`),
         `Deployment/${FULL}`,
         `PodDisruptionBudget/${FULL}`,
         `Role/${FULL}-leader-election`,
@@ -213,7 +212,7 @@ describe("helm chart, rendered offline", () => {
       const sources = readdirSync(crdDir)
         .filter((f) => f.startsWith("compute.cloud.com_") && f.endsWith(".yaml"))
         .map((f) => parse(readFileSync(path.join(crdDir, f), "utf8")) as Manifest);
-      assert.equal(sources.length, 3);
+      assert.equal(sources.length, KINDS.length);
       for (const src of sources) {
         const crd = find(m, "CustomResourceDefinition", src.metadata.name);
         assert.deepEqual(crd.spec, src.spec, `${src.metadata.name} spec equals config/crd`);

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { at, find, helm, renderChart, templateArgs } from "./helm.ts";
-import { container, envOf, FULL, MANAGER_RULES, triples } from "./chart-expect.ts";
+import { container, envOf, FULL, KINDS, MANAGER_RULES, triples } from "./chart-expect.ts";
 
 describe("helm chart values", () => {
   describe("non-default values", () => {
@@ -79,7 +79,7 @@ describe("helm chart values", () => {
       assert.equal(none.filter((x) => x.kind === "CustomResourceDefinition").length, 0);
       const unkept = await renderChart({ "crds.keep": false });
       const crds = unkept.filter((x) => x.kind === "CustomResourceDefinition");
-      assert.equal(crds.length, 3);
+      assert.equal(crds.length, KINDS.length);
       for (const c of crds) assert.equal(c.metadata.annotations?.["helm.sh/resource-policy"], undefined);
     });
 

@@ -42,6 +42,7 @@ import {
   unusedGrants,
   usedPermissions,
 } from "./rbac-audit.ts";
+import { KINDS } from "./chart-expect.ts";
 
 const NS = "kp-system";
 const RELEASE = "kp";
@@ -50,7 +51,6 @@ const SA_USER = `system:serviceaccount:${NS}:${FULL}`;
 const APPS = "e2e";
 const LEASE = `/apis/coordination.k8s.io/v1/namespaces/${NS}/leases/c56fc483.cloud.com`;
 const TIMEOUT = "120s";
-const KINDS = ["ec2instances", "s3buckets", "sqsqueues"];
 
 describe("helm install on a real API server, then the operator under the chart's ServiceAccount", () => {
   const work = mkdtempSync(path.join(os.tmpdir(), "kp-e2e-"));
@@ -125,7 +125,7 @@ describe("helm install on a real API server, then the operator under the chart's
       "NOTES warn about status",
     );
 
-    for (const crd of ["ec2instances", "s3buckets", "sqsqueues"]) {
+    for (const crd of KINDS) {
       await waitFor(
         `CRD ${crd} established`,
         async () => {
@@ -305,7 +305,7 @@ describe("helm install on a real API server, then the operator under the chart's
     injector = await startConflictInjector(cp, {
       username: SA_USER,
       group: "compute.cloud.com",
-      plurals: KINDS,
+      plurals: [...KINDS],
     });
     const kc = await cp.tokenKubeConfig(NS, FULL);
     const kubeconfigPath = cp.writeKubeConfig(kc, "chart-serviceaccount");
@@ -438,7 +438,7 @@ describe("helm install on a real API server, then the operator under the chart's
 
   it("each kind's finalizer write met a 409 Conflict (injected by a webhook) and recovered", () => {
     // The recovery re-reads the object from the API server: the only use of `get` on the kinds.
-    assert.deepEqual([...(injector?.injected ?? [])].sort(), KINDS);
+    assert.deepEqual([...(injector?.injected ?? [])].sort(), [...KINDS].sort());
   });
 
   it("/metrics answers a token bound to the chart's metrics-reader ClusterRole and refuses others", async () => {
@@ -548,7 +548,7 @@ describe("helm install on a real API server, then the operator under the chart's
       res.stdout,
       /These resources were kept due to the resource policy:[\s\S]*CustomResourceDefinition/,
     );
-    for (const crd of ["ec2instances", "s3buckets", "sqsqueues"]) {
+    for (const crd of KINDS) {
       assert.equal(
         (
           await cp.request(

@@ -99,7 +99,7 @@ describe("AWS credentials through the default chain", () => {
     const clients = new AwsClients({ registry });
     try {
       const err = await clients
-        .sqs("us-east-1")
+        .client("sqs", "us-east-1")
         .send(new ListQueuesCommand({}))
         .then(
           () => assert.fail("a call without credentials succeeded"),
@@ -143,7 +143,7 @@ describe("AWS credentials through the default chain", () => {
     });
     const clients = new AwsClients({ registry: new Registry() });
     try {
-      const out = await clients.sqs("eu-west-1").send(new ListQueuesCommand({}));
+      const out = await clients.client("sqs", "eu-west-1").send(new ListQueuesCommand({}));
       assert.equal(out.$metadata.httpStatusCode, 200);
     } finally {
       clients.destroy();
@@ -169,7 +169,7 @@ describe("AWS credentials through the default chain", () => {
     });
     const clients = new AwsClients({ registry: new Registry() });
     try {
-      const sqs = clients.sqs("us-east-1");
+      const sqs = clients.client("sqs", "us-east-1");
       await sqs.send(new ListQueuesCommand({}));
       await sqs.send(new ListQueuesCommand({}));
       assert.deepEqual(

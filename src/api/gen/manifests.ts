@@ -1,13 +1,12 @@
 /**
- * Renders the CRDs of the group to YAML files. Pure: returns file contents, writes nothing; the
- * CLI in hack/gen-crds.ts writes them and the staleness test compares them with the committed
- * copies. Output is deterministic: keys are in canonical order and nothing depends on time.
+ * Renders CRDs to YAML files. Pure: returns file contents, writes nothing; src/gen/files.ts
+ * hands it the CRDs of the kind registry, hack/gen-crds.ts writes them and the staleness test
+ * (src/gen/files.test.ts) compares them with the committed copies. Output is deterministic: keys are in canonical order and nothing depends on time.
  *
  * Uses the `yaml` package (a dev dependency): import this module from tooling and tests only.
  */
 import { stringify } from "yaml";
 import type { CustomResourceDefinition } from "../schema/crd.ts";
-import { crdsOfGroup } from "../v1/crds.ts";
 
 /** Directory, relative to the repository root, the CRD files live in. */
 export const CRD_DIR = "config/crd";
@@ -29,13 +28,13 @@ export function renderCrd(crd: CustomResourceDefinition): string {
 }
 
 /**
- * Every generated file, keyed by path relative to the repository root: one YAML file per CRD and
- * a kustomization.yaml listing them.
+ * The files of `crds` (the kinds' CRDs, in a fixed order), keyed by path relative to the
+ * repository root: one YAML file per CRD and a kustomization.yaml listing them.
  */
-export function generatedManifests(): Map<string, string> {
+export function generatedManifests(crds: readonly CustomResourceDefinition[]): Map<string, string> {
   const files = new Map<string, string>();
   const names: string[] = [];
-  for (const crd of crdsOfGroup()) {
+  for (const crd of crds) {
     const name = crdFileName(crd);
     names.push(name);
     files.set(`${CRD_DIR}/${name}`, renderCrd(crd));

@@ -4,8 +4,10 @@ import type { JSONSchemaProps } from "../schema/openapi.ts";
 import type { CustomResourceDefinition } from "../schema/crd.ts";
 import {
   API_VERSION,
-  crdsOfGroup,
+  ec2InstanceCrd,
   Ec2InstanceResource,
+  s3BucketCrd,
+  sqsQueueCrd,
   S3BucketResource,
   SqsQueueResource,
   type Ec2Instance,
@@ -14,7 +16,7 @@ import {
   type SqsQueue,
 } from "./index.ts";
 
-const byKind = new Map(crdsOfGroup().map((c) => [c.spec.names.kind, c]));
+const byKind = new Map([ec2InstanceCrd(), s3BucketCrd(), sqsQueueCrd()].map((c) => [c.spec.names.kind, c]));
 function crd(kind: string): CustomResourceDefinition {
   const c = byKind.get(kind);
   assert.ok(c, `no CRD for ${kind}`);

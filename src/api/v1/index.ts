@@ -1,5 +1,5 @@
 /**
- * The `compute.cloud.com/v1` API: kinds, their schemas and generated CRDs, and condition helpers.
+ * The `compute.cloud.com/v1` API: kinds, their schemas and CRDs, and condition helpers.
  * Import from here rather than from the individual files.
  */
 export * from "./group.ts";
@@ -8,4 +8,3 @@ export * from "./ec2-instance.ts";
 export * from "./s3-bucket.ts";
 export * from "./sqs-queue.ts";
 export { REGION_PATTERN } from "./common.ts";
-export { crdsOfGroup } from "./crds.ts";

@@ -1,9 +1,12 @@
 /**
  * The contract between the shared reconcile flow ({@link ManagedResourceReconciler}) and the code
- * that knows one AWS resource type. The flow owns Kubernetes: the cache read, the finalizer, the
- * idempotency token, conditions, Events, status writes and requeue timing. A driver owns AWS:
- * find the resource, create it with the token, repair drift, delete it, and describe what it saw.
- * A driver never writes to Kubernetes and never waits for AWS to settle (the flow polls).
+ * that knows one AWS resource type, in the shape of crossplane-runtime's ExternalClient: observe,
+ * create, update, delete, plus one pure projection (describe). The flow owns Kubernetes: the cache
+ * read, the finalizer, the idempotency token, the ownership rules and adoption, conditions,
+ * Events, status writes and requeue timing. A driver owns AWS: find the resource and judge its
+ * tags, create it with the token, repair drift, delete what is this object's, and describe what
+ * it saw. A driver never writes to Kubernetes, never reads the flow's conditions (what it needs to
+ * know about the flow arrives in {@link DriverContext.flow}) and never waits for AWS to settle.
  */
 import type { Condition } from "../../api/v1/index.ts";
 import type { KubeObject } from "../../runtime/kube/object.ts";
@@ -40,14 +43,43 @@ export interface ManagedObject extends KubeObject {
 /**
  * What {@link ResourceDriver.observe} found: nothing, or the resource with the shared ownership
  * verdict ({@link verdictOf}): `owned` (it carries this object's UID tag) or `foreign` with the
- * claim the flow's adoption rules judge.
+ * claim the flow's adoption rules judge. `appearing` on an absent observation: nothing is listed
+ * yet, but a resource this object created moments ago may still appear (eventual consistency);
+ * the flow neither creates nor finishes a deletion meanwhile.
  */
-export type Observation<R> = { exists: false } | ({ exists: true; resource: R } & Verdict);
+export type Observation<R> =
+  { exists: false; appearing?: string } | ({ exists: true; resource: R } & Verdict);
+
+/** What the flow knows about the object that a driver may need; derived by the flow alone. */
+export interface FlowFacts {
+  /** The object is being deleted: the observation serves {@link ResourceDriver.delete}. */
+  readonly deleting: boolean;
+  /**
+   * The object is in steady state by its own record: a resource is recorded, it is not being
+   * deleted, and Ready is True for the current generation.
+   */
+  readonly settled: boolean;
+  /**
+   * When the current create began (ms since the epoch), while no resource is recorded for it
+   * yet: the operator may have stopped between the create call and the status write.
+   */
+  readonly createStartedAt: number | undefined;
+}
+
+/**
+ * The identifier recorded in `obj.status[idField]` (see {@link ResourceDriver.idField}), or
+ * undefined when none (or an empty one) is.
+ */
+export function recordedIdOf(obj: ManagedObject, idField: string): string | undefined {
+  const v = (obj.status as Record<string, unknown> | undefined)?.[idField];
+  return typeof v === "string" && v !== "" ? v : undefined;
+}
 
 /** Per-call context of a driver. */
 export interface DriverContext {
   logger: Logger;
   signal: AbortSignal;
+  flow: FlowFacts;
 }
 
 /** How the resource looks from the outside, for the Ready condition and polling. */
@@ -66,7 +98,7 @@ export interface Readiness {
 }
 
 /**
- * One repaired drift, as {@link ResourceDriver.sync} reports it: the spec setting that was put
+ * One repaired drift, as {@link ResourceDriver.update} reports it: the spec setting that was put
  * back (the `setting` label of `kubeprovisioner_drift_repairs_total`, so one of the driver's
  * {@link ResourceDriver.driftSettings}) and a short description for the `Updated` Event.
  */
@@ -78,6 +110,16 @@ export interface DriftRepair {
 /** The setting name of the `tags` map, which every kind repairs. */
 export const TAGS_SETTING = "tags";
 
+/**
+ * What {@link ResourceDriver.describe} says about a resource. `status` holds every kind-specific
+ * status field (its identifier under {@link ResourceDriver.idField}, and `state`), absent values
+ * as undefined: once the resource is gone the flow clears exactly the fields outside its own.
+ */
+export interface Description<S> {
+  readonly status: Partial<S>;
+  readonly readiness: Readiness;
+}
+
 /** Result of {@link ResourceDriver.delete}. */
 export type DeleteOutcome =
   /**
@@ -86,19 +128,16 @@ export type DeleteOutcome =
    */
   | { done: true; leftInPlace?: string }
   /** Deletion is under way (EC2 shutting-down): poll again soon. `state` goes into status. */
-  | { done: false; state?: string; message: string };
+  | { done: false; blocked?: false; state?: string; message: string }
+  /**
+   * Deletion cannot proceed until a human acts (a non-empty bucket). The flow reports `reason` in
+   * the Ready condition and a Warning Event, keeps the finalizer, and looks again with backoff.
+   */
+  | { done: false; blocked: true; reason: string; message: string };
 
-/**
- * Deletion cannot proceed until a human acts (a non-empty bucket). The flow reports `reason` in
- * the Ready condition and a Warning Event, keeps the finalizer, and retries with backoff.
- */
-export class DeletionBlockedError extends Error {
-  override readonly name = "DeletionBlockedError";
-  readonly reason: string;
-  constructor(reason: string, message: string) {
-    super(message);
-    this.reason = reason;
-  }
+/** The outcome of a deletion blocked for `reason` until a human acts. */
+export function blocked(reason: string, message: string): DeleteOutcome {
+  return { done: false, blocked: true, reason, message };
 }
 
 /**
@@ -117,25 +156,37 @@ export class DependencyNotReadyError extends Error {
 }
 
 /**
- * The spec asks for something that can never work as written (caught after admission, e.g. a
- * zone outside the region that only AWS can judge). Terminal until the spec changes.
+ * A failure reported on the object and not retried until the spec changes: the spec asks for
+ * something that can never work as written (a zone outside the region, a bucket name another
+ * account owns), or the ownership rules refuse the object the resource it found. The flow sets
+ * Synced=False (and Ready=False unless a resource is recorded and still the object's) with
+ * `reason`, emits one Warning Event and ends the reconcile in a TerminalError. `notReady`: the
+ * object has no usable resource, so Ready turns False even when one is recorded.
  */
 export class InvalidSpecError extends Error {
   override readonly name = "InvalidSpecError";
   readonly reason: string;
-  constructor(reason: string, message: string) {
+  readonly notReady: boolean;
+  constructor(reason: string, message: string, opts: { notReady?: boolean } = {}) {
     super(message);
     this.reason = reason;
+    this.notReady = opts.notReady ?? false;
   }
 }
 
 /**
  * Knows one AWS resource type. `T` is the object, `R` the driver's view of the AWS resource.
- * Every method may throw the AWS layer's `AwsError`; the flow classifies it.
+ * Every method may throw the AWS layer's `AwsError` (the flow classifies it) or an
+ * {@link InvalidSpecError}.
  */
 export interface ResourceDriver<T extends ManagedObject, R> {
   /** What the resource is called in messages: "instance", "bucket", "queue". */
   readonly noun: string;
+  /**
+   * The status field holding the resource's AWS identifier (instance ID, bucket ARN, queue URL).
+   * A recorded identifier with no resource in AWS means the resource was deleted out of band.
+   */
+  readonly idField: keyof NonNullable<T["status"]> & string;
   /**
    * Put the steady-state polls of every object on one grid (the multiples of the poll period),
    * so that observations the driver batches (EC2 DescribeInstances) arrive together and share
@@ -146,20 +197,15 @@ export interface ResourceDriver<T extends ManagedObject, R> {
    */
   readonly alignPolls?: boolean;
   /**
-   * Every setting {@link sync} may repair, named as in the spec (`tags`, `versioning`, ...):
+   * Every setting {@link update} may repair, named as in the spec (`tags`, `versioning`, ...):
    * the complete, fixed value set of the drift metric's `setting` label for this kind.
    */
   readonly driftSettings: readonly string[];
   /**
-   * The AWS identifier the status records for the resource (instance ID, bucket ARN, queue URL),
-   * or undefined when none is recorded. A recorded ID with no resource in AWS means the resource
-   * was deleted out of band.
-   */
-  recordedId(obj: T): string | undefined;
-  /**
    * Finds the resource: by the recorded ID first, then by ownership tag (EC2) or by name (S3,
    * SQS), and judges it with {@link verdictOf} from its tags (never from status). A resource that
-   * no longer counts as existing (an EC2 instance in `terminated`) is reported as absent.
+   * no longer counts as existing (an EC2 instance in `terminated`) is reported as absent. Called
+   * before every create, update and delete.
    */
   observe(obj: T, ctx: DriverContext): Promise<Observation<R>>;
   /**
@@ -167,25 +213,21 @@ export interface ResourceDriver<T extends ManagedObject, R> {
    * Only called after {@link observe} found nothing and after `token` was recorded in status.
    */
   create(obj: T, token: string, ctx: DriverContext): Promise<R>;
-  /** Writes this object's ownership tags onto a foreign resource the object adopts. */
-  adopt(obj: T, resource: R, ctx: DriverContext): Promise<R>;
   /**
-   * Repairs drift of mutable attributes (tags, versioning, queue attributes). Returns the
-   * resource as it is now and each change made (empty when in sync: the second reconcile of an
-   * unchanged object makes no mutating call).
+   * Brings the observed resource in line with the spec: tags (the desired set, ownership tags
+   * included, through ./tags.ts), versioning, queue attributes. Called for a resource that is
+   * the object's own, and for a foreign one once the ownership rules let the object adopt it:
+   * writing the desired tags is what adopts it. Returns each change made (empty when in sync: the
+   * second reconcile of an unchanged object makes no mutating call).
    */
-  sync(obj: T, resource: R, ctx: DriverContext): Promise<{ resource: R; changes: DriftRepair[] }>;
-  /** Kind-specific status fields describing the resource (including `state`). */
-  status(obj: T, resource: R): Partial<NonNullable<T["status"]>>;
-  /** Kind-specific status fields to clear when the resource is gone (its ID, addresses). */
-  clearedStatus(): Partial<NonNullable<T["status"]>>;
-  /** Readiness of the resource for the Ready condition and the poll interval. */
-  readiness(resource: R): Readiness;
+  update(obj: T, observed: Observation<R> & { exists: true }, ctx: DriverContext): Promise<DriftRepair[]>;
   /**
-   * Deletes the resource if it exists and carries this object's UID tag (never a foreign one:
-   * nothing is deleted, emptied or untagged for an object that does not own it). May be
-   * called repeatedly until it reports done; must not block until AWS finishes.
-   * @throws DeletionBlockedError when deletion needs a human (non-empty bucket).
+   * Deletes what of the observed resource is this object's (never a foreign one: nothing is
+   * deleted, emptied or untagged for an object that does not own it). May be called repeatedly
+   * until it reports done; must not block until AWS finishes. Reports done, in progress, or
+   * blocked when deletion needs a human (a non-empty bucket).
    */
-  delete(obj: T, ctx: DriverContext): Promise<DeleteOutcome>;
+  delete(obj: T, observed: Observation<R>, ctx: DriverContext): Promise<DeleteOutcome>;
+  /** The kind-specific status fields and the readiness of a resource; pure. */
+  describe(resource: R): Description<NonNullable<T["status"]>>;
 }

@@ -9,7 +9,7 @@ import { ApiError } from "../../runtime/kube/errors.ts";
 import { silentLogger } from "../../runtime/logging.ts";
 import { FakeClock } from "../../runtime/testing/fake-clock.ts";
 import {
-  DeletionBlockedError,
+  blocked,
   type DeleteOutcome,
   type DriftRepair,
   type ManagedObject,
@@ -114,7 +114,7 @@ class Fakes {
   driver: ResourceDriver<Widget, Res> = {
     noun: "widget",
     driftSettings: ["tags", "size"],
-    recordedId: (o) => o.status?.widgetId,
+    idField: "widgetId",
     observe: async () => {
       this.log.push("observe");
       return this.observation;
@@ -126,24 +126,22 @@ class Fakes {
       this.observation = { exists: true, resource: r, ownership: "owned" };
       return r;
     },
-    adopt: async (_o, r) => {
-      this.log.push("adopt");
-      return r;
+    // Adoption is an update of a foreign resource: the log tells the two apart.
+    update: async (_o, observed) => {
+      this.log.push(observed.ownership === "foreign" ? "adopt" : "sync");
+      return this.syncChanges;
     },
-    sync: async (_o, r) => {
-      this.log.push("sync");
-      return { resource: r, changes: this.syncChanges };
-    },
-    status: (_o, r) => ({ widgetId: r.id, state: r.state }),
-    clearedStatus: () => ({ widgetId: undefined }),
-    readiness: (r) => ({
-      ready: r.state === "ready",
-      pending: r.state === "pending",
-      reason: "Pending",
-      message: r.state,
+    describe: (r) => ({
+      status: { widgetId: r.id, state: r.state },
+      readiness: {
+        ready: r.state === "ready",
+        pending: r.state === "pending",
+        reason: "Pending",
+        message: r.state,
+      },
     }),
-    delete: async () => {
-      this.log.push("delete");
+    delete: async (_o, observed) => {
+      this.log.push(`delete:${observed.exists ? "found" : "absent"}`);
       if (this.deleteOutcome instanceof Error) throw this.deleteOutcome;
       return this.deleteOutcome;
     },
@@ -466,6 +464,38 @@ describe("ManagedResourceReconciler", () => {
     assert.equal(f.log.at(-1), "removeFinalizer");
   });
 
+  it("observes once per deletion pass and hands that observation to the driver's delete", async () => {
+    f.stored = widget({}, { widgetId: "wid-1" }, true);
+    f.observation = { exists: true, resource: { id: "wid-1", state: "ready" }, ownership: "owned" };
+    f.deleteOutcome = { done: false, message: "terminating" };
+    await r.reconcile(req, ctx);
+    assert.deepEqual(f.log.slice(0, 2), ["observe", "delete:found"]);
+    f.log = [];
+    f.observation = { exists: false };
+    f.deleteOutcome = { done: true };
+    assert.deepEqual(await r.reconcile(req, ctx), {});
+    assert.deepEqual(f.log, ["observe", "delete:absent", "removeFinalizer"]);
+  });
+
+  it("neither creates nor takes the resource for deleted while one may still appear", async () => {
+    f.stored = widget({}, { widgetId: "wid-0", createToken: "uid-1-1", createAttempt: 1 });
+    f.observation = { exists: false, appearing: "wid-0 was created moments ago and is not listed yet" };
+    await assert.rejects(r.reconcile(req, ctx), /not listed yet/);
+    assert.ok(!f.log.some((l) => l.startsWith("create")), f.log.join(","));
+    assert.deepEqual(f.events, []);
+  });
+
+  it("clears every field the driver describes, and only those, before recreating", async () => {
+    f.stored = widget({}, { widgetId: "wid-0", state: "gone", createToken: "uid-1-1", createAttempt: 1 });
+    f.createError = new Error("create failed");
+    await assert.rejects(r.reconcile(req, ctx));
+    const st = f.stored?.status;
+    assert.equal(st?.widgetId, undefined);
+    assert.equal(st?.state, undefined);
+    assert.equal(st?.createToken, "uid-1-2");
+    assert.equal(st?.createAttempt, 2);
+  });
+
   it("leaves AWS alone and releases the object under deletionPolicy Retain", async () => {
     f.stored = widget({ deletionPolicy: "Retain" }, undefined, true);
     assert.deepEqual(await r.reconcile(req, ctx), {});
@@ -486,7 +516,7 @@ describe("ManagedResourceReconciler", () => {
 
   it("reports a blocked deletion and looks again with a bounded backoff (not terminal)", async () => {
     f.stored = widget({}, { widgetId: "wid-1" }, true);
-    f.deleteOutcome = new DeletionBlockedError("BucketNotEmpty", "the bucket holds 1 object");
+    f.deleteOutcome = blocked("BucketNotEmpty", "the bucket holds 1 object");
     assert.deepEqual(await r.reconcile(req, ctx), { requeueAfter: 5000 });
     assert.deepEqual(await r.reconcile(req, ctx), { requeueAfter: 10_000 });
     assert.equal(getCondition(f.stored?.status?.conditions, "Ready")?.reason, "BucketNotEmpty");
@@ -547,7 +577,7 @@ describe("ManagedResourceReconciler", () => {
     await r.reconcile(req, ctx);
     const healed = statusWrites(f);
     f.observation = { exists: true, resource: { id: "wid-1", state: "ready" }, ownership: "owned" };
-    f.driver.sync = async () => {
+    f.driver.update = async () => {
       throw throttled();
     };
     await clock.advance(60_000);

@@ -3,14 +3,15 @@
  *
  * 1. Read the object from the cache; gone means done.
  * 2. Being deleted: with `deletionPolicy: Retain` release the finalizer and leave AWS alone;
- *    with Delete ask the driver to delete (polling with `requeueAfter` while AWS works, never
+ *    with Delete observe and hand the observation to the driver's delete (polling with `requeueAfter` while AWS works, never
  *    blocking a worker) and release the finalizer once nothing of ours is left.
  * 3. Add the finalizer before anything can exist in AWS.
  * 4. Observe. Absent: record the idempotency token (from UID and create attempt) in status
  *    BEFORE calling AWS, then create. Present but foreign: adopt only when the ownership rules
  *    allow it (./ownership.ts: never from an object that still exists, only when asked, and only
  *    resources this operator once tagged while `--adoption=disabled`), else fail terminally with
- *    the rule's reason. Present and ours: repair drift.
+ *    the rule's reason. Present and ours, or adopted: update (repair drift; for an adopted
+ *    resource that writes this object's tags, which is what adopts it).
  * 5. Write status only when it changed (deep equality), conditions stamped with the generation.
  * 6. Requeue: short doubling intervals while the resource is in transition, else the poll period.
  *
@@ -46,9 +47,9 @@ import type { EventRecorder } from "../../runtime/events/recorder.ts";
 import { isConflict } from "../../runtime/kube/errors.ts";
 import { apiVersionOf, keyOf, type ResourceType } from "../../runtime/kube/object.ts";
 import {
-  DeletionBlockedError,
   DependencyNotReadyError,
   InvalidSpecError,
+  recordedIdOf,
   type DriverContext,
   type ManagedObject,
   type ManagedStatus,
@@ -56,12 +57,12 @@ import {
   type ResourceDriver,
 } from "./driver.ts";
 import { FailureStreaks, type FailureStreakOptions } from "./failure-streak.ts";
+import { flowFacts, FlowReason } from "./flow-facts.ts";
 import type { DriftRepairMetrics } from "./metrics.ts";
 import { adoptionRefusal, type AdoptionPolicy, type OwnerDirectory } from "./ownership.ts";
 import { PendingBackoff } from "./pending-backoff.ts";
 import { CREATE_REQUEST_RENEW_MS, createToken, requestedWithin } from "./token.ts";
 
-/** Options of {@link ManagedResourceReconciler}; normalised once by the constructor. */
 /** The part of a `ResourceClient` the flow uses. */
 export type ManagedObjectClient<T extends ManagedObject> = Pick<
   ResourceClient<T>,
@@ -90,28 +91,25 @@ export interface ManagedReconcilerOptions<T extends ManagedObject, R> {
   failureReport?: Omit<FailureStreakOptions, "clock">;
 }
 
-/** Reasons the flow itself puts into conditions. */
-export const FlowReason = {
-  Available: "Available",
-  Creating: "Creating",
-  Deleting: "Deleting",
-  ReconcileSuccess: "ReconcileSuccess",
-} as const;
+export { FlowReason };
 
 /**
- * A failure that the flow reports on the object and does not retry until the spec changes.
- * `notReady`: the object has no usable resource (it is refused one), so Ready turns False even
- * when a resource is recorded in status.
+ * The observation found nothing yet, but a resource this object created moments ago may still
+ * appear (eventual consistency). Retried with backoff; never taken for an out-of-band deletion,
+ * which would create a second resource.
  */
-class ReportedTerminal extends Error {
-  readonly reason: string;
-  readonly notReady: boolean;
-  constructor(reason: string, message: string, opts: { notReady?: boolean } = {}) {
-    super(message);
-    this.reason = reason;
-    this.notReady = opts.notReady ?? false;
-  }
+export class ResourceNotVisibleError extends Error {
+  override readonly name = "ResourceNotVisibleError";
 }
+
+/** Status fields the flow itself writes; every other status field is the driver's description. */
+const FLOW_STATUS_FIELDS: ReadonlySet<string> = new Set([
+  "observedGeneration",
+  "conditions",
+  "createToken",
+  "createAttempt",
+  "createRequestedAt",
+] satisfies (keyof ManagedStatus)[]);
 
 /** The shared reconcile flow; see the module comment. */
 export class ManagedResourceReconciler<T extends ManagedObject, R> implements Reconciler {
@@ -153,7 +151,11 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     // The latest stored version of the object: every write replaces it, so a failure is recorded
     // on top of what this reconcile already wrote (the token), with a current resourceVersion.
     const cur: Current<T> = { obj };
-    const dctx: DriverContext = { logger: ctx.logger, signal: ctx.signal };
+    const dctx: DriverContext = {
+      logger: ctx.logger,
+      signal: ctx.signal,
+      flow: flowFacts(obj, this.#o.driver.idField),
+    };
     let result: Result;
     try {
       if (obj.metadata.deletionTimestamp !== undefined) result = await this.#finalize(cur, key, dctx);
@@ -188,19 +190,16 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
       this.#pending.reset(key);
       return {};
     }
-    let outcome;
-    try {
-      outcome = await driver.delete(obj, ctx);
-    } catch (err) {
-      if (!(err instanceof DeletionBlockedError)) throw err;
+    const outcome = await driver.delete(obj, await driver.observe(obj, ctx), ctx);
+    if (!outcome.done && outcome.blocked === true) {
       // Blocked until a human acts (empties the bucket): report it, keep the finalizer and look
       // again with a bounded backoff (5 s doubling to 5 min), so the object goes soon after the
       // obstacle does instead of after the rate limiter's ~17-minute ceiling.
       await this.#writeStatus(
         cur,
-        this.#withConditions(obj, { ready: [ConditionStatus.False, err.reason, err.message] }),
+        this.#withConditions(obj, { ready: [ConditionStatus.False, outcome.reason, outcome.message] }),
       );
-      recorder.event(obj, "Warning", err.reason, err.message);
+      recorder.event(obj, "Warning", outcome.reason, outcome.message);
       return { requeueAfter: this.#blocked.next(key) };
     }
     this.#blocked.reset(key);
@@ -222,7 +221,8 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
   async #ensure(cur: Current<T>, key: string, ctx: DriverContext): Promise<Result> {
     let obj = cur.obj;
     const { driver, recorder } = this.#o;
-    let obs: Observation<R> = await driver.observe(obj, ctx);
+    const obs: Observation<R> = await driver.observe(obj, ctx);
+    if (!obs.exists && obs.appearing !== undefined) throw new ResourceNotVisibleError(obs.appearing);
 
     if (obs.exists && obs.ownership === "foreign") {
       const refusal = adoptionRefusal(obj, obs.foreign, {
@@ -231,16 +231,13 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
         adoption: this.#o.adoption,
       });
       if (refusal !== undefined)
-        throw new ReportedTerminal(refusal.reason, refusal.message, { notReady: true });
-      const adopted = await driver.adopt(obj, obs.resource, ctx);
-      recorder.event(obj, "Normal", "Adopted", `adopted the existing ${driver.noun}`);
-      obs = { exists: true, resource: adopted, ownership: "owned" };
+        throw new InvalidSpecError(refusal.reason, refusal.message, { notReady: true });
     }
 
     let resource: R;
     let status: NonNullable<T["status"]> = { ...(obj.status ?? {}) } as NonNullable<T["status"]>;
     if (!obs.exists) {
-      const recorded = driver.recordedId(obj);
+      const recorded = recordedIdOf(obj, driver.idField);
       let attempt = obj.status?.createAttempt ?? 0;
       if (recorded !== undefined) {
         const message = `the ${driver.noun} ${recorded} was deleted outside the operator`;
@@ -267,7 +264,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
         }
         recorder.event(obj, "Warning", ConditionReason.DeletedOutOfBand, `${message}; recreating it`);
         attempt += 1;
-        status = { ...status, ...driver.clearedStatus() };
+        status = clearedStatus(status);
       } else if (attempt === 0) {
         attempt = 1;
       }
@@ -299,22 +296,22 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
       resource = await driver.create(obj, token, ctx);
       recorder.event(obj, "Normal", "Created", `created the ${driver.noun}`);
     } else {
-      const synced = await driver.sync(obj, obs.resource, ctx);
-      resource = synced.resource;
-      if (synced.changes.length > 0) {
-        const described = synced.changes.map((c) => c.description).join("; ");
+      const changes = await driver.update(obj, obs, ctx);
+      resource = obs.resource;
+      const described = changes.map((c) => c.description).join("; ");
+      if (obs.ownership === "foreign") {
+        const what = changes.length > 0 ? `: ${described}` : "";
+        recorder.event(obj, "Normal", "Adopted", `adopted the existing ${driver.noun}${what}`);
+      } else if (changes.length > 0) {
         recorder.event(obj, "Normal", "Updated", `repaired drift: ${described}`);
-        for (const setting of new Set(synced.changes.map((c) => c.setting))) {
+        for (const setting of new Set(changes.map((c) => c.setting))) {
           this.#o.driftRepairs?.repaired(setting);
         }
       }
     }
 
-    const readiness = driver.readiness(resource);
-    const next = {
-      ...(obj.status ?? {}),
-      ...driver.status(obj, resource),
-    } as NonNullable<T["status"]>;
+    const { status: described, readiness } = driver.describe(resource);
+    const next = { ...(obj.status ?? {}), ...described } as NonNullable<T["status"]>;
     const withConds = this.#withConditions(
       { ...obj, status: next },
       {
@@ -366,10 +363,8 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     }
     let terminal: { reason: string; message: string; notReady?: boolean } | undefined;
     let retryable: { reason: string; message: string } | undefined;
-    if (err instanceof ReportedTerminal) {
+    if (err instanceof InvalidSpecError) {
       terminal = { reason: err.reason, message: err.message, notReady: err.notReady };
-    } else if (err instanceof InvalidSpecError) {
-      terminal = { reason: err.reason, message: err.message };
     } else if (err instanceof AwsError) {
       const info = err.info;
       const reason = conditionReason(info.code);
@@ -380,7 +375,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     if (terminal !== undefined) {
       this.#failures.reset(key);
       // A recorded resource keeps its Ready condition, unless the failure refuses it to this object.
-      const keepReady = this.#o.driver.recordedId(obj) !== undefined && terminal.notReady !== true;
+      const keepReady = recordedIdOf(obj, this.#o.driver.idField) !== undefined && terminal.notReady !== true;
       const status = this.#withConditions(obj, {
         synced: [ConditionStatus.False, terminal.reason, terminal.message],
         ...(keepReady ? {} : { ready: [ConditionStatus.False, terminal.reason, terminal.message] as const }),
@@ -462,6 +457,13 @@ function withTypeMeta<T extends ManagedObject>(stored: T, like: T): T {
   stored.apiVersion = like.apiVersion;
   stored.kind = like.kind;
   return stored;
+}
+
+/** `status` with every field the driver describes cleared (the resource is gone). */
+function clearedStatus<S extends object>(status: S): S {
+  const out: Record<string, unknown> = { ...(status as Record<string, unknown>) };
+  for (const k of Object.keys(out)) if (!FLOW_STATUS_FIELDS.has(k)) out[k] = undefined;
+  return out as S;
 }
 
 /** JSON form without undefined members, as the API server stores it. */

@@ -20,6 +20,7 @@ import type { Logger } from "../../runtime/logging.ts";
 import type { Runnable } from "../../runtime/manager/runnable.ts";
 import type { ManagedObject, ResourceDriver } from "./driver.ts";
 import type { AdoptionPolicy, OwnerDirectory } from "./ownership.ts";
+import type { TagPolicy } from "./tags.ts";
 import { ManagedResourceReconciler } from "./managed-reconciler.ts";
 import { countManagedResources, DriftRepairMetrics } from "./metrics.ts";
 
@@ -37,6 +38,8 @@ export interface ReconcilerDeps {
   owners: OwnerDirectory;
   /** Whether resources this operator never tagged may be adopted. @default "enabled" */
   adoption?: AdoptionPolicy;
+  /** What the drivers may do to the tags of the resources they own. @default DEFAULT_TAG_POLICY */
+  tagPolicy?: TagPolicy | undefined;
   /** Workers per controller. @default 1 */
   maxConcurrentReconciles?: number;
   /** Steady-state poll period, in ms. @default 300_000 */

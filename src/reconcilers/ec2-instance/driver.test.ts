@@ -1,11 +1,12 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { RunInstancesCommandInput, TerminateInstancesCommandInput } from "@aws-sdk/client-ec2";
+import type { Instance, RunInstancesCommandInput, TerminateInstancesCommandInput } from "@aws-sdk/client-ec2";
 import type { Ec2InstanceSpec, Ec2InstanceStatus } from "../../api/v1/index.ts";
 import { ownershipTags } from "../../aws/ownership.ts";
-import { silentLogger } from "../../runtime/logging.ts";
 import { FakeClock } from "../../runtime/testing/fake-clock.ts";
-import { Ec2InstanceDriver, InstanceNotVisibleError, type Ec2InstanceObject } from "./driver.ts";
+import type { DeleteOutcome, Observation } from "../common/driver.ts";
+import { context, contextFor } from "../common/testing/context.ts";
+import { Ec2InstanceDriver, type Ec2InstanceObject } from "./driver.ts";
 import { FakeEc2 } from "./testing/fake-ec2.ts";
 
 const spec: Ec2InstanceSpec = {
@@ -33,7 +34,22 @@ function object(
 }
 
 const owner = (name: string) => ({ uid: `uid-${name}`, namespace: "default", name, kind: "Ec2Instance" });
-const ctx = { logger: silentLogger, signal: new AbortController().signal };
+/** A context for calls that do not depend on the flow (create). */
+const ctx = context();
+/** The context the flow gives the driver for `obj`. */
+const ctxOf = (obj: Ec2InstanceObject) => contextFor(obj, "instanceId");
+/** An observation of an instance of the object's own. */
+const owned = (resource: Instance): Observation<Instance> & { exists: true } => ({
+  exists: true,
+  resource,
+  ownership: "owned",
+});
+/** A deletion pass of `obj` as the flow makes it: observe the object being deleted, then delete. */
+async function remove(driver: Ec2InstanceDriver, obj: Ec2InstanceObject): Promise<DeleteOutcome> {
+  const doomed = { ...obj, metadata: { ...obj.metadata, deletionTimestamp: "2025-01-01T00:00:00Z" } };
+  const ctx = ctxOf(doomed);
+  return driver.delete(doomed, await driver.observe(doomed, ctx), ctx);
+}
 
 function setup() {
   const clock = new FakeClock(Date.parse("2025-01-01T00:00:00Z"));
@@ -60,7 +76,7 @@ describe("Ec2InstanceDriver.observe", () => {
       const i = ec2.add({ tags: ownershipTags(owner(n)) });
       return object(n, { instanceId: i.InstanceId });
     });
-    const seen = await run(Promise.all(objs.map((o) => driver.observe(o, ctx))));
+    const seen = await run(Promise.all(objs.map((o) => driver.observe(o, ctxOf(o)))));
     assert.equal(ec2.count("DescribeInstances"), 1);
     for (const [k, obs] of seen.entries()) {
       assert.ok(obs.exists);
@@ -75,21 +91,24 @@ describe("Ec2InstanceDriver.observe", () => {
     ec2.hidden.add(i.InstanceId ?? "");
     const launchTime = new Date(clock.now() - 5_000).toISOString();
     const obj = object("a", { instanceId: i.InstanceId, launchTime });
-    await assert.rejects(run(driver.observe(obj, ctx)), InstanceNotVisibleError);
+    assert.deepEqual(await run(driver.observe(obj, ctxOf(obj))), {
+      exists: false,
+      appearing: `instance ${i.InstanceId} was launched moments ago and is not listed by DescribeInstances yet`,
+    });
     const old = object("a", {
       instanceId: i.InstanceId,
       launchTime: new Date(clock.now() - 120_000).toISOString(),
     });
-    assert.deepEqual(await run(driver.observe(old, ctx)), { exists: false });
+    assert.deepEqual(await run(driver.observe(old, ctxOf(old))), { exists: false });
   });
 
   it("counts a terminated recorded instance as absent, unless another live one carries the UID", async () => {
     const { ec2, driver, run } = setup();
     const gone = ec2.add({ State: { Name: "terminated" }, tags: ownershipTags(owner("a")) });
     const obj = object("a", { instanceId: gone.InstanceId, launchTime: new Date().toISOString() });
-    assert.deepEqual(await run(driver.observe(obj, ctx)), { exists: false });
+    assert.deepEqual(await run(driver.observe(obj, ctxOf(obj))), { exists: false });
     const other = ec2.add({ tags: ownershipTags(owner("a")) });
-    const obs = await run(driver.observe(obj, ctx));
+    const obs = await run(driver.observe(obj, ctxOf(obj)));
     assert.ok(obs.exists);
     assert.equal(obs.resource.InstanceId, other.InstanceId);
   });
@@ -98,7 +117,12 @@ describe("Ec2InstanceDriver.observe", () => {
     const { ec2, driver, run } = setup();
     ec2.add({ tags: ownershipTags(owner("a")), ClientToken: "uid-a-1" });
     const second = ec2.add({ tags: ownershipTags(owner("a")), ClientToken: "uid-a-2" });
-    const obs = await run(driver.observe(object("a", { createToken: "uid-a-2", createAttempt: 2 }), ctx));
+    const obs = await run(
+      driver.observe(
+        object("a", { createToken: "uid-a-2", createAttempt: 2 }),
+        ctxOf(object("a", { createToken: "uid-a-2", createAttempt: 2 })),
+      ),
+    );
     assert.ok(obs.exists);
     assert.equal(obs.ownership, "owned");
     assert.equal(obs.resource.InstanceId, second.InstanceId);
@@ -108,9 +132,9 @@ describe("Ec2InstanceDriver.observe", () => {
     const { ec2, driver, run } = setup();
     const left = { ...owner("a"), uid: "uid-of-a-deleted-object" };
     ec2.add({ State: { Name: "shutting-down" }, tags: ownershipTags(left) });
-    assert.deepEqual(await run(driver.observe(object("a"), ctx)), { exists: false });
+    assert.deepEqual(await run(driver.observe(object("a"), ctxOf(object("a")))), { exists: false });
     const retained = ec2.add({ State: { Name: "stopped" }, tags: ownershipTags(left) });
-    const obs = await run(driver.observe(object("a"), ctx));
+    const obs = await run(driver.observe(object("a"), ctxOf(object("a"))));
     assert.ok(obs.exists);
     assert.equal(obs.ownership, "foreign");
     assert.equal(obs.resource.InstanceId, retained.InstanceId);
@@ -119,7 +143,12 @@ describe("Ec2InstanceDriver.observe", () => {
   it("reports a recorded instance whose UID tag now names another object as foreign", async () => {
     const { ec2, driver, run } = setup();
     const i = ec2.add({ tags: ownershipTags({ ...owner("a"), uid: "someone-else" }) });
-    const obs = await run(driver.observe(object("a", { instanceId: i.InstanceId }), ctx));
+    const obs = await run(
+      driver.observe(
+        object("a", { instanceId: i.InstanceId }),
+        ctxOf(object("a", { instanceId: i.InstanceId })),
+      ),
+    );
     assert.ok(obs.exists);
     assert.equal(obs.ownership, "foreign");
   });
@@ -127,10 +156,10 @@ describe("Ec2InstanceDriver.observe", () => {
     const { ec2, driver, run } = setup();
     const unmanaged = ec2.add({ tags: { Name: "payroll-db" } });
     const obj = object("a", { instanceId: unmanaged.InstanceId });
-    const obs = await run(driver.observe(obj, ctx));
+    const obs = await run(driver.observe(obj, ctxOf(obj)));
     assert.ok(obs.exists && obs.ownership === "foreign");
     assert.deepEqual(obs.foreign, { owner: undefined, managedByOperator: false, adoptable: false });
-    assert.deepEqual(await run(driver.delete(obj, ctx)), { done: true }, "nothing of this object to delete");
+    assert.deepEqual(await run(remove(driver, obj)), { done: true }, "nothing of this object to delete");
     assert.equal(ec2.count("TerminateInstances"), 0);
     assert.equal(ec2.count("CreateTags") + ec2.count("DeleteTags"), 0);
   });
@@ -167,14 +196,14 @@ describe("Ec2InstanceDriver.observe with the snapshot", () => {
 
   it("answers a round of sequential steady polls with one call once the IDs are known", async () => {
     const { clock, driver, objs, byId, run } = fleet(50);
-    for (const o of objs) assert.ok((await run(driver.observe(o, ctx))).exists);
+    for (const o of objs) assert.ok((await run(driver.observe(o, ctxOf(o)))).exists);
     const firstRound = byId();
     assert.ok(firstRound <= 50);
     for (let round = 0; round < 3; round++) {
       await clock.advance(60_000);
       const before = byId();
       for (const o of objs) {
-        const obs = await run(driver.observe(o, ctx));
+        const obs = await run(driver.observe(o, ctxOf(o)));
         assert.ok(obs.exists);
         assert.equal(obs.resource.InstanceId, o.status?.instanceId);
       }
@@ -185,8 +214,8 @@ describe("Ec2InstanceDriver.observe with the snapshot", () => {
   it("reads fresh for creation, transitions, a new generation and deletion", async () => {
     const { driver, objs, byId, run, ec2 } = fleet(2);
     const [a, b] = objs as [Ec2InstanceObject, Ec2InstanceObject];
-    await run(driver.observe(a, ctx));
-    await run(driver.observe(b, ctx)); // both now in the snapshot
+    await run(driver.observe(a, ctxOf(a)));
+    await run(driver.observe(b, ctxOf(b))); // both now in the snapshot
     const id = b.status?.instanceId;
     const unsettled = [
       settled("o1", id, "False"),
@@ -195,11 +224,11 @@ describe("Ec2InstanceDriver.observe with the snapshot", () => {
     ];
     for (const o of unsettled) {
       const before = byId();
-      await run(driver.observe(o, ctx));
+      await run(driver.observe(o, ctxOf(o)));
       assert.equal(byId() - before, 1, "a fresh read");
     }
     const before = byId();
-    await run(driver.observe(b, ctx));
+    await run(driver.observe(b, ctxOf(b)));
     assert.equal(byId(), before, "the settled object is answered from the snapshot");
     assert.equal(ec2.count("TerminateInstances"), 0);
   });
@@ -208,12 +237,12 @@ describe("Ec2InstanceDriver.observe with the snapshot", () => {
     const { clock, driver, objs, byId, run, ec2 } = fleet(2);
     const [a, b] = objs as [Ec2InstanceObject, Ec2InstanceObject];
     const idB = b.status?.instanceId ?? "";
-    await run(driver.observe(b, ctx));
+    await run(driver.observe(b, ctxOf(b)));
     ec2.hidden.add(idB); // a listing that misses it (eventual consistency)
-    await run(driver.observe(a, ctx)); // its call prefetches b and records "not listed"
+    await run(driver.observe(a, ctxOf(a))); // its call prefetches b and records "not listed"
     ec2.hidden.clear();
     const before = byId();
-    const obs = await run(driver.observe(b, ctx));
+    const obs = await run(driver.observe(b, ctxOf(b)));
     assert.ok(obs.exists, "present: the fresh read lists it");
     assert.equal(obs.resource.InstanceId, idB);
     assert.equal(byId() - before, 1);
@@ -221,9 +250,9 @@ describe("Ec2InstanceDriver.observe with the snapshot", () => {
     // Terminated in the snapshot: also confirmed fresh (and then it really is gone).
     (ec2.instances.get(idB) ?? {}).State = { Name: "terminated" };
     await clock.advance(16_000);
-    await run(driver.observe(a, ctx)); // stale for a: its call records b as terminated
+    await run(driver.observe(a, ctxOf(a))); // stale for a: its call records b as terminated
     const calls = byId();
-    assert.deepEqual(await run(driver.observe(b, ctx)), { exists: false });
+    assert.deepEqual(await run(driver.observe(b, ctxOf(b))), { exists: false });
     assert.ok(byId() > calls, "absence was read fresh");
   });
 
@@ -232,12 +261,12 @@ describe("Ec2InstanceDriver.observe with the snapshot", () => {
     const [a] = objs as [Ec2InstanceObject];
     const id = a.status?.instanceId ?? "";
     ec2.add({ InstanceId: id, tags: { ...ownershipTags(owner("o0")), stray: "x" } });
-    const seen = await run(driver.observe(a, ctx));
+    const seen = await run(driver.observe(a, ctxOf(a)));
     assert.ok(seen.exists);
-    assert.ok((await run(driver.sync(a, seen.resource, ctx))).changes.length > 0);
-    const again = await run(driver.observe(a, ctx));
+    assert.ok((await run(driver.update(a, owned(seen.resource), ctxOf(a)))).length > 0);
+    const again = await run(driver.observe(a, ctxOf(a)));
     assert.ok(again.exists);
-    assert.deepEqual((await run(driver.sync(a, again.resource, ctx))).changes, []);
+    assert.deepEqual(await run(driver.update(a, owned(again.resource), ctxOf(a))), []);
     assert.equal(ec2.count("CreateTags") + ec2.count("DeleteTags"), 2, "one repair");
   });
 
@@ -250,7 +279,7 @@ describe("Ec2InstanceDriver.observe with the snapshot", () => {
   });
 });
 
-describe("Ec2InstanceDriver.create, adopt and sync", () => {
+describe("Ec2InstanceDriver.create, adoption and update", () => {
   it("launches with the token and ownership tags, asking DescribeImages once per AMI and region", async () => {
     const { ec2, driver, run } = setup();
     const sized = { storage: { rootVolume: { size: 12 } } };
@@ -282,8 +311,8 @@ describe("Ec2InstanceDriver.create, adopt and sync", () => {
     const { ec2, driver, run } = setup();
     const obj = object("a");
     const i = ec2.add({ tags: { ...ownershipTags(owner("a")), team: "web" } });
-    const clean = await run(driver.sync(obj, structuredClone(i), ctx));
-    assert.deepEqual(clean.changes, []);
+    const clean = await run(driver.update(obj, owned(structuredClone(i)), ctxOf(obj)));
+    assert.deepEqual(clean, []);
     assert.equal(ec2.calls.length, 0);
 
     ec2.add({
@@ -291,12 +320,9 @@ describe("Ec2InstanceDriver.create, adopt and sync", () => {
       tags: { ...ownershipTags(owner("a")), team: "ops", extra: "x", "aws:x": "y" },
     });
     const drifted = await run(
-      driver.sync(obj, structuredClone(ec2.instances.get(i.InstanceId ?? "") ?? {}), ctx),
+      driver.update(obj, owned(structuredClone(ec2.instances.get(i.InstanceId ?? "") ?? {})), ctxOf(obj)),
     );
-    assert.deepEqual(drifted.changes, [
-      { setting: "tags", description: "set tag team" },
-      { setting: "tags", description: "removed tag extra" },
-    ]);
+    assert.deepEqual(drifted, [{ setting: "tags", description: "tags: set team; removed extra" }]);
     assert.equal(ec2.count("CreateTags"), 1);
     assert.equal(ec2.count("DeleteTags"), 1);
     assert.deepEqual(ec2.tagsOf(i.InstanceId ?? ""), {
@@ -304,16 +330,25 @@ describe("Ec2InstanceDriver.create, adopt and sync", () => {
       team: "web",
       "aws:x": "y",
     });
-    const again = await run(driver.sync(obj, drifted.resource, ctx));
-    assert.deepEqual(again.changes, [], "the returned resource reflects the repair");
+    const again = await run(
+      driver.update(obj, owned(structuredClone(ec2.instances.get(i.InstanceId ?? "") ?? {})), ctxOf(obj)),
+    );
+    assert.deepEqual(again, [], "the repair left the instance in sync");
   });
 
   it("adopts by writing this object's ownership tags over the old owner's", async () => {
     const { ec2, driver, run } = setup();
     const i = ec2.add({ tags: ownershipTags({ ...owner("a"), uid: "old" }) });
-    const adopted = await run(driver.adopt(object("a"), i, ctx));
+    const obs = await run(driver.observe(object("a"), ctxOf(object("a"))));
+    assert.ok(obs.exists && obs.ownership === "foreign");
+    const changes = await run(driver.update(object("a"), obs, ctxOf(object("a"))));
     assert.equal(ec2.tagsOf(i.InstanceId ?? "")["compute.cloud.com/uid"], "uid-a");
-    assert.ok(adopted.Tags?.some((t) => t.Key === "compute.cloud.com/uid" && t.Value === "uid-a"));
+    assert.ok(
+      changes.some((c) => c.description.includes("compute.cloud.com/uid")),
+      changes.map((c) => c.description).join("; "),
+    );
+    const after = await run(driver.observe(object("a"), ctxOf(object("a"))));
+    assert.equal(after.exists && after.ownership, "owned");
   });
 });
 
@@ -325,9 +360,9 @@ describe("Ec2InstanceDriver.delete", () => {
     const foreign = ec2.add({ tags: ownershipTags({ ...owner("a"), uid: "other" }) });
     const obj = object("a", { instanceId: recorded.InstanceId });
 
-    const first = await run(driver.delete(obj, ctx));
+    const first = await run(remove(driver, obj));
     assert.equal(first.done, false);
-    assert.equal(first.done === false ? first.state : undefined, "shutting-down");
+    assert.equal(!first.done && first.blocked !== true ? first.state : undefined, "shutting-down");
     const terminated = ec2.calls.filter((c) => c.op === "TerminateInstances");
     assert.equal(terminated.length, 1);
     assert.deepEqual(
@@ -335,19 +370,19 @@ describe("Ec2InstanceDriver.delete", () => {
       [recorded.InstanceId, lost.InstanceId].sort(),
     );
 
-    const second = await run(driver.delete(obj, ctx));
+    const second = await run(remove(driver, obj));
     assert.equal(second.done, false);
     assert.equal(ec2.count("TerminateInstances"), 1, "instances shutting down are not terminated again");
 
     for (const i of [recorded, lost])
       (ec2.instances.get(i.InstanceId ?? "") ?? {}).State = { Name: "terminated" };
-    assert.deepEqual(await run(driver.delete(obj, ctx)), { done: true });
+    assert.deepEqual(await run(remove(driver, obj)), { done: true });
     assert.equal(ec2.instances.get(foreign.InstanceId ?? "")?.State?.Name, "running");
   });
 
   it("is done at once when nothing of the object exists", async () => {
     const { ec2, driver, run } = setup();
-    assert.deepEqual(await run(driver.delete(object("a"), ctx)), { done: true });
+    assert.deepEqual(await run(remove(driver, object("a"))), { done: true });
     assert.equal(ec2.count("TerminateInstances"), 0);
   });
 
@@ -359,9 +394,9 @@ describe("Ec2InstanceDriver.delete", () => {
       instanceId: i.InstanceId,
       launchTime: new Date(clock.now() - 1000).toISOString(),
     });
-    assert.equal((await run(driver.delete(fresh, ctx))).done, false);
+    assert.equal((await run(remove(driver, fresh))).done, false);
     ec2.hidden.clear();
-    assert.equal((await run(driver.delete(fresh, ctx))).done, false);
+    assert.equal((await run(remove(driver, fresh))).done, false);
     assert.equal(ec2.count("TerminateInstances"), 1, "terminated once it became visible");
   });
 
@@ -382,7 +417,7 @@ describe("Ec2InstanceDriver.delete", () => {
           },
         ],
       });
-    assert.equal((await run(driver.delete(creating(1_000), ctx))).done, false);
-    assert.equal((await run(driver.delete(creating(600_000), ctx))).done, true);
+    assert.equal((await run(remove(driver, creating(1_000)))).done, false);
+    assert.equal((await run(remove(driver, creating(600_000)))).done, true);
   });
 });

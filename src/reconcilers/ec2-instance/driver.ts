@@ -5,6 +5,7 @@
  * idempotency token and tagged at launch; tags are the only thing ever changed afterwards.
  */
 import { ownerOf, uidOf } from "../common/owner.ts";
+import { DEFAULT_TAG_POLICY, desiredTagsOf, repairTags, type TagPolicy } from "../common/tags.ts";
 import {
   AssociateIamInstanceProfileCommand,
   CreateTagsCommand,
@@ -16,39 +17,40 @@ import {
   DescribeInstancesCommand,
   RunInstancesCommand,
   TerminateInstancesCommand,
+  type EC2Client,
+  type Filter,
   type Instance,
 } from "@aws-sdk/client-ec2";
-import { getCondition, type Ec2Instance } from "../../api/v1/index.ts";
+import type { Ec2Instance } from "../../api/v1/index.ts";
 import type { AwsClientSource } from "../../aws/clients.ts";
+import type { AwsClientOf } from "../../aws/service.ts";
 import { AwsError } from "../../aws/errors.ts";
-import { desiredTags, ownershipTags, toEc2Tags } from "../../aws/ownership.ts";
+import { toEc2Tags } from "../../aws/ownership.ts";
 import { isOwnedBy, verdictOf } from "../common/ownership.ts";
 import type { Clock } from "../../runtime/clock.ts";
 import {
+  recordedIdOf,
   TAGS_SETTING,
   type DeleteOutcome,
   type DriftRepair,
+  type Description,
   type DriverContext,
   type ManagedObject,
   type Observation,
-  type Readiness,
   type ResourceDriver,
 } from "../common/driver.ts";
-import { FlowReason } from "../common/managed-reconciler.ts";
 import { AmiRootDevices } from "./ami-root-device.ts";
 import { DescribeBatcher } from "./describe-batcher.ts";
-import { describeInstances, namedFilters, ownedFilters } from "./instance-lookup.ts";
 import {
-  clearedInstanceStatus,
-  describeTagChanges,
   instanceReadiness,
   instanceStatus,
-  instanceTagChanges,
   instanceTags,
   isGone,
+  namedFilters,
+  ownedFilters,
   pickInstance,
   stateOf,
-} from "./instance-view.ts";
+} from "./model.ts";
 import { metadataOptionsDrift, profileAction, profileMatches } from "./instance-settings.ts";
 import { needsAmiRootDevice, profileSpecifier, runInstancesInput } from "./launch.ts";
 
@@ -88,24 +90,15 @@ export interface Ec2InstanceDriverOptions {
    * @default 120_000
    */
   visibilityGraceMs?: number;
-}
-
-/**
- * A recorded instance that DescribeInstances does not list yet, shortly after its launch. Thrown
- * from observe so the reconcile is retried with backoff instead of concluding the instance was
- * deleted (which would launch a second one).
- */
-export class InstanceNotVisibleError extends Error {
-  override readonly name = "InstanceNotVisibleError";
-  constructor(instanceId: string) {
-    super(`instance ${instanceId} was launched moments ago and is not listed by DescribeInstances yet`);
-  }
+  /** What the operator may do to an instance's tags. @default DEFAULT_TAG_POLICY */
+  tagPolicy?: TagPolicy | undefined;
 }
 
 /** The driver of the Ec2Instance kind; one per controller, shared by its workers. */
 export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Instance> {
   readonly noun = "instance";
-  /** Tags are the only setting of an instance that is put back (the rest is immutable). */
+  readonly idField = "instanceId";
+  /** The settings of an instance that are put back; the rest is immutable. */
   readonly driftSettings: readonly string[] = Object.freeze([
     TAGS_SETTING,
     "metadataOptions",
@@ -121,11 +114,13 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Inst
   readonly #trackMs: number;
   readonly #batchers = new Map<string, DescribeBatcher>();
   readonly #roots: AmiRootDevices;
+  readonly #tagPolicy: TagPolicy;
 
   constructor(opts: Ec2InstanceDriverOptions) {
     this.#aws = opts.aws;
     this.#clock = opts.clock;
     this.#windowMs = opts.batchWindowMs ?? 10;
+    this.#tagPolicy = opts.tagPolicy ?? DEFAULT_TAG_POLICY;
     this.#graceMs = opts.visibilityGraceMs ?? 120_000;
     if (!(this.#graceMs >= 0)) throw new RangeError(`visibilityGraceMs must be >= 0, got ${this.#graceMs}`);
     const poll = opts.pollIntervalMs ?? 300_000;
@@ -137,29 +132,27 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Inst
     if (!(this.#trackMs >= 0)) throw new RangeError(`trackMs must be >= 0, got ${this.#trackMs}`);
     this.#roots = new AmiRootDevices((region, input, signal) =>
       this.#aws
-        .ec2(region)
+        .client("ec2", region)
         .send(new DescribeImagesCommand(input), signal !== undefined ? { abortSignal: signal } : {}),
     );
   }
 
-  recordedId(obj: Ec2InstanceObject): string | undefined {
-    const id = obj.status?.instanceId;
-    return id === undefined || id === "" ? undefined : id;
-  }
-
   /**
    * Finds the object's instance. The steady-state poll of a settled instance (see
-   * {@link #settled}) may be answered from the batcher's snapshot, at most `snapshotMaxAgeMs`
-   * old; only a live instance of ours is taken from it. Anything else (not listed, terminated,
-   * foreign) and every other observation (creation, transitions, a new generation) is read fresh,
-   * so a snapshot never makes the flow conclude the instance was deleted out of band.
+   * {@link FlowFacts.settled}) may be answered from the batcher's snapshot, at most
+   * `snapshotMaxAgeMs` old; only a live instance of ours is taken from it. Anything else (not
+   * listed, terminated, foreign) and every other observation (creation, transitions, a new
+   * generation, deletion) is read fresh, so a snapshot never makes the flow conclude the instance
+   * was deleted out of band. A recorded instance not yet listed shortly after its launch is
+   * `appearing`, never absent (that would launch a second one). A deletion is never offered a
+   * foreign instance found only by name: it would leave it alone anyway.
    */
   async observe(obj: Ec2InstanceObject, ctx: DriverContext): Promise<Observation<Instance>> {
-    const recorded = this.recordedId(obj);
+    const recorded = recordedIdOf(obj, this.idField);
     let recordedInstance: Instance | undefined;
     if (recorded !== undefined) {
       const batcher = this.#batcher(obj.spec.region);
-      if (this.#snapshotMaxAgeMs > 0 && this.#settled(obj)) {
+      if (this.#snapshotMaxAgeMs > 0 && ctx.flow.settled) {
         const seen = await batcher.get(recorded, { maxAgeMs: this.#snapshotMaxAgeMs, signal: ctx.signal });
         if (seen !== undefined && !isGone(seen) && isOwnedBy(instanceTags(seen), obj)) {
           return { exists: true, resource: seen, ownership: "owned" };
@@ -179,9 +172,12 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Inst
     const owned = await this.#findOwned(obj, ctx);
     if (owned !== undefined) return { exists: true, resource: owned, ownership: "owned" };
     if (recorded !== undefined && recordedInstance === undefined && this.#launchedRecently(obj)) {
-      throw new InstanceNotVisibleError(recorded);
+      return {
+        exists: false,
+        appearing: `instance ${recorded} was launched moments ago and is not listed by DescribeInstances yet`,
+      };
     }
-    if (recorded === undefined) {
+    if (recorded === undefined && !ctx.flow.deleting) {
       const named = await this.#findNamed(obj, ctx);
       if (named !== undefined)
         return { exists: true, resource: named, ...verdictOf(instanceTags(named), obj) };
@@ -196,11 +192,11 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Inst
       : undefined;
     const input = runInstancesInput(spec, {
       token,
-      tags: desiredTags(spec.tags, ownerOf(obj, KIND)),
+      tags: desiredTagsOf(obj, KIND),
       amiRootDeviceName,
     });
     const out = await this.#aws
-      .ec2(spec.region)
+      .client("ec2", spec.region)
       .send(new RunInstancesCommand(input), { abortSignal: ctx.signal });
     const instance = out.Instances?.[0];
     if (instance?.InstanceId === undefined) throw new Error("RunInstances answered without an instance");
@@ -208,52 +204,65 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Inst
     return instance;
   }
 
-  async adopt(obj: Ec2InstanceObject, instance: Instance, ctx: DriverContext): Promise<Instance> {
-    const id = requireId(instance);
-    const tags = ownershipTags(ownerOf(obj, KIND));
-    try {
-      await this.#aws
-        .ec2(obj.spec.region)
-        .send(new CreateTagsCommand({ Resources: [id], Tags: toEc2Tags(tags) }), { abortSignal: ctx.signal });
-    } finally {
-      // Even a failed call may have changed the tags: the snapshot's answer is no longer trusted.
-      this.#batcher(obj.spec.region).invalidate(id);
-    }
-    ctx.logger.info({ instanceId: id }, "adopted EC2 instance");
-    return { ...instance, Tags: toEc2Tags({ ...instanceTags(instance), ...tags }) };
-  }
-
-  async sync(
+  /**
+   * Brings the instance's tags to the desired set (CreateTags, then DeleteTags; for an instance
+   * being adopted this writes its ownership tags), then its metadata options and instance profile.
+   */
+  async update(
     obj: Ec2InstanceObject,
-    instance: Instance,
+    observed: Observation<Instance> & { exists: true },
     ctx: DriverContext,
-  ): Promise<{ resource: Instance; changes: DriftRepair[] }> {
-    const tagged = await this.#syncTags(obj, instance, ctx);
-    const settings = await this.#syncSettings(obj, tagged.resource, ctx);
-    return { resource: settings.resource, changes: [...tagged.changes, ...settings.changes] };
+  ): Promise<DriftRepair[]> {
+    const id = requireId(observed.resource);
+    const ec2 = this.#aws.client("ec2", obj.spec.region);
+    const opts = { abortSignal: ctx.signal };
+    let wrote = false;
+    try {
+      const { changes } = await repairTags(
+        desiredTagsOf(obj, KIND),
+        instanceTags(observed.resource),
+        {
+          set: async (tags) => {
+            wrote = true;
+            await ec2.send(new CreateTagsCommand({ Resources: [id], Tags: toEc2Tags(tags) }), opts);
+          },
+          remove: async (keys) => {
+            wrote = true;
+            await ec2.send(
+              new DeleteTagsCommand({ Resources: [id], Tags: keys.map((Key) => ({ Key })) }),
+              opts,
+            );
+          },
+        },
+        this.#tagPolicy,
+      );
+      if (changes.length > 0) ctx.logger.info({ instanceId: id, changes }, "repaired EC2 instance tags");
+      return [...changes, ...(await this.#updateSettings(obj, observed.resource, ctx))];
+    } finally {
+      // The snapshot holds the tags from before the repair (even a failed one may have begun it).
+      if (wrote) this.#batcher(obj.spec.region).invalidate(id);
+    }
   }
 
   /**
    * Repairs the metadata options and the instance profile the spec sets (instance-settings.ts),
    * on an instance that is running or stopped (EC2 refuses both in transition).
    */
-  async #syncSettings(
+  async #updateSettings(
     obj: Ec2InstanceObject,
     instance: Instance,
     ctx: DriverContext,
-  ): Promise<{ resource: Instance; changes: DriftRepair[] }> {
+  ): Promise<DriftRepair[]> {
     const state = stateOf(instance);
-    if (state !== "running" && state !== "stopped") return { resource: instance, changes: [] };
+    if (state !== "running" && state !== "stopped") return [];
     const id = requireId(instance);
-    const ec2 = this.#aws.ec2(obj.spec.region);
+    const ec2 = this.#aws.client("ec2", obj.spec.region);
     const opts = { abortSignal: ctx.signal };
     const changes: DriftRepair[] = [];
-    let next = instance;
     try {
       const metadata = metadataOptionsDrift(obj.spec, instance);
       if (metadata !== undefined) {
         await ec2.send(new ModifyInstanceMetadataOptionsCommand({ InstanceId: id, ...metadata }), opts);
-        next = { ...next, MetadataOptions: { ...next.MetadataOptions, ...metadata } };
         changes.push({ setting: "metadataOptions", description: "metadataOptions" });
       }
       const profile = obj.spec.iamInstanceProfile;
@@ -282,7 +291,7 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Inst
             );
           } else if (profileMatches(profile, association.IamInstanceProfile?.Arn)) {
             // The association is right already; the instance description lags behind it.
-            return { resource: next, changes };
+            return changes;
           } else {
             await ec2.send(
               new ReplaceIamInstanceProfileAssociationCommand({
@@ -298,93 +307,51 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Inst
     } finally {
       if (changes.length > 0) this.#batcher(obj.spec.region).invalidate(id);
     }
-    return { resource: next, changes };
+    return changes;
   }
 
-  async #syncTags(
-    obj: Ec2InstanceObject,
-    instance: Instance,
-    ctx: DriverContext,
-  ): Promise<{ resource: Instance; changes: DriftRepair[] }> {
-    const id = requireId(instance);
-    const desired = desiredTags(obj.spec.tags, ownerOf(obj, KIND));
-    const actual = instanceTags(instance);
-    const changes = instanceTagChanges(desired, actual);
-    if (Object.keys(changes.set).length === 0 && changes.remove.length === 0) {
-      return { resource: instance, changes: [] };
-    }
-    const ec2 = this.#aws.ec2(obj.spec.region);
-    try {
-      if (Object.keys(changes.set).length > 0) {
-        await ec2.send(new CreateTagsCommand({ Resources: [id], Tags: toEc2Tags(changes.set) }), {
-          abortSignal: ctx.signal,
-        });
-      }
-      if (changes.remove.length > 0) {
-        await ec2.send(
-          new DeleteTagsCommand({ Resources: [id], Tags: changes.remove.map((Key) => ({ Key })) }),
-          {
-            abortSignal: ctx.signal,
-          },
-        );
-      }
-    } finally {
-      // The snapshot holds the tags from before the repair (even a failed one may have begun it).
-      this.#batcher(obj.spec.region).invalidate(id);
-    }
-    const now = { ...actual, ...changes.set };
-    for (const k of changes.remove) delete now[k];
-    return {
-      resource: { ...instance, Tags: toEc2Tags(now) },
-      changes: describeTagChanges(changes).map((description) => ({ setting: TAGS_SETTING, description })),
-    };
-  }
-
-  status(_obj: Ec2InstanceObject, instance: Instance): Partial<NonNullable<Ec2InstanceObject["status"]>> {
-    return instanceStatus(instance);
-  }
-
-  clearedStatus(): Partial<NonNullable<Ec2InstanceObject["status"]>> {
-    return clearedInstanceStatus();
-  }
-
-  readiness(instance: Instance): Readiness {
-    return instanceReadiness(instance);
+  describe(instance: Instance): Description<NonNullable<Ec2InstanceObject["status"]>> {
+    return { status: instanceStatus(instance), readiness: instanceReadiness(instance) };
   }
 
   /**
-   * Terminates every live instance carrying this object's UID tag: the recorded one and any
-   * other, which covers a launch whose answer was lost. Never a foreign instance, recorded or not. Done once none is left; meanwhile reports `shutting-down`.
+   * Terminates every live instance carrying this object's UID tag: the observed one and any
+   * other, which covers a launch whose answer was lost. Never a foreign instance, recorded or
+   * not. Done once none is left; meanwhile reports `shutting-down`.
    */
-  async delete(obj: Ec2InstanceObject, ctx: DriverContext): Promise<DeleteOutcome> {
+  async delete(
+    obj: Ec2InstanceObject,
+    observed: Observation<Instance>,
+    ctx: DriverContext,
+  ): Promise<DeleteOutcome> {
     const uid = uidOf(obj);
     const region = obj.spec.region;
-    const recorded = this.recordedId(obj);
+    const recorded = recordedIdOf(obj, this.idField);
     const live = new Map<string, Instance>();
-    let recordedListed = false;
-    if (recorded !== undefined) {
-      const instance = await this.#batcher(region).get(recorded, { signal: ctx.signal });
-      recordedListed = instance !== undefined;
-      if (instance !== undefined && !isGone(instance)) {
-        if (isOwnedBy(instanceTags(instance), obj)) live.set(recorded, instance);
-        else
-          ctx.logger.warn(
-            { instanceId: recorded },
-            "recorded instance does not carry this object's ownership tags; not terminating it",
-          );
-      }
+    if (observed.exists) {
+      const id = requireId(observed.resource);
+      if (observed.ownership === "owned") live.set(id, observed.resource);
+      else
+        ctx.logger.warn(
+          { instanceId: id },
+          "instance does not carry this object's ownership tags; not terminating it",
+        );
     }
-    for (const instance of await describeInstances(this.#aws.ec2(region), ownedFilters(uid), ctx.signal)) {
+    for (const instance of await describeInstances(
+      this.#aws.client("ec2", region),
+      ownedFilters(uid),
+      ctx.signal,
+    )) {
       if (instance.InstanceId !== undefined) live.set(instance.InstanceId, instance);
     }
     if (live.size === 0) {
-      if (recorded !== undefined && !recordedListed && this.#launchedRecently(obj)) {
+      if (!observed.exists && observed.appearing !== undefined) {
         return {
           done: false,
-          message: `waiting for instance ${recorded} to be listed by EC2 before terminating it`,
+          message: `waiting for instance ${recorded ?? ""} to be listed by EC2 before terminating it`,
         };
       }
-      if (recorded === undefined && this.#launchInFlight(obj)) {
+      if (recorded === undefined && this.#launchInFlight(ctx)) {
         return { done: false, message: "waiting for the instance being launched to be listed by EC2" };
       }
       return { done: true };
@@ -397,7 +364,7 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Inst
     if (toTerminate.length > 0) {
       try {
         await this.#aws
-          .ec2(region)
+          .client("ec2", region)
           .send(new TerminateInstancesCommand({ InstanceIds: toTerminate }), { abortSignal: ctx.signal });
         ctx.logger.info({ instanceIds: toTerminate }, "terminating EC2 instances");
       } catch (err) {
@@ -417,7 +384,7 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Inst
   #batcher(region: string): DescribeBatcher {
     let batcher = this.#batchers.get(region);
     if (batcher === undefined) {
-      const ec2 = (): ReturnType<AwsClientSource["ec2"]> => this.#aws.ec2(region);
+      const ec2 = (): AwsClientOf<"ec2"> => this.#aws.client("ec2", region);
       batcher = new DescribeBatcher({
         describe: (input) => ec2().send(new DescribeInstancesCommand(input)),
         clock: this.#clock,
@@ -432,7 +399,7 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Inst
   /** The live instance carrying this object's UID tag, if any (the pick among several is stable). */
   async #findOwned(obj: Ec2InstanceObject, ctx: DriverContext): Promise<Instance | undefined> {
     const found = await describeInstances(
-      this.#aws.ec2(obj.spec.region),
+      this.#aws.client("ec2", obj.spec.region),
       ownedFilters(uidOf(obj)),
       ctx.signal,
     );
@@ -449,21 +416,11 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Inst
   /** A live instance tagged with this object's namespace, name and kind: the adoption candidate. */
   async #findNamed(obj: Ec2InstanceObject, ctx: DriverContext): Promise<Instance | undefined> {
     const found = await describeInstances(
-      this.#aws.ec2(obj.spec.region),
+      this.#aws.client("ec2", obj.spec.region),
       namedFilters(ownerOf(obj, KIND)),
       ctx.signal,
     );
     return pickInstance(found, undefined);
-  }
-
-  /**
-   * Whether the object is in steady state as far as its own record says: an instance ID is
-   * recorded, it is not being deleted, and Ready is True for the current generation.
-   */
-  #settled(obj: Ec2InstanceObject): boolean {
-    if (this.recordedId(obj) === undefined || obj.metadata.deletionTimestamp !== undefined) return false;
-    const ready = getCondition(obj.status?.conditions, "Ready");
-    return ready?.status === "True" && ready.observedGeneration === obj.metadata.generation;
   }
 
   /** Whether the recorded launch time lies within the visibility grace period. */
@@ -473,21 +430,42 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Inst
   }
 
   /**
-   * Whether a launch was started recently whose instance ID was never recorded (the operator
-   * stopped between RunInstances and the status write): a token is recorded, no ID, and the
-   * Ready condition turned to Creating within the grace period.
+   * Whether a launch whose instance ID was never recorded began within the grace period (the
+   * operator stopped between RunInstances and the status write).
    */
-  #launchInFlight(obj: Ec2InstanceObject): boolean {
-    const status = obj.status;
-    if (status?.createToken === undefined || status.instanceId !== undefined) return false;
-    const ready = getCondition(status.conditions, "Ready");
-    if (ready?.reason !== FlowReason.Creating) return false;
-    const t = Date.parse(ready.lastTransitionTime ?? "");
-    return Number.isFinite(t) && this.#clock.now() - t < this.#graceMs;
+  #launchInFlight(ctx: DriverContext): boolean {
+    const t = ctx.flow.createStartedAt;
+    return t !== undefined && this.#clock.now() - t < this.#graceMs;
   }
 }
 
 function requireId(instance: Instance): string {
   if (instance.InstanceId === undefined) throw new Error("EC2 answered with an instance without an ID");
   return instance.InstanceId;
+}
+
+/** Every instance matching `filters`, all pages (a repeated page token ends the listing). */
+export async function describeInstances(
+  ec2: Pick<EC2Client, "send">,
+  filters: Filter[],
+  signal?: AbortSignal,
+): Promise<Instance[]> {
+  const out: Instance[] = [];
+  const seen = new Set<string>();
+  let token: string | undefined;
+  do {
+    const page = await ec2.send(
+      new DescribeInstancesCommand({
+        Filters: filters,
+        MaxResults: 1000,
+        ...(token !== undefined ? { NextToken: token } : {}),
+      }),
+      signal !== undefined ? { abortSignal: signal } : {},
+    );
+    for (const r of page.Reservations ?? []) out.push(...(r.Instances ?? []));
+    const next = page.NextToken;
+    token = next !== undefined && next !== "" && !seen.has(next) ? next : undefined;
+    if (token !== undefined) seen.add(token);
+  } while (token !== undefined);
+  return out;
 }

@@ -1,32 +1,56 @@
 /**
- * The Ec2Instance controller: the shared reconcile flow with the EC2 driver, named
- * `ec2instance` (the `controller` label of its metrics and the Event source
- * `ec2instance-controller`).
+ * The Ec2Instance kind: the shared reconcile flow with the EC2 driver, named `ec2instance` (the
+ * `controller` label of its metrics and the Event source `ec2instance-controller`).
+ *
+ * Instance lookups of concurrent reconciles share DescribeInstances calls; the steady polls of
+ * settled instances are answered from the snapshot those calls leave (prefetched for every
+ * instance polled recently), so one call per poll round serves up to 1000 instances even with a
+ * single worker.
  */
 import type { Instance } from "@aws-sdk/client-ec2";
-import { Ec2InstanceResource } from "../../api/v1/index.ts";
-import type { Controller } from "../../runtime/controller/index.ts";
-import { setupManagedController, type ReconcilerDeps } from "../common/setup.ts";
+import { Ec2InstanceResource, ec2InstanceCrd } from "../../api/v1/index.ts";
+import { defineKind, type KindModule } from "../common/kind.ts";
 import { Ec2InstanceDriver, type Ec2InstanceObject } from "./driver.ts";
 
 export { DescribeBatcher } from "./describe-batcher.ts";
-export { Ec2InstanceDriver, InstanceNotVisibleError, type Ec2InstanceObject } from "./driver.ts";
+export { Ec2InstanceDriver, type Ec2InstanceObject } from "./driver.ts";
 
-/**
- * Adds the Ec2Instance controller to `deps.manager`. Instance lookups of concurrent reconciles
- * share DescribeInstances calls; the steady polls of settled instances are answered from the
- * snapshot those calls leave (prefetched for every instance polled recently), so one call per
- * poll round serves up to 1000 instances even with a single worker.
- */
-export function setupEc2InstanceController(deps: ReconcilerDeps): Controller {
-  return setupManagedController<Ec2InstanceObject, Instance>(
-    "ec2instance",
-    Ec2InstanceResource,
+/** The `ec2instance` controller's kind. */
+export const ec2InstanceKind: KindModule = defineKind<Ec2InstanceObject, Instance>({
+  name: "ec2instance",
+  resource: Ec2InstanceResource,
+  crd: ec2InstanceCrd,
+  iam: [
+    { action: "ec2:RunInstances" },
+    { action: "ec2:DescribeInstances" },
+    { action: "ec2:TerminateInstances" },
+    { action: "ec2:CreateTags" },
+    { action: "ec2:DeleteTags" },
+    { action: "ec2:ModifyInstanceMetadataOptions", when: "only for objects with metadataOptions" },
+    { action: "ec2:AssociateIamInstanceProfile", when: "only for objects with iamInstanceProfile" },
+    {
+      action: "ec2:ReplaceIamInstanceProfileAssociation",
+      when: "only for objects with iamInstanceProfile",
+    },
+    {
+      action: "ec2:DescribeIamInstanceProfileAssociations",
+      when: "only for objects with iamInstanceProfile",
+    },
+    {
+      action: "iam:PassRole",
+      calls: ["RunInstances", "AssociateIamInstanceProfile", "ReplaceIamInstanceProfileAssociation"],
+      when: "only for objects with iamInstanceProfile, on the profile's role",
+    },
+    {
+      action: "ec2:DescribeImages",
+      when: "only to find an AMI's root device name when a root volume is sized without deviceName",
+    },
+  ],
+  driver: (deps) =>
     new Ec2InstanceDriver({
       aws: deps.aws,
       clock: deps.clock,
+      tagPolicy: deps.tagPolicy,
       ...(deps.pollIntervalMs !== undefined ? { pollIntervalMs: deps.pollIntervalMs } : {}),
     }),
-    deps,
-  );
-}
+});

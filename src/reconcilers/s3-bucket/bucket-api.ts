@@ -36,7 +36,7 @@ import { KNOWN_CODES } from "../../aws/error-codes.ts";
 import { AwsError } from "../../aws/errors.ts";
 import { fromS3TagSet, toS3TagSet, type TagMap } from "../../aws/ownership.ts";
 import type { JsonValue } from "../../api/schema/openapi.ts";
-import type { VersioningStatus } from "./bucket.ts";
+import type { VersioningStatus } from "./model.ts";
 import {
   normalRules,
   type BucketSetting,

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { CREATE_WINDOW_MS } from "../common/token.ts";
-import type { S3BucketObject } from "./bucket.ts";
+import type { S3BucketObject } from "./model.ts";
 import { CLOCK_SKEW_MS, createdInWindow, createWindow } from "./crash-window.ts";
 import { bucketObject } from "./testing/objects.ts";
 

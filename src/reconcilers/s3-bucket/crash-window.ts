@@ -17,7 +17,7 @@
  * taken for its own. Pure functions; the driver makes the ListBuckets call.
  */
 import { CREATE_WINDOW_MS, createToken } from "../common/token.ts";
-import type { S3BucketObject } from "./bucket.ts";
+import type { S3BucketObject } from "./model.ts";
 
 /**
  * Tolerated clock difference between the API server or the operator and S3, in ms. Creation

@@ -1,134 +1,22 @@
 import assert from "node:assert/strict";
 import { beforeEach, describe, it } from "node:test";
-import { S3Client } from "@aws-sdk/client-s3";
+import type { S3Client } from "@aws-sdk/client-s3";
+import type { AwsClientSource } from "../../aws/clients.ts";
 import { OWNERSHIP_TAGS } from "../../api/v1/index.ts";
-import { AwsError, type AwsErrorKind } from "../../aws/errors.ts";
-import { fromS3TagSet, type TagMap } from "../../aws/ownership.ts";
-import { silentLogger } from "../../runtime/logging.ts";
 import { FakeClock } from "../../runtime/testing/fake-clock.ts";
-import { DeletionBlockedError, InvalidSpecError, type DriverContext } from "../common/driver.ts";
+import { InvalidSpecError } from "../common/driver.ts";
+import { context } from "../common/testing/context.ts";
 import type { VersionRef } from "./bucket-api.ts";
-import type { S3BucketObject } from "./bucket.ts";
+import type { S3BucketObject } from "./model.ts";
 import { BucketAppearedError, S3BucketDriver } from "./driver.ts";
+import { FakeS3 } from "./testing/fake-s3.ts";
 import { bucketObject } from "./testing/objects.ts";
-
-interface FakeBucket {
-  region: string;
-  tags: TagMap | undefined;
-  versioning: "Enabled" | "Suspended" | undefined;
-  versions: VersionRef[];
-  otherAccount?: boolean;
-  /** When S3 says it was created. @default the fake clock's time when CreateBucket made it, else NOW */
-  created?: Date;
-}
 
 /** The fake clock's time. */
 const NOW = Date.parse("2026-03-01T10:00:00Z");
 
-function awsError(kind: AwsErrorKind, code: string, httpStatus: number): AwsError {
-  return new AwsError({ kind, code, service: "s3", operation: "fake", message: code, httpStatus });
-}
-
-/** An in-memory S3 for the driver's logic: every call is logged by command name. */
-class FakeS3 {
-  readonly buckets = new Map<string, FakeBucket>();
-  readonly calls: { op: string; input: Record<string, unknown> }[] = [];
-  readonly config = new S3Client({
-    region: "us-east-1",
-    endpoint: "http://s3.test:4566",
-    forcePathStyle: true,
-  }).config;
-
-  mutations(): string[] {
-    return this.calls.map((c) => c.op).filter((op) => !/^(Head|Get|List)/.test(op));
-  }
-
-  #get(name: string): FakeBucket {
-    const b = this.buckets.get(name);
-    if (b === undefined) throw awsError("not-found", "NoSuchBucket", 404);
-    return b;
-  }
-
-  async send(cmd: { constructor: { name: string }; input: Record<string, unknown> }): Promise<unknown> {
-    const op = cmd.constructor.name.replace(/Command$/, "");
-    const input = cmd.input;
-    this.calls.push({ op, input });
-    const name = String(input.Bucket);
-    switch (op) {
-      case "HeadBucket": {
-        const b = this.buckets.get(name);
-        if (b === undefined) throw awsError("not-found", "NotFound", 404);
-        if (b.otherAccount) throw awsError("terminal", "HTTP403", 403);
-        return { BucketRegion: b.region };
-      }
-      case "GetBucketTagging": {
-        const b = this.#get(name);
-        if (b.tags === undefined) throw awsError("not-found", "NoSuchTagSet", 404);
-        return { TagSet: Object.entries(b.tags).map(([Key, Value]) => ({ Key, Value })) };
-      }
-      case "PutBucketTagging":
-        this.#get(name).tags = fromS3TagSet(
-          (input.Tagging as { TagSet: { Key: string; Value: string }[] }).TagSet,
-        );
-        return {};
-      case "GetBucketVersioning":
-        return { Status: this.#get(name).versioning };
-      case "PutBucketVersioning":
-        this.#get(name).versioning = (
-          input.VersioningConfiguration as { Status: "Enabled" | "Suspended" }
-        ).Status;
-        return {};
-      case "CreateBucket": {
-        const b = this.buckets.get(name);
-        if (b?.otherAccount) throw awsError("terminal", "BucketAlreadyExists", 409);
-        if (b !== undefined) throw awsError("conflict", "BucketAlreadyOwnedByYou", 409);
-        const cfg = input.CreateBucketConfiguration as { LocationConstraint?: string } | undefined;
-        this.buckets.set(name, {
-          region: cfg?.LocationConstraint ?? "us-east-1",
-          tags: undefined,
-          versioning: undefined,
-          versions: [],
-          created: new Date(NOW),
-        });
-        return {};
-      }
-      case "ListBuckets": {
-        const prefix = String(input.Prefix ?? "");
-        return {
-          Buckets: [...this.buckets.entries()]
-            .filter(([n]) => n.startsWith(prefix))
-            .map(([Name, b]) => ({ Name, CreationDate: b.created ?? new Date(NOW) })),
-        };
-      }
-      case "ListObjectVersions": {
-        const b = this.#get(name);
-        const max = Number(input.MaxKeys);
-        return {
-          Versions: b.versions.slice(0, max).map((v) => ({ Key: v.Key, VersionId: v.VersionId })),
-          IsTruncated: b.versions.length > max,
-        };
-      }
-      case "DeleteObjects": {
-        const b = this.#get(name);
-        const gone = (input.Delete as { Objects: VersionRef[] }).Objects;
-        b.versions = b.versions.filter(
-          (v) => !gone.some((g) => g.Key === v.Key && g.VersionId === v.VersionId),
-        );
-        return {};
-      }
-      case "DeleteBucket": {
-        const b = this.#get(name);
-        if (b.versions.length > 0) throw awsError("conflict", "BucketNotEmpty", 409);
-        this.buckets.delete(name);
-        return {};
-      }
-      default:
-        throw new Error(`fake S3 does not implement ${op}`);
-    }
-  }
-}
-
-const ctx: DriverContext = { logger: silentLogger, signal: new AbortController().signal };
+const ctx = context();
+const deleting = context({ deleting: true });
 
 function bucketObj(
   over: Partial<S3BucketObject["spec"]> = {},
@@ -145,13 +33,16 @@ describe("S3BucketDriver", () => {
   let s3: FakeS3;
   let driver: S3BucketDriver;
   beforeEach(() => {
-    s3 = new FakeS3();
+    s3 = new FakeS3(NOW);
     driver = new S3BucketDriver({
-      aws: { s3: () => s3 as unknown as S3Client },
+      aws: { client: (() => s3 as unknown as S3Client) as AwsClientSource["client"] },
       clock: new FakeClock(NOW),
       maxDeleteBatchesPerPass: 2,
     });
   });
+  /** A deletion pass as the flow makes it: observe, then delete what was observed. */
+  const remove = async (obj: S3BucketObject) =>
+    driver.delete(obj, await driver.observe(obj, deleting), deleting);
 
   describe("observe", () => {
     it("reports a missing bucket as absent", async () => {
@@ -294,13 +185,13 @@ describe("S3BucketDriver", () => {
     });
   });
 
-  describe("sync", () => {
+  describe("update", () => {
     it("makes no call at all when tags and versioning match", async () => {
       await driver.create(bucketObj({ tags: { a: "1" } }), "uid-1-1", ctx);
       s3.calls.length = 0;
       const obs = await driver.observe(bucketObj({ tags: { a: "1" } }), ctx);
       assert.ok(obs.exists);
-      const { changes } = await driver.sync(bucketObj({ tags: { a: "1" } }), obs.resource, ctx);
+      const changes = await driver.update(bucketObj({ tags: { a: "1" } }), obs, ctx);
       assert.deepEqual(changes, []);
       assert.deepEqual(s3.mutations(), []);
     });
@@ -314,7 +205,7 @@ describe("S3BucketDriver", () => {
       const obs = await driver.observe(obj, ctx);
       assert.ok(obs.exists);
       s3.calls.length = 0;
-      const { changes, resource } = await driver.sync(obj, obs.resource, ctx);
+      const changes = await driver.update(obj, obs, ctx);
       assert.deepEqual(changes, [
         { setting: "tags", description: "tags: set a; removed stray" },
         { setting: "versioning", description: "versioning: Enabled -> Suspended" },
@@ -332,20 +223,22 @@ describe("S3BucketDriver", () => {
       assert.equal(b.tags.a, "1");
       assert.equal(b.tags.stray, undefined);
       assert.equal(b.versioning, "Suspended");
-      assert.equal(resource.versioning, "Suspended");
+      const after = await driver.observe(obj, ctx);
+      assert.equal(after.exists && after.resource.versioning, "Suspended");
     });
   });
 
   describe("status and readiness", () => {
     it("describe an existing bucket as Available and ready", async () => {
       const res = await driver.create(bucketObj(), "uid-1-1", ctx);
-      assert.deepEqual(driver.status(bucketObj(), res), {
+      const { status, readiness } = driver.describe(res);
+      assert.deepEqual(status, {
         bucketArn: "arn:aws:s3:::assets-1",
         endpoint: "http://s3.test:4566/assets-1",
         region: "eu-west-1",
         state: "Available",
       });
-      assert.deepEqual(driver.readiness(res), {
+      assert.deepEqual(readiness, {
         ready: true,
         pending: false,
         reason: "Available",
@@ -357,12 +250,12 @@ describe("S3BucketDriver", () => {
   describe("delete", () => {
     it("deletes an empty bucket of its own", async () => {
       s3.buckets.set("assets-1", { region: "eu-west-1", tags: OURS, versioning: undefined, versions: [] });
-      assert.deepEqual(await driver.delete(bucketObj(), ctx), { done: true });
+      assert.deepEqual(await remove(bucketObj()), { done: true });
       assert.equal(s3.buckets.has("assets-1"), false);
     });
 
     it("is done at once when the bucket is gone", async () => {
-      assert.deepEqual(await driver.delete(bucketObj(), ctx), { done: true });
+      assert.deepEqual(await remove(bucketObj()), { done: true });
       assert.deepEqual(s3.mutations(), []);
     });
 
@@ -374,11 +267,11 @@ describe("S3BucketDriver", () => {
         versions: versions(1),
       });
       s3.buckets.set("other", { region: "eu-west-1", tags: undefined, versioning: undefined, versions: [] });
-      assert.deepEqual(await driver.delete(bucketObj(), ctx), {
+      assert.deepEqual(await remove(bucketObj()), {
         done: true,
         leftInPlace: "bucket assets-1 is not owned by this object and was left in place",
       });
-      assert.deepEqual(await driver.delete(bucketObj({ bucketName: "other" }), ctx), {
+      assert.deepEqual(await remove(bucketObj({ bucketName: "other" })), {
         done: true,
         leftInPlace: "bucket other is not owned by this object and was left in place",
       });
@@ -392,13 +285,10 @@ describe("S3BucketDriver", () => {
         versioning: undefined,
         versions: versions(3),
       });
-      await assert.rejects(
-        driver.delete(bucketObj(), ctx),
-        (err: unknown) =>
-          err instanceof DeletionBlockedError &&
-          err.reason === "BucketNotEmpty" &&
-          /still holds 3 objects/.test(err.message),
-      );
+      const outcome = await remove(bucketObj());
+      assert.ok(!outcome.done && outcome.blocked === true, JSON.stringify(outcome));
+      assert.equal(outcome.reason, "BucketNotEmpty");
+      assert.match(outcome.message, /still holds 3 objects/);
       assert.deepEqual(s3.mutations(), []);
       assert.equal(s3.buckets.get("assets-1")?.versions.length, 3);
     });
@@ -411,15 +301,15 @@ describe("S3BucketDriver", () => {
         versions: versions(2500),
       });
       const obj = bucketObj({ forceDelete: true });
-      const first = await driver.delete(obj, ctx);
+      const first = await remove(obj);
       assert.equal(first.done, false);
-      assert.equal(!first.done && first.state, "Emptying");
+      assert.equal(!first.done && first.blocked !== true && first.state, "Emptying");
       assert.equal(s3.buckets.get("assets-1")?.versions.length, 500);
       const sizes = s3.calls
         .filter((c) => c.op === "DeleteObjects")
         .map((c) => (c.input.Delete as { Objects: unknown[] }).Objects.length);
       assert.deepEqual(sizes, [1000, 1000]);
-      assert.deepEqual(await driver.delete(obj, ctx), { done: true });
+      assert.deepEqual(await remove(obj), { done: true });
       assert.equal(s3.buckets.has("assets-1"), false);
     });
 
@@ -431,14 +321,13 @@ describe("S3BucketDriver", () => {
         versions: [],
         otherAccount: true,
       });
-      assert.deepEqual(await driver.delete(bucketObj({}, { createToken: "uid-1-1" }), ctx), {
+      assert.deepEqual(await remove(bucketObj({}, { createToken: "uid-1-1" })), {
         done: true,
         leftInPlace: "bucket assets-1 is not accessible to the operator and was left in place",
       });
-      await assert.rejects(
-        driver.delete(bucketObj({}, { bucketArn: "arn:aws:s3:::assets-1" }), ctx),
-        (err: unknown) => err instanceof DeletionBlockedError && err.reason === "BucketAccessDenied",
-      );
+      const outcome = await remove(bucketObj({}, { bucketArn: "arn:aws:s3:::assets-1" }));
+      assert.ok(!outcome.done && outcome.blocked === true, JSON.stringify(outcome));
+      assert.equal(outcome.reason, "BucketAccessDenied");
       assert.deepEqual(s3.mutations(), []);
     });
   });

@@ -12,33 +12,32 @@
  */
 import type { AwsClientSource } from "../../aws/clients.ts";
 import { AwsError } from "../../aws/errors.ts";
-import { isAwsTagKey, type TagMap } from "../../aws/ownership.ts";
+import type { TagMap } from "../../aws/ownership.ts";
 import { ConditionReason } from "../../api/v1/index.ts";
 import { systemClock, type Clock } from "../../runtime/clock.ts";
 import { taggedOwner, verdictOf, type Verdict } from "../common/ownership.ts";
+import { DEFAULT_TAG_POLICY, repairTags, type TagPolicy } from "../common/tags.ts";
 import {
-  DeletionBlockedError,
+  blocked,
   InvalidSpecError,
+  recordedIdOf,
   TAGS_SETTING,
   type DeleteOutcome,
   type DriftRepair,
+  type Description,
   type DriverContext,
   type Observation,
-  type Readiness,
   type ResourceDriver,
 } from "../common/driver.ts";
 import { BucketApi, MAX_KEYS_PER_BATCH } from "./bucket-api.ts";
 import {
   bucketArn,
-  bucketTagDiff,
-  describeTagDiff,
   desiredBucketTags,
-  isEmptyDiff,
   notEmptyMessage,
   targetVersioning,
   type ObservedBucket,
   type S3BucketObject,
-} from "./bucket.ts";
+} from "./model.ts";
 import { createdInWindow, createWindow } from "./crash-window.ts";
 import {
   BUCKET_SETTINGS,
@@ -48,9 +47,6 @@ import {
   type BucketSettings,
 } from "./settings.ts";
 import { bucketEndpoint } from "./endpoint.ts";
-
-/** The setting name of `spec.versioning` in drift repairs. */
-const VERSIONING_SETTING = "versioning";
 
 /** Reasons this driver puts into conditions, beyond the shared ones. */
 export const S3BucketReason = {
@@ -66,7 +62,7 @@ export const S3BucketReason = {
 
 /** Options of {@link S3BucketDriver}. */
 export interface S3BucketDriverOptions {
-  aws: Pick<AwsClientSource, "s3">;
+  aws: AwsClientSource;
   /** Judges the crash window of an untagged bucket. @default systemClock */
   clock?: Clock;
   /**
@@ -74,6 +70,8 @@ export interface S3BucketDriverOptions {
    * bucket is emptied over several reconciles so no worker is held for long. @default 10
    */
   maxDeleteBatchesPerPass?: number;
+  /** What the operator may do to a bucket's tags. @default DEFAULT_TAG_POLICY */
+  tagPolicy?: TagPolicy | undefined;
 }
 
 /**
@@ -87,24 +85,30 @@ export class BucketAppearedError extends Error {
   }
 }
 
+/** The setting name of `spec.versioning` in drift repairs. */
+const VERSIONING_SETTING = "versioning";
+
 /** State written to status while a forced deletion empties the bucket. */
 const EMPTYING_STATE = "Emptying";
 
 /** Implements {@link ResourceDriver} for S3 buckets; see the module comment. */
 export class S3BucketDriver implements ResourceDriver<S3BucketObject, ObservedBucket> {
   readonly noun = "bucket";
+  readonly idField = "bucketArn";
   readonly driftSettings: readonly string[] = Object.freeze([
     TAGS_SETTING,
     VERSIONING_SETTING,
     ...BUCKET_SETTINGS,
   ]);
-  readonly #aws: Pick<AwsClientSource, "s3">;
+  readonly #aws: AwsClientSource;
   readonly #maxBatches: number;
   readonly #clock: Clock;
+  readonly #tagPolicy: TagPolicy;
 
   constructor(opts: S3BucketDriverOptions) {
     this.#aws = opts.aws;
     this.#clock = opts.clock ?? systemClock;
+    this.#tagPolicy = opts.tagPolicy ?? DEFAULT_TAG_POLICY;
     this.#maxBatches = opts.maxDeleteBatchesPerPass ?? 10;
     if (!Number.isInteger(this.#maxBatches) || this.#maxBatches < 1)
       throw new RangeError(`maxDeleteBatchesPerPass must be an integer >= 1, got ${this.#maxBatches}`);
@@ -112,18 +116,39 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, ObservedBu
 
   #api(obj: S3BucketObject, ctx: DriverContext): BucketApi {
     const { bucketName: bucket, region } = obj.spec;
-    return new BucketApi({ client: this.#aws.s3(region), bucket, region, signal: ctx.signal });
+    return new BucketApi({ client: this.#aws.client("s3", region), bucket, region, signal: ctx.signal });
   }
 
-  recordedId(obj: S3BucketObject): string | undefined {
-    return obj.status?.bucketArn;
-  }
-
+  /**
+   * Reads the bucket (HeadBucket, or only its tags once seen in spec.region), checks its region,
+   * reads its tags and judges it, then reads its versioning,
+   * managed settings and endpoint (not for a deletion, which needs none of them). A bucket this
+   * account cannot read, or one in another region, can never be this object's: a spec error,
+   * except for a deletion, which gets it as a foreign, {@link ObservedBucket.unreachable} bucket
+   * to leave in place.
+   */
   async observe(obj: S3BucketObject, ctx: DriverContext): Promise<Observation<ObservedBucket>> {
     const { bucketName: name, region } = obj.spec;
     const api = this.#api(obj, ctx);
     const head = await steadyRead(obj, api);
     if (head.kind === "absent") return { exists: false };
+    const actualRegion = head.kind === "forbidden" ? undefined : head.region;
+    const elsewhere = head.kind === "elsewhere" || (actualRegion !== undefined && actualRegion !== region);
+    if (ctx.flow.deleting && (head.kind === "forbidden" || elsewhere)) {
+      return {
+        exists: true,
+        resource: {
+          name,
+          region: actualRegion ?? region,
+          tags: {},
+          versioning: undefined,
+          endpoint: "",
+          settings: {},
+          unreachable: head.kind === "forbidden" ? "forbidden" : "elsewhere",
+        },
+        ...verdictOf({}, obj, { adoptable: false }),
+      };
+    }
     if (head.kind === "forbidden") {
       throw new InvalidSpecError(
         S3BucketReason.BucketAlreadyExists,
@@ -132,8 +157,7 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, ObservedBu
           `identity lacks s3:ListBucket on it`,
       );
     }
-    const actualRegion = head.region;
-    if (head.kind === "elsewhere" || (actualRegion !== undefined && actualRegion !== region)) {
+    if (elsewhere) {
       throw new InvalidSpecError(
         S3BucketReason.BucketInOtherRegion,
         `bucket ${name} exists in ${actualRegion ?? "another region"}, not in spec.region ${region}; ` +
@@ -143,14 +167,16 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, ObservedBu
     }
     const tags = "tags" in head ? head.tags : await api.tags();
     if (tags === undefined) return { exists: false }; // deleted between the two calls
+    const verdict = await this.#verdict(obj, api, tags);
+    if (ctx.flow.deleting) {
+      // A deletion needs the bucket's ownership only: its settings are neither repaired nor described.
+      const resource = { name, region, tags, versioning: undefined, endpoint: "", settings: {} };
+      return { exists: true, resource, ...verdict };
+    }
     const versioning = await api.versioning();
     const settings = await api.settings(managedSettings(obj.spec));
-    const endpoint = await bucketEndpoint(this.#aws.s3(region), name, region);
-    return {
-      exists: true,
-      resource: { name, region, tags, versioning, endpoint, settings },
-      ...(await this.#verdict(obj, api, tags)),
-    };
+    const endpoint = await bucketEndpoint(this.#aws.client("s3", region), name, region);
+    return { exists: true, resource: { name, region, tags, versioning, endpoint, settings }, ...verdict };
   }
 
   /**
@@ -196,91 +222,79 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, ObservedBu
     const desired = desiredSettings(obj.spec);
     const created: BucketSettings = { objectOwnership: obj.spec.objectOwnership ?? null };
     for (const change of settingChanges(desired, created)) await api.putSetting(change);
-    const endpoint = await bucketEndpoint(this.#aws.s3(region), name, region);
+    const endpoint = await bucketEndpoint(this.#aws.client("s3", region), name, region);
     return { name, region, tags, versioning, endpoint, settings: { ...desired, ...created } };
   }
 
-  async adopt(obj: S3BucketObject, resource: ObservedBucket, ctx: DriverContext): Promise<ObservedBucket> {
-    const desired = desiredBucketTags(obj);
-    const keep: Record<string, string> = {};
-    for (const [k, v] of Object.entries(resource.tags)) if (isAwsTagKey(k)) keep[k] = v;
-    await this.#api(obj, ctx).putTags(desired);
-    return { ...resource, tags: { ...keep, ...desired } };
-  }
-
-  async sync(
+  /** Repairs tag and versioning drift; for a bucket being adopted this writes its ownership tags. */
+  async update(
     obj: S3BucketObject,
-    resource: ObservedBucket,
+    observed: Observation<ObservedBucket> & { exists: true },
     ctx: DriverContext,
-  ): Promise<{ resource: ObservedBucket; changes: DriftRepair[] }> {
+  ): Promise<DriftRepair[]> {
+    const bucket = observed.resource;
     const api = this.#api(obj, ctx);
-    const changes: DriftRepair[] = [];
-    let next = resource;
-    const desired = desiredBucketTags(obj);
-    const diff = bucketTagDiff(desired, resource.tags);
-    if (!isEmptyDiff(diff)) {
-      await api.putTags(desired);
-      next = { ...next, tags: desired };
-      changes.push({ setting: TAGS_SETTING, description: describeTagDiff(diff) });
-    }
-    const target = targetVersioning(obj.spec.versioning, resource.versioning);
+    const { changes } = await repairTags(
+      desiredBucketTags(obj),
+      bucket.tags,
+      { replace: (tags) => api.putTags(tags) },
+      this.#tagPolicy,
+    );
+    const target = targetVersioning(obj.spec.versioning, bucket.versioning);
     if (target !== undefined) {
       await api.putVersioning(target);
-      next = { ...next, versioning: target };
       changes.push({
         setting: VERSIONING_SETTING,
-        description: `versioning: ${resource.versioning ?? "never enabled"} -> ${target}`,
+        description: `versioning: ${bucket.versioning ?? "never enabled"} -> ${target}`,
       });
     }
-    const settings = settingChanges(desiredSettings(obj.spec), resource.settings);
-    for (const change of settings) {
+    for (const change of settingChanges(desiredSettings(obj.spec), bucket.settings)) {
       await api.putSetting(change);
-      next = { ...next, settings: { ...next.settings, [change.setting]: change.desired } };
       changes.push({ setting: change.setting, description: change.description });
     }
-    return { resource: next, changes };
+    return changes;
   }
 
-  status(_obj: S3BucketObject, resource: ObservedBucket): Partial<NonNullable<S3BucketObject["status"]>> {
+  /** A bucket is usable as soon as it exists. */
+  describe(bucket: ObservedBucket): Description<NonNullable<S3BucketObject["status"]>> {
     return {
-      bucketArn: bucketArn(resource.name, resource.region),
-      endpoint: resource.endpoint,
-      region: resource.region,
-      state: "Available",
+      status: {
+        bucketArn: bucketArn(bucket.name, bucket.region),
+        endpoint: bucket.endpoint,
+        region: bucket.region,
+        state: "Available",
+      },
+      readiness: {
+        ready: true,
+        pending: false,
+        reason: "Available",
+        message: `bucket ${bucket.name} exists in ${bucket.region}`,
+      },
     };
   }
 
-  clearedStatus(): Partial<NonNullable<S3BucketObject["status"]>> {
-    return { bucketArn: undefined, endpoint: undefined, region: undefined, state: undefined };
-  }
-
-  readiness(resource: ObservedBucket): Readiness {
-    return {
-      ready: true,
-      pending: false,
-      reason: "Available",
-      message: `bucket ${resource.name} exists in ${resource.region}`,
-    };
-  }
-
-  async delete(obj: S3BucketObject, ctx: DriverContext): Promise<DeleteOutcome> {
-    const { bucketName: name, region } = obj.spec;
-    const api = this.#api(obj, ctx);
-    const head = await api.head();
-    if (head.kind === "absent") return { done: true };
-    if (
-      head.kind === "elsewhere" ||
-      (head.kind === "present" && head.region !== undefined && head.region !== region)
-    ) {
+  /**
+   * Deletes the observed bucket when it is this object's, after emptying it (spec.forceDelete)
+   * or refusing to while it holds objects.
+   */
+  async delete(
+    obj: S3BucketObject,
+    observed: Observation<ObservedBucket>,
+    ctx: DriverContext,
+  ): Promise<DeleteOutcome> {
+    const name = obj.spec.bucketName;
+    if (!observed.exists) return { done: true };
+    const bucket = observed.resource;
+    if (bucket.unreachable === "elsewhere") {
       // This object only ever creates its bucket in spec.region (immutable): not ours.
       ctx.logger.info(
-        { bucket: name, region: head.region },
+        { bucket: name, region: bucket.region },
         "bucket lives in another region; left untouched",
       );
       return { done: true, leftInPlace: `bucket ${name} lives in another region and was left in place` };
     }
-    if (head.kind === "forbidden") {
-      if (this.recordedId(obj) === undefined) {
+    if (bucket.unreachable === "forbidden") {
+      if (recordedIdOf(obj, this.idField) === undefined) {
         // Never seen as ours (the name belongs to another account): nothing of ours to delete.
         ctx.logger.info({ bucket: name }, "bucket not accessible and never recorded as ours; left untouched");
         return {
@@ -288,25 +302,24 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, ObservedBu
           leftInPlace: `bucket ${name} is not accessible to the operator and was left in place`,
         };
       }
-      throw new DeletionBlockedError(
+      return blocked(
         S3BucketReason.BucketAccessDenied,
         `bucket ${name} cannot be read (HTTP 403): grant the operator s3:ListBucket on it, or set ` +
           `spec.deletionPolicy to Retain to release the object without deleting the bucket`,
       );
     }
-    const tags = await api.tags();
-    if (tags === undefined) return { done: true };
-    if ((await this.#verdict(obj, api, tags)).ownership !== "owned") {
+    if (observed.ownership !== "owned") {
       ctx.logger.info({ bucket: name }, "bucket is not owned by this object; left untouched");
       return { done: true, leftInPlace: `bucket ${name} is not owned by this object and was left in place` };
     }
+    const api = this.#api(obj, ctx);
     const emptied = await this.#empty(obj, api);
     if (emptied !== undefined) return emptied;
     const result = await api.delete();
     if (result !== "not-empty") return { done: true };
     // Objects arrived between the listing and the delete.
     if (obj.spec.forceDelete) return this.#emptyingOutcome(name);
-    throw new DeletionBlockedError(ConditionReason.BucketNotEmpty, notEmptyMessage(name, 1, true));
+    return blocked(ConditionReason.BucketNotEmpty, notEmptyMessage(name, 1, true));
   }
 
   /**
@@ -319,10 +332,7 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, ObservedBu
     let page = await api.listVersions(MAX_KEYS_PER_BATCH);
     if (page.refs.length === 0) return undefined;
     if (!obj.spec.forceDelete) {
-      throw new DeletionBlockedError(
-        ConditionReason.BucketNotEmpty,
-        notEmptyMessage(name, page.refs.length, page.truncated),
-      );
+      return blocked(ConditionReason.BucketNotEmpty, notEmptyMessage(name, page.refs.length, page.truncated));
     }
     for (let batch = 0; batch < this.#maxBatches; batch++) {
       await api.deleteVersions(page.refs);

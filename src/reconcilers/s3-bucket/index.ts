@@ -1,21 +1,76 @@
 /**
- * The S3Bucket controller: the shared managed-resource flow with the S3 bucket driver.
+ * The S3Bucket kind: the shared managed-resource flow with the S3 bucket driver.
  */
-import { S3BucketResource } from "../../api/v1/index.ts";
-import type { Controller } from "../../runtime/controller/index.ts";
-import { setupManagedController, type ReconcilerDeps } from "../common/setup.ts";
-import type { ObservedBucket, S3BucketObject } from "./bucket.ts";
+import { S3BucketResource, s3BucketCrd } from "../../api/v1/index.ts";
+import { defineKind, type KindModule } from "../common/kind.ts";
+import type { ObservedBucket, S3BucketObject } from "./model.ts";
 import { S3BucketDriver } from "./driver.ts";
 
 export { S3BucketDriver, S3BucketReason, type S3BucketDriverOptions } from "./driver.ts";
-export type { ObservedBucket, S3BucketObject } from "./bucket.ts";
+export type { ObservedBucket, S3BucketObject } from "./model.ts";
 
-/** Adds the `s3bucket` controller to `deps.manager` and returns it. */
-export function setupS3BucketController(deps: ReconcilerDeps): Controller {
-  return setupManagedController<S3BucketObject, ObservedBucket>(
-    "s3bucket",
-    S3BucketResource,
-    new S3BucketDriver({ aws: deps.aws }),
-    deps,
-  );
-}
+/** The `s3bucket` controller's kind. */
+export const s3BucketKind: KindModule = defineKind<S3BucketObject, ObservedBucket>({
+  name: "s3bucket",
+  resource: S3BucketResource,
+  crd: s3BucketCrd,
+  iam: [
+    { action: "s3:CreateBucket" },
+    { action: "s3:DeleteBucket" },
+    { action: "s3:ListBucket", calls: ["HeadBucket"] },
+    {
+      action: "s3:ListAllMyBuckets",
+      calls: ["ListBuckets"],
+      when: "only for an untagged bucket in the crash window of a create",
+    },
+    { action: "s3:ListBucketVersions", calls: ["ListObjectVersions"] },
+    { action: "s3:GetBucketTagging" },
+    { action: "s3:PutBucketTagging" },
+    { action: "s3:GetBucketVersioning" },
+    { action: "s3:PutBucketVersioning" },
+    { action: "s3:DeleteObject", calls: ["DeleteObjects"], when: "only for buckets with forceDelete: true" },
+    {
+      action: "s3:DeleteObjectVersion",
+      calls: ["DeleteObjects"],
+      when: "only for buckets with forceDelete: true",
+    },
+    {
+      action: "s3:GetEncryptionConfiguration",
+      calls: ["GetBucketEncryption"],
+      when: "only for buckets that set encryption",
+    },
+    {
+      action: "s3:PutEncryptionConfiguration",
+      calls: ["PutBucketEncryption"],
+      when: "only for buckets that set encryption",
+    },
+    {
+      action: "s3:GetBucketPublicAccessBlock",
+      calls: ["GetPublicAccessBlock"],
+      when: "only for buckets that set publicAccessBlock",
+    },
+    {
+      action: "s3:PutBucketPublicAccessBlock",
+      calls: ["PutPublicAccessBlock"],
+      when: "only for buckets that set publicAccessBlock",
+    },
+    { action: "s3:GetBucketPolicy", when: "only for buckets that set a policy" },
+    { action: "s3:PutBucketPolicy", when: "only for buckets that set a policy" },
+    {
+      action: "s3:GetLifecycleConfiguration",
+      calls: ["GetBucketLifecycleConfiguration"],
+      when: "only for buckets that set lifecycleRules",
+    },
+    {
+      action: "s3:PutLifecycleConfiguration",
+      calls: ["PutBucketLifecycleConfiguration", "DeleteBucketLifecycle"],
+      when: "only for buckets that set lifecycleRules (also to remove the rules)",
+    },
+    { action: "s3:GetBucketOwnershipControls", when: "only for buckets that set objectOwnership" },
+    {
+      action: "s3:PutBucketOwnershipControls",
+      when: "only for buckets that set objectOwnership (also on CreateBucket with it)",
+    },
+  ],
+  driver: (deps) => new S3BucketDriver({ aws: deps.aws, tagPolicy: deps.tagPolicy }),
+});

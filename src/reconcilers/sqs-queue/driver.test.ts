@@ -1,116 +1,15 @@
 import assert from "node:assert/strict";
 import { beforeEach, describe, it } from "node:test";
-import {
-  CreateQueueCommand,
-  DeleteQueueCommand,
-  GetQueueAttributesCommand,
-  GetQueueUrlCommand,
-  ListQueueTagsCommand,
-  SetQueueAttributesCommand,
-  TagQueueCommand,
-  UntagQueueCommand,
-  type SQSClient,
-} from "@aws-sdk/client-sqs";
-import { AwsError, type AwsErrorKind } from "../../aws/errors.ts";
+import { DeleteQueueCommand, GetQueueAttributesCommand, type SQSClient } from "@aws-sdk/client-sqs";
+import type { AwsClientSource } from "../../aws/clients.ts";
+import { AwsError } from "../../aws/errors.ts";
 import { OWNERSHIP_TAGS } from "../../api/v1/index.ts";
-import { silentLogger } from "../../runtime/logging.ts";
-import type { DriverContext } from "../common/driver.ts";
+import { recordedIdOf } from "../common/driver.ts";
+import { context } from "../common/testing/context.ts";
 import { QueueExistsError, SqsQueueDriver, type ManagedSqsQueue } from "./driver.ts";
+import { FakeSqs } from "./testing/fake-sqs.ts";
 
 const UID = "0b6f3b5e-6a43-4e43-9a2b-1f0d2c3e4f5a";
-const MUTATING = new Set(["CreateQueue", "SetQueueAttributes", "TagQueue", "UntagQueue", "DeleteQueue"]);
-
-interface FakeQueue {
-  attributes: Record<string, string>;
-  tags: Record<string, string>;
-}
-
-/**
- * SQS in memory, per region, answering the commands the driver sends the way SQS does
- * (including CreateQueue returning an existing queue's URL when the attributes match).
- */
-class FakeSqs {
-  readonly queues = new Map<string, FakeQueue>();
-  readonly calls: { op: string; input: Record<string, unknown> }[] = [];
-  readonly region: string;
-  constructor(region: string) {
-    this.region = region;
-  }
-  url(name: string): string {
-    return `https://sqs.${this.region}.amazonaws.com/123456789012/${name}`;
-  }
-  mutations(): string[] {
-    return this.calls.map((c) => c.op).filter((op) => MUTATING.has(op));
-  }
-  #fail(kind: AwsErrorKind, code: string, operation: string): never {
-    throw new AwsError({
-      kind,
-      code,
-      service: "sqs",
-      operation,
-      message: `SQS ${operation} failed with ${code}`,
-    });
-  }
-  #byUrl(url: unknown, op: string): FakeQueue {
-    const name = String(url).split("/").pop() ?? "";
-    const q = String(url) === this.url(name) ? this.queues.get(name) : undefined;
-    return q ?? this.#fail("not-found", "QueueDoesNotExist", op);
-  }
-  async send(cmd: { input: Record<string, unknown> }): Promise<unknown> {
-    const input = cmd.input;
-    const op = cmd.constructor.name.replace(/Command$/, "");
-    this.calls.push({ op, input });
-    await Promise.resolve();
-    if (cmd instanceof CreateQueueCommand) {
-      const name = cmd.input.QueueName ?? "";
-      const attrs = cmd.input.Attributes ?? {};
-      const existing = this.queues.get(name);
-      if (existing !== undefined) {
-        for (const [k, v] of Object.entries(attrs)) {
-          if (existing.attributes[k] !== v) this.#fail("conflict", "QueueNameExists", op);
-        }
-        return { QueueUrl: this.url(name) };
-      }
-      this.queues.set(name, {
-        attributes: {
-          QueueArn: `arn:aws:sqs:${this.region}:123456789012:${name}`,
-          DelaySeconds: "0",
-          ...attrs,
-        },
-        tags: { ...(cmd.input.tags ?? {}) },
-      });
-      return { QueueUrl: this.url(name) };
-    }
-    if (cmd instanceof GetQueueUrlCommand) {
-      const name = cmd.input.QueueName ?? "";
-      if (!this.queues.has(name)) this.#fail("not-found", "QueueDoesNotExist", op);
-      return { QueueUrl: this.url(name) };
-    }
-    if (cmd instanceof GetQueueAttributesCommand)
-      return { Attributes: { ...this.#byUrl(input.QueueUrl, op).attributes } };
-    if (cmd instanceof ListQueueTagsCommand) return { Tags: { ...this.#byUrl(input.QueueUrl, op).tags } };
-    if (cmd instanceof SetQueueAttributesCommand) {
-      Object.assign(this.#byUrl(input.QueueUrl, op).attributes, cmd.input.Attributes);
-      return {};
-    }
-    if (cmd instanceof TagQueueCommand) {
-      Object.assign(this.#byUrl(input.QueueUrl, op).tags, cmd.input.Tags);
-      return {};
-    }
-    if (cmd instanceof UntagQueueCommand) {
-      const q = this.#byUrl(input.QueueUrl, op);
-      for (const k of cmd.input.TagKeys ?? []) delete q.tags[k];
-      return {};
-    }
-    if (cmd instanceof DeleteQueueCommand) {
-      const q = this.#byUrl(input.QueueUrl, op);
-      for (const [name, v] of this.queues) if (v === q) this.queues.delete(name);
-      return {};
-    }
-    throw new Error(`unexpected command ${op}`);
-  }
-}
-
 function queueObject(
   spec: Partial<ManagedSqsQueue["spec"]> = {},
   status?: ManagedSqsQueue["status"],
@@ -134,7 +33,8 @@ function queueObject(
   };
 }
 
-const ctx: DriverContext = { logger: silentLogger, signal: new AbortController().signal };
+const ctx = context();
+const deleting = context({ deleting: true });
 
 describe("SqsQueueDriver", () => {
   let fake: FakeSqs;
@@ -143,10 +43,10 @@ describe("SqsQueueDriver", () => {
     fake = new FakeSqs("eu-west-1");
     driver = new SqsQueueDriver({
       aws: {
-        sqs: (region: string) => {
-          assert.equal(region, "eu-west-1");
+        client: ((service: string, region: string) => {
+          assert.deepEqual([service, region], ["sqs", "eu-west-1"]);
           return fake as unknown as SQSClient;
-        },
+        }) as AwsClientSource["client"],
       },
     });
   });
@@ -167,7 +67,7 @@ describe("SqsQueueDriver", () => {
     assert.equal(tags[OWNERSHIP_TAGS.namespace], "shop");
     assert.equal(view.url, fake.url("orders"));
     assert.equal(view.arn, "arn:aws:sqs:eu-west-1:123456789012:orders");
-    assert.deepEqual(driver.status(queueObject(), view), {
+    assert.deepEqual(driver.describe(view).status, {
       queueUrl: fake.url("orders"),
       queueArn: "arn:aws:sqs:eu-west-1:123456789012:orders",
       state: "Available",
@@ -252,20 +152,24 @@ describe("SqsQueueDriver", () => {
   it("adopts by writing the ownership tags", async () => {
     fake.queues.set("orders", { attributes: {}, tags: { team: "x" } });
     const obs = await driver.observe(queueObject(), ctx);
-    assert.ok(obs.exists);
-    const adopted = await driver.adopt(queueObject(), obs.resource, ctx);
+    assert.ok(obs.exists && obs.ownership === "foreign");
+    const changes = await driver.update(queueObject(), obs, ctx);
     assert.equal(fake.queues.get("orders")?.tags[OWNERSHIP_TAGS.uid], UID);
-    assert.equal(adopted.tags[OWNERSHIP_TAGS.uid], UID);
-    assert.equal((await driver.observe(queueObject(), ctx)).exists, true);
+    assert.ok(
+      changes.some((c) => c.description.includes(OWNERSHIP_TAGS.uid)),
+      changes.map((c) => c.description).join("; "),
+    );
+    const again = await driver.observe(queueObject(), ctx);
+    assert.equal(again.exists && again.ownership, "owned");
   });
 
   it("makes no mutating call when the queue matches the spec", async () => {
     const obj = queueObject({ tags: { env: "prod" } });
-    const view = await driver.create(obj, "tok", ctx);
+    await driver.create(obj, "tok", ctx);
+    const obs = await driver.observe(obj, ctx);
+    assert.ok(obs.exists);
     fake.calls.length = 0;
-    const synced = await driver.sync(obj, view, ctx);
-    assert.deepEqual(synced.changes, []);
-    assert.equal(synced.resource, view);
+    assert.deepEqual(await driver.update(obj, obs, ctx), []);
     assert.deepEqual(fake.calls, []);
   });
 
@@ -281,11 +185,10 @@ describe("SqsQueueDriver", () => {
     const obs = await driver.observe(obj, ctx);
     assert.ok(obs.exists);
     fake.calls.length = 0;
-    const synced = await driver.sync(obj, obs.resource, ctx);
-    assert.deepEqual(synced.changes, [
+    const changes = await driver.update(obj, obs, ctx);
+    assert.deepEqual(changes, [
       { setting: "visibilityTimeoutSeconds", description: "VisibilityTimeout 5 -> 30" },
-      { setting: "tags", description: "tags set: env" },
-      { setting: "tags", description: "tags removed: extra" },
+      { setting: "tags", description: "tags: set env; removed extra" },
     ]);
     assert.deepEqual(
       fake.calls.map((c) => [c.op, c.input.Attributes ?? c.input.Tags ?? c.input.TagKeys]),
@@ -297,40 +200,56 @@ describe("SqsQueueDriver", () => {
     );
     assert.equal(q.tags.env, "prod");
     assert.equal(q.tags["aws:managed"], "1");
-    assert.equal(synced.resource.attributes.VisibilityTimeout, "30");
-    assert.deepEqual(synced.resource.tags, q.tags);
+    const repaired = await driver.observe(obj, ctx);
+    assert.ok(repaired.exists);
+    assert.equal(repaired.resource.attributes.VisibilityTimeout, "30");
+    assert.deepEqual(repaired.resource.tags, q.tags);
     // In sync now: a second pass changes nothing.
     fake.calls.length = 0;
-    assert.deepEqual((await driver.sync(obj, synced.resource, ctx)).changes, []);
+    assert.deepEqual(await driver.update(obj, repaired, ctx), []);
     assert.deepEqual(fake.calls, []);
   });
 
   it("deletes its own queue", async () => {
     const view = await driver.create(queueObject(), "tok", ctx);
-    assert.deepEqual(await driver.delete(queueObject({}, { queueUrl: view.url }), ctx), { done: true });
+    const obj = queueObject({}, { queueUrl: view.url });
+    assert.deepEqual(await driver.delete(obj, await driver.observe(obj, deleting), deleting), { done: true });
     assert.equal(fake.queues.size, 0);
     assert.deepEqual(fake.mutations(), ["CreateQueue", "DeleteQueue"]);
   });
 
   it("leaves a queue that is not its own and counts deletion as done", async () => {
     fake.queues.set("orders", { attributes: {}, tags: { [OWNERSHIP_TAGS.uid]: "someone-else" } });
-    assert.deepEqual(await driver.delete(queueObject(), ctx), {
-      done: true,
-      leftInPlace: "the queue in AWS is not owned by this object and was left in place",
-    });
+    assert.deepEqual(
+      await driver.delete(queueObject(), await driver.observe(queueObject(), deleting), deleting),
+      {
+        done: true,
+        leftInPlace: "the queue in AWS is not owned by this object and was left in place",
+      },
+    );
     assert.equal(fake.queues.size, 1);
     assert.deepEqual(fake.mutations(), []);
   });
 
   it("counts a queue that is already gone as deleted, also when it vanishes mid-delete", async () => {
-    assert.deepEqual(await driver.delete(queueObject(), ctx), { done: true });
+    assert.deepEqual(
+      await driver.delete(queueObject(), await driver.observe(queueObject(), deleting), deleting),
+      {
+        done: true,
+      },
+    );
     await driver.create(queueObject(), "tok", ctx);
     const original = fake.send.bind(fake);
     fake.send = async (cmd) => {
       if (cmd instanceof DeleteQueueCommand) fake.queues.clear();
       return original(cmd);
     };
-    assert.deepEqual(await driver.delete(queueObject(), ctx), { done: true });
+    assert.deepEqual(
+      await driver.delete(queueObject(), await driver.observe(queueObject(), deleting), deleting),
+      {
+        done: true,
+      },
+    );
   });
 
   it("rethrows failures other than not-found", async () => {
@@ -349,10 +268,10 @@ describe("SqsQueueDriver", () => {
     );
   });
 
-  it("is always ready and clears its identifiers when the queue is gone", () => {
-    const r = driver.readiness({ url: "u", arn: "", attributes: {}, tags: {} });
+  it("is always ready, and keeps a recorded ARN when SQS reports none", () => {
+    const { status, readiness: r } = driver.describe({ url: "u", arn: "", attributes: {}, tags: {} });
     assert.deepEqual([r.ready, r.pending, r.reason], [true, false, "Available"]);
-    assert.deepEqual(driver.clearedStatus(), { queueUrl: undefined, queueArn: undefined, state: undefined });
-    assert.equal(driver.recordedId(queueObject({}, { queueUrl: "" })), undefined);
+    assert.deepEqual(status, { queueUrl: "u", state: "Available" });
+    assert.equal(recordedIdOf(queueObject({}, { queueUrl: "" }), driver.idField), undefined);
   });
 });

@@ -6,8 +6,8 @@
  * and the status write therefore finds the queue (tagged at create time) on the next reconcile,
  * and can never make a second one.
  */
-import { ownerOf } from "../common/owner.ts";
 import { isOwnedBy, verdictOf } from "../common/ownership.ts";
+import { DEFAULT_TAG_POLICY, desiredTagsOf, repairTags, type TagPolicy } from "../common/tags.ts";
 import {
   CreateQueueCommand,
   DeleteQueueCommand,
@@ -22,23 +22,17 @@ import {
 import { ConditionType, isConditionTrue, SqsQueueResource, type SqsQueue } from "../../api/v1/index.ts";
 import type { AwsClientSource } from "../../aws/clients.ts";
 import { isAwsErrorKind } from "../../aws/errors.ts";
-import {
-  desiredTags,
-  fromSqsTags,
-  isEmptyDiff,
-  ownershipTags,
-  toSqsTags,
-  type TagMap,
-} from "../../aws/ownership.ts";
+import { fromSqsTags, toSqsTags, type TagMap } from "../../aws/ownership.ts";
 import {
   DependencyNotReadyError,
   InvalidSpecError,
+  recordedIdOf,
   type DeleteOutcome,
+  type Description,
   type DriftRepair,
   type DriverContext,
   type ManagedObject,
   type Observation,
-  type Readiness,
   type ResourceDriver,
 } from "../common/driver.ts";
 import {
@@ -46,12 +40,11 @@ import {
   attributeDrift,
   attributeUpdate,
   createAttributes,
-  describeChanges,
+  describeAttributeChanges,
   queueNameOfUrl,
-  type ResolvedReferences,
   SQS_DRIFT_SETTINGS,
-  tagPlan,
-} from "./attributes.ts";
+  type ResolvedReferences,
+} from "./model.ts";
 
 /** An SqsQueue as the shared flow handles it. */
 export type ManagedSqsQueue = SqsQueue & ManagedObject;
@@ -88,12 +81,14 @@ export class QueueExistsError extends Error {
 /** Options of {@link SqsQueueDriver}. */
 export interface SqsQueueDriverOptions {
   /** SQS clients per region; every failure they throw is an `AwsError`. */
-  aws: Pick<AwsClientSource, "sqs">;
+  aws: AwsClientSource;
   /**
    * SqsQueue objects from the shared cache, for dead-letter queues named by queueRef.
    * @default none: a queueRef is never ready
    */
   queues?: (ref: { namespace: string; name: string }) => Readonly<SqsQueue> | undefined;
+  /** What the operator may do to a queue's tags. @default DEFAULT_TAG_POLICY */
+  tagPolicy?: TagPolicy | undefined;
 }
 
 /** Reasons this driver puts into conditions, beyond the shared ones. */
@@ -107,12 +102,15 @@ export const SqsQueueReason = {
 /** The {@link ResourceDriver} of SqsQueue; stateless, safe to share between workers. */
 export class SqsQueueDriver implements ResourceDriver<ManagedSqsQueue, SqsQueueView> {
   readonly noun = "queue";
+  readonly idField = "queueUrl";
   readonly driftSettings = SQS_DRIFT_SETTINGS;
-  readonly #aws: Pick<AwsClientSource, "sqs">;
+  readonly #aws: AwsClientSource;
+  readonly #tagPolicy: TagPolicy;
   readonly #queues: SqsQueueDriverOptions["queues"];
 
   constructor(opts: SqsQueueDriverOptions) {
     this.#aws = opts.aws;
+    this.#tagPolicy = opts.tagPolicy ?? DEFAULT_TAG_POLICY;
     this.#queues = opts.queues;
   }
 
@@ -161,13 +159,8 @@ export class SqsQueueDriver implements ResourceDriver<ManagedSqsQueue, SqsQueueV
     return { deadLetterTargetArn: arn };
   }
 
-  recordedId(obj: ManagedSqsQueue): string | undefined {
-    const url = obj.status?.queueUrl;
-    return url !== undefined && url !== "" ? url : undefined;
-  }
-
   async observe(obj: ManagedSqsQueue, ctx: DriverContext): Promise<Observation<SqsQueueView>> {
-    const sqs = this.#aws.sqs(obj.spec.region);
+    const sqs = this.#aws.client("sqs", obj.spec.region);
     const view = await this.#find(sqs, obj, ctx);
     if (view === undefined) return { exists: false };
     return { exists: true, resource: view, ...verdictOf(view.tags, obj) };
@@ -180,14 +173,14 @@ export class SqsQueueDriver implements ResourceDriver<ManagedSqsQueue, SqsQueueV
   async create(obj: ManagedSqsQueue, _token: string, ctx: DriverContext): Promise<SqsQueueView> {
     const { spec } = obj;
     const resolved = this.#resolve(obj);
-    const sqs = this.#aws.sqs(spec.region);
+    const sqs = this.#aws.client("sqs", spec.region);
     let url: string | undefined;
     try {
       const out = await sqs.send(
         new CreateQueueCommand({
           QueueName: spec.queueName,
           Attributes: createAttributes(spec, resolved),
-          tags: toSqsTags(desiredTags(spec.tags, ownerOf(obj, SqsQueueResource.kind))),
+          tags: toSqsTags(desiredTagsOf(obj, SqsQueueResource.kind)),
         }),
         { abortSignal: ctx.signal },
       );
@@ -211,77 +204,68 @@ export class SqsQueueDriver implements ResourceDriver<ManagedSqsQueue, SqsQueueV
     return view;
   }
 
-  async adopt(obj: ManagedSqsQueue, resource: SqsQueueView, ctx: DriverContext): Promise<SqsQueueView> {
-    const tags = ownershipTags(ownerOf(obj, SqsQueueResource.kind));
-    await this.#aws
-      .sqs(obj.spec.region)
-      .send(new TagQueueCommand({ QueueUrl: resource.url, Tags: toSqsTags(tags) }), {
-        abortSignal: ctx.signal,
-      });
-    ctx.logger.info({ queueUrl: resource.url }, "adopted SQS queue");
-    return { ...resource, tags: { ...resource.tags, ...tags } };
-  }
-
-  async sync(
+  /** Repairs attribute and tag drift; for a queue being adopted this writes its ownership tags. */
+  async update(
     obj: ManagedSqsQueue,
-    resource: SqsQueueView,
+    observed: Observation<SqsQueueView> & { exists: true },
     ctx: DriverContext,
-  ): Promise<{ resource: SqsQueueView; changes: DriftRepair[] }> {
-    const sqs = this.#aws.sqs(obj.spec.region);
+  ): Promise<DriftRepair[]> {
+    const queue = observed.resource;
+    const sqs = this.#aws.client("sqs", obj.spec.region);
     const opts = { abortSignal: ctx.signal };
-    const attrs = attributeDrift(obj.spec, resource.attributes, this.#resolve(obj));
-    const desired = desiredTags(obj.spec.tags, ownerOf(obj, SqsQueueResource.kind));
-    const tags = tagPlan(desired, resource.tags);
-    if (attrs.length === 0 && isEmptyDiff(tags)) return { resource, changes: [] };
-
-    let attributes = resource.attributes;
+    const attrs = attributeDrift(obj.spec, queue.attributes, this.#resolve(obj));
     if (attrs.length > 0) {
       const update = attributeUpdate(attrs);
-      await sqs.send(new SetQueueAttributesCommand({ QueueUrl: resource.url, Attributes: update }), opts);
-      attributes = { ...attributes, ...update };
+      await sqs.send(new SetQueueAttributesCommand({ QueueUrl: queue.url, Attributes: update }), opts);
     }
-    let actualTags: TagMap = { ...resource.tags };
-    // Add before removing: a queue never goes without its ownership tags in between.
-    if (Object.keys(tags.set).length > 0) {
-      await sqs.send(new TagQueueCommand({ QueueUrl: resource.url, Tags: toSqsTags(tags.set) }), opts);
-      actualTags = { ...actualTags, ...tags.set };
-    }
-    if (tags.remove.length > 0) {
-      await sqs.send(new UntagQueueCommand({ QueueUrl: resource.url, TagKeys: tags.remove }), opts);
-      for (const k of tags.remove) delete actualTags[k];
-    }
-    const changes = describeChanges(attrs, tags);
-    ctx.logger.info({ queueUrl: resource.url, changes }, "repaired SQS queue drift");
-    return { resource: { ...resource, attributes, tags: fromSqsTags(actualTags) }, changes };
-  }
-
-  status(_obj: ManagedSqsQueue, resource: SqsQueueView): Partial<NonNullable<ManagedSqsQueue["status"]>> {
-    return {
-      queueUrl: resource.url,
-      ...(resource.arn !== "" ? { queueArn: resource.arn } : {}),
-      state: QUEUE_STATE_AVAILABLE,
-    };
-  }
-
-  clearedStatus(): Partial<NonNullable<ManagedSqsQueue["status"]>> {
-    return { queueUrl: undefined, queueArn: undefined, state: undefined };
+    const tags = await repairTags(
+      desiredTagsOf(obj, SqsQueueResource.kind),
+      queue.tags,
+      {
+        set: async (set) => {
+          await sqs.send(new TagQueueCommand({ QueueUrl: queue.url, Tags: toSqsTags(set) }), opts);
+        },
+        remove: async (keys) => {
+          await sqs.send(new UntagQueueCommand({ QueueUrl: queue.url, TagKeys: [...keys] }), opts);
+        },
+      },
+      this.#tagPolicy,
+    );
+    const changes = [...describeAttributeChanges(attrs), ...tags.changes];
+    if (changes.length > 0) ctx.logger.info({ queueUrl: queue.url, changes }, "repaired SQS queue drift");
+    return changes;
   }
 
   /** A queue is usable as soon as it exists; SQS has no transitional states to poll. */
-  readiness(_resource: SqsQueueView): Readiness {
-    return { ready: true, pending: false, reason: QUEUE_STATE_AVAILABLE, message: "the queue is available" };
+  describe(queue: SqsQueueView): Description<NonNullable<ManagedSqsQueue["status"]>> {
+    return {
+      status: {
+        queueUrl: queue.url,
+        ...(queue.arn !== "" ? { queueArn: queue.arn } : {}),
+        state: QUEUE_STATE_AVAILABLE,
+      },
+      readiness: {
+        ready: true,
+        pending: false,
+        reason: QUEUE_STATE_AVAILABLE,
+        message: "the queue is available",
+      },
+    };
   }
 
   /**
-   * Deletes the queue when it carries this object's UID tag; a queue that is gone, or that is not
+   * Deletes the observed queue when it is this object's; a queue that is gone, or that is not
    * ours (never created, or NotOwned), needs nothing. `DeleteQueue` returns at once (SQS finishes
    * within 60 s), so a single call completes deletion.
    */
-  async delete(obj: ManagedSqsQueue, ctx: DriverContext): Promise<DeleteOutcome> {
-    const sqs = this.#aws.sqs(obj.spec.region);
-    const view = await this.#find(sqs, obj, ctx);
-    if (view === undefined) return { done: true };
-    if (!isOwnedBy(view.tags, obj)) {
+  async delete(
+    obj: ManagedSqsQueue,
+    observed: Observation<SqsQueueView>,
+    ctx: DriverContext,
+  ): Promise<DeleteOutcome> {
+    if (!observed.exists) return { done: true };
+    const view = observed.resource;
+    if (observed.ownership !== "owned") {
       ctx.logger.info({ queueUrl: view.url }, "SQS queue is not owned by this object; leaving it in place");
       return {
         done: true,
@@ -289,7 +273,9 @@ export class SqsQueueDriver implements ResourceDriver<ManagedSqsQueue, SqsQueueV
       };
     }
     try {
-      await sqs.send(new DeleteQueueCommand({ QueueUrl: view.url }), { abortSignal: ctx.signal });
+      await this.#aws
+        .client("sqs", obj.spec.region)
+        .send(new DeleteQueueCommand({ QueueUrl: view.url }), { abortSignal: ctx.signal });
     } catch (err) {
       if (isAwsErrorKind(err, "not-found")) return { done: true };
       throw err;
@@ -304,7 +290,7 @@ export class SqsQueueDriver implements ResourceDriver<ManagedSqsQueue, SqsQueueV
    */
   async #find(sqs: SQSClient, obj: ManagedSqsQueue, ctx: DriverContext): Promise<SqsQueueView | undefined> {
     const name = obj.spec.queueName;
-    const recorded = this.recordedId(obj);
+    const recorded = recordedIdOf(obj, this.idField);
     if (recorded !== undefined && queueNameOfUrl(recorded) === name) {
       const view = await this.#describe(sqs, recorded, ctx);
       if (view !== undefined) return view;

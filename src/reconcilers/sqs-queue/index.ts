@@ -1,11 +1,10 @@
 /**
- * The SqsQueue controller: the shared managed-resource flow with the SQS driver.
+ * The SqsQueue kind: the shared managed-resource flow with the SQS driver.
  */
-import { SqsQueueResource, type SqsQueue } from "../../api/v1/index.ts";
-import type { Controller } from "../../runtime/controller/index.ts";
+import { SqsQueueResource, sqsQueueCrd, type SqsQueue } from "../../api/v1/index.ts";
 import type { Request } from "../../runtime/controller/reconciler.ts";
 import type { KubeObject } from "../../runtime/kube/object.ts";
-import { setupManagedController, type ReconcilerDeps } from "../common/setup.ts";
+import { defineKind, type KindModule } from "../common/kind.ts";
 import { SqsQueueDriver, type ManagedSqsQueue, type SqsQueueView } from "./driver.ts";
 
 export {
@@ -16,24 +15,37 @@ export {
   type SqsQueueView,
 } from "./driver.ts";
 
-/** Builds the `sqsqueue` controller and adds it to the manager. */
-export function setupSqsQueueController(deps: ReconcilerDeps): Controller {
-  const queues = deps.client.resource<SqsQueue>(SqsQueueResource);
-  return setupManagedController<ManagedSqsQueue, SqsQueueView>(
-    "sqsqueue",
-    SqsQueueResource,
-    new SqsQueueDriver({ aws: deps.aws, queues: (ref) => queues.get(ref) }),
-    deps,
-    // A change of a queue enqueues the queues that name it as their dead-letter queue, so they
-    // pick up its ARN (or its deletion) at once instead of at the next poll.
-    [
+/** The `sqsqueue` controller's kind. */
+export const sqsQueueKind: KindModule = defineKind<ManagedSqsQueue, SqsQueueView>({
+  name: "sqsqueue",
+  resource: SqsQueueResource,
+  crd: sqsQueueCrd,
+  iam: [
+    { action: "sqs:CreateQueue" },
+    { action: "sqs:DeleteQueue" },
+    { action: "sqs:GetQueueUrl" },
+    { action: "sqs:GetQueueAttributes" },
+    { action: "sqs:SetQueueAttributes" },
+    { action: "sqs:ListQueueTags" },
+    { action: "sqs:TagQueue" },
+    { action: "sqs:UntagQueue" },
+  ],
+  driver: (deps) => {
+    const queues = deps.client.resource<SqsQueue>(SqsQueueResource);
+    return new SqsQueueDriver({ aws: deps.aws, tagPolicy: deps.tagPolicy, queues: (ref) => queues.get(ref) });
+  },
+  // A change of a queue enqueues the queues that name it as their dead-letter queue, so they
+  // pick up its ARN (or its deletion) at once instead of at the next poll.
+  watches: (deps) => {
+    const queues = deps.client.resource<SqsQueue>(SqsQueueResource);
+    return [
       {
         resource: SqsQueueResource,
         map: (changed) => referrers(queues.list({ namespace: changed.metadata.namespace }), changed),
       },
-    ],
-  );
-}
+    ];
+  },
+});
 
 /** The keys of the queues among `candidates` whose deadLetterQueue.queueRef names `dlq`. */
 export function referrers(candidates: readonly Readonly<SqsQueue>[], dlq: KubeObject): Request[] {

@@ -41,14 +41,11 @@ export class FakeEc2 {
 
   /** An AwsClientSource whose EC2 clients are this fake, in every region. */
   source(): AwsClientSource {
-    const unsupported = (): never => {
-      throw new Error("not faked");
+    const client = (service: string, region: string): EC2Client => {
+      if (service !== "ec2") throw new Error(`${service} is not faked`);
+      return { send: (cmd: unknown) => this.#send(region, cmd) } as unknown as EC2Client;
     };
-    return {
-      ec2: (region) => ({ send: (cmd: unknown) => this.#send(region, cmd) }) as unknown as EC2Client,
-      s3: unsupported,
-      sqs: unsupported,
-    };
+    return { client: client as AwsClientSource["client"] };
   }
 
   /** Puts an instance into the fake directly (not counted as a call). */

@@ -1,5 +1,5 @@
 /** S3Bucket objects for the unit tests of this folder. */
-import type { S3BucketObject } from "../bucket.ts";
+import type { S3BucketObject } from "../model.ts";
 
 /**
  * An S3Bucket `team/assets` (UID `uid-1`) for bucket `assets-1` in eu-west-1, with `over` merged

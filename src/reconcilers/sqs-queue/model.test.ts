@@ -4,12 +4,15 @@ import {
   attributeDrift,
   attributeUpdate,
   createAttributes,
-  describeChanges,
+  describeAttributeChanges,
   managedAttributes,
   SQS_DRIFT_SETTINGS,
   queueNameOfUrl,
-  tagPlan,
-} from "./attributes.ts";
+} from "./model.ts";
+import { DEFAULT_TAG_POLICY, describeTagPlan, planTags } from "../common/tags.ts";
+import type { TagMap } from "../../aws/ownership.ts";
+
+const tagPlan = (desired: TagMap, actual: TagMap) => planTags(desired, actual, DEFAULT_TAG_POLICY);
 
 const spec = { visibilityTimeoutSeconds: 45, messageRetentionSeconds: 86400, fifo: false };
 
@@ -86,20 +89,16 @@ describe("SqsQueue tag plan", () => {
   });
 
   it("describes attribute and tag changes by name", () => {
-    const text = describeChanges([{ name: "VisibilityTimeout", from: "30", to: "45" }], {
-      set: { b: "1", a: "2" },
-      remove: ["c"],
-    });
+    const text = [
+      ...describeAttributeChanges([{ name: "VisibilityTimeout", from: "30", to: "45" }]),
+      { setting: "tags", description: describeTagPlan({ set: { b: "1", a: "2" }, remove: ["c"] }) },
+    ];
     assert.deepEqual(text, [
       { setting: "visibilityTimeoutSeconds", description: "VisibilityTimeout 30 -> 45" },
-      { setting: "tags", description: "tags set: b, a" },
-      { setting: "tags", description: "tags removed: c" },
+      { setting: "tags", description: "tags: set b, a; removed c" },
     ]);
     assert.deepEqual(
-      describeChanges([{ name: "MessageRetentionPeriod", from: undefined, to: "60" }], {
-        set: {},
-        remove: [],
-      }),
+      describeAttributeChanges([{ name: "MessageRetentionPeriod", from: undefined, to: "60" }]),
       [{ setting: "messageRetentionSeconds", description: "MessageRetentionPeriod unset -> 60" }],
     );
   });
@@ -184,7 +183,7 @@ describe("the optional attributes", () => {
       ["ContentBasedDeduplication", "Policy"],
     );
     assert.deepEqual(
-      describeChanges(drifted, { set: {}, remove: [] }).map((c) => [c.setting, c.description]),
+      describeAttributeChanges(drifted).map((c) => [c.setting, c.description]),
       [
         ["contentBasedDeduplication", "ContentBasedDeduplication false -> true"],
         ["policy", "Policy updated"],

@@ -1,16 +1,19 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { Instance } from "@aws-sdk/client-ec2";
+import { ec2InstanceStatusSchema } from "../../api/v1/index.ts";
+import { commonStatusFields } from "../../api/v1/common.ts";
+import { DEFAULT_TAG_POLICY, describeTagPlan, planTags } from "../common/tags.ts";
 import {
-  clearedInstanceStatus,
-  describeTagChanges,
   formatLaunchTime,
   instanceReadiness,
   instanceStatus,
-  instanceTagChanges,
   isGone,
+  LIVE_STATES,
+  namedFilters,
+  ownedFilters,
   pickInstance,
-} from "./instance-view.ts";
+} from "./model.ts";
 
 const inst = (over: Partial<Instance> = {}): Instance => ({
   InstanceId: "i-0123456789abcdef0",
@@ -49,9 +52,12 @@ describe("instanceStatus", () => {
     assert.equal(status.state, "stopped");
   });
 
-  it("clears exactly the instance fields", () => {
-    assert.deepEqual(Object.keys(clearedInstanceStatus()).sort(), Object.keys(instanceStatus(inst())).sort());
-    assert.ok(Object.values(clearedInstanceStatus()).every((v) => v === undefined));
+  it("describes exactly the instance fields of the status, which the flow clears once it is gone", () => {
+    const flowOwned = new Set(Object.keys(commonStatusFields()));
+    const instanceFields = Object.keys(ec2InstanceStatusSchema.node.properties ?? {}).filter(
+      (k) => !flowOwned.has(k),
+    );
+    assert.deepEqual(Object.keys(instanceStatus(inst())).sort(), instanceFields.sort());
   });
 });
 
@@ -122,12 +128,14 @@ describe("pickInstance", () => {
   });
 });
 
-describe("instanceTagChanges", () => {
+describe("instance tag plan", () => {
+  const instanceTagChanges = (desired: Record<string, string>, actual: Record<string, string>) =>
+    planTags(desired, actual, DEFAULT_TAG_POLICY);
+
   it("is empty when the tags already match", () => {
     const tags = { a: "1", b: "2" };
     const changes = instanceTagChanges(tags, { ...tags });
     assert.deepEqual(changes, { set: {}, remove: [] });
-    assert.deepEqual(describeTagChanges(changes), []);
   });
 
   it("sets changed and missing tags and removes unwanted ones, keeping aws: tags", () => {
@@ -137,6 +145,28 @@ describe("instanceTagChanges", () => {
     );
     assert.deepEqual(changes.set, { a: "1", b: "2" });
     assert.deepEqual(changes.remove, ["c", "compute.cloud.com/uid"]);
-    assert.deepEqual(describeTagChanges(changes), ["set tags a, b", "removed tags c, compute.cloud.com/uid"]);
+    assert.deepEqual(describeTagPlan(changes), "tags: set a, b; removed c, compute.cloud.com/uid");
+  });
+});
+
+describe("instance filters", () => {
+  it("find the live instances carrying the object's UID and managed-by tags", () => {
+    const f = ownedFilters("uid-a");
+    assert.deepEqual(
+      f.find((x) => x.Name === "tag:compute.cloud.com/uid"),
+      { Name: "tag:compute.cloud.com/uid", Values: ["uid-a"] },
+    );
+    assert.ok(f.some((x) => x.Name === "tag:compute.cloud.com/managed-by"));
+    assert.deepEqual(f.find((x) => x.Name === "instance-state-name")?.Values, [...LIVE_STATES]);
+  });
+
+  it("find adoption candidates by namespace, name and kind, never shutting down or terminated", () => {
+    const f = namedFilters({ namespace: "ns", name: "x".repeat(300), kind: "Ec2Instance" });
+    assert.deepEqual(f.find((x) => x.Name === "tag:compute.cloud.com/name")?.Values, ["x".repeat(256)]);
+    assert.deepEqual(f.find((x) => x.Name === "tag:compute.cloud.com/kind")?.Values, ["Ec2Instance"]);
+    const states = f.find((x) => x.Name === "instance-state-name")?.Values ?? [];
+    assert.ok(
+      !states.includes("shutting-down") && !states.includes("terminated") && states.includes("running"),
+    );
   });
 });

@@ -1,11 +1,10 @@
 /**
- * The pure half of the SqsQueue driver: which queue attributes and tags the spec asks for, how
- * they differ from what SQS reports, and how a difference is described. No I/O here, so every
+ * The pure half of the SqsQueue driver: which queue attributes the spec asks for, how they
+ * differ from what SQS reports, and how a difference is described. No I/O here, so every
  * rule is unit-tested without a network.
  */
 import { isDeepStrictEqual } from "node:util";
 import type { SqsQueueSpec } from "../../api/v1/index.ts";
-import { diffTags, type TagDiff, type TagMap } from "../../aws/ownership.ts";
 import { TAGS_SETTING, type DriftRepair } from "../common/driver.ts";
 
 /** SQS attribute names the operator reads or writes, spelled as the API spells them. */
@@ -198,30 +197,14 @@ export function attributeUpdate(changes: readonly AttributeChange[]): Record<str
 }
 
 /**
- * The tag changes that make the queue carry exactly `desired` (the user's tags plus ownership
- * tags): tags are authoritative, so everything else is removed, except `aws:` tags, which only
- * AWS may write.
+ * Short, stable descriptions of the attribute changes made (for the Updated Event): attribute
+ * names with old and new values. Tag changes are worded by ../common/tags.ts.
  */
-export function tagPlan(desired: Readonly<TagMap>, actual: Readonly<TagMap>): TagDiff {
-  return diffTags(desired, actual, { keepForeign: false });
-}
-
-/**
- * Short, stable descriptions of the changes made (for the Updated Event): attribute names with
- * old and new values, tag keys set and removed. Values of tags are left out: they may be long,
- * and the keys say what was repaired.
- */
-export function describeChanges(attrs: readonly AttributeChange[], tags: TagDiff): DriftRepair[] {
-  const out: DriftRepair[] = attrs.map((c) => ({
+export function describeAttributeChanges(attrs: readonly AttributeChange[]): DriftRepair[] {
+  return attrs.map((c) => ({
     setting: ATTRIBUTE_SETTINGS[c.name] ?? c.name,
     description: describeAttribute(c),
   }));
-  const set = Object.keys(tags.set);
-  if (set.length > 0) out.push({ setting: TAGS_SETTING, description: `tags set: ${set.join(", ")}` });
-  if (tags.remove.length > 0) {
-    out.push({ setting: TAGS_SETTING, description: `tags removed: ${tags.remove.join(", ")}` });
-  }
-  return out;
 }
 
 /** One attribute change for the Updated Event; policies are named, not printed. */

@@ -2,16 +2,13 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { OWNERSHIP_TAGS } from "../../api/v1/index.ts";
 import { InvalidSpecError } from "../common/driver.ts";
-import {
-  bucketArn,
-  bucketTagDiff,
-  describeTagDiff,
-  desiredBucketTags,
-  MAX_BUCKET_TAGS,
-  notEmptyMessage,
-  targetVersioning,
-} from "./bucket.ts";
+import { bucketArn, desiredBucketTags, MAX_BUCKET_TAGS, notEmptyMessage, targetVersioning } from "./model.ts";
 import { bucketObject } from "./testing/objects.ts";
+import { DEFAULT_TAG_POLICY, describeTagPlan, planTags } from "../common/tags.ts";
+import type { TagMap } from "../../aws/ownership.ts";
+
+/** The bucket's tag plan: tags are authoritative. */
+const bucketTagDiff = (desired: TagMap, actual: TagMap) => planTags(desired, actual, DEFAULT_TAG_POLICY);
 
 const bucket = bucketObject;
 
@@ -59,7 +56,7 @@ describe("bucketTagDiff", () => {
   it("sets changed and missing tags and removes tags nobody asked for", () => {
     const diff = bucketTagDiff(desired, { a: "0", other: "x" });
     assert.deepEqual(diff, { set: { a: "1", b: "2" }, remove: ["other"] });
-    assert.equal(describeTagDiff(diff), "tags: set a, b; removed other");
+    assert.equal(describeTagPlan(diff), "tags: set a, b; removed other");
   });
 
   it("ignores aws: tags, which no caller can write or remove", () => {

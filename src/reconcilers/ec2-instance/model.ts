@@ -1,11 +1,20 @@
 /**
  * How the operator reads an EC2 instance: its status fields, its readiness, whether it still
- * counts as existing, which of several candidates is the one, and which tag changes bring it to
- * the desired tags. Pure functions over the SDK's `Instance` shape.
+ * counts as existing, which of several candidates is the one, its tags, and the DescribeInstances
+ * filters that find an object's instances by tag. Pure functions over the SDK's shapes.
  */
-import type { Instance } from "@aws-sdk/client-ec2";
+import type { Filter, Instance } from "@aws-sdk/client-ec2";
 import type { Ec2InstanceStatus } from "../../api/v1/index.ts";
-import { diffTags, fromEc2Tags, type TagMap } from "../../aws/ownership.ts";
+import {
+  ec2OwnershipFilters,
+  fromEc2Tags,
+  KIND_TAG,
+  MAX_TAG_VALUE_LENGTH,
+  NAME_TAG,
+  NAMESPACE_TAG,
+  type Owner,
+  type TagMap,
+} from "../../aws/ownership.ts";
 import type { Readiness } from "../common/driver.ts";
 
 /** Instance states that still hold an instance (everything but `terminated`). */
@@ -64,19 +73,6 @@ export function instanceStatus(instance: Instance): {
     publicDNS: nonEmpty(instance.PublicDnsName),
     privateDNS: nonEmpty(instance.PrivateDnsName),
     launchTime: formatLaunchTime(instance.LaunchTime),
-  };
-}
-
-/** Status fields to clear once the instance is gone. */
-export function clearedInstanceStatus(): { [K in keyof InstanceStatusFields]: undefined } {
-  return {
-    instanceId: undefined,
-    state: undefined,
-    publicIP: undefined,
-    privateIP: undefined,
-    publicDNS: undefined,
-    privateDNS: undefined,
-    launchTime: undefined,
   };
 }
 
@@ -156,34 +152,25 @@ export function pickInstance(
   })[0];
 }
 
-/** Tag changes for an instance: what CreateTags must set and DeleteTags must remove. */
-export interface InstanceTagChanges {
-  set: TagMap;
-  remove: string[];
-}
-
-/**
- * The changes that make the instance's tags equal `desired`. Tags are authoritative; every other
- * key is removed, except `aws:` tags, which AWS manages (CloudFormation, Auto Scaling) and refuses
- * to delete.
- */
-export function instanceTagChanges(desired: Readonly<TagMap>, actual: Readonly<TagMap>): InstanceTagChanges {
-  const diff = diffTags(desired, actual, { keepForeign: false });
-  return { set: { ...diff.set }, remove: diff.remove };
-}
-
 /** The tags of `instance` as a map. */
 export function instanceTags(instance: Instance): TagMap {
   return fromEc2Tags(instance.Tags);
 }
 
-/** Human descriptions of tag changes, for the drift Event. */
-export function describeTagChanges(changes: InstanceTagChanges): string[] {
-  const out: string[] = [];
-  const set = Object.keys(changes.set);
-  if (set.length > 0) out.push(`set tag${set.length > 1 ? "s" : ""} ${set.join(", ")}`);
-  if (changes.remove.length > 0) {
-    out.push(`removed tag${changes.remove.length > 1 ? "s" : ""} ${changes.remove.join(", ")}`);
-  }
-  return out;
+/** Filters selecting the live (not terminated) instances carrying the UID tag `uid`. */
+export function ownedFilters(uid: string): Filter[] {
+  return [...ec2OwnershipFilters(uid), { Name: "instance-state-name", Values: [...LIVE_STATES] }];
+}
+
+/**
+ * Filters selecting instances tagged with `owner`'s namespace, name and kind, whatever their UID:
+ * candidates for adoption. Instances shutting down or terminated are not candidates.
+ */
+export function namedFilters(owner: Omit<Owner, "uid">): Filter[] {
+  return [
+    { Name: `tag:${NAMESPACE_TAG}`, Values: [owner.namespace] },
+    { Name: `tag:${NAME_TAG}`, Values: [owner.name.slice(0, MAX_TAG_VALUE_LENGTH)] },
+    { Name: `tag:${KIND_TAG}`, Values: [owner.kind] },
+    { Name: "instance-state-name", Values: LIVE_STATES.filter((s) => s !== "shutting-down") },
+  ];
 }

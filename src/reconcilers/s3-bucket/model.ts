@@ -1,12 +1,12 @@
 /**
  * What the S3Bucket reconciler knows about a bucket, and the pure decisions it makes about one:
- * its ARN, the tags it should carry, and whether its tags or versioning drifted.
+ * its ARN, the tags it should carry, which versioning to write, and how a blocked deletion reads.
  * Nothing here talks to AWS.
  */
-import { ownerOf } from "../common/owner.ts";
 import type { S3Bucket, S3BucketStatus } from "../../api/v1/index.ts";
 import { S3BucketResource } from "../../api/v1/index.ts";
-import { desiredTags, diffTags, isEmptyDiff, type TagDiff, type TagMap } from "../../aws/ownership.ts";
+import type { TagMap } from "../../aws/ownership.ts";
+import { desiredTagsOf } from "../common/tags.ts";
 import type { ManagedObject, ManagedStatus } from "../common/driver.ts";
 import { InvalidSpecError } from "../common/driver.ts";
 import type { BucketSettings } from "./settings.ts";
@@ -35,6 +35,12 @@ export interface ObservedBucket {
   readonly endpoint: string;
   /** The settings the spec manages, as read (settings.ts); unmanaged ones are never read. */
   readonly settings: BucketSettings;
+  /**
+   * Set only on an observation for a deletion: the bucket of this name cannot be this object's
+   * because this account cannot read it (`forbidden`) or it lives in another region
+   * (`elsewhere`). Outside deletion the driver reports these as spec errors instead.
+   */
+  readonly unreachable?: "forbidden" | "elsewhere";
 }
 
 /** S3 allows at most 50 tags on a bucket, and the operator adds its ownership tags to the user's. */
@@ -60,7 +66,7 @@ export function bucketArn(name: string, region: string): string {
  *   (checked before anything is created, so no untaggable bucket is left behind).
  */
 export function desiredBucketTags(obj: S3BucketObject): TagMap {
-  const tags = desiredTags(obj.spec.tags, ownerOf(obj, S3BucketResource.kind));
+  const tags = desiredTagsOf(obj, S3BucketResource.kind);
   const count = Object.keys(tags).length;
   if (count > MAX_BUCKET_TAGS) {
     const ownership = count - Object.keys(obj.spec.tags ?? {}).length;
@@ -73,25 +79,6 @@ export function desiredBucketTags(obj: S3BucketObject): TagMap {
   }
   return tags;
 }
-
-/**
- * The changes that turn the bucket's tags into `desired`. Tags are authoritative: every key not
- * desired is removed, except `aws:` keys, which no caller can write or remove.
- */
-export function bucketTagDiff(desired: Readonly<TagMap>, actual: Readonly<TagMap>): TagDiff {
-  return diffTags(desired, actual, { keepForeign: false });
-}
-
-/** A short, stable description of a non-empty tag diff, for the Updated event. */
-export function describeTagDiff(diff: TagDiff): string {
-  const parts: string[] = [];
-  const set = Object.keys(diff.set);
-  if (set.length > 0) parts.push(`set ${set.join(", ")}`);
-  if (diff.remove.length > 0) parts.push(`removed ${diff.remove.join(", ")}`);
-  return `tags: ${parts.join("; ")}`;
-}
-
-export { isEmptyDiff };
 
 /**
  * The versioning status to write, or undefined to leave the bucket alone. `versioning: true`

@@ -1,0 +1,23 @@
+/**
+ * Every file generated from the sources: the CRDs (config/crd) from the kinds' schemas, the
+ * chart's manager ClusterRole, its helpers naming the kinds' resources and the IAM table of
+ * docs/aws.md from the kind registry. Pure apart
+ * from reading the page the IAM table is spliced into; hack/gen-crds.ts writes the files and
+ * ./files.test.ts fails when a committed one is stale. config/rbac is rendered from the chart by
+ * hack/gen-config.ts afterwards.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { generatedManifests } from "../api/gen/manifests.ts";
+import { KINDS } from "../kinds.ts";
+import { AWS_DOC, withIamTable } from "./iam.ts";
+import { KINDS_HELPERS, MANAGER_CLUSTERROLE, renderKindsHelpers, renderManagerClusterRole } from "./rbac.ts";
+
+/** Generated files keyed by path relative to `root`, the repository root. */
+export function generatedFiles(root: string): Map<string, string> {
+  const files = generatedManifests(KINDS.map((k) => k.crd()));
+  files.set(MANAGER_CLUSTERROLE, renderManagerClusterRole(KINDS));
+  files.set(KINDS_HELPERS, renderKindsHelpers(KINDS));
+  files.set(AWS_DOC, withIamTable(readFileSync(join(root, AWS_DOC), "utf8"), KINDS));
+  return files;
+}

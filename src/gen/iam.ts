@@ -1,0 +1,33 @@
+/**
+ * The IAM table of docs/aws.md, rendered from the kind registry: every action a kind's driver
+ * calls, and when. The table sits between two marker comments in the hand-written page; only
+ * that section is generated. Pure: returns text.
+ */
+import { callsOf, type KindModule } from "../reconcilers/common/kind.ts";
+
+/** Path of the page, relative to the repository root. */
+export const AWS_DOC = "docs/aws.md";
+
+const BEGIN = "<!-- BEGIN generated IAM table: `make manifests` writes it from src/kinds.ts -->";
+const END = "<!-- END generated IAM table -->";
+
+/** The IAM table: one row per kind and action, in registry order. */
+export function renderIamTable(kinds: readonly KindModule[]): string {
+  const rows = kinds.flatMap((k) =>
+    k.iam.map(
+      (a) => `| ${k.resource.kind} | \`${a.action}\` | ${callsOf(a).join(", ")} | ${a.when ?? "always"} |`,
+    ),
+  );
+  return ["| Kind | Action | Calls | Needed |", "| --- | --- | --- | --- |", ...rows].join("\n") + "\n";
+}
+
+/**
+ * `doc` with the text between the markers replaced by the table of `kinds`.
+ * @throws Error when the markers are missing or out of order.
+ */
+export function withIamTable(doc: string, kinds: readonly KindModule[]): string {
+  const from = doc.indexOf(BEGIN);
+  const to = doc.indexOf(END);
+  if (from < 0 || to < from) throw new Error(`${AWS_DOC} lacks the markers ${BEGIN} ... ${END}`);
+  return doc.slice(0, from + BEGIN.length) + "\n\n" + renderIamTable(kinds) + "\n" + doc.slice(to);
+}

@@ -1,0 +1,12 @@
+/**
+ * The kind registry: every managed kind, one line each, in a fixed order. The controllers
+ * (src/controllers.ts), the CRDs, the chart's ClusterRole and the IAM table of docs/aws.md
+ * (src/gen, `make manifests`) and the e2e RBAC expectations are derived from this list.
+ */
+import type { KindModule } from "./reconcilers/common/kind.ts";
+import { ec2InstanceKind } from "./reconcilers/ec2-instance/index.ts";
+import { s3BucketKind } from "./reconcilers/s3-bucket/index.ts";
+import { sqsQueueKind } from "./reconcilers/sqs-queue/index.ts";
+
+/** Every managed kind. */
+export const KINDS: readonly KindModule[] = Object.freeze([ec2InstanceKind, s3BucketKind, sqsQueueKind]);

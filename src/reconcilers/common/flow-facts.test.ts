@@ -1,0 +1,57 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { ManagedObject } from "./driver.ts";
+import { flowFacts } from "./flow-facts.ts";
+
+const ready = (status: "True" | "False", reason: string, generation = 2) => ({
+  type: "Ready",
+  status,
+  reason,
+  message: "",
+  observedGeneration: generation,
+  lastTransitionTime: "2026-01-01T00:00:00Z",
+});
+
+function obj(status: Record<string, unknown>, deleting = false): ManagedObject {
+  return {
+    apiVersion: "compute.cloud.com/v1",
+    kind: "Widget",
+    metadata: {
+      name: "w",
+      uid: "u",
+      generation: 2,
+      ...(deleting ? { deletionTimestamp: "2026-01-01T00:00:00Z" } : {}),
+    },
+    spec: {
+      region: "us-east-1",
+      deletionPolicy: "Delete",
+      adoptExisting: false,
+      onDeletedOutOfBand: "Recreate",
+    },
+    status,
+  };
+}
+
+describe("flowFacts", () => {
+  it("is settled only with a recorded ID, Ready for the current generation, and no deletion", () => {
+    assert.equal(flowFacts(obj({ id: "x", conditions: [ready("True", "Available")] }), "id").settled, true);
+    assert.equal(flowFacts(obj({ id: "", conditions: [ready("True", "Available")] }), "id").settled, false);
+    assert.equal(
+      flowFacts(obj({ id: "x", conditions: [ready("True", "Available", 1)] }), "id").settled,
+      false,
+    );
+    assert.equal(flowFacts(obj({ id: "x", conditions: [ready("False", "Pending")] }), "id").settled, false);
+    const doomed = flowFacts(obj({ id: "x", conditions: [ready("True", "Available")] }, true), "id");
+    assert.deepEqual([doomed.settled, doomed.deleting], [false, true]);
+  });
+
+  it("dates a create in flight from the Creating condition, while no resource is recorded", () => {
+    const creating = { createToken: "u-1", conditions: [ready("False", "Creating")] };
+    assert.equal(flowFacts(obj(creating), "id").createStartedAt, Date.parse("2026-01-01T00:00:00Z"));
+    assert.equal(flowFacts(obj({ ...creating, id: "x" }), "id").createStartedAt, undefined);
+    assert.equal(
+      flowFacts(obj({ conditions: [ready("False", "Creating")] }), "id").createStartedAt,
+      undefined,
+    );
+  });
+});

@@ -1,0 +1,37 @@
+/**
+ * What the shared flow tells a driver about an object ({@link FlowFacts}), derived from the
+ * object's own record: whether it is being deleted, whether it is settled, and whether a create is in flight. Drivers read these facts from their context
+ * and never the flow's conditions themselves.
+ */
+import { ConditionStatus, ConditionType, getCondition } from "../../api/v1/index.ts";
+import { recordedIdOf, type FlowFacts, type ManagedObject } from "./driver.ts";
+
+/** Reasons the flow itself puts into conditions. */
+export const FlowReason = {
+  Available: "Available",
+  Creating: "Creating",
+  Deleting: "Deleting",
+  ReconcileSuccess: "ReconcileSuccess",
+} as const;
+
+/** The facts about `obj`, whose driver records the resource's identifier in `status[idField]`. */
+export function flowFacts(obj: ManagedObject, idField: string): FlowFacts {
+  const recordedId = recordedIdOf(obj, idField);
+  const deleting = obj.metadata.deletionTimestamp !== undefined;
+  const ready = getCondition(obj.status?.conditions, ConditionType.Ready);
+  const settled =
+    recordedId !== undefined &&
+    !deleting &&
+    ready?.status === ConditionStatus.True &&
+    ready.observedGeneration === obj.metadata.generation;
+  let createStartedAt: number | undefined;
+  if (
+    recordedId === undefined &&
+    obj.status?.createToken !== undefined &&
+    ready?.reason === FlowReason.Creating
+  ) {
+    const t = Date.parse(ready.lastTransitionTime ?? "");
+    if (Number.isFinite(t)) createStartedAt = t;
+  }
+  return { deleting, settled, createStartedAt };
+}

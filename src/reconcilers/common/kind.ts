@@ -1,0 +1,106 @@
+/**
+ * A managed kind as one value: everything the rest of the operator needs to know about it. Each
+ * kind folder's index.ts exports one {@link KindModule}; src/kinds.ts lists them, and the
+ * controllers, the CRDs, the chart's ClusterRole (and config/rbac rendered from it), the e2e RBAC
+ * expectations and the IAM table of docs/aws.md are all derived from that list.
+ */
+import type { CustomResourceDefinition } from "../../api/schema/crd.ts";
+import type { Controller, MapFunc } from "../../runtime/controller/index.ts";
+import type { KubeObject, ResourceType } from "../../runtime/kube/object.ts";
+import type { ManagedObject, ResourceDriver } from "./driver.ts";
+import { setupManagedController, type ReconcilerDeps } from "./setup.ts";
+
+/** One IAM action a kind's driver calls. */
+export interface IamAction {
+  /** `service:Action`, as IAM policies spell it (`ec2:RunInstances`). */
+  readonly action: string;
+  /** The API operations that need it, as the SDK names them. @default the action's own name */
+  readonly calls?: readonly string[];
+  /** When the driver calls it, if not always: a short phrase for the IAM table. */
+  readonly when?: string;
+}
+
+/** The API operations that need `action`. */
+export function callsOf(action: IamAction): readonly string[] {
+  return action.calls ?? [action.action.slice(action.action.indexOf(":") + 1)];
+}
+
+/** One rule of a Kubernetes (Cluster)Role. */
+export interface KubeRule {
+  readonly apiGroups: readonly string[];
+  readonly resources: readonly string[];
+  readonly verbs: readonly string[];
+  /** Why the operator needs the rule, for the comment above it in the generated ClusterRole. */
+  readonly why?: string;
+}
+
+/** A managed kind; see the module comment. */
+export interface KindModule {
+  /** Controller name: the `controller` label of its metrics; Events come from `<name>-controller`. */
+  readonly name: string;
+  readonly resource: ResourceType;
+  /** Its CustomResourceDefinition, freshly built per call. */
+  crd(): CustomResourceDefinition;
+  /** Every IAM action its driver calls. */
+  readonly iam: readonly IamAction[];
+  /** The Kubernetes API calls its controller makes on its own resource. */
+  readonly kubernetes: readonly KubeRule[];
+  /** Builds its controller (the shared flow with its driver) and adds it to `deps.manager`. */
+  setup(deps: ReconcilerDeps): Controller;
+}
+
+/**
+ * What the shared flow calls on the objects of a kind: list and watch (the informer), patch (the
+ * finalizer, a merge patch with the resourceVersion), get (re-reading after a 409 on that patch),
+ * and update of the status subresource (a conditional replace).
+ */
+export function flowRules(resource: ResourceType): KubeRule[] {
+  return [
+    {
+      apiGroups: [resource.group],
+      resources: [resource.plural],
+      verbs: ["get", "list", "watch", "patch"],
+      why:
+        "list and watch: the informers. patch: adding and removing the finalizer (a merge patch " +
+        "carrying the resourceVersion). get: re-reading an object from the API server after such a " +
+        "patch met a 409 Conflict. No update: the operator never replaces a whole object. No " +
+        "<kind>/finalizers rule: custom resources have no such endpoint, and only the " +
+        "OwnerReferencesPermissionEnforcement admission plugin consults it, for objects that set " +
+        "blockOwnerDeletion on an owner reference to these kinds, which the operator never creates.",
+    },
+    {
+      apiGroups: [resource.group],
+      resources: [`${resource.plural}/status`],
+      verbs: ["update"],
+      why: "Status is written with a conditional replace (PUT with resourceVersion) of the subresource.",
+    },
+  ];
+}
+
+/** The definition of a kind: its module without the derived parts. */
+export interface KindDefinition<T extends ManagedObject, R> {
+  readonly name: string;
+  readonly resource: ResourceType;
+  crd(): CustomResourceDefinition;
+  readonly iam: readonly IamAction[];
+  /** Builds the kind's driver from the shared dependencies (the AWS clients, clock, options). */
+  driver(deps: ReconcilerDeps): ResourceDriver<T, R>;
+  /**
+   * Further sources of the kind's controller: objects whose changes enqueue objects of this kind
+   * (mapped to their keys), e.g. a dead-letter queue enqueueing the queues that name it.
+   */
+  watches?(deps: ReconcilerDeps): readonly { resource: ResourceType; map: MapFunc<KubeObject> }[];
+}
+
+/** The module of the kind `def`. */
+export function defineKind<T extends ManagedObject, R>(def: KindDefinition<T, R>): KindModule {
+  return {
+    name: def.name,
+    resource: def.resource,
+    crd: def.crd,
+    iam: def.iam,
+    kubernetes: flowRules(def.resource),
+    setup: (deps) =>
+      setupManagedController<T, R>(def.name, def.resource, def.driver(deps), deps, def.watches?.(deps) ?? []),
+  };
+}

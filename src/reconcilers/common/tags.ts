@@ -1,0 +1,145 @@
+/**
+ * Tags, for every kind alike: the tags a resource should carry (the user's tags plus the
+ * ownership tags), the changes that bring a resource there under the controller's
+ * {@link TagPolicy}, how those changes are written (set first, then remove, so a resource never
+ * goes without its ownership tags in between), and how a repair is worded in the Updated Event.
+ * Whose a resource is, judged from the same tags, is ./ownership.ts.
+ */
+import { desiredTags, isReservedTagKey, sortedTags, type TagMap } from "../../aws/ownership.ts";
+import { TAGS_SETTING, type DriftRepair, type ManagedObject } from "./driver.ts";
+import { ownerOf } from "./owner.ts";
+
+/**
+ * What the operator may do to the tags of a resource it owns; one value for the whole
+ * controller, handed to every driver.
+ */
+export interface TagPolicy {
+  /**
+   * Tags are authoritative: every key the object does not ask for is removed. When false, keys
+   * other tools added survive drift repair, and only stale keys under the operator's reserved
+   * prefix are removed.
+   */
+  readonly authoritative: boolean;
+  /**
+   * Key prefixes the operator never removes (compared case-insensitively). `aws:` keys are
+   * written by AWS itself (CloudFormation, Auto Scaling), which refuses to let a caller change
+   * or delete them.
+   */
+  readonly ignoredPrefixes: readonly string[];
+}
+
+/** The policy of today's controller: authoritative tags, `aws:` keys left alone. */
+export const DEFAULT_TAG_POLICY: TagPolicy = Object.freeze({
+  authoritative: true,
+  ignoredPrefixes: Object.freeze(["aws:"]),
+});
+
+/** The changes that turn a resource's tags into the desired ones. */
+export interface TagPlan {
+  /** Keys to create or overwrite, with their desired values (sorted). */
+  readonly set: TagMap;
+  /** Keys to delete (sorted). */
+  readonly remove: readonly string[];
+}
+
+/** Whether `key` lies under one of the policy's ignored prefixes. */
+export function isIgnoredTagKey(key: string, policy: TagPolicy): boolean {
+  const k = key.toLowerCase();
+  return policy.ignoredPrefixes.some((p) => k.startsWith(p.toLowerCase()));
+}
+
+/** The complete tag set the resource of `obj` (of kind `kind`) should carry. */
+export function desiredTagsOf(obj: Pick<ManagedObject, "metadata" | "spec">, kind: string): TagMap {
+  return desiredTags(obj.spec.tags, ownerOf(obj, kind));
+}
+
+/** The plan that turns `actual` into `desired` under `policy`. */
+export function planTags(desired: Readonly<TagMap>, actual: Readonly<TagMap>, policy: TagPolicy): TagPlan {
+  const set: TagMap = {};
+  for (const [k, v] of Object.entries(desired)) {
+    if (actual[k] !== v) set[k] = v;
+  }
+  const remove: string[] = [];
+  for (const k of Object.keys(actual)) {
+    if (k in desired || isIgnoredTagKey(k, policy)) continue;
+    if (policy.authoritative || isReservedTagKey(k)) remove.push(k);
+  }
+  return { set: sortedTags(set), remove: remove.sort() };
+}
+
+/** Whether a plan changes nothing. */
+export function isEmptyPlan(plan: TagPlan): boolean {
+  return plan.remove.length === 0 && Object.keys(plan.set).length === 0;
+}
+
+/** The tags a resource carries once `plan` has been applied to `actual`. */
+export function tagsAfter(actual: Readonly<TagMap>, plan: TagPlan): TagMap {
+  const out: TagMap = { ...actual, ...plan.set };
+  for (const k of plan.remove) delete out[k];
+  return sortedTags(out);
+}
+
+/**
+ * How a service writes tags: in increments (EC2 CreateTags/DeleteTags, SQS TagQueue/UntagQueue)
+ * or by replacing the whole set (S3 PutBucketTagging).
+ */
+export type TagWriter =
+  | {
+      set(tags: Readonly<TagMap>): Promise<void>;
+      remove(keys: readonly string[]): Promise<void>;
+    }
+  | { replace(tags: Readonly<TagMap>): Promise<void> };
+
+/**
+ * Writes `plan` onto a resource that has `actual`: additions first, removals after, each call
+ * only when it has something to do. A replacing writer gets the whole resulting set, without the
+ * keys only AWS may write. Returns the resulting tags.
+ */
+export async function applyTagPlan(
+  plan: TagPlan,
+  actual: Readonly<TagMap>,
+  writer: TagWriter,
+  policy: TagPolicy,
+): Promise<TagMap> {
+  const after = tagsAfter(actual, plan);
+  if (isEmptyPlan(plan)) return after;
+  if ("replace" in writer) {
+    const written: TagMap = {};
+    for (const [k, v] of Object.entries(after)) {
+      if (!isIgnoredTagKey(k, policy) || k in plan.set) written[k] = v;
+    }
+    await writer.replace(written);
+    return after;
+  }
+  if (Object.keys(plan.set).length > 0) await writer.set(plan.set);
+  if (plan.remove.length > 0) await writer.remove(plan.remove);
+  return after;
+}
+
+/** The stable wording of a non-empty plan in the Updated Event: `tags: set a, b; removed c`. */
+export function describeTagPlan(plan: TagPlan): string {
+  const parts: string[] = [];
+  const set = Object.keys(plan.set);
+  if (set.length > 0) parts.push(`set ${set.join(", ")}`);
+  if (plan.remove.length > 0) parts.push(`removed ${plan.remove.join(", ")}`);
+  return `tags: ${parts.join("; ")}`;
+}
+
+/**
+ * Brings the tags of a resource from `actual` to `desired`: plans, writes and describes the
+ * repair. Returns the resulting tags and the repair, counted under the `tags` setting (none
+ * when in sync, with no call made).
+ */
+export async function repairTags(
+  desired: Readonly<TagMap>,
+  actual: Readonly<TagMap>,
+  writer: TagWriter,
+  policy: TagPolicy,
+): Promise<{ tags: TagMap; changes: DriftRepair[] }> {
+  const plan = planTags(desired, actual, policy);
+  const tags = await applyTagPlan(plan, actual, writer, policy);
+  return {
+    tags,
+    changes: isEmptyPlan(plan) ? [] : [{ setting: TAGS_SETTING, description: describeTagPlan(plan) }],
+  };
+}

@@ -1,0 +1,127 @@
+/**
+ * An in-memory S3 for the unit tests of the driver's decisions: the bucket calls the driver makes,
+ * with S3's answers for a missing bucket, another account's bucket and another region's, every
+ * call logged by command name.
+ */
+import { S3Client } from "@aws-sdk/client-s3";
+import { AwsError, type AwsErrorKind } from "../../../aws/errors.ts";
+import { fromS3TagSet, type TagMap } from "../../../aws/ownership.ts";
+import type { VersionRef } from "../bucket-api.ts";
+
+export interface FakeBucket {
+  region: string;
+  tags: TagMap | undefined;
+  versioning: "Enabled" | "Suspended" | undefined;
+  versions: VersionRef[];
+  otherAccount?: boolean;
+  /** When S3 says it was created. @default the fake clock's time when CreateBucket made it, else NOW */
+  created?: Date;
+}
+
+function awsError(kind: AwsErrorKind, code: string, httpStatus: number): AwsError {
+  return new AwsError({ kind, code, service: "s3", operation: "fake", message: code, httpStatus });
+}
+
+/** An in-memory S3 for the driver's logic: every call is logged by command name. */
+export class FakeS3 {
+  readonly buckets = new Map<string, FakeBucket>();
+  /** The time a bucket without a creation date says it was created (ms since the epoch). */
+  readonly now: number;
+  constructor(now: number) {
+    this.now = now;
+  }
+  readonly calls: { op: string; input: Record<string, unknown> }[] = [];
+  readonly config = new S3Client({
+    region: "us-east-1",
+    endpoint: "http://s3.test:4566",
+    forcePathStyle: true,
+  }).config;
+
+  mutations(): string[] {
+    return this.calls.map((c) => c.op).filter((op) => !/^(Head|Get|List)/.test(op));
+  }
+
+  #get(name: string): FakeBucket {
+    const b = this.buckets.get(name);
+    if (b === undefined) throw awsError("not-found", "NoSuchBucket", 404);
+    return b;
+  }
+
+  async send(cmd: { constructor: { name: string }; input: Record<string, unknown> }): Promise<unknown> {
+    const op = cmd.constructor.name.replace(/Command$/, "");
+    const input = cmd.input;
+    this.calls.push({ op, input });
+    const name = String(input.Bucket);
+    switch (op) {
+      case "HeadBucket": {
+        const b = this.buckets.get(name);
+        if (b === undefined) throw awsError("not-found", "NotFound", 404);
+        if (b.otherAccount) throw awsError("terminal", "HTTP403", 403);
+        return { BucketRegion: b.region };
+      }
+      case "GetBucketTagging": {
+        const b = this.#get(name);
+        if (b.tags === undefined) throw awsError("not-found", "NoSuchTagSet", 404);
+        return { TagSet: Object.entries(b.tags).map(([Key, Value]) => ({ Key, Value })) };
+      }
+      case "PutBucketTagging":
+        this.#get(name).tags = fromS3TagSet(
+          (input.Tagging as { TagSet: { Key: string; Value: string }[] }).TagSet,
+        );
+        return {};
+      case "GetBucketVersioning":
+        return { Status: this.#get(name).versioning };
+      case "PutBucketVersioning":
+        this.#get(name).versioning = (
+          input.VersioningConfiguration as { Status: "Enabled" | "Suspended" }
+        ).Status;
+        return {};
+      case "CreateBucket": {
+        const b = this.buckets.get(name);
+        if (b?.otherAccount) throw awsError("terminal", "BucketAlreadyExists", 409);
+        if (b !== undefined) throw awsError("conflict", "BucketAlreadyOwnedByYou", 409);
+        const cfg = input.CreateBucketConfiguration as { LocationConstraint?: string } | undefined;
+        this.buckets.set(name, {
+          region: cfg?.LocationConstraint ?? "us-east-1",
+          tags: undefined,
+          versioning: undefined,
+          versions: [],
+          created: new Date(this.now),
+        });
+        return {};
+      }
+      case "ListBuckets": {
+        const prefix = String(input.Prefix ?? "");
+        return {
+          Buckets: [...this.buckets.entries()]
+            .filter(([n]) => n.startsWith(prefix))
+            .map(([Name, b]) => ({ Name, CreationDate: b.created ?? new Date(this.now) })),
+        };
+      }
+      case "ListObjectVersions": {
+        const b = this.#get(name);
+        const max = Number(input.MaxKeys);
+        return {
+          Versions: b.versions.slice(0, max).map((v) => ({ Key: v.Key, VersionId: v.VersionId })),
+          IsTruncated: b.versions.length > max,
+        };
+      }
+      case "DeleteObjects": {
+        const b = this.#get(name);
+        const gone = (input.Delete as { Objects: VersionRef[] }).Objects;
+        b.versions = b.versions.filter(
+          (v) => !gone.some((g) => g.Key === v.Key && g.VersionId === v.VersionId),
+        );
+        return {};
+      }
+      case "DeleteBucket": {
+        const b = this.#get(name);
+        if (b.versions.length > 0) throw awsError("conflict", "BucketNotEmpty", 409);
+        this.buckets.delete(name);
+        return {};
+      }
+      default:
+        throw new Error(`fake S3 does not implement ${op}`);
+    }
+  }
+}
