@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { setTimeout as delay } from "node:timers/promises";
 import { after, before, describe, it } from "node:test";
 import { metricSamples } from "../../src/runtime/testing/prometheus-text.ts";
+import type { ProxiedCall } from "../support/aws-proxy.ts";
 import { Fleet, KINDS, changed, plan, versions } from "./fleet.ts";
 import { seededRandom, seed } from "./random.ts";
 import { record, sized } from "./results.ts";
@@ -29,6 +30,20 @@ async function awsCodes(metricsUrl: string): Promise<Record<string, number>> {
   for (const s of metricSamples(await (await fetch(metricsUrl)).text(), "aws_api_requests_total")) {
     const code = s.labels.code ?? "";
     out[code] = (out[code] ?? 0) + s.value;
+  }
+  return out;
+}
+
+/** The codes the operator must count for the faults injected into `calls`. */
+function expectedCodes(calls: readonly ProxiedCall[]): Set<string> {
+  const out = new Set<string>();
+  for (const c of calls) {
+    if (c.fault === undefined) continue;
+    if (c.fault === "reset-before" || c.fault === "reset-after") out.add("TimeoutError");
+    else if (c.fault === "throttle") {
+      if (c.service === "ec2") out.add("RequestLimitExceeded");
+      else if (c.service === "s3") out.add("SlowDown");
+    } else if (c.fault === "http500" && c.service !== "sqs") out.add("InternalError");
   }
   return out;
 }
@@ -130,8 +145,11 @@ describe("AWS faults: 30 % of calls fail with 5xx, throttling or resets", () => 
     assert.ok(restRate <= REST_BOUND_PER_MIN, `${restRate.toFixed(2)} reconciles/object/min at rest`);
     assert.ok(runRate <= RUN_BOUND_PER_MIN, `${runRate.toFixed(2)} reconciles/object/min over the run`);
     assert.ok(errorAttempts > 0 && retries > 0 && reconcileErrors > 0, "errors and retries are visible");
-    // The SDK names a reset connection (ECONNRESET, EPIPE) TimeoutError.
-    for (const code of ["RequestLimitExceeded", "SlowDown", "InternalError", "TimeoutError"])
+    // Every fault the proxy injected shows in the operator's metrics under the code the SDK
+    // gives it (a reset connection, ECONNRESET or EPIPE, is named TimeoutError).
+    const expected = expectedCodes(fleet.proxy.calls);
+    assert.ok(expected.size >= 3, `faults of several kinds were injected: ${[...expected].join(", ")}`);
+    for (const code of expected)
       assert.ok((codes[code] ?? 0) > 0, `aws_api_requests_total{code="${code}"} counted`);
     assert.deepEqual(
       leaks.map((r) => `${r.kind} ${r.id}`),
