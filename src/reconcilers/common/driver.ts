@@ -140,19 +140,23 @@ export function blocked(reason: string, message: string): DeleteOutcome {
   return { done: false, blocked: true, reason, message };
 }
 
+/** A driver failure the flow reports on the object under a CamelCase condition `reason`. */
+abstract class ReasonedError extends Error {
+  readonly reason: string;
+  constructor(reason: string, message: string) {
+    super(message);
+    this.reason = reason;
+  }
+}
+
 /**
  * The object depends on another object that is not ready yet (a dead-letter queue that has no
  * ARN yet). The flow reports `reason` on Ready and Synced, emits no Warning, and waits: a change
  * of the other object enqueues this one again (the kind's controller watches it), and the steady
  * poll is the fallback.
  */
-export class DependencyNotReadyError extends Error {
+export class DependencyNotReadyError extends ReasonedError {
   override readonly name = "DependencyNotReadyError";
-  readonly reason: string;
-  constructor(reason: string, message: string) {
-    super(message);
-    this.reason = reason;
-  }
 }
 
 /**
@@ -163,13 +167,11 @@ export class DependencyNotReadyError extends Error {
  * `reason`, emits one Warning Event and ends the reconcile in a TerminalError. `notReady`: the
  * object has no usable resource, so Ready turns False even when one is recorded.
  */
-export class InvalidSpecError extends Error {
+export class InvalidSpecError extends ReasonedError {
   override readonly name = "InvalidSpecError";
-  readonly reason: string;
   readonly notReady: boolean;
   constructor(reason: string, message: string, opts: { notReady?: boolean } = {}) {
-    super(message);
-    this.reason = reason;
+    super(reason, message);
     this.notReady = opts.notReady ?? false;
   }
 }

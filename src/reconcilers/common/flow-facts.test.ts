@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { ManagedObject } from "./driver.ts";
+import { widgetObject } from "./testing/widget.ts";
 import { flowFacts } from "./flow-facts.ts";
 
 const ready = (status: "True" | "False", reason: string, generation = 2) => ({
@@ -13,23 +14,15 @@ const ready = (status: "True" | "False", reason: string, generation = 2) => ({
 });
 
 function obj(status: Record<string, unknown>, deleting = false): ManagedObject {
-  return {
-    apiVersion: "compute.cloud.com/v1",
-    kind: "Widget",
+  return widgetObject({
     metadata: {
       name: "w",
       uid: "u",
       generation: 2,
       ...(deleting ? { deletionTimestamp: "2026-01-01T00:00:00Z" } : {}),
     },
-    spec: {
-      region: "us-east-1",
-      deletionPolicy: "Delete",
-      adoptExisting: false,
-      onDeletedOutOfBand: "Recreate",
-    },
     status,
-  };
+  });
 }
 
 describe("flowFacts", () => {

@@ -23,6 +23,7 @@ import {
 } from "./managed-reconciler.ts";
 import { DriftRepairMetrics, MANAGED_METRIC_NAMES } from "./metrics.ts";
 import type { ForeignClaim, OwnerDirectory, OwnerLiveness } from "./ownership.ts";
+import { widgetObject, widgetResource } from "./testing/widget.ts";
 
 const unmanaged: ForeignClaim = { owner: undefined, managedByOperator: false, adoptable: true };
 /** An observation of resource `x`, foreign for `claim`. */
@@ -46,19 +47,11 @@ interface Res {
   state: string;
 }
 
-const resource = {
-  group: "compute.cloud.com",
-  version: "v1",
-  plural: "widgets",
-  kind: "Widget",
-  namespaced: true,
-};
+const resource = widgetResource;
 const req = { namespace: "ns", name: "w" };
 
 function widget(over: Partial<Widget["spec"]> = {}, status?: Widget["status"], deleting = false): Widget {
-  return {
-    apiVersion: "compute.cloud.com/v1",
-    kind: "Widget",
+  return widgetObject<Widget>({
     metadata: {
       namespace: "ns",
       name: "w",
@@ -68,15 +61,9 @@ function widget(over: Partial<Widget["spec"]> = {}, status?: Widget["status"], d
       finalizers: [FINALIZER],
       ...(deleting ? { deletionTimestamp: "2026-01-01T00:00:00Z" } : {}),
     },
-    spec: {
-      region: "us-east-1",
-      deletionPolicy: "Delete",
-      adoptExisting: false,
-      onDeletedOutOfBand: "Recreate",
-      ...over,
-    },
-    ...(status ? { status } : {}),
-  };
+    spec: over,
+    status,
+  });
 }
 
 /** Records every call in order; the object lives in `stored` (what the API server and cache hold). */

@@ -5,14 +5,9 @@ import type { Condition } from "../../api/v1/index.ts";
 import { CacheNotSyncedError } from "../../runtime/client/errors.ts";
 import type { ManagedObject } from "./driver.ts";
 import { countManagedResources, MANAGED_METRIC_NAMES } from "./metrics.ts";
+import { widgetObject, widgetResource } from "./testing/widget.ts";
 
-const resource = {
-  group: "compute.cloud.com",
-  version: "v1",
-  plural: "widgets",
-  kind: "Widget",
-  namespaced: true,
-};
+const resource = widgetResource;
 
 function obj(name: string, ready?: Condition["status"], synced?: Condition["status"]): ManagedObject {
   const conditions: Condition[] = [];
@@ -21,18 +16,10 @@ function obj(name: string, ready?: Condition["status"], synced?: Condition["stat
     conditions.push({ type: "Ready", status: ready, reason: "R", message: "", lastTransitionTime: at });
   if (synced)
     conditions.push({ type: "Synced", status: synced, reason: "S", message: "", lastTransitionTime: at });
-  return {
-    apiVersion: "compute.cloud.com/v1",
-    kind: "Widget",
+  return widgetObject({
     metadata: { namespace: "ns", name },
-    spec: {
-      region: "us-east-1",
-      deletionPolicy: "Delete",
-      adoptExisting: false,
-      onDeletedOutOfBand: "Recreate",
-    },
     ...(conditions.length > 0 ? { status: { conditions } } : {}),
-  };
+  });
 }
 
 async function series(registry: Registry): Promise<Record<string, number>> {
