@@ -8,7 +8,7 @@ import type { Options } from "./config/options.ts";
 import { KINDS } from "./kinds.ts";
 import { CacheOwnerDirectory } from "./reconcilers/common/owner-directory.ts";
 import type { ReconcilerDeps } from "./reconcilers/common/setup.ts";
-import { DEFAULT_TAG_POLICY } from "./reconcilers/common/tags.ts";
+import { tagPolicy } from "./reconcilers/common/tags.ts";
 import type { InformerFactory } from "./runtime/cache/factory.ts";
 import { Client } from "./runtime/client/index.ts";
 import type { Clock } from "./runtime/clock.ts";
@@ -50,7 +50,10 @@ export function registerControllers(manager: Manager, deps: ControllerDeps): voi
       namespaces: deps.options.watchNamespaces,
     }),
     adoption: deps.options.adoption,
-    tagPolicy: DEFAULT_TAG_POLICY,
+    tagPolicy: tagPolicy({
+      defaultTags: deps.options.defaultTags,
+      ignoredPrefixes: deps.options.ignoreTagPrefixes,
+    }),
     maxConcurrentReconciles: deps.options.maxConcurrentReconciles,
     pollIntervalMs: deps.options.pollIntervalMs,
     pendingInitialMs: deps.options.pendingPollInitialMs,

@@ -64,6 +64,22 @@ export const FLAGS: readonly FlagSpec[] = [
     defaultText: "enabled",
     help: "enabled: objects with spec.adoptExisting may take over existing AWS resources that no live object owns; disabled: only resources this operator once tagged (left by Retain).",
   },
+  {
+    name: "default-tags",
+    kind: "string",
+    defaultText: "none",
+    help:
+      "Tags every AWS resource carries, as comma-separated key=value pairs (a value may contain '=', not ','), " +
+      "merged under each object's spec.tags (a key the object sets wins) and drift-repaired like them.",
+  },
+  {
+    name: "ignore-tag-prefixes",
+    kind: "string",
+    defaultText: "aws: only",
+    help:
+      "Comma-separated tag key prefixes (case-insensitive) whose tags belong to other tools (AWS Backup, " +
+      "cost allocation, other controllers): never removed or overwritten, besides aws: which always is.",
+  },
   { name: "max-concurrent-reconciles", kind: "string", defaultText: "16", help: "Reconciles running at once per controller (1-1000)." },
   { name: "sync-period", kind: "string", defaultText: "10h", help: "Interval at which cached objects are re-delivered to the controllers." },
   { name: "poll-interval", kind: "string", defaultText: "5m", help: "Steady-state requeue of a converged object, to notice drift in AWS." },

@@ -155,3 +155,29 @@ test("the transition poll curve is set by two flags and its cap may not be below
   assert.match(refuse(["--pending-poll-initial=10s", "--pending-poll-max=5s"]), /--pending-poll-max.*--pending-poll-initial/);
   assert.match(refuse(["--pending-poll-initial=10ms"]), /--pending-poll-initial: expected a duration of at least 100ms/);
 });
+
+test("--default-tags parses key=value pairs under spec.tags' rules", () => {
+  assert.deepEqual(run([]).defaultTags, {});
+  assert.deepEqual(run(["--default-tags=team=platform, cost-center=42,url=a=b"]).defaultTags, {
+    team: "platform",
+    "cost-center": "42",
+    url: "a=b",
+  });
+  assert.deepEqual(run([], { KUBEPROVISIONER_DEFAULT_TAGS: "env=" }).defaultTags, { env: "" });
+  assert.match(refuse(["--default-tags=team"]), /--default-tags.*has no '='/);
+  assert.match(refuse(["--default-tags=aws:x=1"]), /reserved by AWS/);
+  assert.match(refuse(["--default-tags=compute.cloud.com/uid=1"]), /ownership tags/);
+  assert.match(refuse(["--default-tags=a=1,a=2"]), /repeats/);
+  assert.match(refuse(["--default-tags=a=<b>"]), /tag values may contain only/);
+  const many = Array.from({ length: 46 }, (_, i) => `k${i}=v`).join(",");
+  assert.match(refuse([`--default-tags=${many}`]), /at most 45 tags/);
+});
+
+test("--ignore-tag-prefixes lists prefixes, and a default tag under one is refused", () => {
+  assert.deepEqual(run([]).ignoreTagPrefixes, []);
+  assert.deepEqual(run(["--ignore-tag-prefixes=backup:, CostCenter,backup:"]).ignoreTagPrefixes, ["backup:", "CostCenter"]);
+  assert.match(
+    refuse(["--ignore-tag-prefixes=backup:", "--default-tags=Backup:plan=daily"]),
+    /--default-tags: tag "Backup:plan" lies under "backup:" of --ignore-tag-prefixes/,
+  );
+});

@@ -17,6 +17,8 @@ import {
   parseObjectName,
   parsePositiveDuration,
   parseRegion,
+  parseTagList,
+  parseTagPrefixList,
   ValueError,
   type BindAddress,
 } from "./values.ts";
@@ -65,6 +67,10 @@ export interface Options {
   readonly watchNamespaces: readonly string[];
   /** Whether resources this operator never tagged may be adopted. @default "enabled" */
   readonly adoption: AdoptionPolicy;
+  /** Tags every AWS resource carries, under each object's own (`--default-tags`). @default {} */
+  readonly defaultTags: Readonly<Record<string, string>>;
+  /** Tag key prefixes whose tags are never removed or overwritten, besides `aws:`. @default [] */
+  readonly ignoreTagPrefixes: readonly string[];
   /**
    * Reconciles at once per controller. The process waits on AWS, not on its CPU; the rate
    * budgets, not a single worker, protect AWS (BENCHMARKS.md, "Concurrency"). @default 16
@@ -166,6 +172,8 @@ export function parseOptions(argv: readonly string[], env: Readonly<Record<strin
     logFormat: get("log-format", (t) => parseChoice(t, LOG_FORMATS), "json"),
     watchNamespaces: Object.freeze(get("watch-namespace", parseNamespaceList, [])),
     adoption: get("adoption", (t) => parseChoice(t, ADOPTION_POLICIES), "enabled"),
+    defaultTags: Object.freeze(get("default-tags", parseTagList, {})),
+    ignoreTagPrefixes: Object.freeze(get("ignore-tag-prefixes", parseTagPrefixList, [])),
     maxConcurrentReconciles: get("max-concurrent-reconciles", (t) => parseInteger(t, 1, 1000), 16),
     syncPeriodMs: get("sync-period", (t) => parsePositiveDuration(t, 1_000), 36_000_000),
     pollIntervalMs: get("poll-interval", (t) => parsePositiveDuration(t, 1_000), 300_000),
@@ -180,6 +188,7 @@ export function parseOptions(argv: readonly string[], env: Readonly<Record<strin
     awsMaxAttempts: get("aws-max-attempts", (t) => parseInteger(t, 1, 10), 3),
   };
   validateTiming(timing);
+  validateTags(options.defaultTags, options.ignoreTagPrefixes);
   if (options.pendingPollMaxMs < options.pendingPollInitialMs) {
     throw new ConfigError("invalid value for --pending-poll-max: expected a duration not shorter than --pending-poll-initial");
   }
@@ -200,6 +209,18 @@ function validateTiming(t: LeaderElectionTiming): void {
     throw new ConfigError(
       "invalid value for --leader-election-renew-deadline: expected a duration longer than 1.2 x --leader-election-retry-period",
     );
+  }
+}
+
+/** A default tag under an ignored prefix could never be repaired: refuse the pair. */
+function validateTags(defaults: Readonly<Record<string, string>>, prefixes: readonly string[]): void {
+  for (const key of Object.keys(defaults)) {
+    const prefix = prefixes.find((p) => key.toLowerCase().startsWith(p.toLowerCase()));
+    if (prefix !== undefined) {
+      throw new ConfigError(
+        `invalid value for --default-tags: tag ${JSON.stringify(key)} lies under ${JSON.stringify(prefix)} of --ignore-tag-prefixes, whose tags the operator never writes over`,
+      );
+    }
   }
 }
 

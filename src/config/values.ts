@@ -4,6 +4,7 @@
  * caller adds which flag (and which variable) carried the text.
  */
 import { isIP } from "node:net";
+import { MAX_USER_TAGS, tagKeyProblem, tagValueProblem } from "../api/v1/common.ts";
 import { DurationSyntaxError, parseDuration } from "./duration.ts";
 
 /** A value that a parser refused; `accepted` describes what would have been accepted. */
@@ -108,6 +109,40 @@ export function parseObjectName(text: string): string {
 export function parseRegion(text: string): string {
   if (!/^[a-z]{2}(?:-[a-z]+)+-\d+$/.test(text)) throw new ValueError("an AWS region such as us-east-1");
   return text;
+}
+
+/**
+ * Tags as comma-separated `key=value` pairs (`team=platform,cost-center=42`), each key and value
+ * under the rules spec.tags has at admission; a value may contain `=`, not `,`. At most
+ * {@link MAX_USER_TAGS}. Empty text is no tags.
+ */
+export function parseTagList(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const item of text.split(",")) {
+    if (item.trim() === "") continue;
+    const eq = item.indexOf("=");
+    if (eq < 0) throw new ValueError(`comma-separated key=value tags; ${JSON.stringify(item)} has no '='`);
+    const key = item.slice(0, eq).trim();
+    const value = item.slice(eq + 1).trim();
+    const problem = tagKeyProblem(key) ?? tagValueProblem(value);
+    if (problem !== undefined) throw new ValueError(`comma-separated key=value tags (${JSON.stringify(key)}: ${problem})`);
+    if (key in out) throw new ValueError(`comma-separated key=value tags, each key once (${JSON.stringify(key)} repeats)`);
+    out[key] = value;
+  }
+  if (Object.keys(out).length > MAX_USER_TAGS) throw new ValueError(`at most ${MAX_USER_TAGS} tags`);
+  return out;
+}
+
+/** Comma-separated tag key prefixes, each 1-128 characters; empty text is none. */
+export function parseTagPrefixList(text: string): readonly string[] {
+  const items = text
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
+  for (const p of items) {
+    if (p.length > 128) throw new ValueError("comma-separated tag key prefixes of at most 128 characters");
+  }
+  return [...new Set(items)];
 }
 
 /** Any non-empty text. */

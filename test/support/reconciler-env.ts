@@ -136,6 +136,19 @@ export class ReconcilerEnv<O extends KubeObj> {
     return this.op;
   }
 
+  /**
+   * Makes this environment a view of another kind on `running`'s control plane, moto, proxy and
+   * operator (the operator runs every kind's controller), so one test file covers two kinds with
+   * one set of processes. Start and stop only `running`; this one destroys just its clients.
+   */
+  attachTo(running: ReconcilerEnv<KubeObj>): this {
+    this.cp = running.cp;
+    this.moto = running.moto;
+    this.proxy = running.proxy;
+    this.op = running.op;
+    return this;
+  }
+
   /** Destroys the AWS clients and stops everything that {@link start} started. */
   async stop(): Promise<void> {
     for (const c of this.#clients.values()) c.destroy();

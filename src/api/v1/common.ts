@@ -27,6 +27,49 @@ export const MAX_USER_TAGS = 45;
 
 /** Characters AWS accepts in tag keys and values on every service this operator manages. */
 const TAG_CHARS = "\\p{L}\\p{Z}\\p{N}_.:/=+\\-@";
+const TAG_CHARS_TEXT = "letters, digits, spaces and _ . : / = + - @";
+const MAX_TAG_KEY = 128;
+const MAX_TAG_VALUE = 256;
+
+/**
+ * The rules of one user tag key, each as a CEL rule over `k` for the CRD and a check for the
+ * tags the operator is configured with (`--default-tags`), so both refuse the same keys.
+ */
+const TAG_KEY_RULES: readonly { cel: string; ok: (k: string) => boolean; message: string }[] = [
+  {
+    cel: `size(k) >= 1 && size(k) <= ${MAX_TAG_KEY}`,
+    ok: (k) => k.length >= 1 && k.length <= MAX_TAG_KEY,
+    message: `tag keys must be 1 to ${MAX_TAG_KEY} characters`,
+  },
+  {
+    cel: `k.matches(r'^[${TAG_CHARS}]+$')`,
+    ok: (k) => new RegExp(`^[${TAG_CHARS}]+$`, "u").test(k),
+    message: `tag keys may contain only ${TAG_CHARS_TEXT}`,
+  },
+  {
+    cel: "!k.startsWith('aws:')",
+    ok: (k) => !k.startsWith("aws:"),
+    message: "tag keys starting with aws: are reserved by AWS",
+  },
+  {
+    cel: `!k.startsWith('${RESERVED_TAG_PREFIX}')`,
+    ok: (k) => !k.startsWith(RESERVED_TAG_PREFIX),
+    message: `tag keys starting with ${RESERVED_TAG_PREFIX} are reserved for the operator's ownership tags`,
+  },
+];
+
+/** Why `key` cannot be a user tag key, or undefined when it can (the CRD's rules). */
+export function tagKeyProblem(key: string): string | undefined {
+  return TAG_KEY_RULES.find((r) => !r.ok(key))?.message;
+}
+
+/** Why `value` cannot be a tag value, or undefined when it can (the CRD's rules). */
+export function tagValueProblem(value: string): string | undefined {
+  if (value.length > MAX_TAG_VALUE) return `tag values must be at most ${MAX_TAG_VALUE} characters`;
+  if (!new RegExp(`^[${TAG_CHARS}]*$`, "u").test(value))
+    return `tag values may contain only ${TAG_CHARS_TEXT}`;
+  return undefined;
+}
 
 /**
  * The `tags` field, with the strictest limits shared by EC2, S3 and SQS: at most 45 tags (AWS allows
@@ -37,36 +80,20 @@ const TAG_CHARS = "\\p{L}\\p{Z}\\p{N}_.:/=+\\-@";
 export function tagsField(what: string) {
   return s.record(
     s.string({
-      description: "Tag value, at most 256 characters.",
-      maxLength: 256,
+      description: `Tag value, at most ${MAX_TAG_VALUE} characters.`,
+      maxLength: MAX_TAG_VALUE,
       pattern: `^[${TAG_CHARS}]*$`,
     }),
     {
       description:
-        `Tags applied to the ${what}, in addition to the operator's ownership tags. Mutable and ` +
-        `authoritative: the operator adds, changes and removes tags on the ${what} until they match ` +
-        `this map; only aws: tags and its own ownership tags are exempt. At most 45 tags (AWS allows ` +
-        `50 and the operator adds 5 ownership tags); ` +
-        `keys 1-128 characters, values at most 256; letters, digits, spaces and _ . : / = + - @.`,
+        `Tags applied to the ${what}, in addition to the operator's ownership tags and the operator's ` +
+        `default tags (--default-tags; a key set here wins). Mutable and authoritative: the operator ` +
+        `adds, changes and removes tags on the ${what} until they match; exempt are aws: tags, its own ` +
+        `ownership tags and the prefixes of --ignore-tag-prefixes (never removed or overwritten). At ` +
+        `most 45 tags (AWS allows 50 and the operator adds 5 ownership tags); ` +
+        `keys 1-${MAX_TAG_KEY} characters, values at most ${MAX_TAG_VALUE}; ${TAG_CHARS_TEXT}.`,
       maxProperties: MAX_USER_TAGS,
-      validations: [
-        {
-          rule: "self.all(k, size(k) >= 1 && size(k) <= 128)",
-          message: "tag keys must be 1 to 128 characters",
-        },
-        {
-          rule: `self.all(k, k.matches(r'^[${TAG_CHARS}]+$'))`,
-          message: "tag keys may contain only letters, digits, spaces and _ . : / = + - @",
-        },
-        {
-          rule: "self.all(k, !k.startsWith('aws:'))",
-          message: "tag keys starting with aws: are reserved by AWS",
-        },
-        {
-          rule: `self.all(k, !k.startsWith('${RESERVED_TAG_PREFIX}'))`,
-          message: `tag keys starting with ${RESERVED_TAG_PREFIX} are reserved for the operator's ownership tags`,
-        },
-      ],
+      validations: TAG_KEY_RULES.map((r) => ({ rule: `self.all(k, ${r.cel})`, message: r.message })),
     },
   );
 }

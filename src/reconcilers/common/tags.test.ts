@@ -10,12 +10,18 @@ import {
   planTags,
   repairTags,
   tagsAfter,
+  desiredTagsOf,
+  MAX_RESOURCE_TAGS,
+  tagPolicy,
   type TagPolicy,
   type TagWriter,
 } from "./tags.ts";
+import { InvalidSpecError } from "./driver.ts";
 
 const owner = { uid: "0b6c9a52", namespace: "team-a", name: "web", kind: "S3Bucket" };
-const keepOthers: TagPolicy = { authoritative: false, ignoredPrefixes: ["aws:"] };
+const keepOthers: TagPolicy = { ...DEFAULT_TAG_POLICY, authoritative: false };
+/** `--ignore-tag-prefixes=backup:,CostCenter` */
+const ignoring = tagPolicy({ ignoredPrefixes: ["backup:", "CostCenter"] });
 
 /** A writer recording its calls, in order. */
 function recorder(kind: "increments" | "replace"): { calls: unknown[][]; writer: TagWriter } {
@@ -67,13 +73,84 @@ describe("planTags", () => {
   });
 });
 
+describe("ignored prefixes (--ignore-tag-prefixes)", () => {
+  it("never removes a tag under an ignored prefix, whatever its case, and always keeps aws:", () => {
+    const plan = planTags(
+      { a: "1" },
+      { a: "1", "backup:plan": "daily", costcenter: "42", "aws:x": "y", other: "z" },
+      ignoring,
+    );
+    assert.deepEqual(plan, { set: {}, remove: ["other"] });
+    assert.deepEqual(ignoring.ignoredPrefixes, ["aws:", "backup:", "CostCenter"]);
+    assert.deepEqual(tagPolicy({ ignoredPrefixes: ["AWS:"] }).ignoredPrefixes, ["aws:"]);
+  });
+
+  it("never overwrites such a tag's value, and writes it only where it is missing", () => {
+    assert.deepEqual(planTags({ "backup:plan": "weekly" }, { "backup:plan": "daily" }, ignoring), {
+      set: {},
+      remove: [],
+    });
+    assert.deepEqual(planTags({ "backup:plan": "weekly" }, {}, ignoring), {
+      set: { "backup:plan": "weekly" },
+      remove: [],
+    });
+  });
+
+  it("hands a replacing writer the ignored tags with their current values, so S3 keeps them", async () => {
+    const actual: TagMap = { "backup:plan": "daily", gone: "x", "aws:cf": "s" };
+    const { calls, writer } = recorder("replace");
+    await applyTagPlan(planTags({ a: "1", "backup:plan": "weekly" }, actual, ignoring), actual, writer);
+    assert.deepEqual(calls, [["replace", { a: "1", "backup:plan": "daily" }]]);
+  });
+});
+
+describe("desiredTagsOf and default tags (--default-tags)", () => {
+  const obj = (tags?: TagMap) => ({
+    metadata: { uid: owner.uid, namespace: owner.namespace, name: owner.name },
+    spec: {
+      region: "us-east-1",
+      tags,
+      deletionPolicy: "Delete" as const,
+      adoptExisting: false,
+      onDeletedOutOfBand: "Recreate" as const,
+    },
+  });
+  const defaults = tagPolicy({ defaultTags: { team: "platform", env: "prod" } });
+
+  it("merges the default tags under spec.tags (the spec wins) and adds the ownership tags", () => {
+    const tags = desiredTagsOf(obj({ env: "dev", app: "web" }), "S3Bucket", defaults);
+    assert.deepEqual(tags, desiredTags({ team: "platform", env: "dev", app: "web" }, owner));
+    assert.deepEqual(desiredTagsOf(obj(), "S3Bucket", DEFAULT_TAG_POLICY), desiredTags({}, owner));
+  });
+
+  it("refuses more than AWS's 50 tags per resource, naming how many of the object's own fit", () => {
+    const ownership = Object.keys(desiredTagsOf(obj(), "S3Bucket", DEFAULT_TAG_POLICY)).length;
+    const many = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, "v"]));
+    const fits = MAX_RESOURCE_TAGS - ownership - 2;
+    assert.equal(Object.keys(desiredTagsOf(obj(many(fits)), "S3Bucket", defaults)).length, MAX_RESOURCE_TAGS);
+    // A default tag the object overrides takes no extra place.
+    assert.equal(
+      Object.keys(desiredTagsOf(obj({ ...many(fits), env: "dev" }), "S3Bucket", defaults)).length,
+      MAX_RESOURCE_TAGS - 0,
+    );
+    assert.throws(
+      () => desiredTagsOf(obj(many(fits + 1)), "S3Bucket", defaults),
+      (err: unknown) =>
+        err instanceof InvalidSpecError &&
+        err.reason === "TooManyTags" &&
+        err.message.includes(`2 default tags`) &&
+        err.message.includes(`at most ${fits} keys of its own, it holds ${fits + 1}`),
+    );
+  });
+});
+
 describe("applyTagPlan", () => {
   const actual: TagMap = { a: "0", gone: "x", "aws:cf": "s" };
   const plan = planTags({ a: "1", b: "2" }, actual, DEFAULT_TAG_POLICY);
 
   it("sets before it removes, and reports the resulting tags", async () => {
     const { calls, writer } = recorder("increments");
-    const after = await applyTagPlan(plan, actual, writer, DEFAULT_TAG_POLICY);
+    const after = await applyTagPlan(plan, actual, writer);
     assert.deepEqual(calls, [
       ["set", { a: "1", b: "2" }],
       ["remove", ["gone"]],
@@ -84,19 +161,14 @@ describe("applyTagPlan", () => {
 
   it("hands a replacing writer the whole set without the keys only AWS writes", async () => {
     const { calls, writer } = recorder("replace");
-    await applyTagPlan(plan, actual, writer, DEFAULT_TAG_POLICY);
+    await applyTagPlan(plan, actual, writer);
     assert.deepEqual(calls, [["replace", { a: "1", b: "2" }]]);
   });
 
   it("makes no call for an empty plan, and only the calls a plan needs", async () => {
     const { calls, writer } = recorder("increments");
-    await applyTagPlan(
-      planTags({ a: "1" }, { a: "1" }, DEFAULT_TAG_POLICY),
-      { a: "1" },
-      writer,
-      DEFAULT_TAG_POLICY,
-    );
-    await applyTagPlan(planTags({}, { x: "1" }, DEFAULT_TAG_POLICY), { x: "1" }, writer, DEFAULT_TAG_POLICY);
+    await applyTagPlan(planTags({ a: "1" }, { a: "1" }, DEFAULT_TAG_POLICY), { a: "1" }, writer);
+    await applyTagPlan(planTags({}, { x: "1" }, DEFAULT_TAG_POLICY), { x: "1" }, writer);
     assert.deepEqual(calls, [["remove", ["x"]]]);
   });
 });

@@ -6,12 +6,21 @@
  * Whose a resource is, judged from the same tags, is ./ownership.ts.
  */
 import { desiredTags, isReservedTagKey, sortedTags, type TagMap } from "../../aws/ownership.ts";
-import { TAGS_SETTING, type DriftRepair, type ManagedObject } from "./driver.ts";
+import { InvalidSpecError, TAGS_SETTING, type DriftRepair, type ManagedObject } from "./driver.ts";
 import { ownerOf } from "./owner.ts";
 
 /**
+ * The prefix of the tag keys AWS writes itself (CloudFormation, Auto Scaling) and refuses to let
+ * a caller change or delete.
+ */
+export const AWS_TAG_PREFIX = "aws:";
+
+/** EC2, S3 and SQS alike allow at most 50 tags on one resource. */
+export const MAX_RESOURCE_TAGS = 50;
+
+/**
  * What the operator may do to the tags of a resource it owns; one value for the whole
- * controller, handed to every driver.
+ * controller (`--default-tags`, `--ignore-tag-prefixes`), handed to every driver.
  */
 export interface TagPolicy {
   /**
@@ -21,18 +30,40 @@ export interface TagPolicy {
    */
   readonly authoritative: boolean;
   /**
-   * Key prefixes the operator never removes (compared case-insensitively). `aws:` keys are
-   * written by AWS itself (CloudFormation, Auto Scaling), which refuses to let a caller change
-   * or delete them.
+   * Key prefixes whose tags belong to someone else (compared case-insensitively): the operator
+   * never removes such a tag and never overwrites its value; it writes one only where the
+   * resource lacks it. Always includes {@link AWS_TAG_PREFIX}; `--ignore-tag-prefixes` adds more
+   * (AWS Backup, cost-allocation tooling, other controllers).
    */
   readonly ignoredPrefixes: readonly string[];
+  /**
+   * Tags every resource carries (`--default-tags`), merged under `spec.tags`: a key the object
+   * sets itself wins. Never under an ignored or reserved prefix.
+   */
+  readonly defaultTags: Readonly<TagMap>;
 }
 
-/** The policy of today's controller: authoritative tags, `aws:` keys left alone. */
-export const DEFAULT_TAG_POLICY: TagPolicy = Object.freeze({
-  authoritative: true,
-  ignoredPrefixes: Object.freeze(["aws:"]),
-});
+/** The policy without flags: authoritative tags, `aws:` keys left alone, no default tags. */
+export const DEFAULT_TAG_POLICY: TagPolicy = tagPolicy({});
+
+/**
+ * The policy of `--default-tags` and `--ignore-tag-prefixes`: authoritative tags, with `aws:` and
+ * the given prefixes left alone. Validating the flags' texts is the config layer's job.
+ */
+export function tagPolicy(opts: {
+  defaultTags?: Readonly<TagMap> | undefined;
+  ignoredPrefixes?: readonly string[] | undefined;
+}): TagPolicy {
+  const prefixes = [
+    AWS_TAG_PREFIX,
+    ...(opts.ignoredPrefixes ?? []).filter((p) => p.toLowerCase() !== AWS_TAG_PREFIX),
+  ];
+  return Object.freeze({
+    authoritative: true,
+    ignoredPrefixes: Object.freeze(prefixes),
+    defaultTags: Object.freeze(sortedTags({ ...opts.defaultTags })),
+  });
+}
 
 /** The changes that turn a resource's tags into the desired ones. */
 export interface TagPlan {
@@ -48,16 +79,46 @@ export function isIgnoredTagKey(key: string, policy: TagPolicy): boolean {
   return policy.ignoredPrefixes.some((p) => k.startsWith(p.toLowerCase()));
 }
 
-/** The complete tag set the resource of `obj` (of kind `kind`) should carry. */
-export function desiredTagsOf(obj: Pick<ManagedObject, "metadata" | "spec">, kind: string): TagMap {
-  return desiredTags(obj.spec.tags, ownerOf(obj, kind));
+/** Whether `key` is one AWS writes itself ({@link AWS_TAG_PREFIX}). */
+function isAwsTagKey(key: string): boolean {
+  return key.toLowerCase().startsWith(AWS_TAG_PREFIX);
+}
+
+/**
+ * The complete tag set the resource of `obj` (of kind `kind`) should carry: the policy's default
+ * tags, overridden by `spec.tags`, plus the ownership tags.
+ * @throws InvalidSpecError `TooManyTags` when that exceeds AWS's {@link MAX_RESOURCE_TAGS}
+ *   (checked before anything is created, so no resource is left that cannot carry its tags).
+ */
+export function desiredTagsOf(
+  obj: Pick<ManagedObject, "metadata" | "spec">,
+  kind: string,
+  policy: TagPolicy,
+): TagMap {
+  const user = { ...policy.defaultTags, ...obj.spec.tags };
+  const tags = desiredTags(user, ownerOf(obj, kind));
+  const count = Object.keys(tags).length;
+  if (count > MAX_RESOURCE_TAGS) {
+    const ownership = count - Object.keys(user).length;
+    const defaults = Object.keys(policy.defaultTags).filter((k) => !(k in (obj.spec.tags ?? {}))).length;
+    throw new InvalidSpecError(
+      "TooManyTags",
+      `AWS allows at most ${MAX_RESOURCE_TAGS} tags on a resource; with the operator's ${ownership} ownership ` +
+        `tags and ${defaults} default tags (--default-tags) not set in spec.tags, spec.tags may hold at most ` +
+        `${MAX_RESOURCE_TAGS - ownership - defaults} keys of its own, it holds ${Object.keys(obj.spec.tags ?? {}).length}`,
+    );
+  }
+  return tags;
 }
 
 /** The plan that turns `actual` into `desired` under `policy`. */
 export function planTags(desired: Readonly<TagMap>, actual: Readonly<TagMap>, policy: TagPolicy): TagPlan {
   const set: TagMap = {};
   for (const [k, v] of Object.entries(desired)) {
-    if (actual[k] !== v) set[k] = v;
+    if (actual[k] === v) continue;
+    // A tag under an ignored prefix is someone else's: written only where it is missing.
+    if (k in actual && isIgnoredTagKey(k, policy)) continue;
+    set[k] = v;
   }
   const remove: string[] = [];
   for (const k of Object.keys(actual)) {
@@ -92,21 +153,21 @@ export type TagWriter =
 
 /**
  * Writes `plan` onto a resource that has `actual`: additions first, removals after, each call
- * only when it has something to do. A replacing writer gets the whole resulting set, without the
- * keys only AWS may write. Returns the resulting tags.
+ * only when it has something to do. A replacing writer gets the whole resulting set (the tags
+ * under ignored prefixes with their current values), without the keys only AWS may write.
+ * Returns the resulting tags.
  */
 export async function applyTagPlan(
   plan: TagPlan,
   actual: Readonly<TagMap>,
   writer: TagWriter,
-  policy: TagPolicy,
 ): Promise<TagMap> {
   const after = tagsAfter(actual, plan);
   if (isEmptyPlan(plan)) return after;
   if ("replace" in writer) {
     const written: TagMap = {};
     for (const [k, v] of Object.entries(after)) {
-      if (!isIgnoredTagKey(k, policy) || k in plan.set) written[k] = v;
+      if (!isAwsTagKey(k)) written[k] = v;
     }
     await writer.replace(written);
     return after;
@@ -137,7 +198,7 @@ export async function repairTags(
   policy: TagPolicy,
 ): Promise<{ tags: TagMap; changes: DriftRepair[] }> {
   const plan = planTags(desired, actual, policy);
-  const tags = await applyTagPlan(plan, actual, writer, policy);
+  const tags = await applyTagPlan(plan, actual, writer);
   return {
     tags,
     changes: isEmptyPlan(plan) ? [] : [{ setting: TAGS_SETTING, description: describeTagPlan(plan) }],

@@ -192,7 +192,7 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Inst
       : undefined;
     const input = runInstancesInput(spec, {
       token,
-      tags: desiredTagsOf(obj, KIND),
+      tags: desiredTagsOf(obj, KIND, this.#tagPolicy),
       amiRootDeviceName,
     });
     const out = await this.#aws
@@ -219,7 +219,7 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Inst
     let wrote = false;
     try {
       const { changes } = await repairTags(
-        desiredTagsOf(obj, KIND),
+        desiredTagsOf(obj, KIND, this.#tagPolicy),
         instanceTags(observed.resource),
         {
           set: async (tags) => {

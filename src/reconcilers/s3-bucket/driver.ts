@@ -13,10 +13,10 @@
 import type { AwsClientSource } from "../../aws/clients.ts";
 import { AwsError } from "../../aws/errors.ts";
 import type { TagMap } from "../../aws/ownership.ts";
-import { ConditionReason } from "../../api/v1/index.ts";
+import { ConditionReason, S3BucketResource } from "../../api/v1/index.ts";
 import { systemClock, type Clock } from "../../runtime/clock.ts";
 import { taggedOwner, verdictOf, type Verdict } from "../common/ownership.ts";
-import { DEFAULT_TAG_POLICY, repairTags, type TagPolicy } from "../common/tags.ts";
+import { DEFAULT_TAG_POLICY, desiredTagsOf, repairTags, type TagPolicy } from "../common/tags.ts";
 import {
   blocked,
   InvalidSpecError,
@@ -32,7 +32,6 @@ import {
 import { BucketApi, MAX_KEYS_PER_BATCH } from "./bucket-api.ts";
 import {
   bucketArn,
-  desiredBucketTags,
   notEmptyMessage,
   targetVersioning,
   type ObservedBucket,
@@ -192,7 +191,7 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, ObservedBu
 
   async create(obj: S3BucketObject, _token: string, ctx: DriverContext): Promise<ObservedBucket> {
     const { bucketName: name, region } = obj.spec;
-    const tags = desiredBucketTags(obj); // may throw TooManyTags: before anything exists
+    const tags = desiredTagsOf(obj, S3BucketResource.kind, this.#tagPolicy); // may throw TooManyTags: before anything exists
     const api = this.#api(obj, ctx);
     let outcome: "created" | "already-owned";
     try {
@@ -235,7 +234,7 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, ObservedBu
     const bucket = observed.resource;
     const api = this.#api(obj, ctx);
     const { changes } = await repairTags(
-      desiredBucketTags(obj),
+      desiredTagsOf(obj, S3BucketResource.kind, this.#tagPolicy),
       bucket.tags,
       { replace: (tags) => api.putTags(tags) },
       this.#tagPolicy,

@@ -1,48 +1,17 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { OWNERSHIP_TAGS } from "../../api/v1/index.ts";
-import { InvalidSpecError } from "../common/driver.ts";
-import { bucketArn, desiredBucketTags, MAX_BUCKET_TAGS, notEmptyMessage, targetVersioning } from "./model.ts";
-import { bucketObject } from "./testing/objects.ts";
+import { bucketArn, notEmptyMessage, targetVersioning } from "./model.ts";
 import { DEFAULT_TAG_POLICY, describeTagPlan, planTags } from "../common/tags.ts";
 import type { TagMap } from "../../aws/ownership.ts";
 
 /** The bucket's tag plan: tags are authoritative. */
 const bucketTagDiff = (desired: TagMap, actual: TagMap) => planTags(desired, actual, DEFAULT_TAG_POLICY);
 
-const bucket = bucketObject;
-
 describe("bucketArn", () => {
   it("names the bucket in the partition of its region, without region or account", () => {
     assert.equal(bucketArn("b", "eu-west-1"), "arn:aws:s3:::b");
     assert.equal(bucketArn("b", "cn-north-1"), "arn:aws-cn:s3:::b");
     assert.equal(bucketArn("b", "us-gov-west-1"), "arn:aws-us-gov:s3:::b");
-  });
-});
-
-describe("desiredBucketTags", () => {
-  it("is the user's tags plus the ownership tags, keys sorted", () => {
-    const tags = desiredBucketTags(bucket({ tags: { team: "x", app: "y" } }));
-    assert.equal(tags[OWNERSHIP_TAGS.uid], "uid-1");
-    assert.equal(tags[OWNERSHIP_TAGS.namespace], "team");
-    assert.equal(tags[OWNERSHIP_TAGS.name], "assets");
-    assert.equal(tags[OWNERSHIP_TAGS.kind], "S3Bucket");
-    assert.equal(tags.team, "x");
-    assert.deepEqual(Object.keys(tags), Object.keys(tags).sort());
-  });
-
-  it("refuses more than S3's 50 tags per bucket, naming how many user tags fit", () => {
-    const ownership = Object.keys(desiredBucketTags(bucket())).length;
-    const fits = MAX_BUCKET_TAGS - ownership;
-    const many = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, "v"]));
-    assert.equal(Object.keys(desiredBucketTags(bucket({ tags: many(fits) }))).length, MAX_BUCKET_TAGS);
-    assert.throws(
-      () => desiredBucketTags(bucket({ tags: many(fits + 1) })),
-      (err: unknown) =>
-        err instanceof InvalidSpecError &&
-        err.reason === "TooManyTags" &&
-        err.message.includes(`at most ${fits}, it holds ${fits + 1}`),
-    );
   });
 });
 

@@ -1,14 +1,11 @@
 /**
  * What the S3Bucket reconciler knows about a bucket, and the pure decisions it makes about one:
- * its ARN, the tags it should carry, which versioning to write, and how a blocked deletion reads.
+ * its ARN, which versioning to write, and how a blocked deletion reads.
  * Nothing here talks to AWS.
  */
 import type { S3Bucket, S3BucketStatus } from "../../api/v1/index.ts";
-import { S3BucketResource } from "../../api/v1/index.ts";
 import type { TagMap } from "../../aws/ownership.ts";
-import { desiredTagsOf } from "../common/tags.ts";
 import type { ManagedObject, ManagedStatus } from "../common/driver.ts";
-import { InvalidSpecError } from "../common/driver.ts";
 import type { BucketSettings } from "./settings.ts";
 
 /** An S3Bucket object as the shared reconcile flow handles it (type meta filled in). */
@@ -43,9 +40,6 @@ export interface ObservedBucket {
   readonly unreachable?: "forbidden" | "elsewhere";
 }
 
-/** S3 allows at most 50 tags on a bucket, and the operator adds its ownership tags to the user's. */
-export const MAX_BUCKET_TAGS = 50;
-
 /** The AWS partition of `region`, for ARNs. */
 export function partitionOf(region: string): string {
   if (region.startsWith("cn-")) return "aws-cn";
@@ -58,26 +52,6 @@ export function partitionOf(region: string): string {
 /** `arn:<partition>:s3:::<name>`; bucket ARNs carry neither region nor account. */
 export function bucketArn(name: string, region: string): string {
   return `arn:${partitionOf(region)}:s3:::${name}`;
-}
-
-/**
- * The complete tag set the bucket of `obj` should carry: `spec.tags` plus the ownership tags.
- * @throws InvalidSpecError `TooManyTags` when that exceeds S3's limit of {@link MAX_BUCKET_TAGS}
- *   (checked before anything is created, so no untaggable bucket is left behind).
- */
-export function desiredBucketTags(obj: S3BucketObject): TagMap {
-  const tags = desiredTagsOf(obj, S3BucketResource.kind);
-  const count = Object.keys(tags).length;
-  if (count > MAX_BUCKET_TAGS) {
-    const ownership = count - Object.keys(obj.spec.tags ?? {}).length;
-    throw new InvalidSpecError(
-      "TooManyTags",
-      `S3 allows at most ${MAX_BUCKET_TAGS} tags on a bucket and the operator adds ${ownership} ` +
-        `ownership tags: spec.tags may hold at most ${MAX_BUCKET_TAGS - ownership}, it holds ` +
-        `${count - ownership}`,
-    );
-  }
-  return tags;
 }
 
 /**

@@ -180,7 +180,7 @@ export class SqsQueueDriver implements ResourceDriver<ManagedSqsQueue, SqsQueueV
         new CreateQueueCommand({
           QueueName: spec.queueName,
           Attributes: createAttributes(spec, resolved),
-          tags: toSqsTags(desiredTagsOf(obj, SqsQueueResource.kind)),
+          tags: toSqsTags(desiredTagsOf(obj, SqsQueueResource.kind, this.#tagPolicy)),
         }),
         { abortSignal: ctx.signal },
       );
@@ -219,7 +219,7 @@ export class SqsQueueDriver implements ResourceDriver<ManagedSqsQueue, SqsQueueV
       await sqs.send(new SetQueueAttributesCommand({ QueueUrl: queue.url, Attributes: update }), opts);
     }
     const tags = await repairTags(
-      desiredTagsOf(obj, SqsQueueResource.kind),
+      desiredTagsOf(obj, SqsQueueResource.kind, this.#tagPolicy),
       queue.tags,
       {
         set: async (set) => {
