@@ -64,7 +64,6 @@ const kinds = [
       "amiId",
       "associatePublicIP",
       "availabilityZone",
-      "instanceType",
       "keyPair",
       "region",
       "securityGroups",
@@ -197,6 +196,7 @@ describe("TypeScript types of the kinds", () => {
       metadata: { name: "web", namespace: "default" },
       spec: {
         instanceType: "t3.micro",
+        desiredState: "running",
         amiId: "ami-12c6146b",
         region: "us-east-1",
         deletionPolicy: "Delete",

@@ -1,10 +1,11 @@
 /**
  * The Ec2Instance kind: one EC2 instance, launched from an AMI, with its EBS volumes.
  *
- * Everything that is a launch parameter is immutable: AWS cannot change the AMI, subnet, zone,
- * key pair or block devices of an instance, and changing the type, user data or security groups
- * needs the instance stopped or its network interface edited, which the operator never does
- * behind the user's back. Tags and the lifecycle policies are mutable.
+ * Launch parameters are immutable: AWS cannot change the AMI, subnet, zone, key pair or block
+ * devices of an instance, and user data or security groups would need the instance rewired.
+ * The instance type is mutable: applied while the instance is stopped, and on a running one only
+ * when `restartForUpdate` lets the operator stop and start it. Tags, the run state, the hardening
+ * settings and the lifecycle policies are mutable.
  */
 import type { KubeObject, ResourceType } from "../../runtime/kube/object.ts";
 import * as s from "../schema/builder.ts";
@@ -196,12 +197,26 @@ export const ec2InstanceSpecSchema = s.object(
   {
     instanceType: s.string({
       description:
-        "EC2 instance type, for example t3.micro. Immutable: changing it needs the instance " +
-        "stopped, which the operator does not do; create a new object instead.",
+        "EC2 instance type, for example t3.micro. Mutable: a change is applied " +
+        "(ModifyInstanceAttribute) while the instance is stopped. On a running instance only with " +
+        "restartForUpdate: true (the operator stops it, changes the type and starts it again); " +
+        "otherwise Synced turns False with reason RestartRequired and nothing is touched.",
       required: true,
       maxLength: 32,
       pattern: "^[a-z0-9][a-z0-9-]*\\.[a-z0-9]+$",
-      validations: [s.immutable("instanceType is immutable: create a new Ec2Instance to change it")],
+    }),
+    desiredState: s.enumOf(["running", "stopped"], {
+      description:
+        "Whether the instance should run: running (default) or stopped. The operator starts or " +
+        "stops it (StartInstances, StopInstances) and starts it again when it was stopped out of " +
+        "band. A stopped instance is Ready when desiredState is stopped. Mutable.",
+      default: "running",
+    }),
+    restartForUpdate: s.boolean({
+      description:
+        "Allow the operator to stop and start a running instance to apply a change that needs it " +
+        "stopped (instanceType). Omit or false: such a change waits with Synced=False, reason " +
+        "RestartRequired, until the instance is stopped or this is set. Mutable.",
     }),
     amiId: s.string({
       description: "ID of the AMI to launch, for example ami-0abcdef1234567890. Immutable.",
@@ -343,8 +358,9 @@ export function ec2InstanceCrd(): CustomResourceDefinition {
     labels: standardLabels,
     description:
       "Ec2Instance is an EC2 instance managed by kubeprovisioner. The operator launches it with an " +
-      "idempotency token and ownership tags, reports its state and addresses, repairs tag drift, " +
-      "and terminates it on deletion unless spec.deletionPolicy is Retain.",
+      "idempotency token and ownership tags, reports its state and addresses, keeps it running or " +
+      "stopped as spec.desiredState says, repairs drift, and terminates it on deletion unless " +
+      "spec.deletionPolicy is Retain.",
     spec: ec2InstanceSpecSchema,
     status: ec2InstanceStatusSchema,
     selectableFields: [".spec.region", ".spec.instanceType"],
@@ -365,6 +381,13 @@ export function ec2InstanceCrd(): CustomResourceDefinition {
         type: "string",
         jsonPath: ".status.privateIP",
         description: "Private IPv4",
+        priority: 1,
+      },
+      {
+        name: "Desired",
+        type: "string",
+        jsonPath: ".spec.desiredState",
+        description: "Desired run state (spec.desiredState)",
         priority: 1,
       },
     ],

@@ -230,6 +230,10 @@ export interface ResourceDriver<T extends ManagedObject, R> {
    * blocked when deletion needs a human (a non-empty bucket).
    */
   delete(obj: T, observed: Observation<R>, ctx: DriverContext): Promise<DeleteOutcome>;
-  /** The kind-specific status fields and the readiness of a resource; pure. */
-  describe(resource: R): Description<NonNullable<T["status"]>>;
+  /**
+   * The kind-specific status fields and the readiness of a resource; pure. `obj` is the object
+   * the resource was observed for, for a readiness that depends on the spec (an EC2 instance
+   * that is stopped is ready when the spec asks for it stopped).
+   */
+  describe(resource: R, obj: T): Description<NonNullable<T["status"]>>;
 }

@@ -310,7 +310,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
       }
     }
 
-    const { status: described, readiness } = driver.describe(resource);
+    const { status: described, readiness } = driver.describe(resource, obj);
     const next = { ...(obj.status ?? {}), ...described } as NonNullable<T["status"]>;
     const withConds = this.#withConditions(
       { ...obj, status: next },

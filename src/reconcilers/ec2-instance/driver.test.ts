@@ -4,13 +4,14 @@ import type { Instance, RunInstancesCommandInput, TerminateInstancesCommandInput
 import type { Ec2InstanceSpec, Ec2InstanceStatus } from "../../api/v1/index.ts";
 import { ownershipTags } from "../../aws/ownership.ts";
 import { FakeClock } from "../../runtime/testing/fake-clock.ts";
-import type { DeleteOutcome, Observation } from "../common/driver.ts";
+import { InvalidSpecError, type DeleteOutcome, type Observation } from "../common/driver.ts";
 import { context, contextFor } from "../common/testing/context.ts";
 import { Ec2InstanceDriver, type Ec2InstanceObject } from "./driver.ts";
 import { FakeEc2 } from "./testing/fake-ec2.ts";
 
 const spec: Ec2InstanceSpec = {
   instanceType: "t3.micro",
+  desiredState: "running",
   amiId: "ami-1e749f67",
   region: "eu-west-1",
   tags: { team: "web" },
@@ -349,6 +350,142 @@ describe("Ec2InstanceDriver.create, adoption and update", () => {
     );
     const after = await run(driver.observe(object("a"), ctxOf(object("a"))));
     assert.equal(after.exists && after.ownership, "owned");
+  });
+});
+
+describe("Ec2InstanceDriver run state", () => {
+  /** Observes `obj` and, when its instance exists, updates it as the flow does; returns both. */
+  async function reconcile(
+    driver: Ec2InstanceDriver,
+    run: ReturnType<typeof setup>["run"],
+    obj: Ec2InstanceObject,
+  ) {
+    const obs = await run(driver.observe(obj, ctxOf(obj)));
+    assert.ok(obs.exists);
+    const changes = await run(driver.update(obj, obs, ctxOf(obj)));
+    return { instance: obs.resource, changes, readiness: driver.describe(obs.resource, obj).readiness };
+  }
+  const mutating = (ec2: FakeEc2): string[] =>
+    ec2.calls.filter((c) => c.op !== "DescribeInstances").map((c) => c.op);
+
+  it("stops an instance for desiredState stopped, polls it while stopping, and calls it Ready once stopped", async () => {
+    const { ec2, driver, run } = setup();
+    const i = ec2.add({ InstanceType: "t3.micro", tags: { ...ownershipTags(owner("a")), team: "web" } });
+    const obj = object("a", { instanceId: i.InstanceId }, { desiredState: "stopped" });
+    const first = await reconcile(driver, run, obj);
+    assert.deepEqual(first.changes, [
+      { setting: "desiredState", description: "desiredState: stopped (stopping the instance)" },
+    ]);
+    assert.deepEqual([first.readiness.ready, first.readiness.pending], [false, true]);
+    const stopping = await reconcile(driver, run, obj);
+    assert.equal(stopping.instance.State?.Name, "stopping", "read fresh after the stop");
+    assert.deepEqual(stopping.changes, [], "nothing is sent while the instance is stopping");
+    assert.equal(stopping.readiness.pending, true);
+    ec2.settle(i.InstanceId ?? "");
+    const stopped = await reconcile(driver, run, obj);
+    assert.deepEqual(stopped.changes, []);
+    assert.deepEqual([stopped.readiness.ready, stopped.readiness.reason], [true, "Stopped"]);
+    assert.deepEqual(mutating(ec2), ["StopInstances"], "stopped once, never re-sent");
+  });
+
+  it("starts an instance stopped out of band while desiredState is running", async () => {
+    const { ec2, driver, run } = setup();
+    const i = ec2.add({ State: { Name: "stopped" }, tags: { ...ownershipTags(owner("a")), team: "web" } });
+    const obj = object("a", { instanceId: i.InstanceId });
+    const r = await reconcile(driver, run, obj);
+    assert.deepEqual(
+      r.changes.map((c) => c.setting),
+      ["desiredState"],
+    );
+    assert.deepEqual([r.readiness.ready, r.readiness.pending, r.readiness.reason], [false, true, "Starting"]);
+    assert.equal(ec2.instances.get(i.InstanceId ?? "")?.State?.Name, "pending");
+    assert.deepEqual((await reconcile(driver, run, obj)).changes, [], "not started twice while pending");
+    assert.deepEqual(mutating(ec2), ["StartInstances"]);
+  });
+
+  it("refuses a type change on a running instance without restartForUpdate and touches nothing", async () => {
+    const { ec2, driver, run } = setup();
+    // Tag drift too: RestartRequired touches nothing at all until the spec changes.
+    const i = ec2.add({ InstanceType: "t3.micro", tags: { ...ownershipTags(owner("a")), team: "ops" } });
+    const obj = object("a", { instanceId: i.InstanceId }, { instanceType: "t3.large" });
+    const obs = await run(driver.observe(obj, ctxOf(obj)));
+    assert.ok(obs.exists);
+    await assert.rejects(run(driver.update(obj, obs, ctxOf(obj))), (err: unknown) => {
+      assert.ok(err instanceof InvalidSpecError);
+      assert.equal(err.reason, "RestartRequired");
+      assert.equal(err.notReady, false, "the running instance stays Ready");
+      assert.match(err.message, /instanceType t3\.micro -> t3\.large needs the instance stopped/);
+      return true;
+    });
+    assert.deepEqual(mutating(ec2), []);
+  });
+
+  it("restarts for a type change with restartForUpdate, one step per reconcile, and survives a new driver midway", async () => {
+    const { clock, ec2, driver, run } = setup();
+    const i = ec2.add({ InstanceType: "t3.micro", tags: { ...ownershipTags(owner("a")), team: "web" } });
+    const id = i.InstanceId ?? "";
+    const obj = object("a", { instanceId: id }, { instanceType: "t3.large", restartForUpdate: true });
+    const stop = await reconcile(driver, run, obj);
+    assert.deepEqual(
+      stop.changes.map((c) => c.setting),
+      ["instanceType"],
+    );
+    assert.deepEqual([stop.readiness.ready, stop.readiness.reason], [false, "Restarting"]);
+    assert.deepEqual((await reconcile(driver, run, obj)).changes, [], "waits while stopping");
+    ec2.settle(id);
+    // The operator restarted while the instance was stopping: a new driver knows nothing of the
+    // sequence and continues from what EC2 reports.
+    const fresh = new Ec2InstanceDriver({ aws: ec2.source(), clock, visibilityGraceMs: 60_000 });
+    const modify = await reconcile(fresh, run, obj);
+    assert.deepEqual(
+      modify.changes.map((c) => c.setting),
+      ["instanceType", "desiredState"],
+    );
+    assert.equal(ec2.instances.get(id)?.InstanceType, "t3.large");
+    assert.equal(ec2.instances.get(id)?.State?.Name, "pending");
+    ec2.settle(id);
+    const done = await reconcile(fresh, run, obj);
+    assert.deepEqual(done.changes, []);
+    assert.deepEqual([done.readiness.ready, done.readiness.reason], [true, "Running"]);
+    assert.deepEqual(mutating(ec2), ["StopInstances", "ModifyInstanceAttribute", "StartInstances"]);
+    const modified = ec2.calls.find((c) => c.op === "ModifyInstanceAttribute");
+    assert.deepEqual(modified?.input, { InstanceId: id, InstanceType: { Value: "t3.large" } });
+  });
+
+  it("changes the type of a stopped instance without starting it when desiredState is stopped", async () => {
+    const { ec2, driver, run } = setup();
+    const i = ec2.add({
+      State: { Name: "stopped" },
+      InstanceType: "t3.micro",
+      tags: { ...ownershipTags(owner("a")), team: "web" },
+    });
+    const obj = object(
+      "a",
+      { instanceId: i.InstanceId },
+      { instanceType: "t3.small", desiredState: "stopped" },
+    );
+    const r = await reconcile(driver, run, obj);
+    assert.deepEqual(r.changes, [
+      { setting: "instanceType", description: "instanceType: t3.small (was t3.micro)" },
+    ]);
+    assert.equal(r.readiness.ready, true);
+    assert.deepEqual((await reconcile(driver, run, obj)).changes, []);
+    assert.deepEqual(mutating(ec2), ["ModifyInstanceAttribute"]);
+  });
+
+  it("launches an instance for desiredState stopped and stops it once it runs", async () => {
+    const { ec2, driver, run } = setup();
+    const obj = object("a", {}, { desiredState: "stopped" });
+    const launched = await run(driver.create(obj, "uid-a-1", ctx));
+    assert.equal(driver.describe(launched, obj).readiness.pending, true);
+    const recorded = object("a", { instanceId: launched.InstanceId }, { desiredState: "stopped" });
+    assert.deepEqual((await reconcile(driver, run, recorded)).changes, [], "pending: nothing sent yet");
+    ec2.settle(launched.InstanceId ?? "");
+    assert.deepEqual(
+      (await reconcile(driver, run, recorded)).changes.map((c) => c.setting),
+      ["desiredState"],
+    );
+    assert.deepEqual(mutating(ec2), ["RunInstances", "StopInstances"]);
   });
 });
 

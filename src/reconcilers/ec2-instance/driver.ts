@@ -2,7 +2,9 @@
  * The Ec2Instance driver: finds, launches, re-tags and terminates EC2 instances for the shared
  * reconcile flow. Instances are found by the ID recorded in status (through the per-region
  * {@link DescribeBatcher}), else by ownership tag; they are launched with the recorded
- * idempotency token and tagged at launch; tags are the only thing ever changed afterwards.
+ * idempotency token and tagged at launch. Afterwards the driver repairs the tags, the metadata
+ * options and the instance profile, and moves the instance to the run state and type the spec
+ * asks for (run-state.ts): one call per step, never waiting for EC2 to finish a transition.
  */
 import { ownerOf, uidOf } from "../common/owner.ts";
 import { DEFAULT_TAG_POLICY, desiredTagsOf, repairTags, type TagPolicy } from "../common/tags.ts";
@@ -11,7 +13,10 @@ import {
   CreateTagsCommand,
   DeleteTagsCommand,
   DescribeIamInstanceProfileAssociationsCommand,
+  ModifyInstanceAttributeCommand,
   ModifyInstanceMetadataOptionsCommand,
+  StartInstancesCommand,
+  StopInstancesCommand,
   ReplaceIamInstanceProfileAssociationCommand,
   DescribeImagesCommand,
   DescribeInstancesCommand,
@@ -29,6 +34,7 @@ import { toEc2Tags } from "../../aws/ownership.ts";
 import { isOwnedBy, verdictOf } from "../common/ownership.ts";
 import type { Clock } from "../../runtime/clock.ts";
 import {
+  InvalidSpecError,
   recordedIdOf,
   TAGS_SETTING,
   type DeleteOutcome,
@@ -42,7 +48,6 @@ import {
 import { AmiRootDevices } from "./ami-root-device.ts";
 import { DescribeBatcher } from "./describe-batcher.ts";
 import {
-  instanceReadiness,
   instanceStatus,
   instanceTags,
   isGone,
@@ -53,12 +58,22 @@ import {
 } from "./model.ts";
 import { metadataOptionsDrift, profileAction, profileMatches } from "./instance-settings.ts";
 import { needsAmiRootDevice, profileSpecifier, runInstancesInput } from "./launch.ts";
+import {
+  DESIRED_STATE_SETTING,
+  INSTANCE_TYPE_SETTING,
+  planRunState,
+  runStateReadiness,
+  type RunStateStep,
+} from "./run-state.ts";
 
 /** An Ec2Instance as the shared flow handles it. */
 export type Ec2InstanceObject = Ec2Instance & ManagedObject;
 
 /** The kind name written into the ownership tags. */
 const KIND = "Ec2Instance";
+
+/** Synced reason of a type change on a running instance that the spec does not let restart. */
+export const RESTART_REQUIRED = "RestartRequired";
 
 /** Options of {@link Ec2InstanceDriver}. */
 export interface Ec2InstanceDriverOptions {
@@ -103,6 +118,8 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Inst
     TAGS_SETTING,
     "metadataOptions",
     "iamInstanceProfile",
+    DESIRED_STATE_SETTING,
+    INSTANCE_TYPE_SETTING,
   ]);
   /** Steady polls of all instances land together, so the batcher can merge their lookups. */
   readonly alignPolls = true;
@@ -206,7 +223,10 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Inst
 
   /**
    * Brings the instance's tags to the desired set (CreateTags, then DeleteTags; for an instance
-   * being adopted this writes its ownership tags), then its metadata options and instance profile.
+   * being adopted this writes its ownership tags), then its metadata options and instance
+   * profile, then its run state and type (last, since the settings are written against the state
+   * observed). A type change that needs a restart the spec does not allow touches nothing and
+   * fails with reason RestartRequired (terminal until the spec changes; Ready stays as it is).
    */
   async update(
     obj: Ec2InstanceObject,
@@ -214,6 +234,10 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Inst
     ctx: DriverContext,
   ): Promise<DriftRepair[]> {
     const id = requireId(observed.resource);
+    const runState = planRunState(obj.spec, observed.resource);
+    if (runState.restartRequired !== undefined) {
+      throw new InvalidSpecError(RESTART_REQUIRED, runState.restartRequired);
+    }
     const ec2 = this.#aws.client("ec2", obj.spec.region);
     const opts = { abortSignal: ctx.signal };
     let wrote = false;
@@ -237,7 +261,13 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Inst
         this.#tagPolicy,
       );
       if (changes.length > 0) ctx.logger.info({ instanceId: id, changes }, "repaired EC2 instance tags");
-      return [...changes, ...(await this.#updateSettings(obj, observed.resource, ctx))];
+      const settings = await this.#updateSettings(obj, observed.resource, ctx);
+      if (runState.steps.length > 0) {
+        wrote = true;
+        await this.#runSteps(obj, id, runState.steps, ctx);
+        ctx.logger.info({ instanceId: id, steps: runState.steps }, "changing the EC2 instance's run state");
+      }
+      return [...changes, ...settings, ...runState.repairs];
     } finally {
       // The snapshot holds the tags from before the repair (even a failed one may have begun it).
       if (wrote) this.#batcher(obj.spec.region).invalidate(id);
@@ -310,8 +340,41 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Inst
     return changes;
   }
 
-  describe(instance: Instance): Description<NonNullable<Ec2InstanceObject["status"]>> {
-    return { status: instanceStatus(instance), readiness: instanceReadiness(instance) };
+  /** Makes the run-state calls of a plan, in order; the instance's snapshot is dropped by the caller. */
+  async #runSteps(
+    obj: Ec2InstanceObject,
+    id: string,
+    steps: readonly RunStateStep[],
+    ctx: DriverContext,
+  ): Promise<void> {
+    const ec2 = this.#aws.client("ec2", obj.spec.region);
+    const opts = { abortSignal: ctx.signal };
+    for (const step of steps) {
+      switch (step.call) {
+        case "ModifyInstanceAttribute":
+          await ec2.send(
+            new ModifyInstanceAttributeCommand({
+              InstanceId: id,
+              InstanceType: { Value: step.instanceType },
+            }),
+            opts,
+          );
+          break;
+        case "StopInstances":
+          await ec2.send(new StopInstancesCommand({ InstanceIds: [id] }), opts);
+          break;
+        case "StartInstances":
+          await ec2.send(new StartInstancesCommand({ InstanceIds: [id] }), opts);
+          break;
+      }
+    }
+  }
+
+  describe(
+    instance: Instance,
+    obj: Ec2InstanceObject,
+  ): Description<NonNullable<Ec2InstanceObject["status"]>> {
+    return { status: instanceStatus(instance), readiness: runStateReadiness(obj.spec, instance) };
   }
 
   /**

@@ -26,6 +26,15 @@ export const ec2InstanceKind: KindModule = defineKind<Ec2InstanceObject, Instanc
     { action: "ec2:TerminateInstances" },
     { action: "ec2:CreateTags" },
     { action: "ec2:DeleteTags" },
+    {
+      action: "ec2:StopInstances",
+      when: "only for desiredState stopped or a restart for a new instanceType",
+    },
+    {
+      action: "ec2:StartInstances",
+      when: "only to start an instance that is stopped while desiredState is running",
+    },
+    { action: "ec2:ModifyInstanceAttribute", when: "only to change the instanceType of a stopped instance" },
     { action: "ec2:ModifyInstanceMetadataOptions", when: "only for objects with metadataOptions" },
     { action: "ec2:AssociateIamInstanceProfile", when: "only for objects with iamInstanceProfile" },
     {

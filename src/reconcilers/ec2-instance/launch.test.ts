@@ -5,6 +5,7 @@ import { blockDeviceMappings, needsAmiRootDevice, runInstancesInput } from "./la
 
 const base: Ec2InstanceSpec = {
   instanceType: "t3.micro",
+  desiredState: "running",
   amiId: "ami-1e749f67",
   region: "eu-west-1",
   deletionPolicy: "Delete",

@@ -6,7 +6,6 @@ import { commonStatusFields } from "../../api/v1/common.ts";
 import { DEFAULT_TAG_POLICY, describeTagPlan, planTags } from "../common/tags.ts";
 import {
   formatLaunchTime,
-  instanceReadiness,
   instanceStatus,
   isGone,
   LIVE_STATES,
@@ -67,31 +66,6 @@ describe("formatLaunchTime", () => {
     assert.equal(formatLaunchTime("2024-05-01T12:00:00.999Z"), "2024-05-01T12:00:00Z");
     assert.equal(formatLaunchTime(undefined), undefined);
     assert.equal(formatLaunchTime("not a date"), undefined);
-  });
-});
-
-describe("instanceReadiness", () => {
-  const cases: Array<[string, boolean, boolean, string]> = [
-    ["running", true, false, "Running"],
-    ["pending", false, true, "Pending"],
-    ["stopping", false, true, "Stopping"],
-    ["shutting-down", false, true, "ShuttingDown"],
-    ["stopped", false, false, "Stopped"],
-  ];
-  for (const [state, ready, pending, reason] of cases) {
-    it(`${state}: ready=${ready}, pending=${pending}, reason ${reason}`, () => {
-      const r = instanceReadiness(inst({ State: { Name: state as "running" } }));
-      assert.equal(r.ready, ready);
-      assert.equal(r.pending, pending);
-      assert.equal(r.reason, reason);
-      assert.ok(r.message.length > 0);
-    });
-  }
-
-  it("treats a state EC2 did not report as a transition to poll soon", () => {
-    const r = instanceReadiness(inst({ State: undefined }));
-    assert.equal(r.ready, false);
-    assert.equal(r.pending, true);
   });
 });
 

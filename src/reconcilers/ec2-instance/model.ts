@@ -1,7 +1,8 @@
 /**
- * How the operator reads an EC2 instance: its status fields, its readiness, whether it still
+ * How the operator reads an EC2 instance: its status fields, whether it still
  * counts as existing, which of several candidates is the one, its tags, and the DescribeInstances
- * filters that find an object's instances by tag. Pure functions over the SDK's shapes.
+ * filters that find an object's instances by tag (its readiness depends on the spec: run-state.ts).
+ * Pure functions over the SDK's shapes.
  */
 import type { Filter, Instance } from "@aws-sdk/client-ec2";
 import type { Ec2InstanceStatus } from "../../api/v1/index.ts";
@@ -15,7 +16,6 @@ import {
   type Owner,
   type TagMap,
 } from "../../aws/ownership.ts";
-import type { Readiness } from "../common/driver.ts";
 
 /** Instance states that still hold an instance (everything but `terminated`). */
 export const LIVE_STATES = ["pending", "running", "shutting-down", "stopping", "stopped"] as const;
@@ -74,47 +74,6 @@ export function instanceStatus(instance: Instance): {
     privateDNS: nonEmpty(instance.PrivateDnsName),
     launchTime: formatLaunchTime(instance.LaunchTime),
   };
-}
-
-/**
- * Readiness by instance state: `running` is ready; `pending`, `stopping` and `shutting-down`
- * are transitions (not ready, polled with a short backoff); `stopped` is not ready and not
- * expected to change on its own (someone stopped it; the operator never starts or stops an
- * instance), so it is polled at the steady period.
- */
-export function instanceReadiness(instance: Instance): Readiness {
-  const state = stateOf(instance);
-  switch (state) {
-    case "running":
-      return { ready: true, pending: false, reason: "Running", message: "the instance is running" };
-    case "pending":
-      return { ready: false, pending: true, reason: "Pending", message: "the instance is starting" };
-    case "stopping":
-      return { ready: false, pending: true, reason: "Stopping", message: "the instance is stopping" };
-    case "shutting-down":
-      return {
-        ready: false,
-        pending: true,
-        reason: "ShuttingDown",
-        message: "the instance is shutting down",
-      };
-    case "stopped":
-      return {
-        ready: false,
-        pending: false,
-        reason: "Stopped",
-        message: "the instance is stopped; the operator does not start it, start it in EC2",
-      };
-    case "terminated":
-      return { ready: false, pending: false, reason: "Terminated", message: "the instance is terminated" };
-    default:
-      return {
-        ready: false,
-        pending: true,
-        reason: "UnknownState",
-        message: `EC2 reports the instance in state ${JSON.stringify(state)}`,
-      };
-  }
 }
 
 const STATE_PREFERENCE: Readonly<Record<string, number>> = {

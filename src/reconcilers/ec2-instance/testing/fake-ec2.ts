@@ -1,14 +1,19 @@
 /**
  * An in-memory stand-in for the EC2 API, for unit tests of the driver's decisions in situations
  * the emulator cannot produce (an instance not yet listed after its launch, several instances
- * with one owner). It implements only what the driver calls, with EC2's filter semantics.
+ * with one owner, an instance that stays `stopping` or `pending`). It implements only what the
+ * driver calls, with EC2's filter semantics; StopInstances and StartInstances leave the instance
+ * in `stopping` and `pending` as EC2 does, until a test moves it on with {@link settle}.
  */
 import {
   CreateTagsCommand,
   DeleteTagsCommand,
   DescribeImagesCommand,
   DescribeInstancesCommand,
+  ModifyInstanceAttributeCommand,
   RunInstancesCommand,
+  StartInstancesCommand,
+  StopInstancesCommand,
   TerminateInstancesCommand,
   type EC2Client,
   type Filter,
@@ -63,6 +68,15 @@ export class FakeEc2 {
     return instance;
   }
 
+  /** Ends the transition of instance `id` (`stopping` becomes `stopped`, `pending` `running`). */
+  settle(id: string): void {
+    const instance = this.instances.get(id);
+    const name = instance?.State?.Name;
+    if (instance === undefined) return;
+    if (name === "stopping") instance.State = { Name: "stopped" };
+    else if (name === "pending") instance.State = { Name: "running" };
+  }
+
   /** Calls named `op`. */
   count(op: string): number {
     return this.calls.filter((c) => c.op === op).length;
@@ -86,6 +100,7 @@ export class FakeEc2 {
       const tags = cmd.input.TagSpecifications?.find((t) => t.ResourceType === "instance")?.Tags ?? [];
       const instance = this.add({
         State: { Name: "pending" },
+        ...(cmd.input.InstanceType !== undefined ? { InstanceType: cmd.input.InstanceType } : {}),
         ClientToken: cmd.input.ClientToken,
         tags: Object.fromEntries(tags.map((t) => [t.Key ?? "", t.Value ?? ""])),
       });
@@ -113,6 +128,35 @@ export class FakeEc2 {
         const instance = this.instances.get(id);
         if (instance !== undefined && instance.State?.Name !== "terminated")
           instance.State = { Name: "shutting-down" };
+      }
+      return {};
+    }
+    if (cmd instanceof StopInstancesCommand || cmd instanceof StartInstancesCommand) {
+      const stop = cmd instanceof StopInstancesCommand;
+      const op = stop ? "StopInstances" : "StartInstances";
+      this.calls.push({ op, region, input: cmd.input });
+      for (const id of cmd.input.InstanceIds ?? []) {
+        const instance = this.#require(id, op);
+        const name = instance.State?.Name;
+        // EC2 accepts a stop of a stopped instance and a start of a running one as no-ops.
+        if (stop && (name === "running" || name === "pending")) instance.State = { Name: "stopping" };
+        else if (!stop && name === "stopped") instance.State = { Name: "pending" };
+        else if (
+          !(stop ? name === "stopped" || name === "stopping" : name === "running" || name === "pending")
+        )
+          throw incorrectState(op, id, name);
+      }
+      return {};
+    }
+    if (cmd instanceof ModifyInstanceAttributeCommand) {
+      this.calls.push({ op: "ModifyInstanceAttribute", region, input: cmd.input });
+      const id = cmd.input.InstanceId ?? "";
+      const instance = this.#require(id, "ModifyInstanceAttribute");
+      const type = cmd.input.InstanceType?.Value;
+      if (type !== undefined) {
+        if (instance.State?.Name !== "stopped")
+          throw incorrectState("ModifyInstanceAttribute", id, instance.State?.Name);
+        instance.InstanceType = type as Instance["InstanceType"];
       }
       return {};
     }
@@ -147,6 +191,17 @@ export class FakeEc2 {
     }
     return instance;
   }
+}
+
+/** EC2's answer to a call the instance's state does not allow. */
+function incorrectState(operation: string, id: string, state: string | undefined): AwsError {
+  return new AwsError({
+    kind: "terminal",
+    code: "IncorrectInstanceState",
+    service: "ec2",
+    operation,
+    message: `EC2 ${operation} failed with IncorrectInstanceState: The instance '${id}' is not in a state from which it can be ${operation === "ModifyInstanceAttribute" ? "modified" : operation === "StopInstances" ? "stopped" : "started"} (${state ?? "unknown"})`,
+  });
 }
 
 function matches(instance: Instance, filters: readonly Filter[]): boolean {
