@@ -37,6 +37,9 @@ describe("admission of compute.cloud.com/v1 objects", () => {
       assert.equal(spec["adoptExisting"], false);
       assert.equal(spec["onDeletedOutOfBand"], "Recreate");
     }
+    const ec2 = await create(cp, "Ec2Instance", { ...valid.Ec2Instance }, "defaults-ec2");
+    const ec2spec = (ec2.body as { spec: Record<string, unknown> }).spec;
+    assert.deepEqual([ec2spec["desiredState"], ec2spec["restartForUpdate"]], ["running", undefined]);
     const sqs = await create(cp, "SqsQueue", { queueName: "defaults", region: "us-east-1" });
     const spec = (sqs.body as { spec: Record<string, unknown> }).spec;
     assert.deepEqual(
@@ -78,7 +81,6 @@ describe("admission of compute.cloud.com/v1 objects", () => {
     });
 
     const changes: { kind: Kind; patch: Record<string, unknown>; expect: string }[] = [
-      { kind: "Ec2Instance", patch: { instanceType: "t3.large" }, expect: "instanceType is immutable" },
       { kind: "Ec2Instance", patch: { amiId: "ami-1e749f67" }, expect: "amiId is immutable" },
       {
         kind: "Ec2Instance",
@@ -144,6 +146,9 @@ describe("admission of compute.cloud.com/v1 objects", () => {
           "Ec2Instance",
           {
             tags: { Name: "renamed" },
+            instanceType: "t3.large",
+            desiredState: "stopped",
+            restartForUpdate: true,
             deletionPolicy: "Retain",
             adoptExisting: true,
             onDeletedOutOfBand: "Report",

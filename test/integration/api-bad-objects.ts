@@ -201,6 +201,24 @@ export const badCases: BadCase[] = [
     spec: specWith("Ec2Instance", { iamInstanceProfile: "arn:aws:iam::123456789012:role/web" }),
     expect: ["spec.iamInstanceProfile", "should match"],
   },
+  {
+    name: "EC2 with an unknown desiredState",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", { desiredState: "hibernated" }),
+    expect: ["spec.desiredState", "Unsupported value", '"running"', '"stopped"'],
+  },
+  {
+    name: "EC2 with restartForUpdate that is not a boolean",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", { restartForUpdate: "yes" }),
+    expect: ["spec.restartForUpdate", "must be of type boolean"],
+  },
+  {
+    name: "EC2 with a malformed instance type",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", { instanceType: "T3 Micro" }),
+    expect: ["spec.instanceType", "should match"],
+  },
   // Tags (shared rules, checked on S3Bucket and SqsQueue)
   {
     name: "S3 with a 257-character tag value",

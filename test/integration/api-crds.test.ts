@@ -95,6 +95,9 @@ describe("compute.cloud.com/v1 CRDs on a real API server", () => {
     assert.match(stdout, /EBS volumes of the instance\. Immutable/);
     assert.match(stdout, /additionalVolumes\s+<\[\]Object>/);
     assert.match(stdout, /rootVolume\s+<Object>/);
+    const desired = await cp.kubectl(["explain", "ec2instance.spec.desiredState"]);
+    assert.match(desired.stdout, /Whether the instance should run: running \(default\) or stopped/);
+    assert.match(desired.stdout, /ENUM:\s+running\s+stopped/);
     const root = await cp.kubectl(["explain", "s3bucket.spec.forceDelete"]);
     assert.match(root.stdout, /Delete every object/);
   });

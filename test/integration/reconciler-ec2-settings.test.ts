@@ -1,7 +1,8 @@
 /**
  * Ec2Instance hardening against moto: IMDSv2 metadata options, an IAM instance profile and gp3
  * volume performance at launch; metadata drift repaired with an Updated Event; a changed profile
- * replaced in place; a no-op reconcile with every field set writes nothing.
+ * replaced in place; a no-op reconcile with every field set writes nothing, and a steady poll
+ * reads one DescribeInstances and nothing else.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -21,6 +22,8 @@ describe("Ec2Instance settings: metadata options, instance profile, volume perfo
     await env.moto.createInstanceProfile("web");
     await env.moto.createInstanceProfile("worker");
     await env.create("hardened", {
+      desiredState: "running",
+      restartForUpdate: true,
       metadataOptions: { httpTokens: "required", httpPutResponseHopLimit: 2 },
       iamInstanceProfile: "web",
       storage: {
@@ -53,6 +56,21 @@ describe("Ec2Instance settings: metadata options, instance profile, volume perfo
     await env.waitReconciles(2);
     assert.equal(await env.kubeWrites(), writes, "Kubernetes writes");
     assert.deepEqual(env.mutations(), mutations, "mutating AWS calls");
+  });
+
+  it("reads one DescribeInstances per steady poll with every field set, and nothing else", async () => {
+    await env.waitPolls(1);
+    const ec2Calls = (): string[] =>
+      env.proxy.calls.filter((c) => c.service === "ec2").map((c) => c.operation);
+    const before = ec2Calls().length;
+    const polls = env.reconcilesOf("hardened");
+    await env.waitPolls(5);
+    const calls = ec2Calls().slice(before);
+    const reconciles = env.reconcilesOf("hardened") - polls;
+    assert.ok(reconciles >= 4, `polled ${reconciles} times`);
+    assert.deepEqual([...new Set(calls)], ["DescribeInstances"], "only the instance is read");
+    // The only EC2 object of this file: each poll (2 s apart, snapshot age limit 1 s) reads it once.
+    assert.equal(calls.length, reconciles, `${calls.length} DescribeInstances for ${reconciles} polls`);
   });
 
   it("puts IMDSv2 back after it was loosened, with an Updated Event", async () => {
