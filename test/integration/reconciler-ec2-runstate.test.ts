@@ -78,6 +78,9 @@ describe("Ec2Instance run state: desiredState, instanceType, restartForUpdate", 
   it("starts an instance stopped out of band again", async () => {
     const id = (await env.get("parked"))?.status?.instanceId ?? "";
     const before = runStateCalls().length;
+    const repairs = (): Promise<number> =>
+      env.op.metric("kubeprovisioner_drift_repairs_total", { kind: "Ec2Instance", setting: "desiredState" });
+    const repaired = await repairs();
     await env.ec2().send(new StopInstancesCommand({ InstanceIds: [id] }));
     await waitFor(
       "the instance running again",
@@ -88,6 +91,7 @@ describe("Ec2Instance run state: desiredState, instanceType, restartForUpdate", 
     await settledIn("parked", "running");
     assert.deepEqual(runStateCalls().slice(before), ["StartInstances"]);
     assert.equal(await updatedEvents("parked", /desiredState: running/), 2);
+    assert.equal(await repairs(), repaired + 1, "counted as a desiredState drift repair");
     await env.waitPolls(2);
     assert.deepEqual(runStateCalls().slice(before), ["StartInstances"], "started once, not on every poll");
   });

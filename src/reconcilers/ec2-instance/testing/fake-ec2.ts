@@ -193,10 +193,10 @@ export class FakeEc2 {
   }
 }
 
-/** EC2's answer to a call the instance's state does not allow. */
+/** EC2's answer to a call the instance's state does not allow (retryable: the state moves on). */
 function incorrectState(operation: string, id: string, state: string | undefined): AwsError {
   return new AwsError({
-    kind: "terminal",
+    kind: "retryable",
     code: "IncorrectInstanceState",
     service: "ec2",
     operation,
