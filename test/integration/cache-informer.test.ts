@@ -72,7 +72,12 @@ describe("informer cache on a real API server", () => {
   }
   function factoryFor(
     registry: Registry,
-    opts: { namespaces?: string[]; pageSize?: number; resyncPeriodMs?: number } = {},
+    opts: {
+      namespaces?: string[];
+      pageSize?: number;
+      resyncPeriodMs?: number;
+      labelSelectorFor?: (r: ResourceType) => string | undefined;
+    } = {},
   ): InformerFactory {
     return new InformerFactory({
       rest: RestClient.fromKubeConfig(cp.kubeConfig(), { registry }),
@@ -279,6 +284,55 @@ describe("informer cache on a real API server", () => {
       await within("added", added.reached);
       assert.equal(inf.store.get("ns-c/ignored"), undefined);
       assert.equal(inf.store.list("ns-b").length, 2);
+    } finally {
+      stop.abort();
+      await within("the informer to stop", running);
+    }
+  });
+
+  it("caches only the objects its label selector matches; one that stops matching is deleted", async () => {
+    await namespace("selected");
+    const labelled = { "example.com/cached": "yes" };
+    for (const [name, labels] of [
+      ["wanted", labelled],
+      ["other", { "example.com/cached": "no" }],
+      ["plain", undefined],
+    ] as const) {
+      await admin.request({ method: "POST", path: cm("selected"), body: { metadata: { name, labels } } });
+    }
+    const registry = new Registry();
+    const factory = factoryFor(registry, {
+      namespaces: ["selected"],
+      labelSelectorFor: (r) => (r.plural === "configmaps" ? "example.com/cached=yes" : undefined),
+    });
+    const inf = factory.informerFor<ConfigMap>(CONFIGMAPS);
+    const stop = new AbortController();
+    const running = factory.start(stop.signal);
+    try {
+      await within("the cache to sync", factory.waitForCacheSync());
+      assert.deepEqual(inf.store.keys(), ["selected/wanted"]);
+      const added = counter(1);
+      const deleted = counter(1);
+      inf.addEventHandler({
+        onAdd: (o) => o.metadata.name === "late" && added.tick(),
+        onDelete: (o) => o.metadata.name === "wanted" && deleted.tick(),
+      });
+      await admin.request({ method: "POST", path: cm("selected"), body: { metadata: { name: "ignored" } } });
+      await admin.request({
+        method: "POST",
+        path: cm("selected"),
+        body: { metadata: { name: "late", labels: labelled } },
+      });
+      await within("the labelled ConfigMap added", added.reached);
+      assert.equal(inf.store.get("selected/ignored"), undefined, "an unlabelled ConfigMap is not cached");
+      await admin.request({
+        method: "PATCH",
+        path: `${cm("selected")}/wanted`,
+        body: { metadata: { labels: { "example.com/cached": null } } },
+        contentType: "application/merge-patch+json",
+      });
+      await within("the unlabelled ConfigMap deleted from the cache", deleted.reached);
+      assert.deepEqual(inf.store.keys(), ["selected/late"]);
     } finally {
       stop.abort();
       await within("the informer to stop", running);

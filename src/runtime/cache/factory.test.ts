@@ -27,20 +27,28 @@ const unusedRest = RestClient.fromKubeConfig(
   }),
 );
 
-function setup(): { factory: InformerFactory; apis: Map<string, FakeApi<KubeObject>>; clock: FakeClock } {
+function setup(labelSelectorFor?: (r: ResourceType) => string | undefined): {
+  factory: InformerFactory;
+  apis: Map<string, FakeApi<KubeObject>>;
+  clock: FakeClock;
+  selectors: Map<string, string | undefined>;
+} {
   const apis = new Map<string, FakeApi<KubeObject>>();
+  const selectors = new Map<string, string | undefined>();
   const clock = new FakeClock();
   const factory = new InformerFactory({
     rest: unusedRest,
     clock,
     registry: new Registry(),
-    listerWatcherFor: (r): ListerWatcher<KubeObject> => {
+    ...(labelSelectorFor !== undefined ? { labelSelectorFor } : {}),
+    listerWatcherFor: (r, _ns, labelSelector): ListerWatcher<KubeObject> => {
+      selectors.set(r.plural, labelSelector);
       let api = apis.get(r.plural);
       if (api === undefined) apis.set(r.plural, (api = new FakeApi<KubeObject>()));
       return api;
     },
   });
-  return { factory, apis, clock };
+  return { factory, apis, clock, selectors };
 }
 
 describe("InformerFactory", () => {
@@ -49,6 +57,18 @@ describe("InformerFactory", () => {
     assert.equal(factory.informerFor(A), factory.informerFor({ ...A }));
     assert.notEqual(factory.informerFor(A), factory.informerFor(B));
     assert.equal(factory.informers().length, 2);
+  });
+
+  it("gives each informer the label selector chosen for its resource", async () => {
+    const { factory, selectors } = setup((r) => (r.plural === "betas" ? "app=x" : undefined));
+    factory.informerFor(A);
+    factory.informerFor(B);
+    const stop = new AbortController();
+    const running = factory.start(stop.signal);
+    assert.equal(await factory.waitForCacheSync(), true);
+    assert.deepEqual(Object.fromEntries(selectors), { alphas: undefined, betas: "app=x" });
+    stop.abort();
+    await running;
   });
 
   it("starts informers requested before and after start, and syncs them all", async () => {

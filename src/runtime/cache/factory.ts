@@ -11,13 +11,25 @@ export interface InformerFactoryOptions extends ReflectorTuning {
   rest: RestClient;
   /**
    * Replaces the list/watch calls built on `rest` (tests drive the reflector logic with an
-   * in-memory fake this way). @default restListerWatcher(rest, resource, namespace)
+   * in-memory fake this way); it gets the resource's label selector to apply. @default
+   * restListerWatcher(rest, resource, namespace, labelSelector)
    */
-  listerWatcherFor?: (resource: ResourceType, namespace: string | undefined) => ListerWatcher<KubeObject>;
+  listerWatcherFor?: (
+    resource: ResourceType,
+    namespace: string | undefined,
+    labelSelector: string | undefined,
+  ) => ListerWatcher<KubeObject>;
   /** Watch only these namespaces (namespaced kinds). @default all namespaces */
   namespaces?: string[];
   /** Resync period, jittered ±10%; 0 disables. @default 36_000_000 (10 h) */
   resyncPeriodMs?: number;
+  /**
+   * The label selector restricting the informer of a resource, if any (controller-runtime's
+   * per-object cache selector): that informer lists and watches only matching objects, so the
+   * cache of a common kind (ConfigMaps) holds only the objects the operator cares about.
+   * @default no selector for any resource
+   */
+  labelSelectorFor?: (resource: ResourceType) => string | undefined;
 }
 
 /**
@@ -51,6 +63,7 @@ export class InformerFactory implements Runnable {
     let inf = this.#informers.get(key);
     if (inf === undefined) {
       const o = this.#opts;
+      const labelSelector = o.labelSelectorFor?.(resource);
       inf = new SharedInformer<KubeObject>({
         resource,
         rest: o.rest,
@@ -58,10 +71,11 @@ export class InformerFactory implements Runnable {
         ...(o.listerWatcherFor !== undefined
           ? {
               listerWatcherFor: (ns: string | undefined) =>
-                (o.listerWatcherFor as NonNullable<typeof o.listerWatcherFor>)(resource, ns),
+                (o.listerWatcherFor as NonNullable<typeof o.listerWatcherFor>)(resource, ns, labelSelector),
             }
           : {}),
         ...(o.namespaces !== undefined ? { namespaces: o.namespaces } : {}),
+        ...(labelSelector !== undefined ? { labelSelector } : {}),
         ...(o.resyncPeriodMs !== undefined ? { resyncPeriodMs: o.resyncPeriodMs } : {}),
         ...(o.clock !== undefined ? { clock: o.clock } : {}),
         ...(o.registry !== undefined ? { registry: o.registry } : {}),

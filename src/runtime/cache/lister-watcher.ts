@@ -32,22 +32,25 @@ export interface ListerWatcher<T extends KubeObject> {
 
 /**
  * Lists and watches `resource` through `rest`, in one namespace or (namespace undefined)
- * across all namespaces. Lists ask for a consistent read (no resourceVersion), which the API
- * server pages.
+ * across all namespaces, optionally only the objects matching `labelSelector` (the API server
+ * filters both the list and the watch; an object that stops matching arrives as a deletion).
+ * Lists ask for a consistent read (no resourceVersion), which the API server pages.
  */
 export function restListerWatcher<T extends KubeObject>(
   rest: RestClient,
   resource: ResourceType,
   namespace: string | undefined,
+  labelSelector?: string,
 ): ListerWatcher<T> {
   const path = resourcePath(resource, { namespace });
+  const selector = labelSelector !== undefined && labelSelector !== "" ? { labelSelector } : {};
   return {
-    description: path,
+    description: labelSelector ? `${path}?labelSelector=${labelSelector}` : path,
     list(opts, signal) {
       return rest.request<KubeList<T>>({
         method: "GET",
         path,
-        query: { limit: opts.limit, continue: opts.continue },
+        query: { limit: opts.limit, continue: opts.continue, ...selector },
         signal,
       });
     },
@@ -58,6 +61,7 @@ export function restListerWatcher<T extends KubeObject>(
           resourceVersion: opts.resourceVersion,
           timeoutSeconds: opts.timeoutSeconds,
           allowWatchBookmarks: opts.allowWatchBookmarks,
+          ...selector,
         },
         signal,
       );

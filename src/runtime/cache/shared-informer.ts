@@ -43,6 +43,11 @@ export interface SharedInformerOptions<T extends KubeObject> extends ReflectorTu
   namespaces?: string[];
   /** Period of the resync (jittered by ±10%); 0 disables it. @default 36_000_000 (10 h) */
   resyncPeriodMs?: number;
+  /**
+   * Cache only the objects matching this label selector (`app=x,tier!=db`), filtered by the API
+   * server; used with `rest` (a `listerWatcherFor` applies its own filter). @default every object
+   */
+  labelSelector?: string;
 }
 
 interface Registration<T> {
@@ -173,7 +178,7 @@ export class SharedInformer<T extends KubeObject> {
         new Reflector<T>({
           lw: o.listerWatcherFor
             ? o.listerWatcherFor(scope)
-            : restListerWatcher<T>(o.rest as RestClient, o.resource, scope),
+            : restListerWatcher<T>(o.rest as RestClient, o.resource, scope, o.labelSelector),
           sink: this.#sinkFor(scope),
           resourceLabel: resourceLabel(o.resource),
           clock: this.#clock,
