@@ -6,6 +6,7 @@ import type { Registry } from "prom-client";
 import type { AwsClientSource } from "./aws/clients.ts";
 import type { Options } from "./config/options.ts";
 import { KINDS } from "./kinds.ts";
+import { outputCacheSelector } from "./reconcilers/common/outputs.ts";
 import { CacheOwnerDirectory } from "./reconcilers/common/owner-directory.ts";
 import type { ReconcilerDeps } from "./reconcilers/common/setup.ts";
 import { tagPolicy } from "./reconcilers/common/tags.ts";
@@ -31,6 +32,12 @@ export interface ControllerDeps {
   readonly registry: Registry;
   readonly clock: Clock;
 }
+
+/**
+ * The label selector of a resource's informer in the shared cache: the ConfigMaps are watched
+ * only with the label the operator puts on the ones it writes.
+ */
+export const cacheLabelSelectorFor = outputCacheSelector;
 
 /** Adds the controller of every kind in the registry to `manager` (leader-gated runnables). */
 export function registerControllers(manager: Manager, deps: ControllerDeps): void {

@@ -440,4 +440,29 @@ export const badCases: BadCase[] = [
     spec: specWith("SqsQueue", { queueName: longString(81) }),
     expect: ["spec.queueName", "Too long"],
   },
+  // writeOutputsTo, shared by every kind
+  {
+    name: "SQS writing outputs to an upper-case ConfigMap name",
+    kind: "SqsQueue",
+    spec: specWith("SqsQueue", { writeOutputsTo: { configMapName: "Orders" } }),
+    expect: ["spec.writeOutputsTo.configMapName", "configMapName must be a DNS subdomain name"],
+  },
+  {
+    name: "S3 writing outputs to a ConfigMap name ending in a dot",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", { writeOutputsTo: { configMapName: "assets." } }),
+    expect: ["spec.writeOutputsTo.configMapName", "configMapName must be a DNS subdomain name"],
+  },
+  {
+    name: "EC2 writing outputs to a 254-character ConfigMap name",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", { writeOutputsTo: { configMapName: "a".repeat(254) } }),
+    expect: ["spec.writeOutputsTo.configMapName", "Too long"],
+  },
+  {
+    name: "EC2 writing outputs without a ConfigMap name",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", { writeOutputsTo: {} }),
+    expect: ["spec.writeOutputsTo.configMapName: Required value"],
+  },
 ];

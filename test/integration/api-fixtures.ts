@@ -40,6 +40,7 @@ export const validEc2: Ec2InstanceSpecInput = {
     additionalVolumes: [{ deviceName: "/dev/sdf", size: 20, type: "gp3" }],
   },
   associatePublicIP: true,
+  writeOutputsTo: { configMapName: "web.outputs-1" },
 };
 export const validS3: S3BucketSpecInput = {
   bucketName: "my-bucket.example-1",

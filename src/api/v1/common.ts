@@ -206,3 +206,44 @@ export function iamPolicyField(description: string) {
     { description },
   );
 }
+
+/**
+ * `writeOutputsTo`: the ConfigMap the operator writes the resource's identifiers into, for
+ * applications to read with `envFrom`. `keys` are the ConfigMap keys of the kind, each with what
+ * it holds.
+ */
+export function writeOutputsToField(what: string, keys: readonly (readonly [key: string, holds: string])[]) {
+  const list = keys.map(([k, holds]) => `${k} (${holds})`).join(", ");
+  return s.object(
+    {
+      configMapName: s.string({
+        description:
+          "Name of the ConfigMap, in this object's namespace: a DNS subdomain name (lower-case " +
+          "letters, digits, '-' and '.', at most 253 characters). Mutable: on a change the " +
+          "operator deletes the ConfigMap it wrote under the old name.",
+        required: true,
+        minLength: 1,
+        maxLength: 253,
+        validations: [
+          {
+            rule: "!format.dns1123Subdomain().validate(self).hasValue()",
+            message:
+              "configMapName must be a DNS subdomain name: lower-case letters, digits, '-' and '.', " +
+              "starting and ending with a letter or digit",
+          },
+        ],
+      }),
+    },
+    {
+      description:
+        `Write the ${what}'s identifiers into a ConfigMap owned by this object, for pods to read ` +
+        `with envFrom: ${list}. A key whose value AWS does not report (yet) is left out. The ` +
+        `ConfigMap is rewritten when a value changes and repaired when someone else edits or ` +
+        `deletes it; it carries the label compute.cloud.com/managed-by: kubeprovisioner and an ` +
+        `ownerReference to this object, so it is garbage-collected with it. An existing ConfigMap ` +
+        `of that name that this object does not own is never overwritten: the object reports ` +
+        `Ready=False with reason OutputConflict. Unset: no ConfigMap; removing the field deletes ` +
+        `the one the operator wrote. Mutable.`,
+    },
+  );
+}

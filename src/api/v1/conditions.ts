@@ -30,6 +30,11 @@ export const ConditionReason = {
   DeletedOutOfBand: "DeletedOutOfBand",
   /** Deletion waits because the bucket still holds objects and forceDelete is false. */
   BucketNotEmpty: "BucketNotEmpty",
+  /**
+   * The ConfigMap spec.writeOutputsTo names exists and is not this object's (not created by the
+   * operator for it); it is never overwritten.
+   */
+  OutputConflict: "OutputConflict",
 } as const;
 
 /** Values of `condition.status`. */

@@ -17,6 +17,7 @@ import {
   onDeletedOutOfBandField,
   regionField,
   tagsField,
+  writeOutputsToField,
 } from "./common.ts";
 import type { API_VERSION } from "./group.ts";
 import { CATEGORIES, GROUP, VERSION } from "./group.ts";
@@ -192,6 +193,15 @@ const storageSchema = s.object(
   },
 );
 
+/** The keys of the ConfigMap `spec.writeOutputsTo` names, with what each holds. */
+export const EC2_INSTANCE_OUTPUT_KEYS = [
+  ["INSTANCE_ID", "the instance ID"],
+  ["PRIVATE_IP", "the primary private IPv4 address"],
+  ["PUBLIC_IP", "the public IPv4 address, absent without one"],
+  ["PRIVATE_DNS", "the private DNS name"],
+  ["PUBLIC_DNS", "the public DNS name, absent without one"],
+] as const;
+
 /** Schema of `Ec2Instance.spec`. */
 export const ec2InstanceSpecSchema = s.object(
   {
@@ -285,6 +295,7 @@ export const ec2InstanceSpecSchema = s.object(
         "Retain.",
     ),
     onDeletedOutOfBand: onDeletedOutOfBandField("instance"),
+    writeOutputsTo: writeOutputsToField("instance", EC2_INSTANCE_OUTPUT_KEYS),
   },
   {
     description: "Desired state of the EC2 instance.",

@@ -44,3 +44,9 @@ export const OWNERSHIP_TAGS = {
 
 /** Value of the `managed-by` ownership tag. */
 export const MANAGED_BY_VALUE = "kubeprovisioner";
+
+/**
+ * Label on every ConfigMap the operator writes for `spec.writeOutputsTo`, with the value
+ * {@link MANAGED_BY_VALUE}: the operator's ConfigMap cache lists and watches only these.
+ */
+export const MANAGED_BY_LABEL = `${GROUP}/managed-by`;

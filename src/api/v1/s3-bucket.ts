@@ -15,6 +15,7 @@ import {
   onDeletedOutOfBandField,
   regionField,
   tagsField,
+  writeOutputsToField,
 } from "./common.ts";
 import type { API_VERSION } from "./group.ts";
 import { CATEGORIES, GROUP, VERSION } from "./group.ts";
@@ -196,6 +197,14 @@ const lifecycleRuleSchema = s.object(
   },
 );
 
+/** The keys of the ConfigMap `spec.writeOutputsTo` names, with what each holds. */
+export const S3_BUCKET_OUTPUT_KEYS = [
+  ["BUCKET_NAME", "the bucket name"],
+  ["BUCKET_ARN", "the bucket ARN"],
+  ["BUCKET_REGION", "the region S3 reports"],
+  ["BUCKET_ENDPOINT", "its HTTPS endpoint"],
+] as const;
+
 /** Schema of `S3Bucket.spec`. */
 export const s3BucketSpecSchema = s.object(
   {
@@ -231,6 +240,7 @@ export const s3BucketSpecSchema = s.object(
         "but does not carry this object's ownership tags.",
     ),
     onDeletedOutOfBand: onDeletedOutOfBandField("bucket"),
+    writeOutputsTo: writeOutputsToField("bucket", S3_BUCKET_OUTPUT_KEYS),
     encryption: encryptionSchema,
     publicAccessBlock: publicAccessBlockSchema,
     policy: iamPolicyField(

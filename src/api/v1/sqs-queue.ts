@@ -15,6 +15,7 @@ import {
   onDeletedOutOfBandField,
   regionField,
   tagsField,
+  writeOutputsToField,
 } from "./common.ts";
 import type { API_VERSION } from "./group.ts";
 import { CATEGORIES, GROUP, VERSION } from "./group.ts";
@@ -28,6 +29,14 @@ export const SqsQueueResource: ResourceType = Object.freeze({
   kind: "SqsQueue",
   namespaced: true,
 });
+
+/** The keys of the ConfigMap `spec.writeOutputsTo` names, with what each holds. */
+export const SQS_QUEUE_OUTPUT_KEYS = [
+  ["QUEUE_NAME", "the queue name"],
+  ["QUEUE_URL", "the queue URL"],
+  ["QUEUE_ARN", "the queue ARN"],
+  ["QUEUE_REGION", "its region"],
+] as const;
 
 /** Schema of `SqsQueue.spec`. */
 export const sqsQueueSpecSchema = s.object(
@@ -168,6 +177,7 @@ export const sqsQueueSpecSchema = s.object(
         "but does not carry this object's ownership tags.",
     ),
     onDeletedOutOfBand: onDeletedOutOfBandField("queue"),
+    writeOutputsTo: writeOutputsToField("queue", SQS_QUEUE_OUTPUT_KEYS),
   },
   {
     description: "Desired state of the SQS queue.",

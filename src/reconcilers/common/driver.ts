@@ -20,6 +20,7 @@ export interface ManagedSpec {
   deletionPolicy: "Delete" | "Retain";
   adoptExisting: boolean;
   onDeletedOutOfBand: "Recreate" | "Report";
+  writeOutputsTo?: { configMapName: string } | undefined;
 }
 
 /** Status fields every managed kind shares. */

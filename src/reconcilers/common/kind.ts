@@ -8,6 +8,7 @@ import type { CustomResourceDefinition } from "../../api/schema/crd.ts";
 import type { Controller, MapFunc } from "../../runtime/controller/index.ts";
 import type { KubeObject, ResourceType } from "../../runtime/kube/object.ts";
 import type { ManagedObject, ResourceDriver } from "./driver.ts";
+import { OUTPUT_RULES, type OutputValues } from "./outputs.ts";
 import { setupManagedController, type ReconcilerDeps } from "./setup.ts";
 
 /** One IAM action a kind's driver calls. */
@@ -90,6 +91,12 @@ export interface KindDefinition<T extends ManagedObject, R> {
    * (mapped to their keys), e.g. a dead-letter queue enqueueing the queues that name it.
    */
   watches?(deps: ReconcilerDeps): readonly { resource: ResourceType; map: MapFunc<KubeObject> }[];
+  /**
+   * The values `spec.writeOutputsTo` writes into the object's ConfigMap, by key, from the object
+   * with the status just computed (an absent value: undefined); pure. Without it the kind has no
+   * outputs.
+   */
+  readonly outputs?: (obj: T) => OutputValues;
 }
 
 /** The module of the kind `def`. */
@@ -99,8 +106,15 @@ export function defineKind<T extends ManagedObject, R>(def: KindDefinition<T, R>
     resource: def.resource,
     crd: def.crd,
     iam: def.iam,
-    kubernetes: flowRules(def.resource),
+    kubernetes: [...flowRules(def.resource), ...(def.outputs !== undefined ? OUTPUT_RULES : [])],
     setup: (deps) =>
-      setupManagedController<T, R>(def.name, def.resource, def.driver(deps), deps, def.watches?.(deps) ?? []),
+      setupManagedController<T, R>(
+        def.name,
+        def.resource,
+        def.driver(deps),
+        deps,
+        def.watches?.(deps) ?? [],
+        def.outputs,
+      ),
   };
 }

@@ -12,7 +12,9 @@
  *    resources this operator once tagged while `--adoption=disabled`), else fail terminally with
  *    the rule's reason. Present and ours, or adopted: update (repair drift; for an adopted
  *    resource that writes this object's tags, which is what adopts it).
- * 5. Write status only when it changed (deep equality), conditions stamped with the generation.
+ * 5. Write the outputs ConfigMap of `spec.writeOutputsTo` when a value changed (./outputs.ts); one
+ *    that exists and is not the object's makes it Ready=False, reason OutputConflict.
+ *    Write status only when it changed (deep equality), conditions stamped with the generation.
  * 6. Requeue: short doubling intervals while the resource is in transition, else the poll period.
  *
  * Errors: throttled and retryable AWS errors are thrown (rate-limited retry); they are recorded as
@@ -59,6 +61,7 @@ import {
 import { FailureStreaks, type FailureStreakOptions } from "./failure-streak.ts";
 import { flowFacts, FlowReason } from "./flow-facts.ts";
 import type { DriftRepairMetrics } from "./metrics.ts";
+import type { OutputWriter } from "./outputs.ts";
 import { adoptionRefusal, type AdoptionPolicy, type OwnerDirectory } from "./ownership.ts";
 import { PendingBackoff } from "./pending-backoff.ts";
 import { CREATE_REQUEST_RENEW_MS, createToken, requestedWithin } from "./token.ts";
@@ -89,6 +92,8 @@ export interface ManagedReconcilerOptions<T extends ManagedObject, R> {
   driftRepairs?: Pick<DriftRepairMetrics, "repaired">;
   /** When a retryable failure is recorded on the object. @default 3 failures over 30 s */
   failureReport?: Omit<FailureStreakOptions, "clock">;
+  /** Writes the ConfigMap of `spec.writeOutputsTo`. @default the kind has no outputs */
+  outputs?: OutputWriter<T>;
 }
 
 export { FlowReason };
@@ -116,10 +121,10 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
   readonly #o: Required<
     Omit<
       ManagedReconcilerOptions<T, R>,
-      "pendingInitialMs" | "pendingMaxMs" | "driftRepairs" | "failureReport"
+      "pendingInitialMs" | "pendingMaxMs" | "driftRepairs" | "failureReport" | "outputs"
     >
   > &
-    Pick<ManagedReconcilerOptions<T, R>, "driftRepairs">;
+    Pick<ManagedReconcilerOptions<T, R>, "driftRepairs" | "outputs">;
   readonly #pending: PendingBackoff;
   readonly #blocked = new PendingBackoff({ initialMs: 5000, maxMs: 300_000 });
   readonly #failures: FailureStreaks;
@@ -312,19 +317,42 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
 
     const { status: described, readiness } = driver.describe(resource, obj);
     const next = { ...(obj.status ?? {}), ...described } as NonNullable<T["status"]>;
+    const conflict = await this.#writeOutputs({ ...obj, status: next }, ctx);
     const withConds = this.#withConditions(
       { ...obj, status: next },
-      {
-        ready: readiness.ready
-          ? [ConditionStatus.True, FlowReason.Available, readiness.message]
-          : [ConditionStatus.False, readiness.reason, readiness.message],
-        synced: [ConditionStatus.True, FlowReason.ReconcileSuccess, ""],
-      },
+      conflict !== undefined
+        ? { ready: conflict, synced: conflict }
+        : {
+            ready: readiness.ready
+              ? [ConditionStatus.True, FlowReason.Available, readiness.message]
+              : [ConditionStatus.False, readiness.reason, readiness.message],
+            synced: [ConditionStatus.True, FlowReason.ReconcileSuccess, ""],
+          },
     );
     await this.#writeStatus(cur, withConds);
     if (readiness.pending) return { requeueAfter: this.#pending.next(key) };
     this.#pending.reset(key);
     return { requeueAfter: this.#steadyPoll() };
+  }
+
+  /**
+   * Writes the outputs ConfigMap of `obj` (with the status just computed). Returns the
+   * OutputConflict condition when the ConfigMap is not the object's, after a Warning Event the
+   * first time it is seen (a lasting conflict makes no write per poll).
+   */
+  async #writeOutputs(obj: T, ctx: DriverContext): Promise<readonly [string, string, string] | undefined> {
+    const outputs = this.#o.outputs;
+    if (outputs === undefined) return undefined;
+    const reported =
+      getCondition(obj.status?.conditions, ConditionType.Ready)?.reason === ConditionReason.OutputConflict;
+    const message = await outputs.sync(obj, {
+      signal: ctx.signal,
+      logger: ctx.logger,
+      conflictReported: reported,
+    });
+    if (message === undefined) return undefined;
+    if (!reported) this.#o.recorder.event(obj, "Warning", ConditionReason.OutputConflict, message);
+    return [ConditionStatus.False, ConditionReason.OutputConflict, message];
   }
 
   /**

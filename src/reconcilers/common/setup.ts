@@ -23,6 +23,7 @@ import type { AdoptionPolicy, OwnerDirectory } from "./ownership.ts";
 import type { TagPolicy } from "./tags.ts";
 import { ManagedResourceReconciler } from "./managed-reconciler.ts";
 import { countManagedResources, DriftRepairMetrics } from "./metrics.ts";
+import { ConfigMapResource, OutputWriter, type ConfigMap, type OutputValues } from "./outputs.ts";
 
 /** What every reconciler is built from; shared process-wide. */
 export interface ReconcilerDeps {
@@ -58,7 +59,9 @@ export interface ReconcilerDeps {
  * pending poll after a create, the steady poll once settled), and that poll is what catches
  * drift in AWS; a write that lost a conflict requeues itself shortly. The generation filter is
  * on the kind's own source only: `watches` see every change of the objects they watch (a
- * dead-letter queue's status gaining its ARN is what its referrers wait for).
+ * dead-letter queue's status gaining its ARN is what its referrers wait for). With `outputs`, the
+ * controller owns the ConfigMaps of `spec.writeOutputsTo`: a change or deletion of one by someone
+ * else enqueues its owner, which repairs it.
  */
 export function setupManagedController<T extends ManagedObject, R>(
   name: string,
@@ -67,6 +70,8 @@ export function setupManagedController<T extends ManagedObject, R>(
   deps: ReconcilerDeps,
   /** Further sources: objects whose changes enqueue objects of this kind (map to their keys). */
   watches: readonly { resource: ResourceType; map: MapFunc<KubeObject> }[] = [],
+  /** The kind's output values for `spec.writeOutputsTo`; pure. */
+  outputs?: (obj: T) => OutputValues,
 ): Controller {
   const client = deps.client.resource<T>(resource);
   countManagedResources(deps.registry, resource.kind, () => client.list());
@@ -82,6 +87,14 @@ export function setupManagedController<T extends ManagedObject, R>(
     ...(deps.pendingInitialMs !== undefined ? { pendingInitialMs: deps.pendingInitialMs } : {}),
     ...(deps.pendingMaxMs !== undefined ? { pendingMaxMs: deps.pendingMaxMs } : {}),
     driftRepairs: new DriftRepairMetrics(deps.registry, resource.kind, driver.driftSettings),
+    ...(outputs !== undefined
+      ? {
+          outputs: new OutputWriter<T>({
+            configMaps: deps.client.resource<ConfigMap>(ConfigMapResource),
+            values: outputs,
+          }),
+        }
+      : {}),
   });
   const builder = newControllerManagedBy({
     informers: deps.informers,
@@ -94,5 +107,6 @@ export function setupManagedController<T extends ManagedObject, R>(
     .named(name)
     .withOptions({ maxConcurrentReconciles: deps.maxConcurrentReconciles ?? 1 });
   for (const w of watches) builder.watches(w.resource, w.map);
+  if (outputs !== undefined) builder.owns(ConfigMapResource);
   return builder.complete(reconciler);
 }

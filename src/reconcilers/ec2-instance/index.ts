@@ -10,6 +10,7 @@
 import type { Instance } from "@aws-sdk/client-ec2";
 import { Ec2InstanceResource, ec2InstanceCrd } from "../../api/v1/index.ts";
 import { defineKind, type KindModule } from "../common/kind.ts";
+import { ec2InstanceOutputs } from "./outputs.ts";
 import { Ec2InstanceDriver, type Ec2InstanceObject } from "./driver.ts";
 
 export { DescribeBatcher } from "./describe-batcher.ts";
@@ -55,6 +56,7 @@ export const ec2InstanceKind: KindModule = defineKind<Ec2InstanceObject, Instanc
       when: "only to find an AMI's root device name when a root volume is sized without deviceName",
     },
   ],
+  outputs: ec2InstanceOutputs,
   driver: (deps) =>
     new Ec2InstanceDriver({
       aws: deps.aws,

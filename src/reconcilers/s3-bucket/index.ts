@@ -3,6 +3,7 @@
  */
 import { S3BucketResource, s3BucketCrd } from "../../api/v1/index.ts";
 import { defineKind, type KindModule } from "../common/kind.ts";
+import { s3BucketOutputs } from "./outputs.ts";
 import type { ObservedBucket, S3BucketObject } from "./model.ts";
 import { S3BucketDriver } from "./driver.ts";
 
@@ -72,5 +73,6 @@ export const s3BucketKind: KindModule = defineKind<S3BucketObject, ObservedBucke
       when: "only for buckets that set objectOwnership (also on CreateBucket with it)",
     },
   ],
+  outputs: s3BucketOutputs,
   driver: (deps) => new S3BucketDriver({ aws: deps.aws, tagPolicy: deps.tagPolicy }),
 });

@@ -5,6 +5,7 @@ import { SqsQueueResource, sqsQueueCrd, type SqsQueue } from "../../api/v1/index
 import type { Request } from "../../runtime/controller/reconciler.ts";
 import type { KubeObject } from "../../runtime/kube/object.ts";
 import { defineKind, type KindModule } from "../common/kind.ts";
+import { sqsQueueOutputs } from "./outputs.ts";
 import { SqsQueueDriver, type ManagedSqsQueue, type SqsQueueView } from "./driver.ts";
 
 export {
@@ -30,6 +31,7 @@ export const sqsQueueKind: KindModule = defineKind<ManagedSqsQueue, SqsQueueView
     { action: "sqs:TagQueue" },
     { action: "sqs:UntagQueue" },
   ],
+  outputs: sqsQueueOutputs,
   driver: (deps) => {
     const queues = deps.client.resource<SqsQueue>(SqsQueueResource);
     return new SqsQueueDriver({ aws: deps.aws, tagPolicy: deps.tagPolicy, queues: (ref) => queues.get(ref) });
