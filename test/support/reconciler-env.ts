@@ -28,6 +28,18 @@ export const WRITES = ["POST", "PUT", "PATCH", "DELETE"];
 /** A condition as served. */
 export type Cond = Condition;
 
+/** A ConfigMap as served. */
+export interface ServedConfigMap {
+  metadata: {
+    name: string;
+    uid: string;
+    resourceVersion: string;
+    labels?: Record<string, string>;
+    ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string; controller?: boolean }[];
+  };
+  data?: Record<string, string>;
+}
+
 /** An object as the API server serves it: it always carries a uid and a resourceVersion. */
 export type Served<T extends KubeObject> = T & {
   metadata: T["metadata"] & { uid: string; resourceVersion: string };
@@ -242,6 +254,19 @@ export class ReconcilerEnv<O extends KubeObj> {
     return this.objects.events(name);
   }
 
+  configMap(name: string): Promise<ServedConfigMap | undefined> {
+    return this.objects.configMap(name);
+  }
+
+  waitConfigMap(
+    name: string,
+    what: string,
+    pred: (cm: ServedConfigMap | undefined) => boolean,
+    timeoutMs = 30_000,
+  ): Promise<ServedConfigMap | undefined> {
+    return this.objects.waitConfigMap(name, what, pred, timeoutMs);
+  }
+
   hasEvent(name: string, type: string, reason: string): Promise<boolean> {
     return this.objects.hasEvent(name, type, reason);
   }
@@ -432,6 +457,31 @@ export class KindObjects<O extends KubeObj> {
       `/api/v1/namespaces/${this.ns}/events?fieldSelector=involvedObject.name=${name}`,
     );
     return (res.body as { items: KubeEvent[] }).items;
+  }
+
+  /** ConfigMap `name` of the namespace, or undefined when it does not exist. */
+  async configMap(name: string): Promise<ServedConfigMap | undefined> {
+    const res = await this.cp.request("GET", `/api/v1/namespaces/${this.ns}/configmaps/${name}`);
+    if (res.status === 404) return undefined;
+    assert.equal(res.status, 200, res.text);
+    return res.body as ServedConfigMap;
+  }
+
+  /** Polls ConfigMap `name` until `pred` holds of it (undefined once it is gone); returns what it saw. */
+  async waitConfigMap(
+    name: string,
+    what: string,
+    pred: (cm: ServedConfigMap | undefined) => boolean,
+    timeoutMs = 30_000,
+  ): Promise<ServedConfigMap | undefined> {
+    let last: ServedConfigMap | undefined;
+    await waitFor(
+      `ConfigMap ${name}: ${what}`,
+      async () => pred((last = await this.configMap(name))),
+      timeoutMs,
+      150,
+    );
+    return last;
   }
 
   /** Whether an Event of `type` and `reason` about object `name` exists. */
