@@ -2,11 +2,14 @@
  * Ec2Instance hardening against moto: IMDSv2 metadata options, an IAM instance profile and gp3
  * volume performance at launch; metadata drift repaired with an Updated Event; a changed profile
  * replaced in place; a no-op reconcile with every field set writes nothing, and a steady poll
- * reads one DescribeInstances and nothing else.
+ * reads one DescribeInstances and nothing else; the outputs ConfigMap holds the instance's ID and
+ * addresses and follows a new public address.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
+  AllocateAddressCommand,
+  AssociateAddressCommand,
   DescribeIamInstanceProfileAssociationsCommand,
   DescribeVolumesCommand,
   ModifyInstanceMetadataOptionsCommand,
@@ -29,6 +32,7 @@ describe("Ec2Instance settings: metadata options, instance profile, volume perfo
       storage: {
         rootVolume: { deviceName: "/dev/sda1", size: 20, type: "gp3", iops: 4000, throughput: 250 },
       },
+      writeOutputsTo: { configMapName: "hardened-instance" },
     });
     const obj = await env.waitReady("hardened", 60_000);
     const i = await env.instance(obj.status?.instanceId ?? "");
@@ -43,6 +47,20 @@ describe("Ec2Instance settings: metadata options, instance profile, volume perfo
     const root = vols.Volumes?.find((v) => v.Attachments?.[0]?.Device === "/dev/sda1");
     assert.equal(root?.VolumeType, "gp3");
     assert.equal(root?.Size, 20);
+    const s = obj.status;
+    const present = (m: Record<string, string | undefined>): Record<string, string> =>
+      Object.fromEntries(Object.entries(m).filter((e): e is [string, string] => e[1] !== undefined));
+    assert.ok(s?.instanceId && s.privateIP && s.privateDNS, "EC2 reports an ID and private address");
+    assert.deepEqual(
+      (await env.configMap("hardened-instance"))?.data,
+      present({
+        INSTANCE_ID: s.instanceId,
+        PRIVATE_IP: s.privateIP,
+        PUBLIC_IP: s.publicIP,
+        PRIVATE_DNS: s.privateDNS,
+        PUBLIC_DNS: s.publicDNS,
+      }),
+    );
     // moto applies iops and throughput on CreateVolume and ModifyVolume only, not to the volumes
     // RunInstances makes: the launch request's mapping is checked in launch.test.ts.
   });
@@ -119,5 +137,20 @@ describe("Ec2Instance settings: metadata options, instance profile, volume perfo
       "replaced once, not on every poll",
     );
     assert.equal(ready(await env.get("hardened"))?.status, "True");
+  });
+
+  it("writes the new public address into the outputs ConfigMap when an Elastic IP is associated", async () => {
+    const id = (await env.get("hardened"))?.status?.instanceId ?? "";
+    const eip = await env.ec2().send(new AllocateAddressCommand({ Domain: "vpc" }));
+    assert.ok(eip.PublicIp);
+    await env.ec2().send(new AssociateAddressCommand({ InstanceId: id, AllocationId: eip.AllocationId }));
+    assert.equal((await env.instance(id))?.PublicIpAddress, eip.PublicIp, "moto moved the public address");
+    const cm = await env.waitConfigMap(
+      "hardened-instance",
+      `PUBLIC_IP ${eip.PublicIp}`,
+      (c) => c?.data?.PUBLIC_IP === eip.PublicIp,
+    );
+    assert.equal(cm?.data?.INSTANCE_ID, id);
+    assert.equal((await env.get("hardened"))?.status?.publicIP, eip.PublicIp);
   });
 });

@@ -2,7 +2,8 @@
  * The S3Bucket settings beyond tags and versioning (encryption, Block Public Access, policy,
  * lifecycle rules, Object Ownership) against moto: created with the bucket, enforced on every
  * poll and repaired with an Updated Event naming the setting, never re-sent when equal (a policy
- * is compared as a JSON value), and never read or touched when the spec leaves them unset.
+ * is compared as a JSON value), and never read or touched when the spec leaves them unset; the
+ * bucket's outputs ConfigMap holds its name, ARN, region and endpoint.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -54,6 +55,7 @@ const hardened = (bucket: string) => ({
     { id: "uploads", abortIncompleteMultipartUploadDays: 7, noncurrentVersionExpirationDays: 30 },
   ],
   objectOwnership: "BucketOwnerEnforced",
+  writeOutputsTo: { configMapName: `${bucket}-bucket` },
 });
 
 describe("S3Bucket settings: encryption, public access, policy, lifecycle, ownership", () => {
@@ -85,6 +87,15 @@ describe("S3Bucket settings: encryption, public access, policy, lifecycle, owner
     const own = await s3.send(new GetBucketOwnershipControlsCommand({ Bucket: "vault" }));
     assert.equal(own.OwnershipControls?.Rules?.[0]?.ObjectOwnership, "BucketOwnerEnforced");
     assert.equal(env.proxy.count("PutBucketOwnershipControls"), 0, "ownership went with CreateBucket");
+    const obj = await env.get("vault");
+    const cm = await env.configMap("vault-bucket");
+    assert.deepEqual(cm?.data, {
+      BUCKET_NAME: "vault",
+      BUCKET_ARN: "arn:aws:s3:::vault",
+      BUCKET_REGION: "us-east-1",
+      BUCKET_ENDPOINT: obj?.status?.endpoint,
+    });
+    assert.equal(cm?.metadata.ownerReferences?.[0]?.uid, obj?.metadata.uid);
   });
 
   it("makes no Kubernetes write and no mutating AWS call when nothing changed, every setting set", async () => {

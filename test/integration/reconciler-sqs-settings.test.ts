@@ -61,8 +61,9 @@ describe("SqsQueue settings: dead-letter queue, encryption, delay, polling, size
       maximumMessageSize: 4096,
       encryption: { kmsKeyId: "alias/queues", dataKeyReusePeriodSeconds: 600 },
       policy,
+      writeOutputsTo: { configMapName: "tuned-queue" },
     });
-    await env.waitReady("tuned");
+    const obj = await env.waitReady("tuned");
     const q = await env.queue("tuned");
     assert.equal(q.attributes.DelaySeconds, "5");
     assert.equal(q.attributes.ReceiveMessageWaitTimeSeconds, "20");
@@ -70,6 +71,12 @@ describe("SqsQueue settings: dead-letter queue, encryption, delay, polling, size
     assert.equal(q.attributes.KmsMasterKeyId, "alias/queues");
     assert.equal(q.attributes.KmsDataKeyReusePeriodSeconds, "600");
     assert.deepEqual(JSON.parse(q.attributes.Policy ?? "{}"), policy);
+    assert.deepEqual((await env.configMap("tuned-queue"))?.data, {
+      QUEUE_NAME: "tuned",
+      QUEUE_URL: q.url,
+      QUEUE_ARN: obj.status?.queueArn,
+      QUEUE_REGION: "us-east-1",
+    });
 
     await env.waitEvent("tuned", "Normal", "Created");
     await env.waitReconciles(1);
