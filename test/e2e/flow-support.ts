@@ -24,10 +24,11 @@ export function samples(): Sample[] {
     .map((f) => ({ ...(parse(readFileSync(path.join(dir, f), "utf8")) as Sample), file: path.join(dir, f) }));
 }
 
-/** The sample of `kind`; throws when config/samples has none. */
-export function sampleOf(kind: string): Sample {
-  const s = samples().find((x) => x.kind === kind);
-  if (s === undefined) throw new Error(`config/samples has no ${kind}`);
+/** The (first) sample of `kind`, or the one named `name`; throws when config/samples has none. */
+export function sampleOf(kind: string, name?: string): Sample {
+  const s = samples().find((x) => x.kind === kind && (name === undefined || x.metadata.name === name));
+  if (s === undefined)
+    throw new Error(`config/samples has no ${kind}${name !== undefined ? ` ${name}` : ""}`);
   return s;
 }
 

@@ -8,7 +8,9 @@
  * grants must appear in the log (the chart grants nothing the operator does not use). The flow
  * therefore covers each code path that needs a permission: informers (list, watch), finalizer
  * add and release (patch), status writes, a repeated Warning Event (create, then patch), the
- * Lease (get, create, update, release on SIGTERM), and authenticated /metrics scrapes
+ * Lease (get, create, update, release on SIGTERM), the outputs ConfigMap of a sample (the
+ * informer's list and watch, create, an update repairing an edit, the get after a create met a
+ * foreign ConfigMap, delete when writeOutputsTo is removed), and authenticated /metrics scrapes
  * (TokenReview, SubjectAccessReview).
  *
  * Beside the operator's own RBAC: the chart's view and edit ClusterRoles, aggregated into the
@@ -375,6 +377,96 @@ describe("helm install on a real API server, then the operator under the chart's
     } finally {
       aws.destroy();
     }
+  });
+
+  it("the jobs sample's outputs ConfigMap is written, repaired, never written over a foreign one, and deleted with writeOutputsTo", async () => {
+    const cms = `/api/v1/namespaces/${APPS}/configmaps`;
+    type Cm = { metadata: { ownerReferences?: { name: string }[] }; data?: Record<string, string> };
+    const configMap = async (name: string): Promise<Cm | undefined> => {
+      const res = await cp.request("GET", `${cms}/${name}`);
+      return res.status === 404 ? undefined : (res.body as Cm);
+    };
+    const jobs = sampleOf("SqsQueue", "jobs");
+    const cmName = String((jobs.spec.writeOutputsTo as { configMapName: string }).configMapName);
+    let written: Cm | undefined;
+    // Written once the queue exists (create; the informer's list and watch).
+    await withLog(
+      waitFor(
+        "the jobs outputs ConfigMap",
+        async () => (written = await configMap(cmName))?.data?.QUEUE_URL !== undefined,
+        60_000,
+        200,
+      ),
+    );
+    assert.equal(written?.data?.QUEUE_NAME, jobs.spec.queueName);
+    assert.equal(written?.metadata.ownerReferences?.[0]?.name, "jobs");
+    // Edited by someone else: put back (update).
+    const edit = await cp.request(
+      "PATCH",
+      `${cms}/${cmName}`,
+      { data: { QUEUE_URL: "x" } },
+      "application/merge-patch+json",
+    );
+    assert.equal(edit.status, 200, edit.text);
+    await withLog(
+      waitFor(
+        "the outputs repaired",
+        async () => (await configMap(cmName))?.data?.QUEUE_URL === written?.data?.QUEUE_URL,
+        60_000,
+        200,
+      ),
+    );
+    // A ConfigMap nobody labelled: the create meets 409 and a get finds it foreign.
+    const foreign = await cp.request("POST", cms, {
+      metadata: { name: "not-the-operators" },
+      data: { a: "b" },
+    });
+    assert.equal(foreign.status, 201, foreign.text);
+    await kubectl(
+      ["apply", "-n", APPS, "-f", "-"],
+      JSON.stringify({
+        apiVersion: "compute.cloud.com/v1",
+        kind: "SqsQueue",
+        metadata: { name: "conflicted" },
+        spec: {
+          queueName: "kp-e2e-conflicted",
+          region: "us-east-1",
+          writeOutputsTo: { configMapName: "not-the-operators" },
+        },
+      }),
+    );
+    await kubectl([
+      "wait",
+      "-n",
+      APPS,
+      '--for=jsonpath={.status.conditions[?(@.type=="Ready")].reason}=OutputConflict',
+      `--timeout=${TIMEOUT}`,
+      "sqsqueue/conflicted",
+    ]);
+    assert.deepEqual(
+      (await configMap("not-the-operators"))?.data,
+      { a: "b" },
+      "the foreign ConfigMap is untouched",
+    );
+    await kubectl(["delete", "-n", APPS, "sqsqueue/conflicted", `--timeout=${TIMEOUT}`]);
+    // writeOutputsTo removed: the ConfigMap goes (delete).
+    await kubectl([
+      "patch",
+      "-n",
+      APPS,
+      "sqsqueue/jobs",
+      "--type=merge",
+      "-p",
+      '{"spec":{"writeOutputsTo":null}}',
+    ]);
+    await withLog(
+      waitFor(
+        "the outputs ConfigMap deleted",
+        async () => (await configMap(cmName)) === undefined,
+        60_000,
+        200,
+      ),
+    );
   });
 
   it("a non-empty bucket blocks its deletion with one aggregated Warning Event, then goes once emptied", async () => {

@@ -100,6 +100,10 @@ describe("compute.cloud.com/v1 CRDs on a real API server", () => {
     assert.match(desired.stdout, /ENUM:\s+running\s+stopped/);
     const root = await cp.kubectl(["explain", "s3bucket.spec.forceDelete"]);
     assert.match(root.stdout, /Delete every object/);
+    const outputs = await cp.kubectl(["explain", "sqsqueue.spec.writeOutputsTo"]);
+    assert.match(outputs.stdout, /pods to read with envFrom: QUEUE_NAME/);
+    assert.match(outputs.stdout, /reason OutputConflict/);
+    assert.match(outputs.stdout, /configMapName\s+<string> -required-/);
   });
 
   it("returns the printer columns and cells in a Table response", async () => {
