@@ -614,3 +614,81 @@ describe("ManagedResourceReconciler", () => {
     assert.equal(statusWrites(f), before, "the streak started again after the object was gone");
   });
 });
+
+describe("ManagedResourceReconciler: the outputs hook", () => {
+  const owned: Observation<Res> = {
+    exists: true,
+    resource: { id: "wid-1", state: "ready" },
+    ownership: "owned",
+  };
+  const CONFLICT =
+    "ConfigMap out exists and is not this object's (it has no controller); it is left as it is";
+
+  function setup(answer: () => string | undefined): {
+    f: Fakes;
+    r: ManagedResourceReconciler<Widget, Res>;
+    seen: { widgetId: string | undefined; reported: boolean }[];
+  } {
+    const f = new Fakes();
+    f.stored = widget({ writeOutputsTo: { configMapName: "out" } }, { widgetId: "wid-1" });
+    f.observation = owned;
+    const seen: { widgetId: string | undefined; reported: boolean }[] = [];
+    const r = reconcilerFor(f, {
+      outputs: {
+        sync: async (obj, c) => {
+          f.log.push("outputs");
+          seen.push({ widgetId: obj.status?.widgetId, reported: c.conflictReported });
+          return answer();
+        },
+      },
+    });
+    return { f, r, seen };
+  }
+
+  it("writes the outputs after describing the resource and before the status write", async () => {
+    const { f, r, seen } = setup(() => undefined);
+    await r.reconcile(req, ctx);
+    assert.deepEqual(f.log, ["observe", "sync", "outputs", "updateStatus:"]);
+    assert.deepEqual(seen, [{ widgetId: "wid-1", reported: false }]);
+    assert.equal(getCondition(f.stored?.status?.conditions, "Ready")?.status, "True");
+  });
+
+  it("reports a conflict as Ready=False and Synced=False with one Warning Event, then writes nothing while it lasts", async () => {
+    let conflict: string | undefined = CONFLICT;
+    const { f, r, seen } = setup(() => conflict);
+    await r.reconcile(req, ctx);
+    for (const type of ["Ready", "Synced"]) {
+      const c = getCondition(f.stored?.status?.conditions, type);
+      assert.deepEqual([c?.status, c?.reason, c?.message], ["False", "OutputConflict", CONFLICT], type);
+    }
+    assert.deepEqual(f.events, ["Warning:OutputConflict"]);
+
+    const writes = statusWrites(f);
+    await r.reconcile(req, ctx);
+    assert.equal(statusWrites(f), writes, "no status write");
+    assert.deepEqual(f.events, ["Warning:OutputConflict"], "no second Event");
+    assert.deepEqual(
+      seen.map((s) => s.reported),
+      [false, true],
+    );
+
+    conflict = undefined;
+    await r.reconcile(req, ctx);
+    assert.equal(getCondition(f.stored?.status?.conditions, "Ready")?.status, "True");
+    assert.equal(getCondition(f.stored?.status?.conditions, "Synced")?.reason, "ReconcileSuccess");
+  });
+
+  it("leaves the status unwritten when writing the outputs fails, and hands the error to the controller", async () => {
+    const { f, r } = setup(() => {
+      throw new ApiError({
+        status: 500,
+        reason: "InternalError",
+        message: "etcd",
+        method: "PUT",
+        path: "/api/v1/x",
+      });
+    });
+    await assert.rejects(r.reconcile(req, ctx), ApiError);
+    assert.equal(statusWrites(f), 0);
+  });
+});

@@ -93,7 +93,7 @@ export interface ManagedReconcilerOptions<T extends ManagedObject, R> {
   /** When a retryable failure is recorded on the object. @default 3 failures over 30 s */
   failureReport?: Omit<FailureStreakOptions, "clock">;
   /** Writes the ConfigMap of `spec.writeOutputsTo`. @default the kind has no outputs */
-  outputs?: OutputWriter<T>;
+  outputs?: Pick<OutputWriter<T>, "sync">;
 }
 
 export { FlowReason };
