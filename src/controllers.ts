@@ -6,11 +6,11 @@ import type { Registry } from "prom-client";
 import type { AwsClientSource } from "./aws/clients.ts";
 import type { Options } from "./config/options.ts";
 import { KINDS } from "./kinds.ts";
-import { outputCacheSelector } from "./reconcilers/common/outputs.ts";
+import { outputCacheIndexers, outputCacheSelector } from "./reconcilers/common/outputs.ts";
 import { CacheOwnerDirectory } from "./reconcilers/common/owner-directory.ts";
 import type { ReconcilerDeps } from "./reconcilers/common/setup.ts";
 import { tagPolicy } from "./reconcilers/common/tags.ts";
-import type { InformerFactory } from "./runtime/cache/factory.ts";
+import type { InformerFactory, InformerFactoryOptions } from "./runtime/cache/factory.ts";
 import { Client } from "./runtime/client/index.ts";
 import type { Clock } from "./runtime/clock.ts";
 import type { EventBroadcaster } from "./runtime/events/recorder.ts";
@@ -34,10 +34,13 @@ export interface ControllerDeps {
 }
 
 /**
- * The label selector of a resource's informer in the shared cache: the ConfigMaps are watched
- * only with the label the operator puts on the ones it writes.
+ * How the shared cache holds each resource, for the InformerFactory: the ConfigMaps are watched
+ * only with the label the operator puts on the ones it writes, and indexed by their controller.
  */
-export const cacheLabelSelectorFor = outputCacheSelector;
+export const CACHE_OPTIONS: Pick<InformerFactoryOptions, "labelSelectorFor" | "indexersFor"> = {
+  labelSelectorFor: outputCacheSelector,
+  indexersFor: outputCacheIndexers,
+};
 
 /** Adds the controller of every kind in the registry to `manager` (leader-gated runnables). */
 export function registerControllers(manager: Manager, deps: ControllerDeps): void {

@@ -14,7 +14,7 @@ import { collectDefaultMetrics } from "prom-client";
 import { helpText } from "./config/flags.ts";
 import { ConfigError, parseOptions, type Options } from "./config/options.ts";
 import { AwsClients } from "./aws/clients.ts";
-import { cacheLabelSelectorFor, registerControllers } from "./controllers.ts";
+import { CACHE_OPTIONS, registerControllers } from "./controllers.ts";
 import { InformerFactory } from "./runtime/cache/factory.ts";
 import { systemClock } from "./runtime/clock.ts";
 import { EventBroadcaster } from "./runtime/events/recorder.ts";
@@ -128,7 +128,7 @@ async function run(options: Options, env: NodeJS.ProcessEnv, logger: Logger): Pr
     rest,
     ...(options.watchNamespaces.length > 0 ? { namespaces: [...options.watchNamespaces] } : {}),
     resyncPeriodMs: options.syncPeriodMs,
-    labelSelectorFor: cacheLabelSelectorFor,
+    ...CACHE_OPTIONS,
     logger: logger.child({ component: "cache" }),
     registry,
   });

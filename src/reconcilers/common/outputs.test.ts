@@ -1,10 +1,12 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from "../../api/v1/index.ts";
+import { CONTROLLER_UID_INDEX } from "../../runtime/cache/index.ts";
 import {
   ConfigMapResource,
   conflictMessage,
   desiredConfigMap,
+  outputCacheIndexers,
   outputCacheSelector,
   outputData,
   repairedConfigMap,
@@ -98,5 +100,13 @@ describe("outputs ConfigMap", () => {
     );
     assert.equal(outputCacheSelector(widgetResource), undefined);
     assert.equal(outputCacheSelector({ ...ConfigMapResource, group: "example.com" }), undefined);
+  });
+
+  it("indexes the ConfigMaps by their controller's UID, and nothing else", () => {
+    const index = outputCacheIndexers(ConfigMapResource)?.[CONTROLLER_UID_INDEX];
+    assert.ok(index);
+    assert.deepEqual(index(desiredConfigMap(owner, "o", {})), ["uid-1"]);
+    assert.deepEqual(index({ metadata: { name: "x" } }), []);
+    assert.equal(outputCacheIndexers(widgetResource), undefined);
   });
 });

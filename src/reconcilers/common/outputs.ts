@@ -7,7 +7,7 @@
  * (the garbage collector deletes it with the object). The operator labels every ConfigMap it
  * writes with {@link MANAGED_BY_LABEL}, and its ConfigMap informer lists and watches only that
  * label ({@link OUTPUT_CONFIGMAP_SELECTOR}), so the cache holds the operator's ConfigMaps and no
- * others. Per reconcile:
+ * others, indexed by the UID of their controller. Per reconcile:
  *
  * - the object's own ConfigMaps under another name (configMapName changed, or writeOutputsTo
  *   removed) are deleted;
@@ -22,6 +22,7 @@
  */
 import { isDeepStrictEqual } from "node:util";
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from "../../api/v1/index.ts";
+import { CONTROLLER_UID_INDEX, controllerUidIndex, type IndexFunc } from "../../runtime/cache/index.ts";
 import type { ResourceClient } from "../../runtime/client/index.ts";
 import { isAlreadyExists, isNotFound } from "../../runtime/kube/errors.ts";
 import type { KubeObject, OwnerReference, ResourceType } from "../../runtime/kube/object.ts";
@@ -48,11 +49,22 @@ export interface ConfigMap extends KubeObject {
 /** The label selector of the operator's ConfigMap informer. */
 export const OUTPUT_CONFIGMAP_SELECTOR = `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`;
 
+const isConfigMaps = (r: ResourceType): boolean =>
+  r.group === ConfigMapResource.group && r.plural === ConfigMapResource.plural;
+
 /** The label selector the informer of `resource` watches with, if any. */
 export function outputCacheSelector(resource: ResourceType): string | undefined {
-  return resource.group === ConfigMapResource.group && resource.plural === ConfigMapResource.plural
-    ? OUTPUT_CONFIGMAP_SELECTOR
-    : undefined;
+  return isConfigMaps(resource) ? OUTPUT_CONFIGMAP_SELECTOR : undefined;
+}
+
+/**
+ * The indexes the informer of `resource` needs: the ConfigMaps by the UID of their controller,
+ * so an object's ConfigMaps are found without a scan of its namespace.
+ */
+export function outputCacheIndexers(
+  resource: ResourceType,
+): Readonly<Record<string, IndexFunc<KubeObject>>> | undefined {
+  return isConfigMaps(resource) ? { [CONTROLLER_UID_INDEX]: controllerUidIndex } : undefined;
 }
 
 /** The Kubernetes API calls of this module, for the ClusterRole. */
@@ -147,7 +159,7 @@ export function conflictMessage(cm: Readonly<ConfigMap>): string {
 /** The ConfigMap calls an {@link OutputWriter} makes (a `ResourceClient<ConfigMap>` fits). */
 export type ConfigMapClient = Pick<
   ResourceClient<ConfigMap>,
-  "get" | "list" | "getLive" | "create" | "update" | "delete"
+  "get" | "byIndex" | "getLive" | "create" | "update" | "delete"
 >;
 
 /** Options of {@link OutputWriter}. */
@@ -184,8 +196,8 @@ export class OutputWriter<T extends ManagedObject> {
     const namespace = obj.metadata.namespace ?? "";
     const uid = obj.metadata.uid ?? "";
     const wanted = obj.spec.writeOutputsTo?.configMapName;
-    for (const cm of this.#cms.list({ namespace })) {
-      if (cm.metadata.name === wanted || controllerOf(cm)?.uid !== uid) continue;
+    for (const cm of this.#cms.byIndex(CONTROLLER_UID_INDEX, uid)) {
+      if (cm.metadata.name === wanted || cm.metadata.namespace !== namespace) continue;
       await this.#delete(cm, ctx);
     }
     if (wanted === undefined) return undefined;

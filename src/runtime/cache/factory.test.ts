@@ -5,8 +5,9 @@ import type { KubeObject, ResourceType } from "../kube/object.ts";
 import { KubeConfig } from "../kube/kubeconfig.ts";
 import { RestClient } from "../kube/rest.ts";
 import { FakeClock, flushMicrotasks } from "../testing/fake-clock.ts";
-import { InformerFactory } from "./factory.ts";
+import { InformerFactory, type InformerFactoryOptions } from "./factory.ts";
 import type { ListerWatcher } from "./lister-watcher.ts";
+import { CONTROLLER_UID_INDEX, controllerUidIndex } from "./store.ts";
 import { FakeApi } from "./testing/fake-api.ts";
 
 const A: ResourceType = {
@@ -27,7 +28,10 @@ const unusedRest = RestClient.fromKubeConfig(
   }),
 );
 
-function setup(labelSelectorFor?: (r: ResourceType) => string | undefined): {
+function setup(
+  labelSelectorFor?: (r: ResourceType) => string | undefined,
+  indexersFor?: InformerFactoryOptions["indexersFor"],
+): {
   factory: InformerFactory;
   apis: Map<string, FakeApi<KubeObject>>;
   clock: FakeClock;
@@ -41,6 +45,7 @@ function setup(labelSelectorFor?: (r: ResourceType) => string | undefined): {
     clock,
     registry: new Registry(),
     ...(labelSelectorFor !== undefined ? { labelSelectorFor } : {}),
+    ...(indexersFor !== undefined ? { indexersFor } : {}),
     listerWatcherFor: (r, _ns, labelSelector): ListerWatcher<KubeObject> => {
       selectors.set(r.plural, labelSelector);
       let api = apis.get(r.plural);
@@ -67,6 +72,35 @@ describe("InformerFactory", () => {
     const running = factory.start(stop.signal);
     assert.equal(await factory.waitForCacheSync(), true);
     assert.deepEqual(Object.fromEntries(selectors), { alphas: undefined, betas: "app=x" });
+    stop.abort();
+    await running;
+  });
+
+  it("adds the indexes chosen for a resource when its informer is created", async () => {
+    const { factory, apis } = setup(undefined, (r) =>
+      r.plural === "alphas" ? { [CONTROLLER_UID_INDEX]: controllerUidIndex } : undefined,
+    );
+    const a = factory.informerFor(A);
+    assert.throws(() => factory.informerFor(B).store.byIndex(CONTROLLER_UID_INDEX, "u"), /no index/);
+    const owned = (name: string, uid: string, controller: boolean): KubeObject => ({
+      metadata: {
+        namespace: "ns",
+        name,
+        resourceVersion: "1",
+        ownerReferences: [{ apiVersion: "v1", kind: "X", name: "o", uid, controller }],
+      },
+    });
+    const api = new FakeApi<KubeObject>();
+    for (const o of [owned("a", "u1", true), owned("b", "u1", false), owned("c", "u2", true)]) api.create(o);
+    apis.set("alphas", api);
+    const stop = new AbortController();
+    const running = factory.start(stop.signal);
+    assert.equal(await factory.waitForCacheSync(), true);
+    assert.deepEqual(
+      a.store.byIndex(CONTROLLER_UID_INDEX, "u1").map((o) => o.metadata.name),
+      ["a"],
+      "only the controller reference counts",
+    );
     stop.abort();
     await running;
   });

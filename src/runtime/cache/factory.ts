@@ -5,6 +5,7 @@ import type { Runnable } from "../manager/runnable.ts";
 import type { ListerWatcher } from "./lister-watcher.ts";
 import type { ReflectorTuning } from "./reflector.ts";
 import { SharedInformer } from "./shared-informer.ts";
+import type { IndexFunc } from "./store.ts";
 
 /** Options of {@link InformerFactory}, passed on to every informer it creates. */
 export interface InformerFactoryOptions extends ReflectorTuning {
@@ -30,6 +31,11 @@ export interface InformerFactoryOptions extends ReflectorTuning {
    * @default no selector for any resource
    */
   labelSelectorFor?: (resource: ResourceType) => string | undefined;
+  /**
+   * Further indexes of the informer of a resource, by name, added when the informer is created
+   * (so every reader can rely on them). @default none beyond the namespace index
+   */
+  indexersFor?: (resource: ResourceType) => Readonly<Record<string, IndexFunc<KubeObject>>> | undefined;
 }
 
 /**
@@ -85,6 +91,7 @@ export class InformerFactory implements Runnable {
         ...(o.backoff !== undefined ? { backoff: o.backoff } : {}),
         ...(o.random !== undefined ? { random: o.random } : {}),
       });
+      for (const [name, fn] of Object.entries(o.indexersFor?.(resource) ?? {})) inf.addIndexer(name, fn);
       this.#informers.set(key, inf);
       if (this.#signal !== undefined && !this.#stopped) this.#launch(inf, this.#signal);
     }

@@ -21,7 +21,9 @@ export {
   type SharedInformerOptions,
 } from "./shared-informer.ts";
 export {
+  CONTROLLER_UID_INDEX,
   NAMESPACE_INDEX,
+  controllerUidIndex,
   ObjectStore,
   type IndexFunc,
   type ObjectStoreOptions,

@@ -8,6 +8,18 @@ export type IndexFunc<T> = (obj: Readonly<T>) => string[];
 export const NAMESPACE_INDEX = "namespace";
 
 /**
+ * Name of the index {@link controllerUidIndex} computes: the UID of the object's controller (the
+ * owner reference with `controller: true`), for finding the objects a controller owns.
+ */
+export const CONTROLLER_UID_INDEX = "controller-uid";
+
+/** The UID of the object's controller, if it has one. */
+export const controllerUidIndex: IndexFunc<KubeObject> = (obj) => {
+  const uid = obj.metadata.ownerReferences?.find((r) => r.controller === true)?.uid;
+  return uid !== undefined && uid !== "" ? [uid] : [];
+};
+
+/**
  * Read-only view of an informer's cache. Objects are deep-frozen and carry no
  * `metadata.managedFields`; to change one, `structuredClone` it first. Results are snapshots:
  * arrays returned are never modified afterwards.
