@@ -320,14 +320,12 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     const conflict = await this.#writeOutputs({ ...obj, status: next }, ctx);
     const withConds = this.#withConditions(
       { ...obj, status: next },
-      conflict !== undefined
-        ? { ready: conflict, synced: conflict }
-        : {
-            ready: readiness.ready
-              ? [ConditionStatus.True, FlowReason.Available, readiness.message]
-              : [ConditionStatus.False, readiness.reason, readiness.message],
-            synced: [ConditionStatus.True, FlowReason.ReconcileSuccess, ""],
-          },
+      conflict ?? {
+        ready: readiness.ready
+          ? [ConditionStatus.True, FlowReason.Available, readiness.message]
+          : [ConditionStatus.False, readiness.reason, readiness.message],
+        synced: [ConditionStatus.True, FlowReason.ReconcileSuccess, ""],
+      },
     );
     await this.#writeStatus(cur, withConds);
     if (readiness.pending) return { requeueAfter: this.#pending.next(key) };
@@ -337,10 +335,15 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
 
   /**
    * Writes the outputs ConfigMap of `obj` (with the status just computed). Returns the
-   * OutputConflict condition when the ConfigMap is not the object's, after a Warning Event the
+   * OutputConflict conditions when the ConfigMap is not the object's, after a Warning Event the
    * first time it is seen (a lasting conflict makes no write per poll).
    */
-  async #writeOutputs(obj: T, ctx: DriverContext): Promise<readonly [string, string, string] | undefined> {
+  async #writeOutputs(
+    obj: T,
+    ctx: DriverContext,
+  ): Promise<
+    { ready: readonly [string, string, string]; synced: readonly [string, string, string] } | undefined
+  > {
     const outputs = this.#o.outputs;
     if (outputs === undefined) return undefined;
     const reported =
@@ -352,7 +355,8 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     });
     if (message === undefined) return undefined;
     if (!reported) this.#o.recorder.event(obj, "Warning", ConditionReason.OutputConflict, message);
-    return [ConditionStatus.False, ConditionReason.OutputConflict, message];
+    const conflict = [ConditionStatus.False, ConditionReason.OutputConflict, message] as const;
+    return { ready: conflict, synced: conflict };
   }
 
   /**
