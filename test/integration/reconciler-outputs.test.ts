@@ -4,7 +4,8 @@
  * identifiers, labelled and owned by the queue; a no-op reconcile writes nothing; an edit, a lost
  * label or a deletion by someone else is repaired; a ConfigMap the queue does not own is never
  * touched (OutputConflict, a Warning Event, no write while it lasts) until it is gone; a renamed
- * configMapName deletes the old ConfigMap and a removed writeOutputsTo deletes the last one.
+ * configMapName deletes the old ConfigMap and a removed writeOutputsTo deletes the last one; with
+ * kube-controller-manager's garbage collector running, deleting a queue deletes its ConfigMap.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -17,7 +18,7 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const LABEL = "compute.cloud.com/managed-by";
 
 describe("SqsQueue outputs: spec.writeOutputsTo", () => {
-  const env = new SqsEnv("sqs-outputs").hooks();
+  const env = new SqsEnv("sqs-outputs", [], { controllers: ["garbagecollector"] }).hooks();
   const cmPath = (name: string): string => `/api/v1/namespaces/${env.ns}/configmaps/${name}`;
   let expected: Record<string, string> = {};
 
@@ -161,5 +162,14 @@ describe("SqsQueue outputs: spec.writeOutputsTo", () => {
     );
     assert.equal(ready(obj)?.status, "True");
     assert.ok(await env.configMap("shared"), "another queue's ConfigMap stays");
+  });
+
+  it("leaves the ConfigMap to the garbage collector when the queue is deleted", async () => {
+    const owner = await env.get("billing");
+    assert.equal((await env.configMap("shared"))?.metadata.ownerReferences?.[0]?.uid, owner?.metadata.uid);
+    await env.delete("billing");
+    await env.waitGone("billing");
+    assert.equal(await env.queueExists("billing"), false);
+    await env.waitConfigMap("shared", "deleted by the garbage collector", (cm) => cm === undefined, 60_000);
   });
 });

@@ -9,15 +9,18 @@ import {
   SQSClient,
 } from "@aws-sdk/client-sqs";
 import type { SqsQueue } from "../../src/api/v1/index.ts";
-import { ReconcilerEnv, type Served } from "../support/reconciler-env.ts";
+import { ReconcilerEnv, type EnvOptions, type Served } from "../support/reconciler-env.ts";
 
 /** An SqsQueue as served. */
 export type QueueObj = Served<SqsQueue>;
 
 /** A running environment for the SqsQueue tests of one file. */
 export class SqsEnv extends ReconcilerEnv<QueueObj> {
-  /** @param operatorArgs operator flags after the environment's own */
-  constructor(ns: string, operatorArgs: string[] = []) {
+  /**
+   * @param operatorArgs operator flags after the environment's own
+   * @param opts the rest of the environment's options
+   */
+  constructor(ns: string, operatorArgs: string[] = [], opts: Omit<EnvOptions, "ns" | "operatorArgs"> = {}) {
     super(
       {
         kind: "SqsQueue",
@@ -26,7 +29,7 @@ export class SqsEnv extends ReconcilerEnv<QueueObj> {
         mutating: ["CreateQueue", "SetQueueAttributes", "TagQueue", "UntagQueue", "DeleteQueue"],
         defaults: (name) => ({ region: "us-east-1", queueName: name }),
       },
-      { ns, operatorArgs },
+      { ...opts, ns, operatorArgs },
     );
   }
 

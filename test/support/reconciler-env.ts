@@ -86,6 +86,8 @@ export interface EnvOptions {
   operatorEntry?: string;
   /** Latency and throttling of the proxy in front of moto. */
   proxy?: AwsProxyOptions;
+  /** kube-controller-manager controllers to run beside the API server. @default none */
+  controllers?: string[];
 }
 
 /** A running environment for one test file, for objects of one kind of `compute.cloud.com/v1`. */
@@ -100,6 +102,7 @@ export class ReconcilerEnv<O extends KubeObj> {
   readonly #operatorArgs: string[];
   readonly #operatorEntry: string | undefined;
   readonly #proxyOptions: AwsProxyOptions;
+  readonly #controllers: string[] | undefined;
   readonly #clients = new Map<string, { destroy(): void }>();
   #starts = 0;
   #metronome = false;
@@ -110,6 +113,7 @@ export class ReconcilerEnv<O extends KubeObj> {
     this.#operatorArgs = opts.operatorArgs ?? [];
     this.#operatorEntry = opts.operatorEntry;
     this.#proxyOptions = opts.proxy ?? {};
+    this.#controllers = opts.controllers;
   }
 
   /** The collection path of the kind in the namespace. */
@@ -126,7 +130,13 @@ export class ReconcilerEnv<O extends KubeObj> {
 
   /** Starts the control plane (with CRDs) and moto, the proxy, the namespace and the operator. */
   async start(): Promise<void> {
-    [this.cp, this.moto] = await Promise.all([startControlPlane({ installCRDs: true }), startMoto()]);
+    [this.cp, this.moto] = await Promise.all([
+      startControlPlane({
+        installCRDs: true,
+        ...(this.#controllers !== undefined ? { controllers: this.#controllers } : {}),
+      }),
+      startMoto(),
+    ]);
     this.proxy = await startAwsProxy(this.moto.endpoint, this.#proxyOptions);
     await this.cp.request("POST", "/api/v1/namespaces", { metadata: { name: this.ns } });
     await this.startOperator();
