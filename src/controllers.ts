@@ -35,11 +35,14 @@ export interface ControllerDeps {
 
 /**
  * How the shared cache holds each resource, for the InformerFactory: the ConfigMaps are watched
- * only with the label the operator puts on the ones it writes, and indexed by their controller.
+ * only with the label the operator puts on the ones it writes, and indexed by their controller;
+ * each kind's objects carry the indexes the kind asks for.
  */
 export const CACHE_OPTIONS: Pick<InformerFactoryOptions, "labelSelectorFor" | "indexersFor"> = {
   labelSelectorFor: outputCacheSelector,
-  indexersFor: outputCacheIndexers,
+  indexersFor: (resource) =>
+    outputCacheIndexers(resource) ??
+    KINDS.find((k) => k.resource.group === resource.group && k.resource.plural === resource.plural)?.indexers,
 };
 
 /** Adds the controller of every kind in the registry to `manager` (leader-gated runnables). */

@@ -5,6 +5,7 @@
  * expectations and the IAM table of docs/aws.md are all derived from that list.
  */
 import type { CustomResourceDefinition } from "../../api/schema/crd.ts";
+import type { IndexFunc } from "../../runtime/cache/index.ts";
 import type { Controller, MapFunc } from "../../runtime/controller/index.ts";
 import type { KubeObject, ResourceType } from "../../runtime/kube/object.ts";
 import type { ManagedObject, ResourceDriver } from "./driver.ts";
@@ -46,6 +47,11 @@ export interface KindModule {
   readonly iam: readonly IamAction[];
   /** The Kubernetes API calls its controller makes on its own resource. */
   readonly kubernetes: readonly KubeRule[];
+  /**
+   * Indexes the shared cache keeps on the kind's objects, by name, for lookups its watches make
+   * (the queues that name a dead-letter queue) without a scan.
+   */
+  readonly indexers: Readonly<Record<string, IndexFunc<KubeObject>>>;
   /** Builds its controller (the shared flow with its driver) and adds it to `deps.manager`. */
   setup(deps: ReconcilerDeps): Controller;
 }
@@ -97,6 +103,8 @@ export interface KindDefinition<T extends ManagedObject, R> {
    * outputs.
    */
   readonly outputs?: (obj: T) => OutputValues;
+  /** Indexes of the kind's objects in the shared cache (see {@link KindModule.indexers}). */
+  readonly indexers?: Readonly<Record<string, IndexFunc<T>>>;
 }
 
 /** The module of the kind `def`. */
@@ -107,6 +115,8 @@ export function defineKind<T extends ManagedObject, R>(def: KindDefinition<T, R>
     crd: def.crd,
     iam: def.iam,
     kubernetes: [...flowRules(def.resource), ...(def.outputs !== undefined ? OUTPUT_RULES : [])],
+    // The cache holds the kind's objects only; an index of them reads them as such.
+    indexers: (def.indexers ?? {}) as Readonly<Record<string, IndexFunc<KubeObject>>>,
     setup: (deps) =>
       setupManagedController<T, R>(
         def.name,

@@ -16,6 +16,15 @@ export {
   type SqsQueueView,
 } from "./driver.ts";
 
+/** The cache index of queues by the dead-letter queue they name: `namespace/name`. */
+export const DEAD_LETTER_QUEUE_INDEX = "deadLetterQueueRef";
+
+/** The {@link DEAD_LETTER_QUEUE_INDEX} values of `q`: the queue its queueRef names, if any. */
+export function deadLetterQueueIndex(q: Readonly<SqsQueue>): string[] {
+  const ref = q.spec.deadLetterQueue?.queueRef?.name;
+  return ref === undefined ? [] : [`${q.metadata.namespace ?? ""}/${ref}`];
+}
+
 /** The `sqsqueue` controller's kind. */
 export const sqsQueueKind: KindModule = defineKind<ManagedSqsQueue, SqsQueueView>({
   name: "sqsqueue",
@@ -38,20 +47,28 @@ export const sqsQueueKind: KindModule = defineKind<ManagedSqsQueue, SqsQueueView
   },
   // A change of a queue enqueues the queues that name it as their dead-letter queue, so they
   // pick up its ARN (or its deletion) at once instead of at the next poll.
+  indexers: { [DEAD_LETTER_QUEUE_INDEX]: deadLetterQueueIndex },
   watches: (deps) => {
     const queues = deps.client.resource<SqsQueue>(SqsQueueResource);
     return [
       {
         resource: SqsQueueResource,
-        map: (changed) => referrers(queues.list({ namespace: changed.metadata.namespace }), changed),
+        map: (changed) => referrers((key) => queues.byIndex(DEAD_LETTER_QUEUE_INDEX, key), changed),
       },
     ];
   },
 });
 
-/** The keys of the queues among `candidates` whose deadLetterQueue.queueRef names `dlq`. */
-export function referrers(candidates: readonly Readonly<SqsQueue>[], dlq: KubeObject): Request[] {
-  return candidates
-    .filter((q) => q.spec.deadLetterQueue?.queueRef?.name === dlq.metadata.name)
-    .map((q) => ({ namespace: q.metadata.namespace ?? "", name: q.metadata.name ?? "" }));
+/**
+ * The keys of the queues whose deadLetterQueue.queueRef names `dlq`, found through `byIndex`
+ * ({@link DEAD_LETTER_QUEUE_INDEX}): one lookup, whatever the number of queues in the namespace.
+ */
+export function referrers(
+  byIndex: (key: string) => readonly Readonly<SqsQueue>[],
+  dlq: KubeObject,
+): Request[] {
+  return byIndex(`${dlq.metadata.namespace ?? ""}/${dlq.metadata.name ?? ""}`).map((q) => ({
+    namespace: q.metadata.namespace ?? "",
+    name: q.metadata.name ?? "",
+  }));
 }
