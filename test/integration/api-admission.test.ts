@@ -166,6 +166,58 @@ describe("admission of compute.cloud.com/v1 objects", () => {
     });
   });
 
+  describe("managementPolicy", () => {
+    it("accepts an observe-only object of each kind with its identity alone, defaults filled in", async () => {
+      const identities: Record<Kind, Record<string, unknown>> = {
+        Ec2Instance: { region: "us-east-1", instanceId: "i-0123456789abcdef0" },
+        S3Bucket: { region: "us-east-1", bucketName: "observed-bucket" },
+        SqsQueue: { region: "us-east-1", queueName: "observed" },
+      };
+      for (const kind of Object.keys(resources) as Kind[]) {
+        const res = await create(cp, kind, { ...identities[kind], managementPolicy: "ObserveOnly" });
+        assert.equal(res.status, 201, `${kind}: ${res.text}`);
+        const spec = (res.body as { spec: Record<string, unknown> }).spec;
+        assert.equal(spec["managementPolicy"], "ObserveOnly");
+        assert.equal(spec["adoptExisting"], false);
+      }
+      const full = await create(cp, "SqsQueue", valid.SqsQueue);
+      assert.equal((full.body as { spec: Record<string, unknown> }).spec["managementPolicy"], "Full");
+    });
+
+    it("keeps instanceId immutable, and lets an object switched to Full keep it but not gain it", async () => {
+      const observed = {
+        region: "us-east-1",
+        instanceId: "i-0123456789abcdef0",
+        managementPolicy: "ObserveOnly",
+      };
+      assert.equal((await create(cp, "Ec2Instance", observed, "observed-ec2")).status, 201);
+      const changed = await mergePatch(cp, "Ec2Instance", "observed-ec2", {
+        spec: { instanceId: "i-0123456789abcdef1" },
+      });
+      assert.equal(changed.status, 422);
+      assert.match(errorMessage(changed), /instanceId is immutable/);
+      const noLaunch = await mergePatch(cp, "Ec2Instance", "observed-ec2", {
+        spec: { managementPolicy: "Full" },
+      });
+      assert.equal(noLaunch.status, 422);
+      assert.match(errorMessage(noLaunch), /spec\.instanceType: Required value/);
+      const toFull = await mergePatch(cp, "Ec2Instance", "observed-ec2", {
+        spec: { managementPolicy: "Full", instanceType: "t3.micro", amiId: "ami-12c6146b" },
+      });
+      assert.equal(toFull.status, 200, toFull.text);
+      assert.equal((await create(cp, "Ec2Instance", valid.Ec2Instance, "managed-ec2")).status, 201);
+      const gained = await mergePatch(cp, "Ec2Instance", "managed-ec2", {
+        spec: { instanceId: "i-0123456789abcdef0" },
+      });
+      assert.equal(gained.status, 422);
+      assert.match(errorMessage(gained), /instanceId is allowed only with managementPolicy ObserveOnly/);
+      const toObserve = await mergePatch(cp, "Ec2Instance", "managed-ec2", {
+        spec: { managementPolicy: "ObserveOnly", instanceId: "i-0123456789abcdef0" },
+      });
+      assert.equal(toObserve.status, 200, toObserve.text);
+    });
+  });
+
   describe("status subresource", () => {
     it("ignores status on the main resource and validates conditions on /status", async () => {
       const created = await create(cp, "Ec2Instance", valid.Ec2Instance, "status-ec2");

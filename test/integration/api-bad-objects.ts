@@ -21,6 +21,42 @@ export const badCases: BadCase[] = [
     expect: ["spec.instanceType: Required value"],
   },
   {
+    name: "EC2 without amiId",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", { amiId: undefined }),
+    expect: ["spec.amiId: Required value", "amiId is required unless managementPolicy is ObserveOnly"],
+  },
+  {
+    name: "EC2 naming an instanceId while managed",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", { instanceId: "i-0123456789abcdef0" }),
+    expect: ["spec.instanceId: Forbidden", "instanceId is allowed only with managementPolicy ObserveOnly"],
+  },
+  {
+    name: "EC2 observing without an instanceId",
+    kind: "Ec2Instance",
+    spec: { region: "us-east-1", managementPolicy: "ObserveOnly" },
+    expect: ["spec.instanceId: Required value"],
+  },
+  {
+    name: "EC2 observing a malformed instanceId",
+    kind: "Ec2Instance",
+    spec: { region: "us-east-1", managementPolicy: "ObserveOnly", instanceId: "web-1" },
+    expect: ["spec.instanceId", "should match"],
+  },
+  {
+    name: "an unknown management policy",
+    kind: "SqsQueue",
+    spec: specWith("SqsQueue", { managementPolicy: "ReadOnly" }),
+    expect: ["spec.managementPolicy", "Unsupported value"],
+  },
+  {
+    name: "S3 observing without a bucketName",
+    kind: "S3Bucket",
+    spec: { region: "us-east-1", managementPolicy: "ObserveOnly" },
+    expect: ["spec.bucketName: Required value"],
+  },
+  {
     name: "EC2 with a malformed AMI ID",
     kind: "Ec2Instance",
     spec: specWith("Ec2Instance", { amiId: "ami-XYZ" }),

@@ -70,7 +70,7 @@ describe("Ec2Instance reconciler: lifecycle", () => {
       [cols[0], cols[1], cols[2], cols[3], cols[4], cols[5]],
       ["web", "t3.micro", "running", inst?.PublicIpAddress, id, "True"],
     );
-    assert.deepEqual(cols.slice(-4), ["Available", "us-east-1", inst?.PrivateIpAddress, "running"]);
+    assert.deepEqual(cols.slice(-5), ["Available", "us-east-1", inst?.PrivateIpAddress, "running", "Full"]);
   });
 
   it("makes no Kubernetes write and no mutating AWS call when nothing changed", async () => {

@@ -3,6 +3,7 @@
  * fields. Each kind spreads these into its own schema, so the rules are identical everywhere.
  */
 import * as s from "../schema/builder.ts";
+import type { ValidationRule } from "../schema/openapi.ts";
 import { conditionsSchema } from "./conditions.ts";
 import { RESERVED_TAG_PREFIX } from "./group.ts";
 
@@ -133,6 +134,50 @@ export function onDeletedOutOfBandField(what: string) {
   });
 }
 
+/** Values of `spec.managementPolicy`. */
+export const MANAGEMENT_POLICIES = ["Full", "ObserveOnly"] as const;
+
+/** `managementPolicy`: whether the operator manages the resource or only reads it. */
+export function managementPolicyField(what: string, identity: string) {
+  return s.enumOf(MANAGEMENT_POLICIES, {
+    description:
+      `Whether the operator manages the ${what} or only reads it. Full (default): it creates, ` +
+      `repairs and deletes the ${what} as the rest of the spec says. ObserveOnly: ${identity} ` +
+      `names an existing ${what}, and the operator only reads it and reports it in status ` +
+      `(Ready=False with reason NotFound while it does not exist); it never creates, tags, ` +
+      `changes or deletes it, adds no finalizer, and the other spec fields are not applied. ` +
+      `Mutable: ObserveOnly to Full takes the ${what} over under the adoption rules ` +
+      `(adoptExisting); Full to ObserveOnly releases it without deleting it and removes the ` +
+      `finalizer (the ownership tags stay on the ${what}).`,
+    default: "Full",
+  });
+}
+
+/**
+ * A rule on a spec that makes the property `field` required unless the object only observes its
+ * resource (`managementPolicy: ObserveOnly`): the fields a create needs. Reported on the property
+ * as "Required value", as a required property is.
+ */
+export function requiredToManage(field: string): ValidationRule {
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(field)) throw new Error(`not a simple property name: ${field}`);
+  return {
+    rule: `self.managementPolicy == 'ObserveOnly' || has(self.${field})`,
+    message: `${field} is required unless managementPolicy is ObserveOnly`,
+    reason: "FieldValueRequired",
+    fieldPath: `.${field}`,
+  };
+}
+
+/** The status field with the tags an observed resource carries. */
+function observedTagsField() {
+  return s.record(s.string({ description: "Tag value.", maxLength: 256 }), {
+    description:
+      "Every tag the resource carries in AWS, as last read; reported only while " +
+      "spec.managementPolicy is ObserveOnly.",
+    maxProperties: 64,
+  });
+}
+
 /** Status fields every kind carries. */
 export function commonStatusFields() {
   return {
@@ -161,6 +206,7 @@ export function commonStatusFields() {
         "the first create; incremented when it is recreated after an out-of-band deletion).",
       minimum: 0,
     }),
+    observedTags: observedTagsField(),
   };
 }
 

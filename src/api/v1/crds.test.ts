@@ -64,6 +64,7 @@ const kinds = [
       "amiId",
       "associatePublicIP",
       "availabilityZone",
+      "instanceId",
       "keyPair",
       "region",
       "securityGroups",
@@ -79,7 +80,7 @@ const kinds = [
     shortName: "s3b",
     columns: ["BucketName", "State", "Endpoint", "Ready", "Age"],
     immutable: ["bucketName", "region"],
-    status: ["bucketArn", "endpoint", "region", "state"],
+    status: ["bucketArn", "endpoint", "observedVersioning", "region", "state"],
   },
   {
     kind: "SqsQueue",
@@ -87,7 +88,7 @@ const kinds = [
     shortName: "sqsq",
     columns: ["QueueName", "State", "QueueURL", "Ready", "Age"],
     immutable: ["fifo", "queueName", "region"],
-    status: ["queueArn", "queueUrl", "state"],
+    status: ["observedAttributes", "queueArn", "queueUrl", "state"],
   },
 ];
 
@@ -154,6 +155,8 @@ describe("CRDs of compute.cloud.com/v1", () => {
         assert.equal(props["adoptExisting"]?.default, false);
         assert.equal(props["onDeletedOutOfBand"]?.default, "Recreate");
         assert.deepEqual(props["onDeletedOutOfBand"]?.enum, ["Recreate", "Report"]);
+        assert.equal(props["managementPolicy"]?.default, "Full");
+        assert.deepEqual(props["managementPolicy"]?.enum, ["Full", "ObserveOnly"]);
       });
 
       it("has the common and kind-specific status fields", () => {
@@ -165,6 +168,7 @@ describe("CRDs of compute.cloud.com/v1", () => {
           "createRequestedAt",
           "createToken",
           "observedGeneration",
+          "observedTags",
         ].sort();
         assert.deepEqual(Object.keys(status), expected);
         const conditions = status["conditions"];
@@ -199,6 +203,7 @@ describe("TypeScript types of the kinds", () => {
         desiredState: "running",
         amiId: "ami-12c6146b",
         region: "us-east-1",
+        managementPolicy: "Full",
         deletionPolicy: "Delete",
         adoptExisting: false,
         onDeletedOutOfBand: "Recreate",
@@ -213,6 +218,7 @@ describe("TypeScript types of the kinds", () => {
         region: "eu-west-1",
         versioning: false,
         forceDelete: false,
+        managementPolicy: "Full",
         deletionPolicy: "Retain",
         adoptExisting: false,
         onDeletedOutOfBand: "Report",
@@ -226,6 +232,7 @@ describe("TypeScript types of the kinds", () => {
         fifo: true,
         visibilityTimeoutSeconds: 30,
         messageRetentionSeconds: 60,
+        managementPolicy: "Full",
         deletionPolicy: "Delete",
         adoptExisting: false,
         onDeletedOutOfBand: "Recreate",

@@ -14,14 +14,16 @@ import {
   adoptExistingField,
   commonStatusFields,
   deletionPolicyField,
+  managementPolicyField,
   onDeletedOutOfBandField,
   regionField,
+  requiredToManage,
   tagsField,
   writeOutputsToField,
 } from "./common.ts";
 import type { API_VERSION } from "./group.ts";
 import { CATEGORIES, GROUP, VERSION } from "./group.ts";
-import { readyColumns, regionColumn, standardLabels } from "./printer.ts";
+import { managementPolicyColumn, readyColumns, regionColumn, standardLabels } from "./printer.ts";
 
 /** Where the Ec2Instance kind is served. */
 export const Ec2InstanceResource: ResourceType = Object.freeze({
@@ -210,8 +212,8 @@ export const ec2InstanceSpecSchema = s.object(
         "EC2 instance type, for example t3.micro. Mutable: a change is applied " +
         "(ModifyInstanceAttribute) while the instance is stopped. On a running instance only with " +
         "restartForUpdate: true (the operator stops it, changes the type and starts it again); " +
-        "otherwise Synced turns False with reason RestartRequired and nothing is touched.",
-      required: true,
+        "otherwise Synced turns False with reason RestartRequired and nothing is touched. " +
+        "Required unless managementPolicy is ObserveOnly.",
       maxLength: 32,
       pattern: "^[a-z0-9][a-z0-9-]*\\.[a-z0-9]+$",
     }),
@@ -229,13 +231,23 @@ export const ec2InstanceSpecSchema = s.object(
         "RestartRequired, until the instance is stopped or this is set. Mutable.",
     }),
     amiId: s.string({
-      description: "ID of the AMI to launch, for example ami-0abcdef1234567890. Immutable.",
-      required: true,
+      description:
+        "ID of the AMI to launch, for example ami-0abcdef1234567890. Immutable. Required unless " +
+        "managementPolicy is ObserveOnly.",
       maxLength: 21,
       pattern: "^ami-([0-9a-f]{8}|[0-9a-f]{17})$",
       validations: [s.immutable("amiId is immutable: an instance cannot change its AMI")],
     }),
     region: regionField("instance"),
+    instanceId: s.string({
+      description:
+        "ID of an existing instance (i-...) to observe; allowed only with managementPolicy " +
+        "ObserveOnly, and then required. Immutable once set: it may be removed, never changed. " +
+        "Kept when switching to Full, it names the instance to take over (under the adoption rules).",
+      maxLength: 19,
+      pattern: "^i-([0-9a-f]{8}|[0-9a-f]{17})$",
+      validations: [s.immutable("instanceId is immutable: observe another instance with a new object")],
+    }),
     availabilityZone: s.string({
       description:
         "Availability zone, for example us-east-1a; must lie in region. Omit to let EC2 choose " +
@@ -288,6 +300,7 @@ export const ec2InstanceSpecSchema = s.object(
     associatePublicIP: s.boolean({
       description: "Give the instance a public IPv4 address. Omit to follow the subnet's setting. Immutable.",
     }),
+    managementPolicy: managementPolicyField("instance", "instanceId (in region)"),
     deletionPolicy: deletionPolicyField("instance"),
     adoptExisting: adoptExistingField(
       "An instance counts as existing when it carries this object's namespace and name ownership " +
@@ -301,6 +314,25 @@ export const ec2InstanceSpecSchema = s.object(
     description: "Desired state of the EC2 instance.",
     required: true,
     validations: [
+      requiredToManage("instanceType"),
+      requiredToManage("amiId"),
+      {
+        rule: "self.managementPolicy != 'ObserveOnly' || has(self.instanceId)",
+        message: "instanceId is required with managementPolicy ObserveOnly",
+        reason: "FieldValueRequired",
+        fieldPath: ".instanceId",
+      },
+      {
+        rule:
+          "self.managementPolicy == 'ObserveOnly' || !has(self.instanceId) || " +
+          "(oldSelf.hasValue() && has(oldSelf.value().instanceId))",
+        message:
+          "instanceId is allowed only with managementPolicy ObserveOnly (an object switched from " +
+          "ObserveOnly to Full may keep it)",
+        reason: "FieldValueForbidden",
+        fieldPath: ".instanceId",
+        optionalOldSelf: true,
+      },
       {
         rule: "!has(self.availabilityZone) || self.availabilityZone.matches('^' + self.region + '([a-z]|-[a-z0-9-]+)$')",
         message: "availabilityZone must be a zone of region (for example us-east-1a for us-east-1)",
@@ -401,6 +433,7 @@ export function ec2InstanceCrd(): CustomResourceDefinition {
         description: "Desired run state (spec.desiredState)",
         priority: 1,
       },
+      managementPolicyColumn,
     ],
   });
 }

@@ -38,3 +38,12 @@ export const standardLabels: Readonly<Record<string, string>> = Object.freeze({
   "app.kubernetes.io/name": "kubeprovisioner",
   "app.kubernetes.io/part-of": "kubeprovisioner",
 });
+
+/** The management policy (Full or ObserveOnly), in `-o wide`. */
+export const managementPolicyColumn: PrinterColumn = {
+  name: "Policy",
+  type: "string",
+  jsonPath: ".spec.managementPolicy",
+  description: "Management policy: Full or ObserveOnly",
+  priority: 1,
+};

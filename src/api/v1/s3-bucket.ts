@@ -11,6 +11,7 @@ import {
   adoptExistingField,
   commonStatusFields,
   deletionPolicyField,
+  managementPolicyField,
   iamPolicyField,
   onDeletedOutOfBandField,
   regionField,
@@ -19,7 +20,7 @@ import {
 } from "./common.ts";
 import type { API_VERSION } from "./group.ts";
 import { CATEGORIES, GROUP, VERSION } from "./group.ts";
-import { readyColumns, regionColumn, standardLabels } from "./printer.ts";
+import { managementPolicyColumn, readyColumns, regionColumn, standardLabels } from "./printer.ts";
 
 /** Where the S3Bucket kind is served. */
 export const S3BucketResource: ResourceType = Object.freeze({
@@ -227,6 +228,7 @@ export const s3BucketSpecSchema = s.object(
       default: false,
     }),
     tags: tagsField("bucket"),
+    managementPolicy: managementPolicyField("bucket", "bucketName (in region)"),
     deletionPolicy: deletionPolicyField("bucket"),
     forceDelete: s.boolean({
       description:
@@ -278,6 +280,11 @@ export const s3BucketStatusSchema = s.object(
       maxLength: 32,
     }),
     region: s.string({ description: "Region S3 reports for the bucket.", maxLength: 32 }),
+    observedVersioning: s.enumOf(["Enabled", "Suspended", "Disabled"], {
+      description:
+        "The bucket's versioning as last read: Enabled, Suspended, or Disabled (never enabled); " +
+        "reported only while spec.managementPolicy is ObserveOnly.",
+    }),
   },
   { description: "Observed state of the S3 bucket, written by the operator only." },
 );
@@ -325,6 +332,7 @@ export function s3BucketCrd(): CustomResourceDefinition {
         description: "Versioning",
         priority: 1,
       },
+      managementPolicyColumn,
     ],
   });
 }

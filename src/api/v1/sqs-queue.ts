@@ -11,6 +11,7 @@ import {
   adoptExistingField,
   commonStatusFields,
   deletionPolicyField,
+  managementPolicyField,
   iamPolicyField,
   onDeletedOutOfBandField,
   regionField,
@@ -19,7 +20,7 @@ import {
 } from "./common.ts";
 import type { API_VERSION } from "./group.ts";
 import { CATEGORIES, GROUP, VERSION } from "./group.ts";
-import { readyColumns, regionColumn, standardLabels } from "./printer.ts";
+import { managementPolicyColumn, readyColumns, regionColumn, standardLabels } from "./printer.ts";
 
 /** Where the SqsQueue kind is served. */
 export const SqsQueueResource: ResourceType = Object.freeze({
@@ -171,6 +172,7 @@ export const sqsQueueSpecSchema = s.object(
       },
     ),
     tags: tagsField("queue"),
+    managementPolicy: managementPolicyField("queue", "queueName (in region)"),
     deletionPolicy: deletionPolicyField("queue"),
     adoptExisting: adoptExistingField(
       "A queue counts as existing when a queue named queueName exists in this account and region " +
@@ -216,6 +218,17 @@ export const sqsQueueStatusSchema = s.object(
     ...commonStatusFields(),
     queueUrl: s.string({ description: "URL of the queue, used by SQS clients.", maxLength: 512 }),
     queueArn: s.string({ description: "ARN of the queue.", maxLength: 256 }),
+    observedAttributes: s.record(
+      s.string({ description: "Attribute value, as SQS reports it.", maxLength: 32768 }),
+      {
+        description:
+          "The queue's attributes as last read (GetQueueAttributes: VisibilityTimeout, " +
+          "MessageRetentionPeriod, FifoQueue, Policy, RedrivePolicy, ...), without the " +
+          "Approximate* message counters and QueueArn; reported only while " +
+          "spec.managementPolicy is ObserveOnly.",
+        maxProperties: 32,
+      },
+    ),
     state: s.string({
       description: "Lifecycle state as last observed, for example Available, Deleting or Missing.",
       maxLength: 32,
@@ -261,6 +274,7 @@ export function sqsQueueCrd(): CustomResourceDefinition {
       ...readyColumns,
       regionColumn,
       { name: "FIFO", type: "boolean", jsonPath: ".spec.fifo", description: "FIFO queue", priority: 1 },
+      managementPolicyColumn,
     ],
   });
 }

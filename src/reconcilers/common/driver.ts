@@ -21,6 +21,8 @@ export interface ManagedSpec {
   adoptExisting: boolean;
   onDeletedOutOfBand: "Recreate" | "Report";
   writeOutputsTo?: { configMapName: string } | undefined;
+  /** Full (also when absent) or ObserveOnly: see ./management-policy.ts. */
+  managementPolicy?: "Full" | "ObserveOnly" | undefined;
 }
 
 /** Status fields every managed kind shares. */
@@ -31,6 +33,7 @@ export interface ManagedStatus {
   createAttempt?: number | undefined;
   createRequestedAt?: string | undefined;
   state?: string | undefined;
+  observedTags?: Record<string, string> | undefined;
 }
 
 /** An object of one of the managed kinds. */
@@ -119,6 +122,14 @@ export const TAGS_SETTING = "tags";
 export interface Description<S> {
   readonly status: Partial<S>;
   readonly readiness: Readiness;
+}
+
+/** What {@link ResourceDriver.observed} says about a resource, for an observe-only object. */
+export interface ObservedDetails<S> {
+  /** Every tag the resource carries (`status.observedTags`). */
+  readonly tags: Readonly<Record<string, string>>;
+  /** The kind's own observe-only status fields (see {@link ResourceDriver.observedFields}). */
+  readonly status?: Partial<S>;
 }
 
 /** Result of {@link ResourceDriver.delete}. */
@@ -237,4 +248,11 @@ export interface ResourceDriver<T extends ManagedObject, R> {
    * that is stopped is ready when the spec asks for it stopped).
    */
   describe(resource: R, obj: T): Description<NonNullable<T["status"]>>;
+  /**
+   * What an observe-only object reports of the resource beyond {@link describe}; pure. Managed
+   * objects do not carry these fields (they would go stale after each repair).
+   */
+  observed(resource: R): ObservedDetails<NonNullable<T["status"]>>;
+  /** The status fields {@link observed} may set beside the tags. @default none */
+  readonly observedFields?: readonly (keyof NonNullable<T["status"]> & string)[];
 }

@@ -127,6 +127,7 @@ class Fakes {
         message: r.state,
       },
     }),
+    observed: (r) => ({ tags: { id: r.id } }),
     delete: async (_o, observed) => {
       this.log.push(`delete:${observed.exists ? "found" : "absent"}`);
       if (this.deleteOutcome instanceof Error) throw this.deleteOutcome;
@@ -690,5 +691,117 @@ describe("ManagedResourceReconciler: the outputs hook", () => {
     });
     await assert.rejects(r.reconcile(req, ctx), ApiError);
     assert.equal(statusWrites(f), 0);
+  });
+});
+
+describe("ManagedResourceReconciler with managementPolicy ObserveOnly", () => {
+  let f: Fakes;
+  let r: ManagedResourceReconciler<Widget, Res>;
+  beforeEach(() => {
+    f = new Fakes();
+    r = reconcilerFor(f, { pollIntervalMs: 60_000 });
+    // A release keeps the object (it is not being deleted): the finalizer goes, the object stays.
+    f.client.removeFinalizer = async (obj) => {
+      f.log.push("removeFinalizer");
+      const w = structuredClone(obj as Widget);
+      f.stored = { ...w, metadata: { ...w.metadata, finalizers: [] } };
+      return structuredClone(f.stored);
+    };
+  });
+  const observeOnly = (status?: Widget["status"], deleting = false): Widget => {
+    const w = widget({ managementPolicy: "ObserveOnly" }, status, deleting);
+    w.metadata.finalizers = [];
+    return w;
+  };
+
+  it("only observes an existing resource and reports it with its tags, Ready=True", async () => {
+    f.stored = observeOnly();
+    f.observation = foreignX(unmanaged);
+    const res = await r.reconcile(req, ctx);
+    assert.deepEqual(f.log, ["observe", "updateStatus:"]);
+    assert.deepEqual(res, { requeueAfter: 60_000 });
+    const st = f.stored.status;
+    assert.equal(st?.widgetId, "x");
+    assert.deepEqual(st?.observedTags, { id: "x" });
+    assert.equal(getCondition(st?.conditions, "Ready")?.status, "True");
+    assert.equal(getCondition(st?.conditions, "Synced")?.status, "True");
+    assert.deepEqual(f.events, []);
+    f.log = [];
+    await r.reconcile(req, ctx);
+    assert.deepEqual(f.log, ["observe"], "an unchanged resource writes nothing");
+  });
+
+  it("never adopts, even with adoptExisting, nor refuses a resource another object owns", async () => {
+    f.stored = widget({ managementPolicy: "ObserveOnly", adoptExisting: true });
+    f.stored.metadata.finalizers = [];
+    f.ownerLiveness = "live";
+    f.observation = foreignX(ownedByOther);
+    await r.reconcile(req, ctx);
+    assert.deepEqual(f.log, ["observe", "updateStatus:"]);
+    assert.equal(getCondition(f.stored.status?.conditions, "Ready")?.status, "True");
+  });
+
+  it("reports NotFound for a missing resource, clearing what was described, and never creates", async () => {
+    f.stored = observeOnly({ widgetId: "x", state: "ready", observedTags: { a: "b" } });
+    f.observation = { exists: false };
+    const res = await r.reconcile(req, ctx);
+    assert.deepEqual(f.log, ["observe", "updateStatus:"]);
+    assert.deepEqual(res, { requeueAfter: 60_000 });
+    const st = f.stored.status;
+    assert.equal(st?.widgetId, undefined);
+    assert.equal(st?.observedTags, undefined);
+    assert.equal(st?.state, "NotFound");
+    const ready = getCondition(st?.conditions, "Ready");
+    assert.deepEqual([ready?.status, ready?.reason], ["False", "NotFound"]);
+    assert.deepEqual(f.events, []);
+  });
+
+  it("polls a resource in transition with the short backoff", async () => {
+    f.stored = observeOnly();
+    f.observation = { exists: true, resource: { id: "x", state: "pending" }, ownership: "owned" };
+    const res = await r.reconcile(req, ctx);
+    assert.equal(res.requeueAfter, 2000);
+    assert.equal(getCondition(f.stored.status?.conditions, "Ready")?.reason, "Pending");
+  });
+
+  it("releases a finalizer left from Full without deleting, then observes", async () => {
+    f.stored = widget({ managementPolicy: "ObserveOnly" }, { widgetId: "x" });
+    f.observation = { exists: true, resource: { id: "x", state: "ready" }, ownership: "owned" };
+    await r.reconcile(req, ctx);
+    assert.deepEqual(f.log, ["removeFinalizer", "observe", "updateStatus:"]);
+    assert.deepEqual(f.events, ["Normal:Released"]);
+    assert.deepEqual(f.stored.metadata.finalizers, []);
+  });
+
+  it("releases the finalizer of an object being deleted and touches nothing in AWS", async () => {
+    f.stored = widget({ managementPolicy: "ObserveOnly" }, { widgetId: "x" }, true);
+    f.client.removeFinalizer = async () => {
+      f.log.push("removeFinalizer");
+      f.stored = undefined;
+      return undefined;
+    };
+    assert.deepEqual(await r.reconcile(req, ctx), {});
+    assert.deepEqual(f.log, ["removeFinalizer"]);
+    assert.deepEqual(f.events, ["Normal:Released"]);
+  });
+
+  it("does nothing for an object being deleted without the finalizer", async () => {
+    f.stored = observeOnly({ widgetId: "x" }, true);
+    assert.deepEqual(await r.reconcile(req, ctx), {});
+    assert.deepEqual(f.log, []);
+  });
+
+  it("takes the resource over under the adoption rules once switched to Full", async () => {
+    f.stored = observeOnly({ widgetId: "x", observedTags: { id: "x" } });
+    f.stored.spec.managementPolicy = "Full";
+    f.observation = foreignX(unmanaged);
+    await assert.rejects(r.reconcile(req, ctx), TerminalError);
+    assert.equal(getCondition(f.stored.status?.conditions, "Ready")?.reason, "NotOwned");
+    f.stored.spec.adoptExisting = true;
+    f.log = [];
+    await r.reconcile(req, ctx);
+    assert.deepEqual(f.log, ["observe", "adopt", "updateStatus:"]);
+    assert.equal(f.stored.status?.observedTags, undefined, "a managed object reports no observed tags");
+    assert.ok(f.events.includes("Normal:Adopted"));
   });
 });

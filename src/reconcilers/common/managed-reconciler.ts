@@ -17,6 +17,9 @@
  *    Write status only when it changed (deep equality), conditions stamped with the generation.
  * 6. Requeue: short doubling intervals while the resource is in transition, else the poll period.
  *
+ * An object with `managementPolicy: ObserveOnly` takes none of these steps: it only observes and
+ * reports, after releasing a finalizer left from when it was managed (./management-policy.ts).
+ *
  * Errors: throttled and retryable AWS errors are thrown (rate-limited retry); they are recorded as
  * Synced=False only once they persist (see {@link FailureStreaks}: 3 consecutive failed reconciles
  * of the object spanning at least 30 s), so a failure that a retry heals never reaches the object;
@@ -63,6 +66,12 @@ import { flowFacts, FlowReason } from "./flow-facts.ts";
 import type { DriftRepairMetrics } from "./metrics.ts";
 import type { OutputWriter } from "./outputs.ts";
 import { adoptionRefusal, type AdoptionPolicy, type OwnerDirectory } from "./ownership.ts";
+import {
+  observedView,
+  observeOnlyFieldsCleared,
+  observesOnly,
+  releasedMessage,
+} from "./management-policy.ts";
 import { PendingBackoff } from "./pending-backoff.ts";
 import { CREATE_REQUEST_RENEW_MS, createToken, requestedWithin } from "./token.ts";
 
@@ -163,7 +172,8 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     };
     let result: Result;
     try {
-      if (obj.metadata.deletionTimestamp !== undefined) result = await this.#finalize(cur, key, dctx);
+      if (observesOnly(obj)) result = await this.#observeOnly(cur, key, dctx);
+      else if (obj.metadata.deletionTimestamp !== undefined) result = await this.#finalize(cur, key, dctx);
       else {
         if (!hasFinalizer(obj, FINALIZER)) {
           cur.obj = withTypeMeta(
@@ -221,6 +231,39 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     };
     await this.#writeStatus(cur, status);
     return { requeueAfter: this.#pending.next(key) };
+  }
+
+  /**
+   * An object with `managementPolicy: ObserveOnly` (./management-policy.ts): release the
+   * finalizer a managed past left (never deleting anything), then observe and report.
+   */
+  async #observeOnly(cur: Current<T>, key: string, ctx: DriverContext): Promise<Result> {
+    const { driver, recorder, client } = this.#o;
+    const obj = cur.obj;
+    if (hasFinalizer(obj, FINALIZER)) {
+      const stored = await client.removeFinalizer(obj, FINALIZER, { signal: ctx.signal });
+      recorder.event(obj, "Normal", "Released", releasedMessage(driver.noun));
+      if (stored === undefined) return {};
+      cur.obj = withTypeMeta(stored, obj);
+    }
+    this.#blocked.reset(key);
+    if (ctx.flow.deleting) {
+      this.#pending.reset(key);
+      return {};
+    }
+    const view = observedView(await driver.observe(cur.obj, ctx), cur.obj, driver);
+    const base = cur.obj.status ?? {};
+    const next = { ...(view.clear ? clearedStatus(base) : base), ...view.status } as NonNullable<T["status"]>;
+    await this.#writeStatus(
+      cur,
+      this.#withConditions(
+        { ...cur.obj, status: next },
+        { ready: view.ready, synced: [ConditionStatus.True, FlowReason.ReconcileSuccess, ""] },
+      ),
+    );
+    if (view.pending) return { requeueAfter: this.#pending.next(key) };
+    this.#pending.reset(key);
+    return { requeueAfter: this.#steadyPoll() };
   }
 
   async #ensure(cur: Current<T>, key: string, ctx: DriverContext): Promise<Result> {
@@ -316,7 +359,9 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     }
 
     const { status: described, readiness } = driver.describe(resource, obj);
-    const next = { ...(obj.status ?? {}), ...described } as NonNullable<T["status"]>;
+    const next = { ...(obj.status ?? {}), ...described, ...observeOnlyFieldsCleared(driver) } as NonNullable<
+      T["status"]
+    >;
     const conflict = await this.#writeOutputs({ ...obj, status: next }, ctx);
     const withConds = this.#withConditions(
       { ...obj, status: next },

@@ -15,6 +15,7 @@ const spec: Ec2InstanceSpec = {
   amiId: "ami-1e749f67",
   region: "eu-west-1",
   tags: { team: "web" },
+  managementPolicy: "Full",
   deletionPolicy: "Delete",
   adoptExisting: false,
   onDeletedOutOfBand: "Recreate",
@@ -71,6 +72,38 @@ function setup() {
 }
 
 describe("Ec2InstanceDriver.observe", () => {
+  it("finds an observe-only object's instance by spec.instanceId alone, whoever's it is", async () => {
+    const { ec2, driver, run } = setup();
+    const theirs = ec2.add({ tags: { team: "ops" } });
+    ec2.add({ tags: ownershipTags(owner("a")) }); // this object's by tag, but not the one named
+    const obj = object("a", {}, { managementPolicy: "ObserveOnly", instanceId: theirs.InstanceId });
+    const obs = await run(driver.observe(obj, ctxOf(obj)));
+    assert.ok(obs.exists);
+    assert.equal(obs.resource.InstanceId, theirs.InstanceId);
+    assert.equal(obs.ownership, "foreign");
+    assert.deepEqual(driver.observed(obs.resource).tags, { team: "ops" });
+    assert.equal(ec2.count("DescribeInstances"), 1, "one lookup by ID, no tag search");
+    const gone = ec2.add({ State: { Name: "terminated" } });
+    const missing = object("a", {}, { managementPolicy: "ObserveOnly", instanceId: gone.InstanceId });
+    assert.deepEqual(await run(driver.observe(missing, ctxOf(missing))), { exists: false });
+    const unknown = object("a", {}, { managementPolicy: "ObserveOnly", instanceId: "i-0123456789abcdef0" });
+    assert.deepEqual(await run(driver.observe(unknown, ctxOf(unknown))), { exists: false });
+  });
+
+  it("offers a managed object the instance its spec.instanceId names for adoption, recorded or not", async () => {
+    const { ec2, driver, run } = setup();
+    const named = ec2.add({ tags: {} });
+    const obj = object("a", { instanceId: named.InstanceId }, { instanceId: named.InstanceId });
+    const obs = await run(driver.observe(obj, ctxOf(obj)));
+    assert.ok(obs.exists && obs.ownership === "foreign");
+    assert.equal(obs.foreign.adoptable, true);
+    // Recorded in status alone, the same instance is never adoptable.
+    const recordedOnly = object("a", { instanceId: named.InstanceId });
+    const seen = await run(driver.observe(recordedOnly, ctxOf(recordedOnly)));
+    assert.ok(seen.exists && seen.ownership === "foreign");
+    assert.equal(seen.foreign.adoptable, false);
+  });
+
   it("looks recorded instances of several objects up with one shared DescribeInstances call", async () => {
     const { ec2, driver, run } = setup();
     const objs = ["a", "b", "c"].map((n) => {

@@ -31,6 +31,7 @@ import type { AwsClientSource } from "../../aws/clients.ts";
 import type { AwsClientOf } from "../../aws/service.ts";
 import { AwsError } from "../../aws/errors.ts";
 import { toEc2Tags } from "../../aws/ownership.ts";
+import { observesOnly } from "../common/management-policy.ts";
 import { isOwnedBy, verdictOf } from "../common/ownership.ts";
 import type { Clock } from "../../runtime/clock.ts";
 import {
@@ -42,6 +43,7 @@ import {
   type Description,
   type DriverContext,
   type ManagedObject,
+  type ObservedDetails,
   type Observation,
   type ResourceDriver,
 } from "../common/driver.ts";
@@ -165,6 +167,8 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Inst
    * foreign instance found only by name: it would leave it alone anyway.
    */
   async observe(obj: Ec2InstanceObject, ctx: DriverContext): Promise<Observation<Instance>> {
+    const named = await this.#observeNamed(obj, ctx);
+    if (named !== undefined) return named;
     const recorded = recordedIdOf(obj, this.idField);
     let recordedInstance: Instance | undefined;
     if (recorded !== undefined) {
@@ -202,8 +206,37 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Inst
     return { exists: false };
   }
 
+  /**
+   * The instance spec.instanceId names, when it does: for an observe-only object the only
+   * lookup (absent when it is not listed or terminated); for a managed object (switched from
+   * ObserveOnly, keeping the ID) the instance to take over, judged by its tags and adoptable
+   * since the spec, not status, names it; once it is gone, the ordinary lookups. Read like a
+   * recorded instance: a settled object may be answered from the batcher's snapshot.
+   */
+  async #observeNamed(
+    obj: Ec2InstanceObject,
+    ctx: DriverContext,
+  ): Promise<Observation<Instance> | undefined> {
+    const id = obj.spec.instanceId;
+    if (id === undefined) return undefined;
+    const batcher = this.#batcher(obj.spec.region);
+    const maxAgeMs = this.#snapshotMaxAgeMs > 0 && ctx.flow.settled ? this.#snapshotMaxAgeMs : 0;
+    let seen = maxAgeMs > 0 ? await batcher.get(id, { maxAgeMs, signal: ctx.signal }) : undefined;
+    if (seen === undefined || isGone(seen)) seen = await batcher.get(id, { signal: ctx.signal });
+    if (seen !== undefined && !isGone(seen))
+      return { exists: true, resource: seen, ...verdictOf(instanceTags(seen), obj) };
+    return observesOnly(obj) ? { exists: false } : undefined;
+  }
+
   async create(obj: Ec2InstanceObject, token: string, ctx: DriverContext): Promise<Instance> {
     const { spec } = obj;
+    if (spec.amiId === undefined || spec.instanceType === undefined) {
+      // Admission requires both unless the object only observes; this one is about to launch.
+      throw new InvalidSpecError(
+        "MissingLaunchFields",
+        "amiId and instanceType are required to launch an instance",
+      );
+    }
     const amiRootDeviceName = needsAmiRootDevice(spec)
       ? await this.#roots.get(spec.region, spec.amiId, ctx.signal)
       : undefined;
@@ -368,6 +401,11 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Inst
           break;
       }
     }
+  }
+
+  /** Everything an observe-only instance reports is in {@link describe}, but its tags. */
+  observed(instance: Instance): ObservedDetails<NonNullable<Ec2InstanceObject["status"]>> {
+    return { tags: instanceTags(instance) };
   }
 
   describe(

@@ -54,7 +54,8 @@ export function desiredStateOf(spec: RunStateSpec): "running" | "stopped" {
 /** The instance type the spec asks for when EC2 reports another one, else undefined. */
 function typeChange(spec: RunStateSpec, instance: Instance): { from: string; to: string } | undefined {
   const have = instance.InstanceType;
-  if (have === undefined || have === spec.instanceType) return undefined;
+  // No instanceType: an observe-only spec, which is never planned for (admission requires it for Full).
+  if (have === undefined || spec.instanceType === undefined || have === spec.instanceType) return undefined;
   return { from: have, to: spec.instanceType };
 }
 

@@ -26,6 +26,7 @@ import {
   type DriftRepair,
   type Description,
   type DriverContext,
+  type ObservedDetails,
   type Observation,
   type ResourceDriver,
 } from "../common/driver.ts";
@@ -270,6 +271,13 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, ObservedBu
         message: `bucket ${bucket.name} exists in ${bucket.region}`,
       },
     };
+  }
+
+  readonly observedFields = ["observedVersioning"] as const;
+
+  /** An observe-only bucket reports its tags and versioning. */
+  observed(bucket: ObservedBucket): ObservedDetails<NonNullable<S3BucketObject["status"]>> {
+    return { tags: bucket.tags, status: { observedVersioning: bucket.versioning ?? "Disabled" } };
   }
 
   /**

@@ -9,6 +9,7 @@ describe("S3Bucket outputs", () => {
     region: "eu-west-1",
     versioning: false,
     forceDelete: false,
+    managementPolicy: "Full" as const,
     deletionPolicy: "Delete" as const,
     adoptExisting: false,
     onDeletedOutOfBand: "Recreate" as const,

@@ -24,6 +24,7 @@ function queueObject(
       fifo: false,
       visibilityTimeoutSeconds: 30,
       messageRetentionSeconds: 345600,
+      managementPolicy: "Full",
       deletionPolicy: "Delete",
       adoptExisting: false,
       onDeletedOutOfBand: "Recreate",

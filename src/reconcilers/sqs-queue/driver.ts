@@ -32,6 +32,7 @@ import {
   type DriftRepair,
   type DriverContext,
   type ManagedObject,
+  type ObservedDetails,
   type Observation,
   type ResourceDriver,
 } from "../common/driver.ts";
@@ -41,6 +42,7 @@ import {
   attributeUpdate,
   createAttributes,
   describeAttributeChanges,
+  observedAttributes,
   queueNameOfUrl,
   SQS_DRIFT_SETTINGS,
   type ResolvedReferences,
@@ -251,6 +253,13 @@ export class SqsQueueDriver implements ResourceDriver<ManagedSqsQueue, SqsQueueV
         message: "the queue is available",
       },
     };
+  }
+
+  readonly observedFields = ["observedAttributes"] as const;
+
+  /** An observe-only queue reports its tags and attributes (see {@link observedAttributes}). */
+  observed(queue: SqsQueueView): ObservedDetails<NonNullable<ManagedSqsQueue["status"]>> {
+    return { tags: queue.tags, status: { observedAttributes: observedAttributes(queue.attributes) } };
   }
 
   /**

@@ -235,3 +235,16 @@ export function queueNameOfUrl(url: string): string | undefined {
     return undefined;
   }
 }
+
+/**
+ * The attributes an observe-only queue reports: all SQS returned but the `Approximate*` message
+ * counters, which move with traffic (a status write per poll), and the ARN, which status holds
+ * already. Keys sorted.
+ */
+export function observedAttributes(attributes: Readonly<Record<string, string>>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(attributes)
+      .filter(([k]) => !k.startsWith("Approximate") && k !== SqsAttribute.QueueArn)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+  );
+}

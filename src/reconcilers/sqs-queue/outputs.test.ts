@@ -10,6 +10,7 @@ describe("SqsQueue outputs", () => {
     fifo: true,
     visibilityTimeoutSeconds: 30,
     messageRetentionSeconds: 345600,
+    managementPolicy: "Full" as const,
     deletionPolicy: "Delete" as const,
     adoptExisting: false,
     onDeletedOutOfBand: "Recreate" as const,

@@ -19,6 +19,7 @@ export function bucketObject(
       region: "eu-west-1",
       versioning: false,
       forceDelete: false,
+      managementPolicy: "Full",
       deletionPolicy: "Delete",
       adoptExisting: false,
       onDeletedOutOfBand: "Recreate",

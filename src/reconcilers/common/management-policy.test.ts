@@ -1,0 +1,76 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { observedView, observeOnlyFieldsCleared, observesOnly, readyCondition } from "./management-policy.ts";
+import type { Description } from "./driver.ts";
+import { widgetObject } from "./testing/widget.ts";
+
+interface WidgetStatus {
+  widgetId?: string;
+  state?: string;
+  widgetUp?: boolean;
+}
+const driver = {
+  noun: "widget",
+  describe: (r: { id: string; up: boolean }): Description<WidgetStatus> => ({
+    status: { widgetId: r.id, state: r.up ? "Up" : "Down" },
+    readiness: { ready: r.up, pending: !r.up, reason: "Down", message: `widget ${r.id}` },
+  }),
+  observed: (r: { id: string; up: boolean }) => ({ tags: { Name: r.id }, status: { widgetUp: r.up } }),
+};
+
+const widget = widgetObject({ metadata: { name: "w" }, spec: { region: "eu-west-1" } });
+
+describe("management policy", () => {
+  it("observes only with ObserveOnly; Full and an absent policy manage", () => {
+    const obj = (managementPolicy?: "Full" | "ObserveOnly") =>
+      widgetObject({ metadata: { name: "w" }, spec: managementPolicy ? { managementPolicy } : {} });
+    assert.equal(observesOnly(obj("ObserveOnly")), true);
+    assert.equal(observesOnly(obj("Full")), false);
+    assert.equal(observesOnly(obj()), false);
+  });
+
+  it("reports an existing resource as described, with its tags and the driver's readiness", () => {
+    const up = observedView(
+      { exists: true, resource: { id: "a", up: true }, ownership: "owned" },
+      widget,
+      driver,
+    );
+    assert.deepEqual(up, {
+      clear: false,
+      status: { widgetId: "a", state: "Up", widgetUp: true, observedTags: { Name: "a" } },
+      ready: ["True", "Available", "widget a"],
+      pending: false,
+    });
+    const down = observedView(
+      { exists: true, resource: { id: "b", up: false }, ownership: "owned" },
+      widget,
+      driver,
+    );
+    assert.deepEqual([down.ready, down.pending], [["False", "Down", "widget b"], true]);
+  });
+
+  it("reports a missing resource as NotFound, clearing what was described", () => {
+    assert.deepEqual(observedView({ exists: false }, widget, driver), {
+      clear: true,
+      status: { state: "NotFound" },
+      ready: ["False", "NotFound", "the widget named in the spec does not exist in eu-west-1"],
+      pending: false,
+    });
+  });
+
+  it("clears on a managed object the tags and every field the driver reports for observe-only ones", () => {
+    assert.deepEqual(observeOnlyFieldsCleared({ observedFields: ["widgetUp"] }), {
+      observedTags: undefined,
+      widgetUp: undefined,
+    });
+    assert.deepEqual(observeOnlyFieldsCleared({}), { observedTags: undefined });
+  });
+
+  it("words Ready as the managed flow does", () => {
+    assert.deepEqual(readyCondition({ ready: true, pending: false, reason: "X", message: "m" }), [
+      "True",
+      "Available",
+      "m",
+    ]);
+  });
+});

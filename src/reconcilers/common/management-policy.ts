@@ -1,0 +1,120 @@
+/**
+ * `spec.managementPolicy`, for every kind alike. `Full` (the default) is the managed flow.
+ * `ObserveOnly` makes the object a read-only view of an existing resource: the flow observes it
+ * through the driver's ordinary read path (the same calls a managed poll makes, never update)
+ * and reports what it found; it never creates, tags, changes or deletes anything, and holds no
+ * finalizer, so deleting the object touches nothing in AWS.
+ *
+ * Transitions need no memory of the previous policy:
+ * - Full to ObserveOnly: the object still carries the finalizer; the flow removes it (the
+ *   resource stays, as with `deletionPolicy: Retain`). The ownership tags stay on the resource,
+ *   so it remains this object's own by the ownership rules (./ownership.ts).
+ * - ObserveOnly to Full: the managed flow takes over; a resource carrying this object's UID tag
+ *   is its own, any other is foreign and taken over only when the adoption rules allow it.
+ *
+ * This module holds the pure decisions; the flow (./managed-reconciler.ts) executes them.
+ */
+import { ConditionStatus } from "../../api/v1/index.ts";
+import type { Description, ManagedObject, ObservedDetails, Observation, Readiness } from "./driver.ts";
+import { FlowReason } from "./flow-facts.ts";
+
+/** Values of `spec.managementPolicy`. */
+export const ManagementPolicy = {
+  Full: "Full",
+  ObserveOnly: "ObserveOnly",
+} as const;
+
+/** Reasons an observe-only object reports, beyond the readiness of what it observes. */
+export const ObserveReason = {
+  /** The resource the spec names does not exist in AWS. */
+  NotFound: "NotFound",
+} as const;
+
+/** The `status.state` of an observe-only object whose resource does not exist. */
+export const NOT_FOUND_STATE = "NotFound";
+
+/** Whether `obj` only observes its resource. */
+export function observesOnly(obj: Pick<ManagedObject, "spec">): boolean {
+  return obj.spec.managementPolicy === ManagementPolicy.ObserveOnly;
+}
+
+/** The message of the Released Event when an object stops managing its resource. */
+export function releasedMessage(noun: string): string {
+  return `managementPolicy is ObserveOnly: the operator released the ${noun} and leaves it in AWS untouched`;
+}
+
+/** What an observation of an observe-only object puts into its status. */
+export interface ObservedView<S> {
+  /**
+   * The resource is gone: every field the driver describes is cleared before {@link status} is
+   * applied.
+   */
+  readonly clear: boolean;
+  /** Fields to set in status; undefined values clear a field. */
+  readonly status: Partial<S> & ObserveOnlyStatus;
+  /** The Ready condition: status, reason, message. */
+  readonly ready: readonly [string, string, string];
+  /** The resource is changing state on its own: poll again soon. */
+  readonly pending: boolean;
+}
+
+/** The status fields only observe-only objects carry. */
+export interface ObserveOnlyStatus {
+  observedTags?: Record<string, string> | undefined;
+  state?: string | undefined;
+}
+
+/**
+ * The status fields only observe-only objects carry, each cleared: what a managed object's
+ * status is merged with, so a switch to Full leaves nothing stale behind.
+ */
+export function observeOnlyFieldsCleared(driver: {
+  readonly observedFields?: readonly string[];
+}): Record<string, undefined> {
+  const out: Record<string, undefined> = { observedTags: undefined };
+  for (const k of driver.observedFields ?? []) out[k] = undefined;
+  return out;
+}
+
+/**
+ * The status view of an observation: what the driver describes plus what it observes (the tags
+ * and the kind's observe-only fields) when the resource exists, Ready as the driver judges the resource; when it does not, Ready=False with reason
+ * NotFound and the described fields cleared.
+ */
+export function observedView<S, R, O extends Pick<ManagedObject, "spec">>(
+  obs: Observation<R>,
+  obj: O,
+  driver: {
+    readonly noun: string;
+    describe(resource: R, obj: O): Description<S>;
+    observed(resource: R): ObservedDetails<S>;
+  },
+): ObservedView<S> {
+  if (!obs.exists) {
+    return {
+      clear: true,
+      status: { state: NOT_FOUND_STATE } as Partial<S> & ObserveOnlyStatus,
+      ready: [
+        ConditionStatus.False,
+        ObserveReason.NotFound,
+        `the ${driver.noun} named in the spec does not exist in ${obj.spec.region}`,
+      ],
+      pending: false,
+    };
+  }
+  const { status, readiness } = driver.describe(obs.resource, obj);
+  const observed = driver.observed(obs.resource);
+  return {
+    clear: false,
+    status: { ...status, ...observed.status, observedTags: { ...observed.tags } },
+    ready: readyCondition(readiness),
+    pending: readiness.pending,
+  };
+}
+
+/** The Ready condition for a resource of `readiness`, managed or observed. */
+export function readyCondition(readiness: Readiness): readonly [string, string, string] {
+  return readiness.ready
+    ? [ConditionStatus.True, FlowReason.Available, readiness.message]
+    : [ConditionStatus.False, readiness.reason, readiness.message];
+}
