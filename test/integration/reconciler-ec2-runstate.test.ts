@@ -63,7 +63,11 @@ describe("Ec2Instance run state: desiredState, instanceType, restartForUpdate", 
       "--no-headers",
     ]);
     const cols = stdout.trim().split(/\s+/);
-    assert.deepEqual([cols[2], cols.at(-1)], ["stopped", "stopped"], "State and Desired columns");
+    assert.deepEqual(
+      [cols[2], cols.at(-2), cols.at(-1)],
+      ["stopped", "stopped", "Full"],
+      "State, Desired and Policy columns",
+    );
   });
 
   it("starts it when desiredState turns running, with an Updated Event naming the setting", async () => {

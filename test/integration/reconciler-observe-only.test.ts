@@ -195,7 +195,7 @@ describe("managementPolicy ObserveOnly on every kind", () => {
       (o) => o?.status?.state === "stopped" && o.status.observedTags?.["team"] === "b",
       30_000,
     );
-    assert.deepEqual(readyOf(stopped), ["False", "Stopped"]);
+    assert.deepEqual(readyOf(stopped), ["True", "Available"], "it exists: Ready whatever its state");
     // A resource that appears is found; one that is never there stays NotFound.
     await env.sqs().send(new CreateQueueCommand({ QueueName: "missing-queue" }));
     await env.waitReady("missing");

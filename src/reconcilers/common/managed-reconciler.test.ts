@@ -756,12 +756,13 @@ describe("ManagedResourceReconciler with managementPolicy ObserveOnly", () => {
     assert.deepEqual(f.events, []);
   });
 
-  it("polls a resource in transition with the short backoff", async () => {
+  it("is Ready at the steady poll whatever state the resource is in", async () => {
     f.stored = observeOnly();
     f.observation = { exists: true, resource: { id: "x", state: "pending" }, ownership: "owned" };
     const res = await r.reconcile(req, ctx);
-    assert.equal(res.requeueAfter, 2000);
-    assert.equal(getCondition(f.stored.status?.conditions, "Ready")?.reason, "Pending");
+    assert.deepEqual(res, { requeueAfter: 60_000 });
+    assert.equal(f.stored.status?.state, "pending");
+    assert.equal(getCondition(f.stored.status?.conditions, "Ready")?.status, "True");
   });
 
   it("releases a finalizer left from Full without deleting, then observes", async () => {

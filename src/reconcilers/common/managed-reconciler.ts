@@ -261,7 +261,6 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
         { ready: view.ready, synced: [ConditionStatus.True, FlowReason.ReconcileSuccess, ""] },
       ),
     );
-    if (view.pending) return { requeueAfter: this.#pending.next(key) };
     this.#pending.reset(key);
     return { requeueAfter: this.#steadyPoll() };
   }

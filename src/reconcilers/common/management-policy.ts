@@ -15,7 +15,7 @@
  * This module holds the pure decisions; the flow (./managed-reconciler.ts) executes them.
  */
 import { ConditionStatus } from "../../api/v1/index.ts";
-import type { Description, ManagedObject, ObservedDetails, Observation, Readiness } from "./driver.ts";
+import type { Description, ManagedObject, ObservedDetails, Observation } from "./driver.ts";
 import { FlowReason } from "./flow-facts.ts";
 
 /** Values of `spec.managementPolicy`. */
@@ -54,8 +54,6 @@ export interface ObservedView<S> {
   readonly status: Partial<S> & ObserveOnlyStatus;
   /** The Ready condition: status, reason, message. */
   readonly ready: readonly [string, string, string];
-  /** The resource is changing state on its own: poll again soon. */
-  readonly pending: boolean;
 }
 
 /** The status fields only observe-only objects carry. */
@@ -78,8 +76,11 @@ export function observeOnlyFieldsCleared(driver: {
 
 /**
  * The status view of an observation: what the driver describes plus what it observes (the tags
- * and the kind's observe-only fields) when the resource exists, Ready as the driver judges the resource; when it does not, Ready=False with reason
- * NotFound and the described fields cleared.
+ * and the kind's observe-only fields) when the resource exists, with Ready=True: the resource is
+ * there, whatever its state (which status.state reports); the driver's readiness judges a
+ * resource against a spec, and an observe-only spec asks nothing of it. When it does not exist:
+ * Ready=False with reason NotFound and the described fields cleared. Either way the object is
+ * polled at the steady poll period.
  */
 export function observedView<S, R, O extends Pick<ManagedObject, "spec">>(
   obs: Observation<R>,
@@ -99,22 +100,17 @@ export function observedView<S, R, O extends Pick<ManagedObject, "spec">>(
         ObserveReason.NotFound,
         `the ${driver.noun} named in the spec does not exist in ${obj.spec.region}`,
       ],
-      pending: false,
     };
   }
-  const { status, readiness } = driver.describe(obs.resource, obj);
+  const { status } = driver.describe(obs.resource, obj);
   const observed = driver.observed(obs.resource);
   return {
     clear: false,
     status: { ...status, ...observed.status, observedTags: { ...observed.tags } },
-    ready: readyCondition(readiness),
-    pending: readiness.pending,
+    ready: [
+      ConditionStatus.True,
+      FlowReason.Available,
+      `the ${driver.noun} exists in ${obj.spec.region}; the operator only observes it`,
+    ],
   };
-}
-
-/** The Ready condition for a resource of `readiness`, managed or observed. */
-export function readyCondition(readiness: Readiness): readonly [string, string, string] {
-  return readiness.ready
-    ? [ConditionStatus.True, FlowReason.Available, readiness.message]
-    : [ConditionStatus.False, readiness.reason, readiness.message];
 }
