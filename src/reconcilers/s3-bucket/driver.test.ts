@@ -69,6 +69,28 @@ describe("S3BucketDriver", () => {
       });
     });
 
+    it("reports to an observe-only object the tags and versioning of a bucket it does not own", async () => {
+      s3.buckets.set("assets-1", {
+        region: "eu-west-1",
+        tags: { a: "1" },
+        versioning: undefined,
+        versions: [],
+      });
+      const obj = bucketObj({ managementPolicy: "ObserveOnly" });
+      const obs = await driver.observe(obj, ctx);
+      assert.ok(obs.exists);
+      assert.equal(obs.ownership, "foreign");
+      assert.deepEqual(driver.observed(obs.resource), {
+        tags: { a: "1" },
+        status: { observedVersioning: "Disabled" },
+      });
+      s3.buckets.set("assets-1", { region: "eu-west-1", tags: {}, versioning: "Suspended", versions: [] });
+      const again = await driver.observe(obj, ctx);
+      assert.ok(again.exists);
+      assert.deepEqual(driver.observed(again.resource).status, { observedVersioning: "Suspended" });
+      assert.deepEqual(driver.observedFields, ["observedVersioning"]);
+    });
+
     it("takes an untagged bucket as its own only when it was created inside its current create's window", async () => {
       const intent = {
         createToken: "uid-1-1",

@@ -6,6 +6,7 @@ import {
   createAttributes,
   describeAttributeChanges,
   managedAttributes,
+  observedAttributes,
   SQS_DRIFT_SETTINGS,
   queueNameOfUrl,
 } from "./model.ts";
@@ -204,5 +205,21 @@ describe("queueNameOfUrl", () => {
   it("gives undefined for something that is not a URL with a path", () => {
     assert.equal(queueNameOfUrl("not a url"), undefined);
     assert.equal(queueNameOfUrl("https://sqs.eu-west-1.amazonaws.com/"), undefined);
+  });
+});
+
+describe("observed SqsQueue attributes", () => {
+  it("are every attribute but the message counters and the ARN, keys sorted", () => {
+    const observed = observedAttributes({
+      VisibilityTimeout: "30",
+      ApproximateNumberOfMessages: "4",
+      ApproximateNumberOfMessagesNotVisible: "1",
+      ApproximateNumberOfMessagesDelayed: "0",
+      QueueArn: "arn:aws:sqs:us-east-1:123456789012:q",
+      FifoQueue: "true",
+      DelaySeconds: "0",
+    });
+    assert.deepEqual(observed, { DelaySeconds: "0", FifoQueue: "true", VisibilityTimeout: "30" });
+    assert.deepEqual(Object.keys(observed), ["DelaySeconds", "FifoQueue", "VisibilityTimeout"]);
   });
 });
