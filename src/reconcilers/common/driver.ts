@@ -219,7 +219,9 @@ export interface ResourceDriver<T extends ManagedObject, R> {
    * Finds the resource: by the recorded ID first, then by ownership tag (EC2) or by name (S3,
    * SQS), and judges it with {@link verdictOf} from its tags (never from status). A resource that
    * no longer counts as existing (an EC2 instance in `terminated`) is reported as absent. Called
-   * before every create, update and delete.
+   * before every create, update and delete, and alone on every poll of an observe-only object
+   * (`spec.managementPolicy: ObserveOnly`), whose resource a spec identifier may name (EC2
+   * `spec.instanceId`).
    */
   observe(obj: T, ctx: DriverContext): Promise<Observation<R>>;
   /**
