@@ -119,7 +119,11 @@ describe("managementPolicy ObserveOnly on every kind", () => {
     const before = mutations();
 
     // Identity alone: no launch fields, and defaults that would matter to a managed object.
-    const q = await env.create("seen", { ...OBSERVE, queueName: "seen-queue" });
+    const q = await env.create("seen", {
+      ...OBSERVE,
+      queueName: "seen-queue",
+      writeOutputsTo: { configMapName: "seen-outputs" },
+    });
     assert.deepEqual(q.metadata.finalizers ?? [], []);
     await buckets().create("seen", { ...OBSERVE, bucketName: "seen-bucket" });
     const res = await env.cp.request("POST", instances().base, {
@@ -139,6 +143,12 @@ describe("managementPolicy ObserveOnly on every kind", () => {
     assert.deepEqual(queue.status?.observedTags, { team: "a" });
     assert.equal(queue.status?.observedAttributes?.["VisibilityTimeout"], "10");
     assert.equal(queue.status?.observedAttributes?.["ApproximateNumberOfMessages"], undefined);
+    const outputs = await env.cp.request("GET", `/api/v1/namespaces/${NS}/configmaps/seen-outputs`);
+    assert.equal(outputs.status, 200, outputs.text);
+    assert.equal(
+      (outputs.body as { data?: Record<string, string> }).data?.["QUEUE_URL"],
+      queue.status?.queueUrl,
+    );
     const bucket = await buckets().waitReady("seen");
     assert.equal(bucket.status?.bucketArn, "arn:aws:s3:::seen-bucket");
     assert.deepEqual(bucket.status?.observedTags, { team: "a" });

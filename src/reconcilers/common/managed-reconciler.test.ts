@@ -792,6 +792,29 @@ describe("ManagedResourceReconciler with managementPolicy ObserveOnly", () => {
     assert.deepEqual(f.log, []);
   });
 
+  it("writes the outputs of a resource that exists, never of a missing one", async () => {
+    const synced: (string | undefined)[] = [];
+    const withOutputs = reconcilerFor(f, {
+      pollIntervalMs: 60_000,
+      outputs: {
+        sync: async (obj) => {
+          f.log.push("outputs");
+          synced.push(obj.status?.widgetId);
+          return undefined;
+        },
+      },
+    });
+    f.stored = observeOnly();
+    f.observation = foreignX(unmanaged);
+    await withOutputs.reconcile(req, ctx);
+    assert.deepEqual(f.log, ["observe", "outputs", "updateStatus:"]);
+    assert.deepEqual(synced, ["x"], "with the status just observed");
+    f.log = [];
+    f.observation = { exists: false };
+    await withOutputs.reconcile(req, ctx);
+    assert.deepEqual(f.log, ["observe", "updateStatus:"]);
+  });
+
   it("takes the resource over under the adoption rules once switched to Full", async () => {
     f.stored = observeOnly({ widgetId: "x", observedTags: { id: "x" } });
     f.stored.spec.managementPolicy = "Full";

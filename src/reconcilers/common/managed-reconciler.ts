@@ -254,11 +254,14 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     const view = observedView(await driver.observe(cur.obj, ctx), cur.obj, driver);
     const base = cur.obj.status ?? {};
     const next = { ...(view.clear ? clearedStatus(base) : base), ...view.status } as NonNullable<T["status"]>;
+    // The outputs ConfigMap (a Kubernetes write, never an AWS one) follows a resource that exists,
+    // and keeps its last values while it does not, as for a managed object.
+    const conflict = view.clear ? undefined : await this.#writeOutputs({ ...cur.obj, status: next }, ctx);
     await this.#writeStatus(
       cur,
       this.#withConditions(
         { ...cur.obj, status: next },
-        { ready: view.ready, synced: [ConditionStatus.True, FlowReason.ReconcileSuccess, ""] },
+        conflict ?? { ready: view.ready, synced: [ConditionStatus.True, FlowReason.ReconcileSuccess, ""] },
       ),
     );
     this.#pending.reset(key);
