@@ -26,8 +26,9 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { startControlPlane, type ControlPlane } from "../support/envtest.ts";
-import { startMoto, type Moto } from "../support/moto.ts";
+import { startBackends } from "../support/backends.ts";
+import type { ControlPlane } from "../support/envtest.ts";
+import type { Moto } from "../support/moto.ts";
 import { metricSum } from "../../src/runtime/testing/prometheus-text.ts";
 import { waitFor, within } from "../support/process.ts";
 import { startConflictInjector, type ConflictInjector } from "./conflict-webhook.ts";
@@ -65,17 +66,14 @@ describe("helm install on a real API server, then the operator under the chart's
   before(async () => {
     const policy = path.join(work, "audit-policy.json");
     writeFileSync(policy, auditPolicy([SA_USER]));
-    [cp, moto] = await Promise.all([
-      startControlPlane({
-        controllers: ["clusterrole-aggregation"],
-        apiServerFlags: [
-          `--audit-policy-file=${policy}`,
-          `--audit-log-path=${auditLog}`,
-          "--audit-log-mode=blocking",
-        ],
-      }),
-      startMoto(),
-    ]);
+    ({ cp, moto } = await startBackends({
+      controllers: ["clusterrole-aggregation"],
+      apiServerFlags: [
+        `--audit-policy-file=${policy}`,
+        `--audit-log-path=${auditLog}`,
+        "--audit-log-mode=blocking",
+      ],
+    }));
   });
   after(async () => {
     await pod?.process.stop();

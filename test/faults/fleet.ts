@@ -18,8 +18,9 @@ import { ListQueueTagsCommand, ListQueuesCommand, SQSClient } from "@aws-sdk/cli
 import { OWNERSHIP_TAGS } from "../../src/api/v1/index.ts";
 import { KubeConfig } from "../../src/runtime/kube/kubeconfig.ts";
 import { startAwsProxy, type AwsProxy } from "../support/aws-proxy.ts";
-import { startControlPlane, type ControlPlane } from "../support/envtest.ts";
-import { startMoto, type Moto } from "../support/moto.ts";
+import { startBackends } from "../support/backends.ts";
+import type { ControlPlane } from "../support/envtest.ts";
+import type { Moto } from "../support/moto.ts";
 import { startOperator, type OperatorProcess } from "../support/operator.ts";
 import { waitFor } from "../support/process.ts";
 import { WRITES, ready, type KubeObj } from "../support/reconciler-env.ts";
@@ -144,13 +145,10 @@ export class Fleet {
   async start(): Promise<void> {
     const audit = this.#opts.auditLog === true ? auditFlags() : undefined;
     this.#auditFile = audit?.file;
-    [this.cp, this.moto] = await Promise.all([
-      startControlPlane({
-        installCRDs: true,
-        apiServerFlags: [...(this.#opts.apiServerFlags ?? []), ...(audit?.flags ?? [])],
-      }),
-      startMoto(),
-    ]);
+    ({ cp: this.cp, moto: this.moto } = await startBackends({
+      installCRDs: true,
+      apiServerFlags: [...(this.#opts.apiServerFlags ?? []), ...(audit?.flags ?? [])],
+    }));
     this.proxy = await startAwsProxy(this.moto.endpoint);
     if (this.#opts.kubeProxy === true) {
       this.kubeProxy = new CuttableProxy(new URL(this.cp.server));

@@ -9,15 +9,16 @@ import { request } from "node:https";
 import { after, before, describe, it } from "node:test";
 import { KubeConfigConnection } from "../../src/runtime/kube/connection.ts";
 import { installTestCrd } from "../support/test-crd.ts";
-import { startControlPlane, type ControlPlane } from "../support/envtest.ts";
-import { startMoto, type Moto } from "../support/moto.ts";
+import { startBackends } from "../support/backends.ts";
+import type { ControlPlane } from "../support/envtest.ts";
+import type { Moto } from "../support/moto.ts";
 
 describe("test harness", () => {
   let cp: ControlPlane;
   let moto: Moto;
 
   before(async () => {
-    [cp, moto] = await Promise.all([startControlPlane(), startMoto()]);
+    ({ cp, moto } = await startBackends());
   });
   after(async () => {
     await Promise.all([cp?.stop(), moto?.stop()]);

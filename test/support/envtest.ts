@@ -33,7 +33,7 @@ export interface ControlPlaneOptions {
   installCRDs?: boolean;
   /** Extra kube-apiserver flags (`--name=value`). */
   apiServerFlags?: string[];
-  /** Readiness timeout per component. @default 60000 */
+  /** Readiness timeout per component. @default 120000 */
   startTimeoutMs?: number;
   /**
    * Also run kube-controller-manager with only these controllers (its `--controllers` names,
@@ -172,7 +172,8 @@ function insecureGet(url: string): Promise<number> {
 
 /** Starts etcd and kube-apiserver (and kube-controller-manager when asked) and waits until ready. */
 export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise<ControlPlane> {
-  const timeout = opts.startTimeoutMs ?? 60_000;
+  // Generous: three test files start their back ends at once (TEST_CONCURRENCY) on two cores.
+  const timeout = opts.startTimeoutMs ?? 120_000;
   const dir = mkdtempSync(path.join(os.tmpdir(), "kubeprovisioner-envtest-"));
   trackTempDir(dir);
   let etcd: Supervised | undefined;

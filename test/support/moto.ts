@@ -96,7 +96,8 @@ export async function startMoto(opts: { startTimeoutMs?: number } = {}): Promise
         const res = await fetch(`${endpoint}/moto-api/data.json`);
         return res.ok;
       },
-      opts.startTimeoutMs ?? 60_000,
+      // Generous: moto imports every service at start, and test files start at once.
+      opts.startTimeoutMs ?? 120_000,
       100,
     );
   } catch (err) {

@@ -12,8 +12,9 @@ import { after, before } from "node:test";
 import type { Condition, Ec2Instance, S3Bucket, SqsQueue } from "../../src/api/v1/index.ts";
 import type { KubeObject } from "../../src/runtime/kube/object.ts";
 import { startAwsProxy, type AwsProxy, type AwsProxyOptions } from "./aws-proxy.ts";
-import { startControlPlane, type ControlPlane, type RawResponse } from "./envtest.ts";
-import { startMoto, type Moto } from "./moto.ts";
+import { startBackends } from "./backends.ts";
+import type { ControlPlane, RawResponse } from "./envtest.ts";
+import type { Moto } from "./moto.ts";
 import { startOperator, type OperatorProcess } from "./operator.ts";
 import { waitFor } from "./process.ts";
 
@@ -130,13 +131,10 @@ export class ReconcilerEnv<O extends KubeObj> {
 
   /** Starts the control plane (with CRDs) and moto, the proxy, the namespace and the operator. */
   async start(): Promise<void> {
-    [this.cp, this.moto] = await Promise.all([
-      startControlPlane({
-        installCRDs: true,
-        ...(this.#controllers !== undefined ? { controllers: this.#controllers } : {}),
-      }),
-      startMoto(),
-    ]);
+    ({ cp: this.cp, moto: this.moto } = await startBackends({
+      installCRDs: true,
+      ...(this.#controllers !== undefined ? { controllers: this.#controllers } : {}),
+    }));
     this.proxy = await startAwsProxy(this.moto.endpoint, this.#proxyOptions);
     await this.cp.request("POST", "/api/v1/namespaces", { metadata: { name: this.ns } });
     await this.startOperator();

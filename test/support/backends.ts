@@ -1,0 +1,24 @@
+/**
+ * The two back ends of every environment, started side by side: a control plane and moto. When
+ * one of them fails to start, the other is stopped before the error is rethrown, so no process
+ * outlives its test file (a live child would keep the file, and the whole run, from ending).
+ */
+import { startControlPlane, type ControlPlane, type ControlPlaneOptions } from "./envtest.ts";
+import { startMoto, type Moto } from "./moto.ts";
+
+/** A started control plane and moto. */
+export interface Backends {
+  cp: ControlPlane;
+  moto: Moto;
+}
+
+/** Starts a control plane with `cpOptions` and moto at once; see the module comment. */
+export async function startBackends(cpOptions: ControlPlaneOptions = {}): Promise<Backends> {
+  const [cp, moto] = await Promise.allSettled([startControlPlane(cpOptions), startMoto()]);
+  if (cp.status === "fulfilled" && moto.status === "fulfilled") return { cp: cp.value, moto: moto.value };
+  await Promise.all([
+    cp.status === "fulfilled" ? cp.value.stop() : undefined,
+    moto.status === "fulfilled" ? moto.value.stop() : undefined,
+  ]);
+  throw cp.status === "rejected" ? cp.reason : (moto as PromiseRejectedResult).reason;
+}
