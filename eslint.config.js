@@ -10,18 +10,23 @@ import tseslint from "typescript-eslint";
 const BOUNDARIES = [
   {
     from: "runtime",
-    forbidden: ["api", "aws", "reconcilers", "config", "controllers.ts", "main.ts"],
+    forbidden: ["api", "aws", "reconcilers", "accounts", "config", "controllers.ts", "main.ts"],
     why: "src/runtime is the generic controller runtime: it imports nothing that knows a kind, AWS or the program",
   },
   {
     from: "aws",
-    forbidden: ["reconcilers"],
-    why: "src/aws is shared by every kind: it never imports src/reconcilers",
+    forbidden: ["reconcilers", "accounts"],
+    why: "src/aws is shared by every kind: it never imports src/reconcilers or src/accounts",
   },
   {
     from: "api",
-    forbidden: ["aws", "reconcilers"],
+    forbidden: ["aws", "reconcilers", "accounts"],
     why: "src/api holds the schemas only: it imports neither src/aws nor src/reconcilers",
+  },
+  {
+    from: "reconcilers",
+    forbidden: ["accounts"],
+    why: "the managed kinds know accounts only through the flow's AccountResolver hook (src/reconcilers/common/account.ts); src/accounts implements it",
   },
 ];
 const MAX_DEPTH = 6;

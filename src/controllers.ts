@@ -3,7 +3,7 @@
  * once, before the manager starts, with everything a controller needs.
  */
 import type { Registry } from "prom-client";
-import type { AwsClientSource } from "./aws/clients.ts";
+import { setupAccounts, type AccountClientFactory } from "./accounts/index.ts";
 import type { Options } from "./config/options.ts";
 import { KINDS } from "./kinds.ts";
 import { outputCacheIndexers, outputCacheSelector } from "./reconcilers/common/outputs.ts";
@@ -26,8 +26,8 @@ export interface ControllerDeps {
   readonly informers: InformerFactory;
   /** Hand each controller `events.recorderFor("<name>-controller")`. */
   readonly events: EventBroadcaster;
-  /** AWS SDK clients per service and region. */
-  readonly aws: AwsClientSource;
+  /** AWS SDK clients per account, service and region. */
+  readonly aws: AccountClientFactory;
   readonly logger: Logger;
   readonly registry: Registry;
   readonly clock: Clock;
@@ -48,6 +48,20 @@ export const CACHE_OPTIONS: Pick<InformerFactoryOptions, "labelSelectorFor" | "i
 /** Adds the controller of every kind in the registry to `manager` (leader-gated runnables). */
 export function registerControllers(manager: Manager, deps: ControllerDeps): void {
   const client = new Client({ rest: deps.rest, cache: deps.informers });
+  const accounts = setupAccounts({
+    client,
+    informers: deps.informers,
+    aws: deps.aws,
+    events: deps.events,
+    manager,
+    logger: deps.logger,
+    registry: deps.registry,
+    clock: deps.clock,
+    kinds: KINDS.map((k) => k.resource),
+    requireAccount: deps.options.requireAccount,
+    checkIntervalMs: deps.options.pollIntervalMs,
+    stsRegion: deps.options.awsRegion,
+  });
   const shared: ReconcilerDeps = {
     client,
     informers: deps.informers,
@@ -71,6 +85,7 @@ export function registerControllers(manager: Manager, deps: ControllerDeps): voi
     pollIntervalMs: deps.options.pollIntervalMs,
     pendingInitialMs: deps.options.pendingPollInitialMs,
     pendingMaxMs: deps.options.pendingPollMaxMs,
+    accounts,
   };
   for (const kind of KINDS) kind.setup(shared);
 }

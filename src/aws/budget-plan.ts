@@ -30,6 +30,7 @@ export const BUDGET_NAMES = [
   "ec2.runInstances.instances",
   "s3",
   "sqs",
+  "sts",
 ] as const;
 /** A configurable budget. */
 export type BudgetName = (typeof BUDGET_NAMES)[number];
@@ -79,6 +80,8 @@ export const DEFAULT_RATE_BUDGETS: Readonly<Record<BudgetName, Readonly<BudgetSi
   "ec2.runInstances.instances": ec2Default(EC2_DOCUMENTED_BUCKETS["runInstances.instances"]),
   s3: Object.freeze({ ratePerSecond: 50, burst: 100 }),
   sqs: Object.freeze({ ratePerSecond: 50, burst: 100 }),
+  // AssumeRole and GetCallerIdentity: a few calls per AwsAccount and session lifetime.
+  sts: Object.freeze({ ratePerSecond: 10, burst: 20 }),
 });
 
 /** The class of an EC2 action: describe, get, list and search actions do not mutate. */

@@ -13,7 +13,7 @@
  * virtual-hosted bucket names) and lets an explicit {@link AwsClientsOptions.endpoint} win.
  */
 
-import type { MiddlewareStack } from "@smithy/types";
+import type { AwsCredentialIdentityProvider, MiddlewareStack } from "@smithy/types";
 import type { Registry } from "prom-client";
 import { systemClock, type Clock } from "../runtime/clock.ts";
 import { silentLogger, type Logger } from "../runtime/logging.ts";
@@ -80,6 +80,22 @@ export interface AwsClientSource {
 type AnyClient = AwsClientOf<AwsService>;
 
 /**
+ * An AWS account the factory serves clients for with other credentials than its own (an assumed
+ * role): see {@link AwsClients.forAccount}.
+ */
+export interface AccountScope {
+  /** Identifies the credentials: clients are cached per key, service and region. Not empty. */
+  readonly key: string;
+  /**
+   * The AWS account ID the credentials act in: rate budgets are kept per account ID, service and
+   * region, since AWS's limits are per account (two roles in one account share them).
+   */
+  readonly accountId: string;
+  /** Resolves (and refreshes) the credentials; called by the SDK when its cached ones near expiry. */
+  readonly credentials: AwsCredentialIdentityProvider;
+}
+
+/**
  * Builds and caches SDK clients. Every client it returns:
  * - resolves credentials through the default provider chain, lazily on the first call, and
  *   refreshes them before expiry (web identity and instance credentials);
@@ -90,7 +106,11 @@ type AnyClient = AwsClientOf<AwsService>;
  * - records `aws_api_requests_total` and `aws_api_request_duration_seconds`;
  * - throws only {@link AwsError}, with the SDK exception as `cause`.
  *
- * Caveat: clients are never evicted; the number of regions in use bounds the cache.
+ * Clients of other accounts ({@link forAccount}) are the same, with the account's credentials
+ * and the account's own rate budgets.
+ *
+ * Caveat: clients are never evicted (except by {@link dropAccount}); the number of accounts and
+ * regions in use bounds the cache.
  */
 export class AwsClients implements AwsClientSource {
   readonly metrics: AwsMetrics;
@@ -136,6 +156,34 @@ export class AwsClients implements AwsClientSource {
 
   /** The client of `service` for `region`, created on first use (see AWS_SERVICE_TABLE). */
   client<S extends AwsService>(service: S, region: string): AwsClientOf<S> {
+    return this.#client(service, region, undefined);
+  }
+
+  /**
+   * The clients of another account: built like this factory's own, with `scope.credentials`
+   * instead of the default provider chain, cached per scope key, service and region, drawing from
+   * the rate budgets of `scope.accountId`. The source stays valid across {@link dropAccount}.
+   */
+  forAccount(scope: AccountScope): AwsClientSource {
+    if (scope.key === "") throw new RangeError("an account scope needs a key");
+    return { client: (service, region) => this.#client(service, region, scope) };
+  }
+
+  /**
+   * Closes the cached clients of account scope `key`, so the next call builds them afresh (the
+   * SDK caches credentials in each client until they near expiry: a changed role needs new ones).
+   */
+  dropAccount(key: string): void {
+    const prefix = `${key}\0`;
+    for (const [k, client] of this.#clients) {
+      if (k.startsWith(prefix)) {
+        client.destroy();
+        this.#clients.delete(k);
+      }
+    }
+  }
+
+  #client<S extends AwsService>(service: S, region: string, scope: AccountScope | undefined): AwsClientOf<S> {
     if (this.#destroyed) throw new Error("AwsClients used after destroy()");
     if (!isRegionName(region)) {
       throw new AwsError({
@@ -146,15 +194,22 @@ export class AwsClients implements AwsClientSource {
         message: `${service.toUpperCase()} client failed with InvalidRegion: ${JSON.stringify(region)} is not an AWS region name`,
       });
     }
-    const key = `${service}/${region}`;
+    const key = scope === undefined ? `${service}/${region}` : `${scope.key}\0${service}/${region}`;
     const cached = this.#clients.get(key);
     if (cached !== undefined) return cached as AwsClientOf<S>;
     const build = AWS_SERVICE_TABLE[service].build as (
       config: BaseClientConfig,
       settings: { s3ForcePathStyle: boolean },
     ) => AwsClientOf<S>;
-    const client = build(this.#baseConfig(region), { s3ForcePathStyle: this.#opts.s3ForcePathStyle });
-    this.#instrument(client.middlewareStack as MiddlewareStack<object, object>, service, region);
+    const config = this.#baseConfig(region);
+    if (scope !== undefined) config.credentials = scope.credentials;
+    const client = build(config, { s3ForcePathStyle: this.#opts.s3ForcePathStyle });
+    this.#instrument(
+      client.middlewareStack as MiddlewareStack<object, object>,
+      service,
+      region,
+      scope?.accountId,
+    );
     this.#clients.set(key, client);
     return client;
   }
@@ -162,10 +217,10 @@ export class AwsClients implements AwsClientSource {
   /**
    * The rate budget `key` of a service in a region (`s3`, `sqs`, or an EC2 action such as
    * `DescribeInstances` and `RunInstances/instances`), if budgets are enabled and a call has
-   * drawn from it.
+   * drawn from it. `accountId`: the budget of an account served through {@link forAccount}.
    */
-  budget(service: AwsService, region: string, key: string): RateBudget | undefined {
-    return this.#budgets.get(`${service}/${region}/${key}`);
+  budget(service: AwsService, region: string, key: string, accountId?: string): RateBudget | undefined {
+    return this.#budgets.get(budgetId(service, region, key, accountId));
   }
 
   /**
@@ -184,6 +239,7 @@ export class AwsClients implements AwsClientSource {
     stack: MiddlewareStack<I, O>,
     service: AwsService,
     region: string,
+    accountId: string | undefined,
   ): void {
     const sizes = this.#opts.budgets;
     instrumentClient(stack, {
@@ -195,7 +251,7 @@ export class AwsClients implements AwsClientSource {
         ? {
             budgets: (operation: string, input: unknown): BudgetPermit[] =>
               budgetDraws(service, operation, input).map((d) => ({
-                budget: this.#budgetFor(service, region, d.key, sizes[d.name]),
+                budget: this.#budgetFor(service, region, d.key, sizes[d.name], accountId),
                 label: d.key,
                 cost: d.cost,
               })),
@@ -204,16 +260,26 @@ export class AwsClients implements AwsClientSource {
     });
   }
 
-  #budgetFor(service: AwsService, region: string, key: string, size: BudgetSize): RateBudget {
-    const id = `${service}/${region}/${key}`;
+  #budgetFor(
+    service: AwsService,
+    region: string,
+    key: string,
+    size: BudgetSize,
+    accountId: string | undefined,
+  ): RateBudget {
+    const id = budgetId(service, region, key, accountId);
     let budget = this.#budgets.get(id);
     if (budget === undefined) {
+      // The rate gauge carries no account label: it reports the operator's own account's budgets.
+      const report = accountId === undefined;
       budget = new RateBudget({
         ...size,
         clock: this.#opts.clock,
-        onRateChange: (rate) => this.metrics.setBudgetRate(service, region, key, rate),
+        ...(report
+          ? { onRateChange: (rate: number) => this.metrics.setBudgetRate(service, region, key, rate) }
+          : {}),
       });
-      this.metrics.setBudgetRate(service, region, key, budget.rate);
+      if (report) this.metrics.setBudgetRate(service, region, key, budget.rate);
       this.#budgets.set(id, budget);
     }
     return budget;
@@ -239,6 +305,13 @@ export class AwsClients implements AwsClientSource {
       ...(this.#opts.endpoint !== undefined ? { endpoint: this.#opts.endpoint } : {}),
     };
   }
+}
+
+/** The map key of a rate budget; the operator's own account's budgets have no account part. */
+function budgetId(service: AwsService, region: string, key: string, accountId: string | undefined): string {
+  return accountId === undefined
+    ? `${service}/${region}/${key}`
+    : `${accountId}\0${service}/${region}/${key}`;
 }
 
 /** Every budget's size: the given fields over {@link DEFAULT_RATE_BUDGETS}. */

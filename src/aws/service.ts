@@ -7,11 +7,15 @@
 import { EC2Client } from "@aws-sdk/client-ec2";
 import { S3Client } from "@aws-sdk/client-s3";
 import { SQSClient } from "@aws-sdk/client-sqs";
+import { STSClient } from "@aws-sdk/client-sts";
+import type { AwsCredentialIdentityProvider } from "@smithy/types";
 import type { sdkLogger } from "./sdk-logger.ts";
 
 /** The configuration every client of the factory shares (see ./clients.ts). */
 export interface BaseClientConfig {
   region: string;
+  /** Credentials other than the default provider chain's (an assumed role's); see AwsClients.forAccount. */
+  credentials?: AwsCredentialIdentityProvider;
   maxAttempts: number;
   retryMode: string;
   logger: ReturnType<typeof sdkLogger>;
@@ -68,6 +72,12 @@ export const AWS_SERVICE_TABLE = Object.freeze({
     // endpoint override (a VPC endpoint, an emulator behind a proxy) must not be bypassed by the
     // URLs SQS hands out.
     build: (config) => new SQSClient({ ...config, useQueueUrlAsEndpoint: false }),
+  }),
+  sts: entry({
+    displayName: "STS",
+    endpointEnvSuffix: "STS",
+    // AssumeRole for AwsAccounts and GetCallerIdentity (src/accounts).
+    build: (config) => new STSClient(config),
   }),
 });
 

@@ -80,6 +80,12 @@ export const FLAGS: readonly FlagSpec[] = [
       "Comma-separated tag key prefixes (case-insensitive) whose tags belong to other tools (AWS Backup, " +
       "cost allocation, other controllers): never removed or overwritten, besides aws: which always is.",
   },
+  {
+    name: "require-account",
+    kind: "boolean",
+    defaultText: "false",
+    help: "Refuse objects that name no AwsAccount (spec.accountRef or their namespace's compute.cloud.com/account annotation) instead of acting with the operator's own AWS credentials.",
+  },
   { name: "max-concurrent-reconciles", kind: "string", defaultText: "16", help: "Reconciles running at once per controller (1-1000)." },
   { name: "sync-period", kind: "string", defaultText: "10h", help: "Interval at which cached objects are re-delivered to the controllers." },
   { name: "poll-interval", kind: "string", defaultText: "5m", help: "Steady-state requeue of a converged object, to notice drift in AWS." },

@@ -71,6 +71,8 @@ export interface Options {
   readonly defaultTags: Readonly<Record<string, string>>;
   /** Tag key prefixes whose tags are never removed or overwritten, besides `aws:`. @default [] */
   readonly ignoreTagPrefixes: readonly string[];
+  /** Refuse objects without an AwsAccount instead of using the operator's own credentials. @default false */
+  readonly requireAccount: boolean;
   /**
    * Reconciles at once per controller. The process waits on AWS, not on its CPU; the rate
    * budgets, not a single worker, protect AWS (BENCHMARKS.md, "Concurrency"). @default 16
@@ -174,6 +176,7 @@ export function parseOptions(argv: readonly string[], env: Readonly<Record<strin
     adoption: get("adoption", (t) => parseChoice(t, ADOPTION_POLICIES), "enabled"),
     defaultTags: Object.freeze(get("default-tags", parseTagList, {})),
     ignoreTagPrefixes: Object.freeze(get("ignore-tag-prefixes", parseTagPrefixList, [])),
+    requireAccount: get("require-account", parseBool, false),
     maxConcurrentReconciles: get("max-concurrent-reconciles", (t) => parseInteger(t, 1, 1000), 16),
     syncPeriodMs: get("sync-period", (t) => parsePositiveDuration(t, 1_000), 36_000_000),
     pollIntervalMs: get("poll-interval", (t) => parsePositiveDuration(t, 1_000), 300_000),

@@ -8,6 +8,7 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { awsAccountModule } from "../accounts/index.ts";
 import { generatedManifests } from "../api/gen/manifests.ts";
 import { KINDS } from "../kinds.ts";
 import { AWS_DOC, withIamTable } from "./iam.ts";
@@ -15,8 +16,8 @@ import { KINDS_HELPERS, MANAGER_CLUSTERROLE, renderKindsHelpers, renderManagerCl
 
 /** Generated files keyed by path relative to `root`, the repository root. */
 export function generatedFiles(root: string): Map<string, string> {
-  const files = generatedManifests(KINDS.map((k) => k.crd()));
-  files.set(MANAGER_CLUSTERROLE, renderManagerClusterRole(KINDS));
+  const files = generatedManifests([...KINDS.map((k) => k.crd()), awsAccountModule.crd()]);
+  files.set(MANAGER_CLUSTERROLE, renderManagerClusterRole(KINDS, awsAccountModule.kubernetes));
   files.set(KINDS_HELPERS, renderKindsHelpers(KINDS));
   files.set(AWS_DOC, withIamTable(readFileSync(join(root, AWS_DOC), "utf8"), KINDS));
   return files;

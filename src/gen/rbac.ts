@@ -39,12 +39,12 @@ export const METRICS_AUTH_RULES: readonly KubeRule[] = [
  * The kinds' rules merged: rules with the same API groups and verbs become one rule listing every
  * kind's resources, in registry order; the first kind's explanation stands for the merged rule.
  */
-export function managerRules(kinds: readonly KindModule[]): KubeRule[] {
+export function managerRules(kinds: readonly KindModule[], extra: readonly KubeRule[] = []): KubeRule[] {
   const merged = new Map<
     string,
     { apiGroups: string[]; resources: string[]; verbs: string[]; why?: string }
   >();
-  for (const rule of kinds.flatMap((k) => k.kubernetes)) {
+  for (const rule of [...kinds.flatMap((k) => k.kubernetes), ...extra]) {
     const key = JSON.stringify([rule.apiGroups, rule.verbs]);
     const seen = merged.get(key);
     if (seen === undefined) {
@@ -91,7 +91,10 @@ function renderRule(rule: KubeRule, indent: string): string {
 }
 
 /** The template text of the manager ClusterRole and its binding. */
-export function renderManagerClusterRole(kinds: readonly KindModule[]): string {
+export function renderManagerClusterRole(
+  kinds: readonly KindModule[],
+  extra: readonly KubeRule[] = [],
+): string {
   return (
     "{{- if .Values.rbac.create }}\n" +
     HEADER +
@@ -107,7 +110,7 @@ export function renderManagerClusterRole(kinds: readonly KindModule[]): string {
     "  labels:\n" +
     '    {{- include "kubeprovisioner.labels" . | nindent 4 }}\n' +
     "rules:\n" +
-    managerRules(kinds)
+    managerRules(kinds, extra)
       .map((r) => renderRule(r, "  "))
       .join("") +
     "  {{- if and .Values.metrics.enabled .Values.metrics.secure }}\n" +

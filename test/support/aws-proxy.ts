@@ -85,8 +85,11 @@ export function faultResponse(
   return { status, headers: { "content-type": "application/xml" }, body };
 }
 
-/** Whether a call may go on to the emulator, or is answered as throttled instead. */
-export type RequestGate = (operation: string, body: string) => "forward" | "throttle";
+/**
+ * Whether a call may go on to the emulator, or is answered as throttled (EC2's answer) or as
+ * refused (an `AccessDenied` in the query protocol's error shape, as STS and EC2 send it) instead.
+ */
+export type RequestGate = (operation: string, body: string) => "forward" | "throttle" | "deny";
 
 /** Options of {@link startAwsProxy}. */
 export interface AwsProxyOptions {
@@ -100,6 +103,11 @@ export interface AwsProxyOptions {
 const REQUEST_LIMIT_EXCEEDED =
   '<?xml version="1.0" encoding="UTF-8"?>\n<Response><Errors><Error><Code>RequestLimitExceeded</Code>' +
   "<Message>Request limit exceeded.</Message></Error></Errors><RequestID>throttled</RequestID></Response>";
+
+/** A refusal in the query protocol's error shape (STS, EC2). */
+const ACCESS_DENIED =
+  '<?xml version="1.0" encoding="UTF-8"?>\n<ErrorResponse><Error><Type>Sender</Type><Code>AccessDenied</Code>' +
+  "<Message>User is not authorized to perform: sts:AssumeRole</Message></Error><RequestId>denied</RequestId></ErrorResponse>";
 
 /** A running proxy. */
 export interface AwsProxy {
@@ -236,10 +244,17 @@ export async function startAwsProxy(target: string, opts: AwsProxyOptions = {}):
       const operation = operationOf(req.method ?? "GET", req.url ?? "/", req.headers, body.toString("utf8"));
       const handle = (): void => {
         const service = serviceOf(req.headers);
-        if (opts.gate?.(operation, body.toString("utf8")) === "throttle") {
+        const verdict = opts.gate?.(operation, body.toString("utf8"));
+        if (verdict === "throttle") {
           calls.push({ operation, service, status: 503 });
           res.writeHead(503, { "content-type": "text/xml" });
           res.end(REQUEST_LIMIT_EXCEEDED);
+          return;
+        }
+        if (verdict === "deny") {
+          calls.push({ operation, service, status: 403 });
+          res.writeHead(403, { "content-type": "text/xml" });
+          res.end(ACCESS_DENIED);
           return;
         }
         const fault = pickFault();

@@ -178,9 +178,48 @@ function observedTagsField() {
   });
 }
 
+/**
+ * `accountRef`: the AwsAccount the object's resource lives in. Unset: the namespace's
+ * `compute.cloud.com/account` annotation, else the operator's own credentials.
+ */
+export function accountRefField() {
+  return s.object(
+    {
+      name: s.string({
+        description: "Name of the AwsAccount (cluster-scoped).",
+        required: true,
+        minLength: 1,
+        maxLength: 253,
+        validations: [s.immutable("accountRef is immutable: a resource cannot move between accounts")],
+      }),
+    },
+    {
+      description:
+        "The AwsAccount whose role the operator assumes to manage this resource. Unset: the " +
+        "account named by the namespace's compute.cloud.com/account annotation, else the " +
+        "operator's own credentials. The account must allow this namespace (its " +
+        "allowedNamespaces), else the object is refused with reason AccountNotAllowed. Immutable once set.",
+    },
+  );
+}
+
+/** The rule on a kind's spec that keeps a set `accountRef` from being removed. */
+export const accountRefKept = {
+  rule: "!has(oldSelf.accountRef) || has(self.accountRef)",
+  message: "accountRef is immutable: it cannot be removed once set",
+  fieldPath: ".accountRef",
+} as const;
+
 /** Status fields every kind carries. */
 export function commonStatusFields() {
   return {
+    accountId: s.string({
+      description:
+        "The AWS account ID the resource lives in: the AwsAccount's (spec.accountRef or the " +
+        "namespace's annotation), or the operator's own.",
+      maxLength: 12,
+      pattern: "^[0-9]{12}$",
+    }),
     observedGeneration: s.integer({
       description:
         "metadata.generation of the spec the operator last reconciled. When it is behind " +

@@ -61,6 +61,7 @@ const kinds = [
     shortName: "ec2",
     columns: ["InstanceType", "State", "PublicIP", "InstanceID", "Ready", "Age"],
     immutable: [
+      "accountRef",
       "amiId",
       "associatePublicIP",
       "availabilityZone",
@@ -79,7 +80,7 @@ const kinds = [
     resource: S3BucketResource,
     shortName: "s3b",
     columns: ["BucketName", "State", "Endpoint", "Ready", "Age"],
-    immutable: ["bucketName", "region"],
+    immutable: ["accountRef", "bucketName", "region"],
     status: ["bucketArn", "endpoint", "observedVersioning", "region", "state"],
   },
   {
@@ -87,7 +88,7 @@ const kinds = [
     resource: SqsQueueResource,
     shortName: "sqsq",
     columns: ["QueueName", "State", "QueueURL", "Ready", "Age"],
-    immutable: ["fifo", "queueName", "region"],
+    immutable: ["accountRef", "fifo", "queueName", "region"],
     status: ["observedAttributes", "queueArn", "queueUrl", "state"],
   },
 ];
@@ -163,6 +164,7 @@ describe("CRDs of compute.cloud.com/v1", () => {
         const status = schemaOf(k.kind).properties?.["status"]?.properties ?? {};
         const expected = [
           ...k.status,
+          "accountId",
           "conditions",
           "createAttempt",
           "createRequestedAt",

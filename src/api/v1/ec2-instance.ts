@@ -11,6 +11,8 @@ import type { KubeObject, ResourceType } from "../../runtime/kube/object.ts";
 import * as s from "../schema/builder.ts";
 import { buildCrd, type CustomResourceDefinition } from "../schema/crd.ts";
 import {
+  accountRefField,
+  accountRefKept,
   adoptExistingField,
   commonStatusFields,
   deletionPolicyField,
@@ -309,6 +311,7 @@ export const ec2InstanceSpecSchema = s.object(
     ),
     onDeletedOutOfBand: onDeletedOutOfBandField("instance"),
     writeOutputsTo: writeOutputsToField("instance", EC2_INSTANCE_OUTPUT_KEYS),
+    accountRef: accountRefField(),
   },
   {
     description: "Desired state of the EC2 instance.",
@@ -333,6 +336,7 @@ export const ec2InstanceSpecSchema = s.object(
         fieldPath: ".instanceId",
         optionalOldSelf: true,
       },
+      accountRefKept,
       {
         rule: "!has(self.availabilityZone) || self.availabilityZone.matches('^' + self.region + '([a-z]|-[a-z0-9-]+)$')",
         message: "availabilityZone must be a zone of region (for example us-east-1a for us-east-1)",

@@ -7,4 +7,5 @@ export * from "./conditions.ts";
 export * from "./ec2-instance.ts";
 export * from "./s3-bucket.ts";
 export * from "./sqs-queue.ts";
+export * from "./aws-account.ts";
 export { REGION_PATTERN } from "./common.ts";

@@ -8,6 +8,8 @@ import type { KubeObject, ResourceType } from "../../runtime/kube/object.ts";
 import * as s from "../schema/builder.ts";
 import { buildCrd, type CustomResourceDefinition } from "../schema/crd.ts";
 import {
+  accountRefField,
+  accountRefKept,
   adoptExistingField,
   commonStatusFields,
   deletionPolicyField,
@@ -243,6 +245,7 @@ export const s3BucketSpecSchema = s.object(
     ),
     onDeletedOutOfBand: onDeletedOutOfBandField("bucket"),
     writeOutputsTo: writeOutputsToField("bucket", S3_BUCKET_OUTPUT_KEYS),
+    accountRef: accountRefField(),
     encryption: encryptionSchema,
     publicAccessBlock: publicAccessBlockSchema,
     policy: iamPolicyField(
@@ -266,7 +269,7 @@ export const s3BucketSpecSchema = s.object(
         "get BucketOwnerEnforced). Set at creation and repaired on drift. Mutable.",
     }),
   },
-  { description: "Desired state of the S3 bucket.", required: true },
+  { description: "Desired state of the S3 bucket.", required: true, validations: [accountRefKept] },
 );
 
 /** Schema of `S3Bucket.status`. */

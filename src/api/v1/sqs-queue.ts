@@ -8,6 +8,8 @@ import type { KubeObject, ResourceType } from "../../runtime/kube/object.ts";
 import * as s from "../schema/builder.ts";
 import { buildCrd, type CustomResourceDefinition } from "../schema/crd.ts";
 import {
+  accountRefField,
+  accountRefKept,
   adoptExistingField,
   commonStatusFields,
   deletionPolicyField,
@@ -180,11 +182,13 @@ export const sqsQueueSpecSchema = s.object(
     ),
     onDeletedOutOfBand: onDeletedOutOfBandField("queue"),
     writeOutputsTo: writeOutputsToField("queue", SQS_QUEUE_OUTPUT_KEYS),
+    accountRef: accountRefField(),
   },
   {
     description: "Desired state of the SQS queue.",
     required: true,
     validations: [
+      accountRefKept,
       {
         rule: "!self.fifo || self.queueName.endsWith('.fifo')",
         message: "a FIFO queue's queueName must end with .fifo",

@@ -9,6 +9,7 @@
  * know about the flow arrives in {@link DriverContext.flow}) and never waits for AWS to settle.
  */
 import type { Condition } from "../../api/v1/index.ts";
+import type { AwsClientSource } from "../../aws/clients.ts";
 import type { KubeObject } from "../../runtime/kube/object.ts";
 import type { Logger } from "../../runtime/logging.ts";
 import type { Verdict } from "./ownership.ts";
@@ -17,6 +18,8 @@ import type { Verdict } from "./ownership.ts";
 export interface ManagedSpec {
   region: string;
   tags?: Record<string, string> | undefined;
+  /** The AwsAccount the resource lives in; see ./account.ts. */
+  accountRef?: { name: string } | undefined;
   deletionPolicy: "Delete" | "Retain";
   adoptExisting: boolean;
   onDeletedOutOfBand: "Recreate" | "Report";
@@ -34,6 +37,8 @@ export interface ManagedStatus {
   createRequestedAt?: string | undefined;
   state?: string | undefined;
   observedTags?: Record<string, string> | undefined;
+  /** The AWS account ID the resource lives in (see ./account.ts). */
+  accountId?: string | undefined;
 }
 
 /** An object of one of the managed kinds. */
@@ -84,6 +89,21 @@ export interface DriverContext {
   logger: Logger;
   signal: AbortSignal;
   flow: FlowFacts;
+  /**
+   * The account the object's AWS calls go to, when the flow resolves accounts (./account.ts);
+   * ./account-drivers.ts hands each account its own driver, built with that account's clients.
+   */
+  account?: ObjectAccount | undefined;
+}
+
+/** The AWS account of one object, as resolved for one reconcile. */
+export interface ObjectAccount {
+  /** The AwsAccount's name; undefined for the operator's own credentials. */
+  readonly name: string | undefined;
+  /** The AWS account ID, when known. */
+  readonly accountId: string | undefined;
+  /** The clients of that account (the same object for every reconcile of the same account). */
+  readonly aws: AwsClientSource;
 }
 
 /** How the resource looks from the outside, for the Ready condition and polling. */
@@ -169,6 +189,15 @@ abstract class ReasonedError extends Error {
  */
 export class DependencyNotReadyError extends ReasonedError {
   override readonly name = "DependencyNotReadyError";
+}
+
+/**
+ * Something the object needs is not usable yet (the AwsAccount it uses cannot assume its role).
+ * The flow reports `reason` on Synced at once (Ready is left as it is) and retries with the
+ * controller's backoff.
+ */
+export class NotReadyRetryError extends ReasonedError {
+  override readonly name = "NotReadyRetryError";
 }
 
 /**

@@ -8,6 +8,7 @@ import type { CustomResourceDefinition } from "../../api/schema/crd.ts";
 import type { IndexFunc } from "../../runtime/cache/index.ts";
 import type { Controller, MapFunc } from "../../runtime/controller/index.ts";
 import type { KubeObject, ResourceType } from "../../runtime/kube/object.ts";
+import { AccountDrivers, type InAccount } from "./account-drivers.ts";
 import type { ManagedObject, ResourceDriver } from "./driver.ts";
 import { OUTPUT_RULES, type OutputValues } from "./outputs.ts";
 import { setupManagedController, type ReconcilerDeps } from "./setup.ts";
@@ -118,10 +119,11 @@ export function defineKind<T extends ManagedObject, R>(def: KindDefinition<T, R>
     // The cache holds the kind's objects only; an index of them reads them as such.
     indexers: (def.indexers ?? {}) as Readonly<Record<string, IndexFunc<KubeObject>>>,
     setup: (deps) =>
-      setupManagedController<T, R>(
+      setupManagedController<T, InAccount<R>>(
         def.name,
         def.resource,
-        def.driver(deps),
+        // Each AWS account gets its own driver, built with that account's clients.
+        new AccountDrivers<T, R>((aws) => def.driver({ ...deps, aws }), deps.aws),
         deps,
         def.watches?.(deps) ?? [],
         def.outputs,

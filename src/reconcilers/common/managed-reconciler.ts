@@ -51,9 +51,11 @@ import {
 import type { EventRecorder } from "../../runtime/events/recorder.ts";
 import { isConflict } from "../../runtime/kube/errors.ts";
 import { apiVersionOf, keyOf, type ResourceType } from "../../runtime/kube/object.ts";
+import { accountForReconcile, type AccountResolver } from "./account.ts";
 import {
   DependencyNotReadyError,
   InvalidSpecError,
+  NotReadyRetryError,
   recordedIdOf,
   type DriverContext,
   type ManagedObject,
@@ -103,6 +105,8 @@ export interface ManagedReconcilerOptions<T extends ManagedObject, R> {
   failureReport?: Omit<FailureStreakOptions, "clock">;
   /** Writes the ConfigMap of `spec.writeOutputsTo`. @default the kind has no outputs */
   outputs?: Pick<OutputWriter<T>, "sync">;
+  /** Resolves each object's AWS account (./account.ts). @default every call with the driver's own clients */
+  accounts?: AccountResolver;
 }
 
 export { FlowReason };
@@ -130,10 +134,10 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
   readonly #o: Required<
     Omit<
       ManagedReconcilerOptions<T, R>,
-      "pendingInitialMs" | "pendingMaxMs" | "driftRepairs" | "failureReport" | "outputs"
+      "pendingInitialMs" | "pendingMaxMs" | "driftRepairs" | "failureReport" | "outputs" | "accounts"
     >
   > &
-    Pick<ManagedReconcilerOptions<T, R>, "driftRepairs" | "outputs">;
+    Pick<ManagedReconcilerOptions<T, R>, "driftRepairs" | "outputs" | "accounts">;
   readonly #pending: PendingBackoff;
   readonly #blocked = new PendingBackoff({ initialMs: 5000, maxMs: 300_000 });
   readonly #failures: FailureStreaks;
@@ -172,6 +176,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     };
     let result: Result;
     try {
+      dctx.account = await accountForReconcile(this.#o.accounts, obj, this.#o.driver, ctx.signal);
       if (observesOnly(obj)) result = await this.#observeOnly(cur, key, dctx);
       else if (obj.metadata.deletionTimestamp !== undefined) result = await this.#finalize(cur, key, dctx);
       else {
@@ -439,6 +444,11 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
         ctx,
       );
       return { requeueAfter: this.#steadyPoll() };
+    }
+    if (err instanceof NotReadyRetryError) {
+      const status = this.#withConditions(obj, { synced: [ConditionStatus.False, err.reason, err.message] });
+      await this.#writeStatusQuietly(cur, status, ctx);
+      throw err;
     }
     let terminal: { reason: string; message: string; notReady?: boolean } | undefined;
     let retryable: { reason: string; message: string } | undefined;

@@ -18,6 +18,7 @@ import type { EventBroadcaster } from "../../runtime/events/recorder.ts";
 import type { KubeObject, ResourceType } from "../../runtime/kube/object.ts";
 import type { Logger } from "../../runtime/logging.ts";
 import type { Runnable } from "../../runtime/manager/runnable.ts";
+import type { AccountResolver } from "./account.ts";
 import type { ManagedObject, ResourceDriver } from "./driver.ts";
 import type { AdoptionPolicy, OwnerDirectory } from "./ownership.ts";
 import type { TagPolicy } from "./tags.ts";
@@ -49,6 +50,8 @@ export interface ReconcilerDeps {
   pendingInitialMs?: number;
   /** Largest poll interval while a resource is in transition, in ms (`--pending-poll-max`). @default 30000 */
   pendingMaxMs?: number;
+  /** Resolves each object's AWS account (src/accounts). @default the operator's own for every object */
+  accounts?: AccountResolver | undefined;
 }
 
 /**
@@ -86,6 +89,7 @@ export function setupManagedController<T extends ManagedObject, R>(
     ...(deps.pollIntervalMs !== undefined ? { pollIntervalMs: deps.pollIntervalMs } : {}),
     ...(deps.pendingInitialMs !== undefined ? { pendingInitialMs: deps.pendingInitialMs } : {}),
     ...(deps.pendingMaxMs !== undefined ? { pendingMaxMs: deps.pendingMaxMs } : {}),
+    ...(deps.accounts !== undefined ? { accounts: deps.accounts } : {}),
     driftRepairs: new DriftRepairMetrics(deps.registry, resource.kind, driver.driftSettings),
     ...(outputs !== undefined
       ? {
