@@ -43,14 +43,17 @@ export function accountNameOf(
   return annotated !== undefined && annotated !== "" ? annotated : undefined;
 }
 
-/** Whether `account` is Ready for its current spec, with a known account ID. */
+/**
+ * Whether `account` is Ready for its current spec, with a known account ID. The start of a
+ * deletion bumps the generation without changing the spec: a deleting account stays usable, so
+ * its objects can still delete their resources.
+ */
 export function accountReady(account: Readonly<AwsAccount>): boolean {
   const ready = getCondition(account.status?.conditions, ConditionType.Ready);
-  return (
-    ready?.status === "True" &&
-    ready.observedGeneration === (account.metadata.generation ?? 0) &&
-    account.status?.accountId !== undefined
-  );
+  const current =
+    ready?.observedGeneration === (account.metadata.generation ?? 0) ||
+    account.metadata.deletionTimestamp !== undefined;
+  return ready?.status === "True" && current && account.status?.accountId !== undefined;
 }
 
 /** Options of {@link CacheAccountResolver}. */

@@ -9,6 +9,43 @@ import type { RateBudget } from "./rate-budget.ts";
 import { AwsError } from "./errors.ts";
 
 describe("AwsClients", () => {
+  it("keys the clients of other accounts by scope and their rate budgets by account ID", async () => {
+    const clients = new AwsClients({
+      registry: new Registry(),
+      endpoint: "http://127.0.0.1:1",
+      maxAttempts: 1,
+    });
+    const asked: string[] = [];
+    const creds = (id: string) => async () => {
+      asked.push(id);
+      return { accessKeyId: id, secretAccessKey: "s" };
+    };
+    try {
+      const a = clients.forAccount({ key: "a", accountId: "111111111111", credentials: creds("A") });
+      const a2 = clients.forAccount({ key: "a2", accountId: "111111111111", credentials: creds("A2") });
+      const b = clients.forAccount({ key: "b", accountId: "222222222222", credentials: creds("B") });
+      assert.equal(a.client("sqs", "us-east-1"), a.client("sqs", "us-east-1"));
+      assert.notEqual(a.client("sqs", "us-east-1"), clients.client("sqs", "us-east-1"));
+      assert.notEqual(a.client("sqs", "us-east-1"), b.client("sqs", "us-east-1"));
+      const fail = (p: Promise<unknown>): Promise<unknown> => p.catch((e: unknown) => e);
+      await fail(a.client("sqs", "us-east-1").send(new ListQueuesCommand({})));
+      await fail(a2.client("sqs", "us-east-1").send(new ListQueuesCommand({})));
+      await fail(b.client("sqs", "us-east-1").send(new ListQueuesCommand({})));
+      assert.deepEqual(asked.sort(), ["A", "A2", "B"], "each scope signs with its own credentials");
+      const budgetA = clients.budget("sqs", "us-east-1", "sqs", "111111111111");
+      assert.ok(budgetA !== undefined);
+      assert.equal(budgetA.available, 98, "two scopes in one account draw from one budget");
+      assert.equal(clients.budget("sqs", "us-east-1", "sqs", "222222222222")?.available, 99);
+      assert.equal(clients.budget("sqs", "us-east-1", "sqs"), undefined, "the operator's own is untouched");
+      const before = a.client("sqs", "us-east-1");
+      clients.dropAccount("a");
+      assert.notEqual(a.client("sqs", "us-east-1"), before, "a dropped scope gets new clients");
+      assert.equal(b.client("sqs", "us-east-1"), b.client("sqs", "us-east-1"));
+    } finally {
+      clients.destroy();
+    }
+  });
+
   it("builds one client per service and region and hands the same one out again", () => {
     const clients = new AwsClients({ registry: new Registry(), endpoint: "http://127.0.0.1:1" });
     try {

@@ -16,6 +16,8 @@ export interface ProxiedCall {
   operation: string;
   /** The service, from the request's signature scope (`ec2`, `s3`, `sqs`). */
   service: string;
+  /** The access key ID the request is signed with (which identity, hence which account, made it). */
+  accessKeyId?: string;
   /** The status the client got (0 for a reset connection). */
   status: number;
   /** The injected fault, if any. */
@@ -48,6 +50,12 @@ export function serviceOf(headers: IncomingHttpHeaders): string {
   const auth = headers.authorization ?? "";
   const m = /Credential=[^/]+\/[^/]+\/[^/]+\/([^/]+)\//.exec(auth);
   return m?.[1] ?? "unknown";
+}
+
+/** The access key ID of a signed request: the first part of its SigV4 credential scope. */
+export function accessKeyOf(headers: IncomingHttpHeaders): string | undefined {
+  const m = /Credential=([^/]+)\//.exec(headers.authorization ?? "");
+  return m?.[1];
 }
 
 /** An error response as `service` sends it for `fault` (a throttle, a 500 or a 503). */
@@ -244,15 +252,17 @@ export async function startAwsProxy(target: string, opts: AwsProxyOptions = {}):
       const operation = operationOf(req.method ?? "GET", req.url ?? "/", req.headers, body.toString("utf8"));
       const handle = (): void => {
         const service = serviceOf(req.headers);
+        const key = accessKeyOf(req.headers);
+        const accessKeyId = key !== undefined ? { accessKeyId: key } : {};
         const verdict = opts.gate?.(operation, body.toString("utf8"));
         if (verdict === "throttle") {
-          calls.push({ operation, service, status: 503 });
+          calls.push({ operation, service, ...accessKeyId, status: 503 });
           res.writeHead(503, { "content-type": "text/xml" });
           res.end(REQUEST_LIMIT_EXCEEDED);
           return;
         }
         if (verdict === "deny") {
-          calls.push({ operation, service, status: 403 });
+          calls.push({ operation, service, ...accessKeyId, status: 403 });
           res.writeHead(403, { "content-type": "text/xml" });
           res.end(ACCESS_DENIED);
           return;
@@ -260,13 +270,13 @@ export async function startAwsProxy(target: string, opts: AwsProxyOptions = {}):
         const fault = pickFault();
         if (fault !== undefined) injected[fault] += 1;
         if (fault === "reset-before") {
-          calls.push({ operation, service, status: 0, fault });
+          calls.push({ operation, service, ...accessKeyId, status: 0, fault });
           req.socket.destroy();
           return;
         }
         if (fault === "http500" || fault === "http503" || fault === "throttle") {
           const answer = faultResponse(service, fault);
-          calls.push({ operation, service, status: answer.status, fault });
+          calls.push({ operation, service, ...accessKeyId, status: answer.status, fault });
           res.writeHead(answer.status, answer.headers);
           res.end(req.method === "HEAD" ? undefined : answer.body);
           return;
@@ -290,11 +300,11 @@ export async function startAwsProxy(target: string, opts: AwsProxyOptions = {}):
         answer.then(
           async (up) => {
             if (fault === "reset-after") {
-              calls.push({ operation, service, status: 0, fault });
+              calls.push({ operation, service, ...accessKeyId, status: 0, fault });
               req.socket.destroy();
               return;
             }
-            const call: ProxiedCall = { operation, service, status: up.status };
+            const call: ProxiedCall = { operation, service, ...accessKeyId, status: up.status };
             calls.push(call);
             const hook = hooks.get(operation);
             if (hook !== undefined) {

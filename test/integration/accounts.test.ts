@@ -1,0 +1,327 @@
+/**
+ * Multi-account operation against a real API server and moto, which keeps the resources of each
+ * account apart by the credentials of an assumed role: AwsAccounts assume their roles and report
+ * the account ID, objects land in the account their accountRef or namespace names (checked from
+ * outside with each account's own credentials), a namespace an account does not allow is
+ * refused without a single AWS call in that account (the proxy records which identity signed
+ * every call), a role that cannot be assumed holds its objects back, an account in use is kept
+ * until its last object is gone, and `--require-account` refuses an object without one.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { GetQueueUrlCommand, SQSClient } from "@aws-sdk/client-sqs";
+import { AssumeRoleCommand, GetCallerIdentityCommand, STSClient } from "@aws-sdk/client-sts";
+import type { AwsAccount } from "../../src/api/v1/index.ts";
+import { waitFor } from "../support/process.ts";
+import { SqsEnv, type QueueObj } from "./reconciler-sqs-fixture.ts";
+
+const NS_A = "acct-a";
+const NS_B = "acct-b";
+const NS_C = "acct-c";
+const ACCOUNT_A = "222222222222";
+const ACCOUNT_B = "333333333333";
+const ACCOUNT_C = "444444444444";
+const DENIED_ROLE = "arn:aws:iam::555555555555:role/denied";
+
+const env = new SqsEnv(NS_A, [], {
+  proxy: {
+    // The one role moto would let anyone assume that this test wants refused.
+    gate: (operation, body) =>
+      operation === "AssumeRole" && new URLSearchParams(body).get("RoleArn") === DENIED_ROLE
+        ? "deny"
+        : "forward",
+  },
+}).hooks();
+
+const API = "/apis/compute.cloud.com/v1";
+
+async function createNamespace(
+  name: string,
+  meta: { labels?: object; annotations?: object } = {},
+): Promise<void> {
+  const res = await env.cp.request("POST", "/api/v1/namespaces", { metadata: { name, ...meta } });
+  assert.equal(res.status, 201, res.text);
+}
+
+async function createAccount(name: string, spec: Record<string, unknown>): Promise<void> {
+  const res = await env.cp.request("POST", `${API}/awsaccounts`, {
+    apiVersion: "compute.cloud.com/v1",
+    kind: "AwsAccount",
+    metadata: { name },
+    spec,
+  });
+  assert.equal(res.status, 201, res.text);
+}
+
+async function account(name: string): Promise<AwsAccount | undefined> {
+  const res = await env.cp.request("GET", `${API}/awsaccounts/${name}`);
+  return res.status === 200 ? (res.body as AwsAccount) : undefined;
+}
+
+const condition = (
+  o:
+    | { status?: { conditions?: { type: string; status: string; reason: string; message: string }[] } }
+    | undefined,
+  type: string,
+) => o?.status?.conditions?.find((c) => c.type === type);
+
+async function waitAccount(
+  name: string,
+  what: string,
+  pred: (a: AwsAccount | undefined) => boolean,
+): Promise<AwsAccount | undefined> {
+  let last: AwsAccount | undefined;
+  await waitFor(`AwsAccount ${name} ${what}`, async () => pred((last = await account(name))), 30_000, 200);
+  return last;
+}
+
+async function createQueue(ns: string, name: string, spec: Record<string, unknown> = {}): Promise<void> {
+  const res = await env.cp.request("POST", `${API}/namespaces/${ns}/sqsqueues`, {
+    apiVersion: "compute.cloud.com/v1",
+    kind: "SqsQueue",
+    metadata: { name },
+    spec: { region: "us-east-1", queueName: name, ...spec },
+  });
+  assert.equal(res.status, 201, res.text);
+}
+
+async function queue(ns: string, name: string): Promise<QueueObj | undefined> {
+  const res = await env.cp.request("GET", `${API}/namespaces/${ns}/sqsqueues/${name}`);
+  return res.status === 200 ? (res.body as QueueObj) : undefined;
+}
+
+async function waitQueue(
+  ns: string,
+  name: string,
+  what: string,
+  pred: (q: QueueObj | undefined) => boolean,
+): Promise<QueueObj | undefined> {
+  let last: QueueObj | undefined;
+  await waitFor(
+    `SqsQueue ${ns}/${name} ${what}`,
+    async () => pred((last = await queue(ns, name))),
+    30_000,
+    200,
+  );
+  return last;
+}
+
+const testing = () => ({ accessKeyId: "testing", secretAccessKey: "testing" });
+
+/** An STS client talking to moto directly (not through the proxy), with the default credentials. */
+function sts(credentials = testing()): STSClient {
+  return new STSClient({ region: "us-east-1", endpoint: env.moto.endpoint, credentials });
+}
+
+/** Whether `queueName` exists in the account of `roleArn` (undefined: the default account), asked from outside. */
+async function queueIn(roleArn: string | undefined, queueName: string): Promise<boolean> {
+  let credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string } = testing();
+  if (roleArn !== undefined) {
+    const client = sts();
+    const out = await client.send(new AssumeRoleCommand({ RoleArn: roleArn, RoleSessionName: "test" }));
+    client.destroy();
+    const c = out.Credentials;
+    assert.ok(c?.AccessKeyId && c.SecretAccessKey && c.SessionToken);
+    credentials = {
+      accessKeyId: c.AccessKeyId,
+      secretAccessKey: c.SecretAccessKey,
+      sessionToken: c.SessionToken,
+    };
+  }
+  const sqs = new SQSClient({ region: "us-east-1", endpoint: env.moto.endpoint, credentials });
+  try {
+    await sqs.send(new GetQueueUrlCommand({ QueueName: queueName }));
+    return true;
+  } catch (err) {
+    if ((err as Error).name === "QueueDoesNotExist") return false;
+    throw err;
+  } finally {
+    sqs.destroy();
+  }
+}
+
+/** The account of an access key, as moto tells it (GetCallerIdentity signed with that key). */
+async function accountOfKey(accessKeyId: string): Promise<string | undefined> {
+  const client = sts({ accessKeyId, secretAccessKey: "unchecked" });
+  try {
+    return (await client.send(new GetCallerIdentityCommand({}))).Account;
+  } finally {
+    client.destroy();
+  }
+}
+
+const roleOf = (id: string, name: string) => `arn:aws:iam::${id}:role/${name}`;
+
+describe("AwsAccount", () => {
+  it("assumes each account's role and puts each object's queue into its account", async () => {
+    await createNamespace(NS_B, {
+      labels: { tenant: "b" },
+      annotations: { "compute.cloud.com/account": "team-b" },
+    });
+    const secret = await env.cp.request("POST", `/api/v1/namespaces/${NS_B}/secrets`, {
+      metadata: { name: "team-b-external-id" },
+      stringData: { id: "external-b" },
+    });
+    assert.equal(secret.status, 201, secret.text);
+    await createAccount("team-a", {
+      roleArn: roleOf(ACCOUNT_A, "tenant"),
+      externalId: "external-a",
+      allowedNamespaces: { names: [NS_A] },
+    });
+    await createAccount("team-b", {
+      roleArn: roleOf(ACCOUNT_B, "tenant"),
+      externalIdSecretRef: { namespace: NS_B, name: "team-b-external-id", key: "id" },
+      sessionDurationSeconds: 900,
+      allowedNamespaces: { selector: { matchLabels: { tenant: "b" } } },
+    });
+    const a = await waitAccount("team-a", "Ready", (x) => condition(x, "Ready")?.status === "True");
+    const b = await waitAccount("team-b", "Ready", (x) => condition(x, "Ready")?.status === "True");
+    assert.equal(a?.status?.accountId, ACCOUNT_A);
+    assert.equal(b?.status?.accountId, ACCOUNT_B);
+    assert.match(
+      a?.status?.assumedArn ?? "",
+      /^arn:aws:sts::222222222222:assumed-role\/tenant\/kubeprovisioner-team-a$/,
+    );
+
+    await createQueue(NS_A, "acct-qa", { accountRef: { name: "team-a" } });
+    await createQueue(NS_B, "acct-qb"); // by the namespace's annotation
+    const qa = await waitQueue(NS_A, "acct-qa", "Ready", (q) => condition(q, "Ready")?.status === "True");
+    const qb = await waitQueue(NS_B, "acct-qb", "Ready", (q) => condition(q, "Ready")?.status === "True");
+    assert.equal(qa?.status?.accountId, ACCOUNT_A);
+    assert.equal(qb?.status?.accountId, ACCOUNT_B);
+    assert.match(qa?.status?.queueUrl ?? "", /222222222222/);
+
+    assert.equal(await queueIn(roleOf(ACCOUNT_A, "x"), "acct-qa"), true);
+    assert.equal(await queueIn(roleOf(ACCOUNT_B, "x"), "acct-qa"), false);
+    assert.equal(await queueIn(undefined, "acct-qa"), false);
+    assert.equal(await queueIn(roleOf(ACCOUNT_B, "x"), "acct-qb"), true);
+    assert.equal(await queueIn(roleOf(ACCOUNT_A, "x"), "acct-qb"), false);
+    assert.equal(await queueIn(undefined, "acct-qb"), false);
+
+    // The external IDs were sent with AssumeRole; admission keeps the account of an object.
+    const moved = await env.cp.request(
+      "PATCH",
+      `${API}/namespaces/${NS_A}/sqsqueues/acct-qa`,
+      { spec: { accountRef: { name: "team-b" } } },
+      "application/merge-patch+json",
+    );
+    assert.equal(moved.status, 422, moved.text);
+    assert.match(moved.text, /accountRef is immutable/);
+    const both = await env.cp.request("POST", `${API}/awsaccounts`, {
+      apiVersion: "compute.cloud.com/v1",
+      kind: "AwsAccount",
+      metadata: { name: "both" },
+      spec: {
+        roleArn: roleOf(ACCOUNT_A, "x"),
+        externalId: "abc",
+        externalIdSecretRef: { namespace: NS_B, name: "s", key: "k" },
+      },
+    });
+    assert.equal(both.status, 422, both.text);
+    assert.match(both.text, /at most one of externalId and externalIdSecretRef/);
+  });
+
+  it("refuses an object in a namespace the account does not allow, with no AWS call in that account", async () => {
+    await createNamespace(NS_C);
+    await createAccount("team-c", { roleArn: roleOf(ACCOUNT_C, "tenant") }); // allows no namespace
+    await waitAccount("team-c", "Ready", (x) => x?.status?.accountId === ACCOUNT_C);
+    const mark = env.proxy.calls.length;
+    await createQueue(NS_C, "acct-qc", { accountRef: { name: "team-c" } });
+    await createQueue(NS_C, "acct-qc-a", { accountRef: { name: "team-a" } }); // team-a allows only NS_A
+    for (const name of ["acct-qc", "acct-qc-a"]) {
+      const q = await waitQueue(
+        NS_C,
+        name,
+        "refused",
+        (o) => condition(o, "Ready")?.reason === "AccountNotAllowed",
+      );
+      assert.equal(condition(q, "Ready")?.status, "False");
+      assert.match(condition(q, "Ready")?.message ?? "", new RegExp(`does not allow namespace ${NS_C}`));
+      assert.deepEqual(q?.metadata.finalizers ?? [], [], "a refused object gets no finalizer");
+    }
+    await waitFor(
+      "the AccountNotAllowed Event",
+      async () => {
+        const res = await env.cp.request("GET", `/api/v1/namespaces/${NS_C}/events`);
+        const items = (res.body as { items: { reason: string; type: string }[] }).items;
+        return items.some((e) => e.reason === "AccountNotAllowed" && e.type === "Warning");
+      },
+      15_000,
+    );
+    await env.waitPolls(2);
+    // Every call since the objects appeared, by the account of the key that signed it.
+    const keys = new Set(
+      env.proxy.calls
+        .slice(mark)
+        .filter((c) => c.service !== "sts")
+        .map((c) => c.accessKeyId ?? ""),
+    );
+    const accounts = new Set<string | undefined>();
+    for (const key of keys) accounts.add(await accountOfKey(key));
+    assert.ok(!accounts.has(ACCOUNT_C), `no call with team-c's credentials, saw ${[...accounts].join(", ")}`);
+    assert.equal(await queueIn(roleOf(ACCOUNT_C, "x"), "acct-qc"), false);
+    assert.equal(await queueIn(undefined, "acct-qc"), false);
+    assert.equal(await queueIn(roleOf(ACCOUNT_A, "x"), "acct-qc-a"), false);
+    // Nothing to release: deleting a refused object is immediate.
+    await env.cp.request("DELETE", `${API}/namespaces/${NS_C}/sqsqueues/acct-qc`);
+    await waitQueue(NS_C, "acct-qc", "gone", (o) => o === undefined);
+  });
+
+  it("reports AssumeRoleFailed with AWS's code and holds the account's objects back", async () => {
+    await createAccount("denied", { roleArn: DENIED_ROLE, allowedNamespaces: { names: [NS_A] } });
+    const d = await waitAccount(
+      "denied",
+      "AssumeRoleFailed",
+      (x) => condition(x, "Ready")?.reason === "AssumeRoleFailed",
+    );
+    assert.equal(condition(d, "Ready")?.status, "False");
+    assert.match(condition(d, "Ready")?.message ?? "", /^AccessDenied: /);
+    assert.equal(d?.status?.accountId, undefined);
+    await createQueue(NS_A, "acct-denied", { accountRef: { name: "denied" } });
+    const q = await waitQueue(
+      NS_A,
+      "acct-denied",
+      "AccountNotReady",
+      (o) => condition(o, "Synced")?.reason === "AccountNotReady",
+    );
+    assert.equal(condition(q, "Synced")?.status, "False");
+    assert.match(
+      condition(q, "Synced")?.message ?? "",
+      /AwsAccount denied is not ready: AssumeRoleFailed: AccessDenied/,
+    );
+    assert.equal(await queueIn(undefined, "acct-denied"), false);
+    assert.equal(env.proxy.calls.filter((c) => c.operation === "CreateQueue" && c.status === 403).length, 0);
+  });
+
+  it("keeps an AwsAccount that objects still use until the last one is gone", async () => {
+    const del = await env.cp.request("DELETE", `${API}/awsaccounts/team-b`);
+    assert.ok(del.status === 200 || del.status === 202, del.text);
+    const held = await waitAccount("team-b", "InUse", (x) => condition(x, "InUse")?.status === "True");
+    assert.ok(held?.metadata.deletionTimestamp !== undefined);
+    assert.match(condition(held, "InUse")?.message ?? "", new RegExp(`SqsQueue ${NS_B}/acct-qb`));
+    await env.cp.request("DELETE", `${API}/namespaces/${NS_B}/sqsqueues/acct-qb`);
+    await waitQueue(NS_B, "acct-qb", "gone", (o) => o === undefined);
+    await waitAccount("team-b", "gone", (x) => x === undefined);
+    // The queue was deleted in its account, with the account's credentials, before it went.
+    assert.equal(await queueIn(roleOf(ACCOUNT_B, "x"), "acct-qb"), false);
+  });
+
+  it("with --require-account refuses an object that names no account", async () => {
+    await env.op.stop();
+    await env.startOperator(["--require-account"]);
+    await createQueue(NS_A, "acct-none");
+    const q = await waitQueue(
+      NS_A,
+      "acct-none",
+      "AccountRequired",
+      (o) => condition(o, "Ready")?.reason === "AccountRequired",
+    );
+    assert.equal(condition(q, "Ready")?.status, "False");
+    assert.match(condition(q, "Ready")?.message ?? "", /--require-account/);
+    assert.equal(await queueIn(undefined, "acct-none"), false);
+    // An object with an account still works.
+    await createQueue(NS_A, "acct-qa2", { accountRef: { name: "team-a" } });
+    const ok = await waitQueue(NS_A, "acct-qa2", "Ready", (o) => condition(o, "Ready")?.status === "True");
+    assert.equal(ok?.status?.accountId, ACCOUNT_A);
+  });
+});
