@@ -2,6 +2,7 @@
  * What the offline chart tests share: the rendered manager container, and the RBAC the chart must
  * grant (derived from the kind registry), as (group, resource, verb) triples.
  */
+import { awsAccountModule } from "../../src/accounts/index.ts";
 import assert from "node:assert/strict";
 import { KINDS as REGISTRY } from "../../src/kinds.ts";
 import { METRICS_AUTH_RULES as GENERATED_METRICS_AUTH_RULES, managerRules } from "../../src/gen/rbac.ts";
@@ -60,7 +61,7 @@ function triplesOf(rules: readonly KubeRule[]): string[] {
 }
 
 /** What the manager ClusterRole grants besides the metrics-auth rules: the registry's rules. */
-export const MANAGER_RULES = triplesOf(managerRules(REGISTRY));
+export const MANAGER_RULES = triplesOf(managerRules(REGISTRY, awsAccountModule.kubernetes));
 /** TokenReview and SubjectAccessReview, granted only with metrics.secure. */
 export const METRICS_AUTH_RULES = triplesOf(GENERATED_METRICS_AUTH_RULES);
 /** What the <fullname>-view ClusterRole grants: reading the kinds and their status. */
