@@ -54,6 +54,8 @@ export function expand(group: string, resources: string[], verbs: string[]): str
 
 /** Plurals of the managed kinds, from the kind registry. */
 export const KINDS: readonly string[] = REGISTRY.map((k) => k.resource.plural);
+/** Plurals of every CRD the chart installs: the managed kinds and AwsAccount. */
+export const CRDS: readonly string[] = [...KINDS, awsAccountModule.resource.plural];
 
 /** `group|resource|verb` triples of `rules`. */
 function triplesOf(rules: readonly KubeRule[]): string[] {

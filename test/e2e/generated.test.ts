@@ -108,6 +108,7 @@ describe("plain manifests in config/", () => {
       "CustomResourceDefinition",
       "CustomResourceDefinition",
       "CustomResourceDefinition",
+      "CustomResourceDefinition",
       "Deployment",
       "Namespace",
       "PodDisruptionBudget",

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { at, find, helm, renderChart, templateArgs } from "./helm.ts";
-import { container, envOf, FULL, KINDS, MANAGER_RULES, triples } from "./chart-expect.ts";
+import { container, CRDS, envOf, FULL, MANAGER_RULES, triples } from "./chart-expect.ts";
 
 describe("helm chart values", () => {
   describe("non-default values", () => {
@@ -79,7 +79,7 @@ describe("helm chart values", () => {
       assert.equal(none.filter((x) => x.kind === "CustomResourceDefinition").length, 0);
       const unkept = await renderChart({ "crds.keep": false });
       const crds = unkept.filter((x) => x.kind === "CustomResourceDefinition");
-      assert.equal(crds.length, KINDS.length);
+      assert.equal(crds.length, CRDS.length);
       for (const c of crds) assert.equal(c.metadata.annotations?.["helm.sh/resource-policy"], undefined);
     });
 
@@ -136,6 +136,42 @@ describe("helm chart values", () => {
       assert.deepEqual(at(np, "spec", "ingress", 0, "from"), [
         { namespaceSelector: { matchLabels: { metrics: "enabled" } } },
       ]);
+    });
+
+    it("creates AwsAccounts, grants Secrets only in the external-ID namespaces, and passes --require-account", async () => {
+      const plain = await renderChart();
+      assert.ok(container(plain).args.includes("--require-account=false"));
+      assert.equal(plain.filter((x) => x.kind === "AwsAccount").length, 0);
+      assert.equal(plain.filter((x) => x.metadata.name === `${FULL}-external-ids`).length, 0);
+      const m = await renderChart({ "controller.requireAccount": true }, [
+        "--set",
+        "awsAccounts.accounts.team-a.roleArn=arn:aws:iam::111122223333:role/tenant",
+        "--set",
+        "awsAccounts.accounts.team-a.allowedNamespaces.names={team-a}",
+        "--set",
+        "awsAccounts.externalIdSecretNamespaces={ids-1,ids-2}",
+      ]);
+      assert.ok(container(m).args.includes("--require-account=true"));
+      const account = find(m, "AwsAccount", "team-a");
+      assert.equal(account.metadata.namespace, undefined, "AwsAccounts are cluster-scoped");
+      assert.deepEqual(at(account, "spec"), {
+        roleArn: "arn:aws:iam::111122223333:role/tenant",
+        allowedNamespaces: { names: ["team-a"] },
+      });
+      const roles = m.filter((x) => x.kind === "Role" && x.metadata.name === `${FULL}-external-ids`);
+      assert.deepEqual(roles.map((r) => r.metadata.namespace).sort(), ["ids-1", "ids-2"]);
+      for (const r of roles) {
+        assert.deepEqual(at(r, "rules"), [{ apiGroups: [""], resources: ["secrets"], verbs: ["get"] }]);
+      }
+      const bindings = m.filter(
+        (x) => x.kind === "RoleBinding" && x.metadata.name === `${FULL}-external-ids`,
+      );
+      assert.equal(bindings.length, 2);
+      const secretsAnywhere = m
+        .filter((x) => x.kind === "ClusterRole")
+        .flatMap((r) => (at(r, "rules") as { resources?: string[] }[] | undefined) ?? [])
+        .filter((rule) => rule.resources?.includes("secrets"));
+      assert.deepEqual(secretsAnywhere, [], "no ClusterRole grants Secrets");
     });
 
     it("passes controller settings as flags", async () => {
