@@ -11,6 +11,7 @@ import { GetCallerIdentityCommand } from "@aws-sdk/client-sts";
 import {
   ACCOUNT_ANNOTATION,
   AccountReason,
+  AwsAccountResource,
   ConditionType,
   getCondition,
   type AwsAccount,
@@ -24,6 +25,7 @@ import {
   type ObjectAccount,
 } from "../reconcilers/common/driver.ts";
 import type { Clock } from "../runtime/clock.ts";
+import type { Request } from "../runtime/controller/reconciler.ts";
 import type { KubeObject } from "../runtime/kube/object.ts";
 import type { Logger } from "../runtime/logging.ts";
 import { namespaceAllowed } from "./selection.ts";
@@ -84,6 +86,16 @@ export class CacheAccountResolver implements AccountResolver {
   constructor(opts: CacheAccountResolverOptions) {
     this.#o = opts;
   }
+
+  readonly source = {
+    resource: AwsAccountResource,
+    users: (account: KubeObject, objects: readonly Readonly<ManagedObject>[]): Request[] =>
+      objects
+        .filter(
+          (o) => accountNameOf(o, this.#o.namespaces(o.metadata.namespace ?? "")) === account.metadata.name,
+        )
+        .map((o) => ({ namespace: o.metadata.namespace ?? "", name: o.metadata.name ?? "" })),
+  };
 
   async resolve(obj: ManagedObject): Promise<ObjectAccount> {
     const nsName = obj.metadata.namespace ?? "";

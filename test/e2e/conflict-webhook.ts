@@ -78,13 +78,13 @@ export async function startConflictInjector(
       !req.dryRun &&
       finalizersChange &&
       !injected.has(plural) &&
-      meta?.name &&
-      req.namespace
+      meta?.name
     ) {
       injected.add(plural);
+      const where = req.namespace ? `/namespaces/${req.namespace}` : "";
       const res = await cp.request(
         "PATCH",
-        `/apis/${req.resource.group}/${req.resource.version}/namespaces/${req.namespace}/${plural}/${meta.name}`,
+        `/apis/${req.resource.group}/${req.resource.version}${where}/${plural}/${meta.name}`,
         { metadata: { annotations: { [CONFLICT_ANNOTATION]: new Date().toISOString() } } },
         "application/merge-patch+json",
       );
@@ -145,7 +145,7 @@ export async function startConflictInjector(
             apiVersions: ["*"],
             operations: ["UPDATE"],
             resources: [...opts.plurals],
-            scope: "Namespaced",
+            scope: "*",
           },
         ],
         matchConditions: [

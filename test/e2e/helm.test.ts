@@ -45,7 +45,7 @@ import {
   unusedGrants,
   usedPermissions,
 } from "./rbac-audit.ts";
-import { KINDS } from "./chart-expect.ts";
+import { CRDS, KINDS } from "./chart-expect.ts";
 
 const NS = "kp-system";
 const RELEASE = "kp";
@@ -305,7 +305,7 @@ describe("helm install on a real API server, then the operator under the chart's
     injector = await startConflictInjector(cp, {
       username: SA_USER,
       group: "compute.cloud.com",
-      plurals: [...KINDS],
+      plurals: [...CRDS],
     });
     const kc = await cp.tokenKubeConfig(NS, FULL);
     const kubeconfigPath = cp.writeKubeConfig(kc, "chart-serviceaccount");
@@ -521,14 +521,29 @@ describe("helm install on a real API server, then the operator under the chart's
     }
   });
 
+  it("an AwsAccount assumes its role under the chart's RBAC, and goes once unused", async () => {
+    const account = {
+      apiVersion: "compute.cloud.com/v1",
+      kind: "AwsAccount",
+      metadata: { name: "e2e-tenant" },
+      spec: { roleArn: "arn:aws:iam::222222222222:role/tenant", allowedNamespaces: { names: [APPS] } },
+    };
+    const res = await cp.request("POST", "/apis/compute.cloud.com/v1/awsaccounts", account);
+    assert.equal(res.status, 201, res.text);
+    await kubectl(["wait", "--for=condition=Ready", `--timeout=${TIMEOUT}`, "awsaccount/e2e-tenant"]);
+    const got = await cp.request("GET", "/apis/compute.cloud.com/v1/awsaccounts/e2e-tenant");
+    assert.equal((got.body as { status?: { accountId?: string } }).status?.accountId, "222222222222");
+    await kubectl(["delete", "awsaccount/e2e-tenant", `--timeout=${TIMEOUT}`]);
+  });
+
   it("deleting the samples releases every object", async () => {
     for (const s of samples()) await kubectl(["delete", "-n", APPS, "-f", s.file, "--wait=false"]);
     await kubectl(["wait", "-n", APPS, "--for=delete", `--timeout=${TIMEOUT}`, ...sampleRefs()]);
   });
 
-  it("each kind's finalizer write met a 409 Conflict (injected by a webhook) and recovered", () => {
+  it("each kind's finalizer write (AwsAccount's too) met a 409 Conflict (injected by a webhook) and recovered", () => {
     // The recovery re-reads the object from the API server: the only use of `get` on the kinds.
-    assert.deepEqual([...(injector?.injected ?? [])].sort(), [...KINDS].sort());
+    assert.deepEqual([...(injector?.injected ?? [])].sort(), [...CRDS].sort());
   });
 
   it("/metrics answers a token bound to the chart's metrics-reader ClusterRole and refuses others", async () => {

@@ -263,8 +263,25 @@ describe("AwsAccount", () => {
     assert.equal(await queueIn(undefined, "acct-qc"), false);
     assert.equal(await queueIn(roleOf(ACCOUNT_A, "x"), "acct-qc-a"), false);
     // Nothing to release: deleting a refused object is immediate.
-    await env.cp.request("DELETE", `${API}/namespaces/${NS_C}/sqsqueues/acct-qc`);
-    await waitQueue(NS_C, "acct-qc", "gone", (o) => o === undefined);
+    await env.cp.request("DELETE", `${API}/namespaces/${NS_C}/sqsqueues/acct-qc-a`);
+    await waitQueue(NS_C, "acct-qc-a", "gone", (o) => o === undefined);
+
+    // The refusal is terminal, but allowing the namespace brings the object back at once.
+    const allow = await env.cp.request(
+      "PATCH",
+      `${API}/awsaccounts/team-c`,
+      { spec: { allowedNamespaces: { names: [NS_C] } } },
+      "application/merge-patch+json",
+    );
+    assert.equal(allow.status, 200, allow.text);
+    const admitted = await waitQueue(
+      NS_C,
+      "acct-qc",
+      "Ready",
+      (o) => condition(o, "Ready")?.status === "True",
+    );
+    assert.equal(admitted?.status?.accountId, ACCOUNT_C);
+    assert.equal(await queueIn(roleOf(ACCOUNT_C, "x"), "acct-qc"), true);
   });
 
   it("reports AssumeRoleFailed with AWS's code and holds the account's objects back", async () => {
@@ -291,6 +308,40 @@ describe("AwsAccount", () => {
     );
     assert.equal(await queueIn(undefined, "acct-denied"), false);
     assert.equal(env.proxy.calls.filter((c) => c.operation === "CreateQueue" && c.status === 403).length, 0);
+  });
+
+  it("refuses an object whose account now points at another AWS account than its resource's", async () => {
+    await createAccount("movable", {
+      roleArn: roleOf("666666666666", "tenant"),
+      allowedNamespaces: { names: [NS_A] },
+    });
+    await waitAccount("movable", "Ready", (x) => x?.status?.accountId === "666666666666");
+    await createQueue(NS_A, "acct-moved", { accountRef: { name: "movable" } });
+    await waitQueue(NS_A, "acct-moved", "Ready", (o) => o?.status?.accountId === "666666666666");
+    const repoint = await env.cp.request(
+      "PATCH",
+      `${API}/awsaccounts/movable`,
+      { spec: { roleArn: roleOf("777777777777", "tenant") } },
+      "application/merge-patch+json",
+    );
+    assert.equal(repoint.status, 200, repoint.text);
+    const q = await waitQueue(
+      NS_A,
+      "acct-moved",
+      "AccountChanged",
+      (o) => condition(o, "Ready")?.reason === "AccountChanged",
+    );
+    assert.match(
+      condition(q, "Ready")?.message ?? "",
+      /lives in account 666666666666, but the object now resolves to account 777777777777/,
+    );
+    assert.equal(q?.status?.accountId, "666666666666");
+    assert.equal(
+      await queueIn(roleOf("777777777777", "x"), "acct-moved"),
+      false,
+      "nothing was created in the new account",
+    );
+    assert.equal(await queueIn(roleOf("666666666666", "x"), "acct-moved"), true);
   });
 
   it("keeps an AwsAccount that objects still use until the last one is gone", async () => {

@@ -12,6 +12,8 @@
 import { FINALIZER } from "../../api/v1/index.ts";
 import { AccountReason } from "../../api/v1/aws-account.ts";
 import { hasFinalizer } from "../../runtime/client/finalizers.ts";
+import type { Request } from "../../runtime/controller/reconciler.ts";
+import type { KubeObject, ResourceType } from "../../runtime/kube/object.ts";
 import { InvalidSpecError, recordedIdOf, type ManagedObject, type ObjectAccount } from "./driver.ts";
 
 /** Resolves the account of a managed object. */
@@ -22,6 +24,14 @@ export interface AccountResolver {
    * NotReadyRetryError (AccountNotReady); never falls back to other credentials.
    */
   resolve(obj: ManagedObject, signal: AbortSignal): Promise<ObjectAccount>;
+  /**
+   * The accounts' own kind: a change of one of its objects (it turns Ready, allows another
+   * namespace) enqueues the managed objects among `objects` that use it, so they retry at once.
+   */
+  readonly source?: {
+    readonly resource: ResourceType;
+    users(account: KubeObject, objects: readonly Readonly<ManagedObject>[]): Request[];
+  };
 }
 
 /**
