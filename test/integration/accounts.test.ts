@@ -9,6 +9,8 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { DescribeInstancesCommand, EC2Client } from "@aws-sdk/client-ec2";
+import { ListBucketsCommand, S3Client } from "@aws-sdk/client-s3";
 import { GetQueueUrlCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { AssumeRoleCommand, GetCallerIdentityCommand, STSClient } from "@aws-sdk/client-sts";
 import type { AwsAccount } from "../../src/api/v1/index.ts";
@@ -113,21 +115,46 @@ function sts(credentials = testing()): STSClient {
   return new STSClient({ region: "us-east-1", endpoint: env.moto.endpoint, credentials });
 }
 
+type Creds = { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
+
+/** Credentials of the account of `roleArn` (undefined: the default account), assumed from outside. */
+async function credentialsOf(roleArn: string | undefined): Promise<Creds> {
+  if (roleArn === undefined) return testing();
+  const client = sts();
+  const out = await client.send(new AssumeRoleCommand({ RoleArn: roleArn, RoleSessionName: "test" }));
+  client.destroy();
+  const c = out.Credentials;
+  assert.ok(c?.AccessKeyId && c.SecretAccessKey && c.SessionToken);
+  return { accessKeyId: c.AccessKeyId, secretAccessKey: c.SecretAccessKey, sessionToken: c.SessionToken };
+}
+
+/** The live instance IDs and bucket names of the account of `roleArn`, asked from outside. */
+async function ec2AndS3Of(roleArn: string | undefined): Promise<{ instances: string[]; buckets: string[] }> {
+  const credentials = await credentialsOf(roleArn);
+  const ec2 = new EC2Client({ region: "us-east-1", endpoint: env.moto.endpoint, credentials });
+  const s3 = new S3Client({
+    region: "us-east-1",
+    endpoint: env.moto.endpoint,
+    credentials,
+    forcePathStyle: true,
+  });
+  try {
+    const out = await ec2.send(new DescribeInstancesCommand({}));
+    const instances = (out.Reservations ?? [])
+      .flatMap((r) => r.Instances ?? [])
+      .filter((i) => i.State?.Name !== "terminated")
+      .map((i) => i.InstanceId ?? "");
+    const buckets = ((await s3.send(new ListBucketsCommand({}))).Buckets ?? []).map((b) => b.Name ?? "");
+    return { instances, buckets };
+  } finally {
+    ec2.destroy();
+    s3.destroy();
+  }
+}
+
 /** Whether `queueName` exists in the account of `roleArn` (undefined: the default account), asked from outside. */
 async function queueIn(roleArn: string | undefined, queueName: string): Promise<boolean> {
-  let credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string } = testing();
-  if (roleArn !== undefined) {
-    const client = sts();
-    const out = await client.send(new AssumeRoleCommand({ RoleArn: roleArn, RoleSessionName: "test" }));
-    client.destroy();
-    const c = out.Credentials;
-    assert.ok(c?.AccessKeyId && c.SecretAccessKey && c.SessionToken);
-    credentials = {
-      accessKeyId: c.AccessKeyId,
-      secretAccessKey: c.SecretAccessKey,
-      sessionToken: c.SessionToken,
-    };
-  }
+  const credentials = await credentialsOf(roleArn);
   const sqs = new SQSClient({ region: "us-east-1", endpoint: env.moto.endpoint, credentials });
   try {
     await sqs.send(new GetQueueUrlCommand({ QueueName: queueName }));
@@ -219,6 +246,68 @@ describe("AwsAccount", () => {
     });
     assert.equal(both.status, 422, both.text);
     assert.match(both.text, /at most one of externalId and externalIdSecretRef/);
+  });
+
+  it("keeps the EC2 instances and buckets of two accounts apart in one region", async () => {
+    const post = async (plural: string, kind: string, name: string, spec: Record<string, unknown>) => {
+      const res = await env.cp.request("POST", `${API}/namespaces/${NS_A}/${plural}`, {
+        apiVersion: "compute.cloud.com/v1",
+        kind,
+        metadata: { name },
+        spec: { region: "us-east-1", ...spec },
+      });
+      assert.equal(res.status, 201, res.text);
+    };
+    const instance = { instanceType: "t3.micro", amiId: "ami-1e749f67" };
+    await post("ec2instances", "Ec2Instance", "vm-tenant", { ...instance, accountRef: { name: "team-a" } });
+    await post("ec2instances", "Ec2Instance", "vm-own", instance);
+    await post("s3buckets", "S3Bucket", "bucket-tenant", {
+      bucketName: "acct-bucket-a",
+      accountRef: { name: "team-a" },
+    });
+    const get = async (plural: string, name: string) =>
+      (await env.cp.request("GET", `${API}/namespaces/${NS_A}/${plural}/${name}`)).body as {
+        status?: {
+          accountId?: string;
+          instanceId?: string;
+          conditions?: { type: string; status: string; reason: string; message: string }[];
+        };
+      };
+    const ready = async (plural: string, name: string) => {
+      let last: Awaited<ReturnType<typeof get>> | undefined;
+      await waitFor(
+        `${plural}/${name} Ready`,
+        async () => condition((last = await get(plural, name)), "Ready")?.status === "True",
+        60_000,
+        200,
+      );
+      return last;
+    };
+    const tenantVm = await ready("ec2instances", "vm-tenant");
+    const ownVm = await ready("ec2instances", "vm-own");
+    const bucket = await ready("s3buckets", "bucket-tenant");
+    assert.equal(tenantVm?.status?.accountId, ACCOUNT_A);
+    assert.equal(bucket?.status?.accountId, ACCOUNT_A);
+    assert.equal(ownVm?.status?.accountId, "123456789012", "the operator's own account (moto's default)");
+    // Steady polls of both instances (one per account, same region) find each in its own account.
+    const launches = env.proxy.count("RunInstances");
+    await env.waitPolls(3);
+    assert.equal(
+      env.proxy.count("RunInstances"),
+      launches,
+      "no instance was taken for lost and launched again",
+    );
+    const ids = [tenantVm?.status?.instanceId, ownVm?.status?.instanceId];
+    assert.ok(ids.every((id) => id !== undefined && id !== ""));
+    assert.notEqual(ids[0], ids[1]);
+    const tenant = await ec2AndS3Of(roleOf(ACCOUNT_A, "x"));
+    const own = await ec2AndS3Of(undefined);
+    assert.ok(tenant.instances.includes(ids[0] ?? ""), "the tenant's instance is in the tenant's account");
+    assert.ok(!tenant.instances.includes(ids[1] ?? ""));
+    assert.ok(own.instances.includes(ids[1] ?? ""), "the other instance is in the operator's own account");
+    assert.ok(!own.instances.includes(ids[0] ?? ""));
+    assert.ok(tenant.buckets.includes("acct-bucket-a"));
+    assert.ok(!own.buckets.includes("acct-bucket-a"));
   });
 
   it("refuses an object in a namespace the account does not allow, with no AWS call in that account", async () => {
