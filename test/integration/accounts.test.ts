@@ -396,6 +396,17 @@ describe("AwsAccount", () => {
       /AwsAccount denied is not ready: AssumeRoleFailed: AccessDenied/,
     );
     assert.equal(await queueIn(undefined, "acct-denied"), false);
+
+    await createAccount("no-secret", {
+      roleArn: roleOf("888888888888", "tenant"),
+      externalIdSecretRef: { namespace: NS_A, name: "missing", key: "id" },
+    });
+    const n = await waitAccount(
+      "no-secret",
+      "ExternalIdUnavailable",
+      (x) => condition(x, "Ready")?.reason === "ExternalIdUnavailable",
+    );
+    assert.match(condition(n, "Ready")?.message ?? "", new RegExp(`Secret ${NS_A}/missing does not exist`));
     assert.equal(env.proxy.calls.filter((c) => c.operation === "CreateQueue" && c.status === 403).length, 0);
   });
 
