@@ -7,10 +7,13 @@ import { AwsClients, s3EndpointOverridden } from "./clients.ts";
 import { AWS_METRIC_NAMES } from "./metrics.ts";
 import type { RateBudget } from "./rate-budget.ts";
 import { AwsError } from "./errors.ts";
+import { FakeClock } from "../runtime/testing/fake-clock.ts";
 
 describe("AwsClients", () => {
   it("keys the clients of other accounts by scope and their rate budgets by account ID", async () => {
+    // A clock that stands still: no budget refills between the calls.
     const clients = new AwsClients({
+      clock: new FakeClock(),
       registry: new Registry(),
       endpoint: "http://127.0.0.1:1",
       maxAttempts: 1,
