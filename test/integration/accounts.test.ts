@@ -338,6 +338,9 @@ describe("AwsAccount", () => {
       15_000,
     );
     await env.waitPolls(2);
+    // Three accounts in use, each assumed once: the credentials are kept across the accounts'
+    // periodic checks and the objects' reconciles (sessions last an hour, or 15 minutes for team-b).
+    assert.equal(env.proxy.count("AssumeRole"), 3);
     // Every call since the objects appeared, by the account of the key that signed it.
     const keys = new Set(
       env.proxy.calls

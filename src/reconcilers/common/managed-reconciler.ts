@@ -2,6 +2,8 @@
  * The reconcile flow shared by every managed kind. Per reconcile, in order:
  *
  * 1. Read the object from the cache; gone means done.
+ *    Resolve its AWS account (./account.ts: the hook src/accounts implements), unless the
+ *    reconcile makes no AWS call; each account has its own driver (./account-drivers.ts).
  * 2. Being deleted: with `deletionPolicy: Retain` release the finalizer and leave AWS alone;
  *    with Delete observe and hand the observation to the driver's delete (polling with `requeueAfter` while AWS works, never
  *    blocking a worker) and release the finalizer once nothing of ours is left.
