@@ -19,21 +19,12 @@ import type { KubeObject, ResourceType } from "../runtime/kube/object.ts";
 import type { Logger } from "../runtime/logging.ts";
 import type { Runnable } from "../runtime/manager/runnable.ts";
 import { AwsAccountReconciler, SecretUnavailableError } from "./controller.ts";
-import { CacheAccountResolver, type NamespaceObject } from "./resolver.ts";
+import { CacheAccountResolver, NamespaceResource, type NamespaceObject } from "./resolver.ts";
 import { AccountSessions, type AccountClientFactory } from "./sessions.ts";
 
-export { accountNameOf, accountReady, CacheAccountResolver } from "./resolver.ts";
+export { accountNameOf, accountReady, CacheAccountResolver, NamespaceResource } from "./resolver.ts";
 export { AccountSessions, type AccountClientFactory } from "./sessions.ts";
 export { AwsAccountReconciler } from "./controller.ts";
-
-/** Core namespaces, read through the shared cache (their account annotation and labels). */
-export const NamespaceResource: ResourceType = Object.freeze({
-  group: "",
-  version: "v1",
-  plural: "namespaces",
-  kind: "Namespace",
-  namespaced: false,
-});
 
 /** Core Secrets, read one at a time (never listed or cached): the external IDs. */
 export const SecretResource: ResourceType = Object.freeze({

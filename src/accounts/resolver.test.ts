@@ -145,3 +145,23 @@ describe("CacheAccountResolver", () => {
     );
   });
 });
+
+describe("CacheAccountResolver.sources", () => {
+  it("maps a changed AwsAccount to its users and a changed namespace to its objects", () => {
+    const r = resolver({ namespaces: [ns("a", { "compute.cloud.com/account": "team" }), ns("b")] });
+    const objects = [
+      widgetObject({ metadata: { name: "by-annotation", namespace: "a" } }),
+      widgetObject({ metadata: { name: "by-ref", namespace: "b" }, spec: { accountRef: { name: "team" } } }),
+      widgetObject({ metadata: { name: "other", namespace: "b" } }),
+    ];
+    const [accounts, namespaces] = r.sources;
+    assert.deepEqual(
+      accounts?.affected({ metadata: { name: "team" } }, objects).map((k) => k.name),
+      ["by-annotation", "by-ref"],
+    );
+    assert.deepEqual(
+      namespaces?.affected({ metadata: { name: "b" } }, objects).map((k) => k.name),
+      ["by-ref", "other"],
+    );
+  });
+});

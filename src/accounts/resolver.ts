@@ -26,13 +26,25 @@ import {
 } from "../reconcilers/common/driver.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { Request } from "../runtime/controller/reconciler.ts";
-import type { KubeObject } from "../runtime/kube/object.ts";
+import type { KubeObject, ResourceType } from "../runtime/kube/object.ts";
 import type { Logger } from "../runtime/logging.ts";
 import { namespaceAllowed } from "./selection.ts";
 import type { AccountSessions } from "./sessions.ts";
 
 /** A Namespace as the resolver reads it. */
 export type NamespaceObject = KubeObject;
+
+/** Core namespaces, read through the shared cache (their account annotation and labels). */
+export const NamespaceResource: ResourceType = Object.freeze({
+  group: "",
+  version: "v1",
+  plural: "namespaces",
+  kind: "Namespace",
+  namespaced: false,
+});
+
+const keys = (objects: readonly Readonly<ManagedObject>[]): Request[] =>
+  objects.map((o) => ({ namespace: o.metadata.namespace ?? "", name: o.metadata.name ?? "" }));
 
 /** The account name `obj` refers to, if any: its accountRef, else its namespace's annotation. */
 export function accountNameOf(
@@ -87,15 +99,22 @@ export class CacheAccountResolver implements AccountResolver {
     this.#o = opts;
   }
 
-  readonly source = {
-    resource: AwsAccountResource,
-    users: (account: KubeObject, objects: readonly Readonly<ManagedObject>[]): Request[] =>
-      objects
-        .filter(
-          (o) => accountNameOf(o, this.#o.namespaces(o.metadata.namespace ?? "")) === account.metadata.name,
-        )
-        .map((o) => ({ namespace: o.metadata.namespace ?? "", name: o.metadata.name ?? "" })),
-  };
+  readonly sources = [
+    {
+      resource: AwsAccountResource,
+      affected: (account: KubeObject, objects: readonly Readonly<ManagedObject>[]): Request[] =>
+        keys(
+          objects.filter(
+            (o) => accountNameOf(o, this.#o.namespaces(o.metadata.namespace ?? "")) === account.metadata.name,
+          ),
+        ),
+    },
+    {
+      resource: NamespaceResource,
+      affected: (ns: KubeObject, objects: readonly Readonly<ManagedObject>[]): Request[] =>
+        keys(objects.filter((o) => o.metadata.namespace === ns.metadata.name)),
+    },
+  ];
 
   async resolve(obj: ManagedObject): Promise<ObjectAccount> {
     const nsName = obj.metadata.namespace ?? "";

@@ -25,13 +25,15 @@ export interface AccountResolver {
    */
   resolve(obj: ManagedObject, signal: AbortSignal): Promise<ObjectAccount>;
   /**
-   * The accounts' own kind: a change of one of its objects (it turns Ready, allows another
-   * namespace) enqueues the managed objects among `objects` that use it, so they retry at once.
+   * What an object's account depends on besides the object (the AwsAccounts, the namespaces): a
+   * change of one of these (an account turns Ready or allows another namespace, a namespace's
+   * annotation or labels change) enqueues the managed objects among `objects` it concerns, so
+   * they are judged again at once.
    */
-  readonly source?: {
+  readonly sources?: readonly {
     readonly resource: ResourceType;
-    users(account: KubeObject, objects: readonly Readonly<ManagedObject>[]): Request[];
-  };
+    affected(changed: KubeObject, objects: readonly Readonly<ManagedObject>[]): Request[];
+  }[];
 }
 
 /**

@@ -112,7 +112,7 @@ export function setupManagedController<T extends ManagedObject, R>(
     .withOptions({ maxConcurrentReconciles: deps.maxConcurrentReconciles ?? 1 });
   for (const w of watches) builder.watches(w.resource, w.map);
   if (outputs !== undefined) builder.owns(ConfigMapResource);
-  const accounts = deps.accounts?.source;
-  if (accounts !== undefined) builder.watches(accounts.resource, (a) => accounts.users(a, client.list()));
+  for (const s of deps.accounts?.sources ?? [])
+    builder.watches(s.resource, (o) => s.affected(o, client.list()));
   return builder.complete(reconciler);
 }
