@@ -33,6 +33,7 @@ function drivers() {
         return [];
       },
       delete: async () => ({ done: true }),
+      observed: () => ({ tags: {} }),
       describe: (r) => ({
         status: { state: r.builtWith === aws ? "same" : "other" },
         readiness: { ready: true, pending: false, reason: "Available", message: "" },
