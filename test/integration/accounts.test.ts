@@ -225,6 +225,33 @@ describe("AwsAccount", () => {
     assert.equal(await queueIn(roleOf(ACCOUNT_A, "x"), "acct-qb"), false);
     assert.equal(await queueIn(undefined, "acct-qb"), false);
 
+    // An observe-only object reads the resource in its own account too.
+    await createQueue(NS_A, "acct-observe-a", {
+      queueName: "acct-qa",
+      managementPolicy: "ObserveOnly",
+      accountRef: { name: "team-a" },
+    });
+    await createQueue(NS_A, "acct-observe-own", { queueName: "acct-qa", managementPolicy: "ObserveOnly" });
+    const seen = await waitQueue(
+      NS_A,
+      "acct-observe-a",
+      "Ready",
+      (q) => condition(q, "Ready")?.status === "True",
+    );
+    assert.equal(seen?.status?.accountId, ACCOUNT_A);
+    assert.equal(seen?.status?.queueUrl, qa?.status?.queueUrl);
+    const missing = await waitQueue(
+      NS_A,
+      "acct-observe-own",
+      "NotFound",
+      (q) => condition(q, "Ready")?.reason === "NotFound",
+    );
+    assert.equal(
+      condition(missing, "Ready")?.status,
+      "False",
+      "the operator's own account has no such queue",
+    );
+
     // The external IDs were sent with AssumeRole; admission keeps the account of an object.
     const moved = await env.cp.request(
       "PATCH",
