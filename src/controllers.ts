@@ -8,7 +8,7 @@ import type { Options } from "./config/options.ts";
 import { KINDS } from "./kinds.ts";
 import { outputCacheIndexers, outputCacheSelector } from "./reconcilers/common/outputs.ts";
 import { CacheOwnerDirectory } from "./reconcilers/common/owner-directory.ts";
-import type { ReconcilerDeps } from "./reconcilers/common/setup.ts";
+import type { ProcessDeps, ReconcilerDeps } from "./reconcilers/common/setup.ts";
 import { tagPolicy } from "./reconcilers/common/tags.ts";
 import type { InformerFactory, InformerFactoryOptions } from "./runtime/cache/factory.ts";
 import { Client } from "./runtime/client/index.ts";
@@ -48,29 +48,26 @@ export const CACHE_OPTIONS: Pick<InformerFactoryOptions, "labelSelectorFor" | "i
 /** Adds the controller of every kind in the registry to `manager` (leader-gated runnables). */
 export function registerControllers(manager: Manager, deps: ControllerDeps): void {
   const client = new Client({ rest: deps.rest, cache: deps.informers });
-  const accounts = setupAccounts({
+  const processDeps: ProcessDeps = {
     client,
     informers: deps.informers,
-    aws: deps.aws,
     events: deps.events,
     manager,
     logger: deps.logger,
     registry: deps.registry,
     clock: deps.clock,
+  };
+  const accounts = setupAccounts({
+    ...processDeps,
+    aws: deps.aws,
     kinds: KINDS.map((k) => k.resource),
     requireAccount: deps.options.requireAccount,
     checkIntervalMs: deps.options.pollIntervalMs,
     stsRegion: deps.options.awsRegion,
   });
   const shared: ReconcilerDeps = {
-    client,
-    informers: deps.informers,
+    ...processDeps,
     aws: deps.aws,
-    events: deps.events,
-    manager,
-    logger: deps.logger,
-    registry: deps.registry,
-    clock: deps.clock,
     owners: new CacheOwnerDirectory({
       client,
       kinds: KINDS.map((k) => k.resource),

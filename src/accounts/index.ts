@@ -3,21 +3,12 @@
  * roles, and the resolver through which the managed kinds' flow finds each object's account.
  * {@link setupAccounts} wires them into the manager; src/controllers.ts calls it once.
  */
-import type { Registry } from "prom-client";
 import { AwsAccountResource, awsAccountCrd, type AwsAccount } from "../api/v1/index.ts";
 import { flowRules, type KubeRule } from "../reconcilers/common/kind.ts";
 import type { ManagedObject } from "../reconcilers/common/driver.ts";
-import type { Client } from "../runtime/client/index.ts";
-import type { Clock } from "../runtime/clock.ts";
-import {
-  generationChanged,
-  newControllerManagedBy,
-  type InformerProvider,
-} from "../runtime/controller/index.ts";
-import type { EventBroadcaster } from "../runtime/events/recorder.ts";
+import type { ProcessDeps } from "../reconcilers/common/setup.ts";
+import { generationChanged, newControllerManagedBy } from "../runtime/controller/index.ts";
 import type { KubeObject, ResourceType } from "../runtime/kube/object.ts";
-import type { Logger } from "../runtime/logging.ts";
-import type { Runnable } from "../runtime/manager/runnable.ts";
 import { AwsAccountReconciler, SecretUnavailableError } from "./controller.ts";
 import { CacheAccountResolver, NamespaceResource, type NamespaceObject } from "./resolver.ts";
 import { AccountSessions, type AccountClientFactory } from "./sessions.ts";
@@ -56,15 +47,8 @@ export const awsAccountModule = Object.freeze({
 });
 
 /** What {@link setupAccounts} needs; shared process-wide. */
-export interface AccountsDeps {
-  client: Client;
-  informers: InformerProvider;
+export interface AccountsDeps extends ProcessDeps {
   aws: AccountClientFactory;
-  events: Pick<EventBroadcaster, "recorderFor">;
-  manager: { add(runnable: Runnable): unknown };
-  logger: Logger;
-  registry: Registry;
-  clock: Clock;
   /** The managed kinds (the objects that use accounts). */
   kinds: readonly ResourceType[];
   /** Refuse objects without an account (`--require-account`). */

@@ -26,16 +26,20 @@ import { ManagedResourceReconciler } from "./managed-reconciler.ts";
 import { countManagedResources, DriftRepairMetrics } from "./metrics.ts";
 import { ConfigMapResource, OutputWriter, type ConfigMap, type OutputValues } from "./outputs.ts";
 
-/** What every reconciler is built from; shared process-wide. */
-export interface ReconcilerDeps {
+/** What every controller of the process is built from, whatever it reconciles. */
+export interface ProcessDeps {
   client: Client;
   informers: InformerProvider;
-  aws: AwsClientSource;
   events: Pick<EventBroadcaster, "recorderFor">;
   manager: { add(runnable: Runnable): unknown };
   logger: Logger;
   registry: Registry;
   clock: Clock;
+}
+
+/** What every reconciler of a managed kind is built from; shared process-wide. */
+export interface ReconcilerDeps extends ProcessDeps {
+  aws: AwsClientSource;
   /** Who the objects named by resources' ownership tags are (the shared cache). */
   owners: OwnerDirectory;
   /** Whether resources this operator never tagged may be adopted. @default "enabled" */
