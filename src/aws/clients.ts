@@ -59,6 +59,12 @@ export interface AwsClientsOptions {
    * default's other field.
    */
   rateBudget?: Partial<Record<BudgetName, Partial<BudgetSize>>> | false;
+  /**
+   * The longest a call waits for its rate-budget permits. A call that would wait longer is not
+   * sent: it books the next free permits and throws NoPermitYetError, and the reconcile that
+   * made it gives its worker back until then. @default DEFAULT_MAX_PERMIT_WAIT_MS
+   */
+  maxPermitWaitMs?: number;
   /** Sockets per client and protocol; keep-alive is on. @default 50 */
   maxSockets?: number;
   /** @default defaultRegistry */
@@ -68,6 +74,13 @@ export interface AwsClientsOptions {
   /** Used for the rate budget and durations. @default systemClock */
   clock?: Clock;
 }
+
+/**
+ * The default longest wait for a rate-budget permit: 4 RunInstances permits at EC2's 2 per
+ * second, or 40 describe calls at 20 per second, more than 16 workers send at once; so only
+ * a budget that many calls queue on (RunInstances, StartInstances) defers calls.
+ */
+export const DEFAULT_MAX_PERMIT_WAIT_MS = 2000;
 
 /**
  * What the reconcilers depend on: a client per service and region. Tests may supply any object
@@ -122,6 +135,7 @@ export class AwsClients implements AwsClientSource {
     s3ForcePathStyle: boolean;
     maxSockets: number;
     budgets: Readonly<Record<BudgetName, BudgetSize>> | false;
+    maxPermitWaitMs: number;
     logger: Logger;
     clock: Clock;
   };
@@ -149,6 +163,7 @@ export class AwsClients implements AwsClientSource {
       s3ForcePathStyle: options.s3ForcePathStyle ?? s3EndpointOverridden(options.endpoint, process.env),
       maxSockets: options.maxSockets ?? 50,
       budgets: options.rateBudget === false ? false : withDefaults(options.rateBudget ?? {}),
+      maxPermitWaitMs: options.maxPermitWaitMs ?? DEFAULT_MAX_PERMIT_WAIT_MS,
       logger: options.logger ?? silentLogger,
       clock: options.clock ?? systemClock,
     };
@@ -255,6 +270,7 @@ export class AwsClients implements AwsClientSource {
                 label: d.key,
                 cost: d.cost,
               })),
+            maxPermitWaitMs: this.#opts.maxPermitWaitMs,
           }
         : {}),
     });

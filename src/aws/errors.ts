@@ -82,6 +82,31 @@ export class AwsError extends Error {
   }
 }
 
+/**
+ * A call that was not sent: a client-side rate budget would have held it longer than the client
+ * lets a call wait, so it booked a later slot instead (rate-budget.ts): send it again after
+ * `retryAfterMs`. Nothing reached AWS; a reconcile gives its worker back and is requeued for
+ * then (the shared flow maps this error to `requeueAfter`).
+ */
+export class NoPermitYetError extends AwsError {
+  /** Milliseconds until the booked slot. */
+  readonly retryAfterMs: number;
+
+  constructor(service: AwsService, operation: string, budget: string, retryAfterMs: number) {
+    super({
+      kind: "throttled",
+      code: NO_PERMIT_YET_CODE,
+      service,
+      operation,
+      message: `${operation} waits for a permit of the client-side ${budget} rate budget`,
+    });
+    this.retryAfterMs = retryAfterMs;
+  }
+}
+
+/** The code of {@link NoPermitYetError}. */
+export const NO_PERMIT_YET_CODE = "NoPermitYet";
+
 /** Whether `err` classifies as one of `kinds`. Accepts any thrown value. */
 export function isAwsErrorKind(err: unknown, ...kinds: AwsErrorKind[]): boolean {
   return kinds.includes(classifyAwsError(err).kind);

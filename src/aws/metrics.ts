@@ -13,6 +13,7 @@ export const AWS_METRIC_NAMES = Object.freeze({
   duration: "aws_api_request_duration_seconds",
   budgetWait: "aws_api_rate_budget_wait_seconds",
   budgetRate: "aws_api_rate_budget_permits_per_second",
+  budgetDeferrals: "aws_api_rate_budget_deferrals_total",
 });
 
 /** The `code` label value of a successful request. */
@@ -41,12 +42,16 @@ export interface AwsMetricsOptions {
  *   its permits of one budget (`budget`: the service for S3 and SQS, the action for EC2, e.g.
  *   `RunInstances`, and `RunInstances/instances` for its instance bucket).
  * - `aws_api_rate_budget_permits_per_second{service,region,budget}` is the budget's current rate.
+ * - `aws_api_rate_budget_deferrals_total{service,region,budget}` counts calls not sent because
+ *   the budget would have held them too long (each booked a later slot; NoPermitYetError).
+ *   They are not counted in `aws_api_requests_total`.
  */
 export class AwsMetrics {
   readonly requests: Counter<"service" | "region" | "operation" | "code">;
   readonly duration: Histogram<"service" | "region" | "operation">;
   readonly budgetWait: Histogram<"service" | "region" | "budget">;
   readonly budgetRate: Gauge<"service" | "region" | "budget">;
+  readonly budgetDeferrals: Counter<"service" | "region" | "budget">;
 
   constructor(options: AwsMetricsOptions = {}) {
     const registry = options.registry ?? defaultRegistry;
@@ -72,6 +77,11 @@ export class AwsMetrics {
       help: "Current client-side rate budget for AWS API requests, in permits per second.",
       labelNames: ["service", "region", "budget"],
     });
+    this.budgetDeferrals = counter(registry, {
+      name: AWS_METRIC_NAMES.budgetDeferrals,
+      help: "AWS API calls not sent because the client-side rate budget would have held them too long; each booked a later slot.",
+      labelNames: ["service", "region", "budget"],
+    });
   }
 
   /** Records one finished attempt (or one call that never reached the wire). */
@@ -89,6 +99,11 @@ export class AwsMetrics {
   /** Records how long one attempt waited for a permit. */
   observeBudgetWait(service: AwsService, region: string, budget: string, seconds: number): void {
     this.budgetWait.observe({ service, region, budget }, seconds);
+  }
+
+  /** Counts one call deferred by a budget. */
+  observeBudgetDeferral(service: AwsService, region: string, budget: string): void {
+    this.budgetDeferrals.inc({ service, region, budget });
   }
 
   /** Publishes the current budget rate. */

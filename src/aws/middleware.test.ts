@@ -4,7 +4,8 @@ import { describe, it } from "node:test";
 import { ListQueuesCommand, QueueDoesNotExist, SQSClient } from "@aws-sdk/client-sqs";
 import { Registry } from "prom-client";
 import { systemClock } from "../runtime/clock.ts";
-import { AwsError } from "./errors.ts";
+import { FakeClock } from "../runtime/testing/fake-clock.ts";
+import { AwsError, NO_PERMIT_YET_CODE, NoPermitYetError } from "./errors.ts";
 import { AWS_METRIC_NAMES, AwsMetrics } from "./metrics.ts";
 import { MIDDLEWARE_NAMES, instrumentClient } from "./middleware.ts";
 import { RateBudget } from "./rate-budget.ts";
@@ -58,12 +59,18 @@ function scriptedHandler(answers: Canned[]) {
 
 function setup(
   answers: Canned[],
-  opts: { maxAttempts?: number; credentialsFail?: boolean; region?: string } = {},
+  opts: {
+    maxAttempts?: number;
+    credentialsFail?: boolean;
+    region?: string;
+    budget?: RateBudget;
+    maxPermitWaitMs?: number;
+  } = {},
 ) {
   const region = opts.region ?? "us-east-1";
   const registry = new Registry();
   const metrics = new AwsMetrics({ registry });
-  const budget = new RateBudget({ ratePerSecond: 1000, burst: 10 });
+  const budget = opts.budget ?? new RateBudget({ ratePerSecond: 1000, burst: 10 });
   const { handler, sent } = scriptedHandler(answers);
   const client = new SQSClient({
     region,
@@ -84,6 +91,7 @@ function setup(
     region,
     metrics,
     budgets: () => [{ budget, label: "sqs", cost: 1 }],
+    ...(opts.maxPermitWaitMs !== undefined ? { maxPermitWaitMs: opts.maxPermitWaitMs } : {}),
     clock: systemClock,
   });
   return { client, registry, budget, sent };
@@ -178,6 +186,36 @@ describe("instrumentClient", () => {
     assert.equal(sent.length, 0);
     assert.deepEqual(await requestCounts(registry), { "ListQueues/CredentialsProviderError": 1 });
     assert.equal(await durationCount(registry), 0);
+  });
+
+  it("defers a call its budget would hold too long, without sending or counting it as a request", async () => {
+    const clock = new FakeClock();
+    const budget = new RateBudget({ ratePerSecond: 1, burst: 1, clock });
+    const { client, registry, sent } = setup([ok({ QueueUrls: [] }), ok({ QueueUrls: [] })], {
+      budget,
+      maxPermitWaitMs: 500,
+    });
+    await client.send(new ListQueuesCommand({}));
+    const deferred = async (): Promise<NoPermitYetError> => {
+      const err = await client.send(new ListQueuesCommand({})).then(
+        () => assert.fail("expected the call to be deferred"),
+        (e: unknown) => e,
+      );
+      assert.ok(err instanceof NoPermitYetError);
+      return err;
+    };
+    const first = await deferred();
+    assert.deepEqual(
+      { code: first.code, kind: first.kind, retryAfterMs: first.retryAfterMs },
+      { code: NO_PERMIT_YET_CODE, kind: "throttled", retryAfterMs: 1000 },
+    );
+    assert.equal((await deferred()).retryAfterMs, 2000, "the next one is booked a permit later");
+    assert.equal(sent.length, 1, "the deferred calls were not sent");
+    assert.deepEqual(await requestCounts(registry), { "ListQueues/OK": 1 }, "nor counted as requests");
+    assert.equal(await registrySum(registry, AWS_METRIC_NAMES.budgetDeferrals), 2);
+    await clock.advance(first.retryAfterMs);
+    await client.send(new ListQueuesCommand({}));
+    assert.equal(sent.length, 2, "sent again at its slot, it goes out");
   });
 
   it("places the budget and metrics inside the retry loop and before signing", () => {

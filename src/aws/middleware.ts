@@ -7,7 +7,9 @@
  *    {@link AwsError}; counts calls that failed before any attempt reached the wire.
  * 2. the SDK's retry middleware (finalizeRequest)
  * 3. `kubeprovisionerRateBudget`: waits for a permit of every budget the call draws from
- *    (budget-plan.ts), reports throttled answers to them.
+ *    (budget-plan.ts), reports throttled answers to them. A call that would wait longer than
+ *    `maxPermitWaitMs` is not sent: it books a later slot and fails with
+ *    {@link NoPermitYetError}, which says when to send it again.
  * 4. `kubeprovisionerMetrics`: times and counts the attempt.
  * 5. the SDK's signing, transport and deserializer.
  * Being inside the retry loop, 3 and 4 run once per attempt; being before signing, a long wait
@@ -21,7 +23,7 @@ import type {
   MiddlewareStack,
 } from "@smithy/types";
 import type { Clock } from "../runtime/clock.ts";
-import { AwsError, classifyAwsError } from "./errors.ts";
+import { AwsError, classifyAwsError, NoPermitYetError } from "./errors.ts";
 import { OK_CODE, type AwsMetrics } from "./metrics.ts";
 import type { RateBudget } from "./rate-budget.ts";
 import type { AwsService } from "./service.ts";
@@ -36,6 +38,11 @@ export interface InstrumentOptions {
    * taken. Omit to send without client-side budgets.
    */
   budgets?: (operation: string, input: unknown) => readonly BudgetPermit[];
+  /**
+   * The longest a call waits for its permits; one that would wait longer books a later slot
+   * and fails with {@link NoPermitYetError}. @default no limit
+   */
+  maxPermitWaitMs?: number;
   clock: Clock;
 }
 
@@ -81,7 +88,8 @@ export function instrumentClient<I extends object, O extends object>(
     } catch (err) {
       const operation = operationName(context);
       const wrapped = AwsError.from(err, { service, operation });
-      if (!attempted.has(context))
+      // A call deferred by its budget never left the process: it is counted as deferred.
+      if (!attempted.has(context) && !(wrapped instanceof NoPermitYetError))
         metrics.observeRequest(service, region, operation, wrapped.info.code, undefined);
       throw wrapped;
     }
@@ -105,8 +113,11 @@ export function instrumentClient<I extends object, O extends object>(
   stack.add(errors, { name: MIDDLEWARE_NAMES.errors, step: "initialize", priority: "high", override: true });
 
   if (budgets !== undefined) {
+    const maxWait = options.maxPermitWaitMs ?? Number.POSITIVE_INFINITY;
     const budgetMw: FinalizeRequestMiddleware<I, O> = (next, context) => async (args) => {
-      const permits = budgets(operationName(context), (args as { input?: unknown }).input);
+      const operation = operationName(context);
+      const permits = budgets(operation, (args as { input?: unknown }).input);
+      if (maxWait < Number.POSITIVE_INFINITY) deferIfLong(operation, permits);
       for (const p of permits) {
         let waitedMs = 0;
         for (let i = 0; i < p.cost; i++) waitedMs += await p.budget.acquire();
@@ -120,6 +131,20 @@ export function instrumentClient<I extends object, O extends object>(
         if (classifyAwsError(err).kind === "throttled") for (const p of permits) p.budget.onThrottle();
         throw err;
       }
+    };
+    /**
+     * Throws NoPermitYetError, with a later slot booked, when a budget would hold the call longer
+     * than maxWait.
+     */
+    const deferIfLong = (operation: string, permits: readonly BudgetPermit[]): void => {
+      const late = permits.filter((p) => p.budget.delayFor(p.cost) > maxWait);
+      if (late.length === 0) return;
+      let retryAfterMs = 0;
+      for (const p of late) {
+        retryAfterMs = Math.max(retryAfterMs, p.budget.book(p.cost));
+        metrics.observeBudgetDeferral(service, region, p.label);
+      }
+      throw new NoPermitYetError(service, operation, late.map((p) => p.label).join(", "), retryAfterMs);
     };
     stack.addRelativeTo(budgetMw, {
       name: MIDDLEWARE_NAMES.rateBudget,

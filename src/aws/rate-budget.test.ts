@@ -179,6 +179,32 @@ describe("RateBudget", () => {
     assert.equal(clock.pendingTimers(), 0);
   });
 
+  it("tells how long a new caller would wait: behind the waiters, for its cost", async () => {
+    const clock = new FakeClock();
+    const budget = new RateBudget({ ratePerSecond: 2, burst: 2, clock });
+    assert.equal(budget.delayFor(), 0);
+    assert.equal(budget.delayFor(3), 500, "a third permit comes after 500 ms");
+    startMany(budget, 4);
+    await flushMicrotasks();
+    assert.equal(budget.waiting, 2);
+    assert.equal(budget.delayFor(), 1500, "two waiters ahead, then its own permit");
+    await clock.advance(500);
+    assert.equal(budget.delayFor(), 1000);
+  });
+
+  it("books callers sent away together one permit apart, from when their permits are due", async () => {
+    const clock = new FakeClock();
+    const budget = new RateBudget({ ratePerSecond: 2, burst: 1, clock });
+    startMany(budget, 3);
+    await flushMicrotasks();
+    assert.equal(budget.delayFor(), 1500);
+    assert.deepEqual([budget.book(), budget.book(), budget.book(2)], [1500, 2000, 3000]);
+    assert.equal(budget.delayFor(), 1500, "a booking takes no permit");
+    // Long after the bookings a new one starts from the queue again.
+    await clock.advance(10_000);
+    assert.equal(budget.book(), 0);
+  });
+
   it("rejects nonsensical options", () => {
     assert.throws(() => new RateBudget({ ratePerSecond: 0 }), RangeError);
     assert.throws(() => new RateBudget({ burst: 0.5 }), RangeError);

@@ -2,6 +2,11 @@
  * A client-side request budget for one AWS service in one region: a token bucket whose refill
  * rate adapts to throttling (additive increase, multiplicative decrease). The SDK middleware in
  * middleware.ts takes one token before every HTTP attempt and reports throttled answers back.
+ *
+ * A caller that should not wait long (a reconcile holding a worker) asks {@link RateBudget.delayFor}
+ * first; when the wait is too long it {@link RateBudget.book}s a later slot and comes back then.
+ * Slots are one permit apart, so callers sent away together return spread out at the budget's
+ * rate.
  */
 
 import { systemClock, type Clock, type TimerHandle } from "../runtime/clock.ts";
@@ -71,6 +76,8 @@ export class RateBudget {
   #lastDecrease = Number.NEGATIVE_INFINITY;
   readonly #waiters: Waiter[] = [];
   #timer: TimerHandle | undefined;
+  /** The latest booked slot (ms on the clock); see {@link book}. */
+  #horizon = Number.NEGATIVE_INFINITY;
 
   constructor(options: RateBudgetOptions = {}) {
     const rate = options.ratePerSecond ?? 10;
@@ -165,6 +172,25 @@ export class RateBudget {
     this.#tokens = Math.min(this.#tokens, 0);
     this.#setRate(Math.max(this.minRate, this.#rate * this.#decreaseFactor));
     this.#schedule();
+  }
+
+  /** How long a caller arriving now would wait for `cost` permits (behind every waiter), in ms. */
+  delayFor(cost = 1): number {
+    this.#refill();
+    return Math.max(0, ((this.#waiters.length + cost - this.#tokens) * 1000) / this.#rate);
+  }
+
+  /**
+   * Books a slot for a caller that will not wait {@link delayFor} now, and returns how long until
+   * it, in ms: no earlier than the permits are due, and `cost` refill intervals after the
+   * previous booking, so callers sent away together come back one permit apart instead of all
+   * at once. A booking takes no permit: the caller acquires when it comes back.
+   */
+  book(cost = 1): number {
+    const now = this.#clock.now();
+    const slot = Math.max(now + this.delayFor(cost), this.#horizon + (cost * 1000) / this.#rate);
+    this.#horizon = slot;
+    return slot - now;
   }
 
   /** Rejects every waiter with `reason` and stops the timer. Later acquires work normally. */

@@ -2,7 +2,9 @@
  * EC2's rate limits as AWS enforces them: moto behind a proxy that keeps EC2's documented token
  * buckets (one per action, sized by class, plus the RunInstances instance bucket) and answers
  * `503 RequestLimitExceeded` when one is empty. A burst of instance creates from the operator,
- * with its default budgets and workers, must converge without a single refused call.
+ * with its default budgets and workers, must converge without a single refused call, and
+ * without a worker held on a RunInstances permit for longer than the client's longest wait (a
+ * create that would wait longer is requeued for its booked permit instead).
  */
 import { EC2Client, RunInstancesCommand } from "@aws-sdk/client-ec2";
 import assert from "node:assert/strict";
@@ -29,6 +31,12 @@ describe("EC2 rate budgets against AWS's throttling buckets", () => {
     // The RunInstances bucket (5, then 2 per second) paces the launches: the burst cannot have
     // been faster than AWS allows, so the budget did hold calls back.
     assert.ok(seconds >= (BURST - 5) / 2, `${seconds} s for ${BURST} launches`);
+    const waited = (suffix: string, labels: Record<string, string> = {}): Promise<number> =>
+      f.op.metric(`aws_api_rate_budget_wait_seconds${suffix}`, { budget: "RunInstances", ...labels });
+    const launches = await waited("_count");
+    assert.equal(launches, BURST, "one permit wait per launch");
+    // The longest wait is 2 s (DEFAULT_MAX_PERMIT_WAIT_MS); the next histogram bucket is 2.5 s.
+    assert.equal(await waited("_bucket", { le: "2.5" }), launches, "no launch waited for longer");
   });
 
   it("does refuse a client without budgets that sends the same burst", async () => {

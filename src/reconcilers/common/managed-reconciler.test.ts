@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { beforeEach, describe, it } from "node:test";
 import { Registry } from "prom-client";
 import { FINALIZER, getCondition } from "../../api/v1/index.ts";
-import { AwsError } from "../../aws/errors.ts";
+import { AwsError, NoPermitYetError } from "../../aws/errors.ts";
 import { TerminalError, type ReconcileContext } from "../../runtime/controller/reconciler.ts";
 import type { EventRecorder } from "../../runtime/events/recorder.ts";
 import { ApiError } from "../../runtime/kube/errors.ts";
@@ -574,6 +574,43 @@ describe("ManagedResourceReconciler", () => {
     await assert.rejects(r.reconcile(req, ctx), isRetry);
     assert.equal(statusWrites(f), healed, "two failures, however far apart, are not yet reported");
     assert.deepEqual(f.events, ["Normal:Created"]);
+  });
+
+  it("gives the worker back until the booked slot when the rate budget deferred the create", async () => {
+    f.stored = widget();
+    f.createError = new NoPermitYetError("ec2", "RunInstances", "RunInstances", 4500);
+    // However often it is deferred, and for however long, it is never a failure on the object.
+    for (let i = 0; i < 5; i++) {
+      assert.deepEqual(await r.reconcile(req, ctx), { requeueAfter: 4500 });
+      await clock.advance(10_000);
+    }
+    assert.deepEqual(
+      f.log.filter((l) => l.startsWith("updateStatus")),
+      ["updateStatus:uid-1-1"],
+      "the token only",
+    );
+    assert.equal(getCondition(f.stored?.status?.conditions, "Synced"), undefined);
+    assert.equal(getCondition(f.stored?.status?.conditions, "Ready")?.reason, "Creating");
+    assert.deepEqual(f.events, []);
+    f.createError = undefined;
+    assert.deepEqual(await r.reconcile(req, ctx), { requeueAfter: 60_000 });
+    assert.equal(f.log.filter((l) => l === "create:uid-1-1").length, 6, "the same token each time");
+    assert.equal(f.log.filter((l) => l === "observe").length, 1, "an unchanged object is not observed again");
+  });
+
+  it("observes again before a deferred create once the object changed or the slot is long past", async () => {
+    f.stored = widget();
+    f.createError = new NoPermitYetError("ec2", "RunInstances", "RunInstances", 1000);
+    await r.reconcile(req, ctx);
+    if (f.stored !== undefined) f.stored.metadata.resourceVersion = "11";
+    await r.reconcile(req, ctx);
+    assert.deepEqual(
+      f.log.filter((l) => l === "observe" || l.startsWith("create")),
+      ["observe", "create:uid-1-1", "observe", "create:uid-1-1"],
+    );
+    await clock.advance(1000 + 30_001);
+    await r.reconcile(req, ctx);
+    assert.equal(f.log.filter((l) => l === "observe").length, 3, "too late to resume without looking");
   });
 
   it("records a retryable failure once it persists (3 failed reconciles over 30 s), and clears it on success", async () => {

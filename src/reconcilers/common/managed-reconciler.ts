@@ -22,7 +22,9 @@
  * An object with `managementPolicy: ObserveOnly` takes none of these steps: it only observes and
  * reports, after releasing a finalizer left from when it was managed (./management-policy.ts).
  *
- * Errors: throttled and retryable AWS errors are thrown (rate-limited retry); they are recorded as
+ * Errors: a call the client-side rate budget deferred (NoPermitYetError) requeues the object for
+ * its booked slot (a deferred create is then sent without observing again: ./deferred-creates.ts);
+ * throttled and retryable AWS errors are thrown (rate-limited retry); they are recorded as
  * Synced=False only once they persist (see {@link FailureStreaks}: 3 consecutive failed reconciles
  * of the object spanning at least 30 s), so a failure that a retry heals never reaches the object;
  * terminal ones set Ready/Synced=False with the AWS code and a stable message, emit
@@ -39,7 +41,7 @@ import {
   setCondition,
   type Condition,
 } from "../../api/v1/index.ts";
-import { AwsError } from "../../aws/errors.ts";
+import { AwsError, NoPermitYetError } from "../../aws/errors.ts";
 import type { Clock } from "../../runtime/clock.ts";
 import type { ResourceClient } from "../../runtime/client/index.ts";
 import { hasFinalizer } from "../../runtime/client/finalizers.ts";
@@ -65,6 +67,7 @@ import {
   type Observation,
   type ResourceDriver,
 } from "./driver.ts";
+import { DeferredCreates } from "./deferred-creates.ts";
 import { FailureStreaks, type FailureStreakOptions } from "./failure-streak.ts";
 import { flowFacts, FlowReason } from "./flow-facts.ts";
 import type { DriftRepairMetrics } from "./metrics.ts";
@@ -143,6 +146,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
   readonly #pending: PendingBackoff;
   readonly #blocked = new PendingBackoff({ initialMs: 5000, maxMs: 300_000 });
   readonly #failures: FailureStreaks;
+  readonly #deferred: DeferredCreates;
 
   constructor(opts: ManagedReconcilerOptions<T, R>) {
     this.#o = { pollIntervalMs: 300_000, adoption: "enabled", ...opts };
@@ -153,6 +157,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
       ...(opts.pendingMaxMs !== undefined ? { maxMs: opts.pendingMaxMs } : {}),
     });
     this.#failures = new FailureStreaks({ ...opts.failureReport, clock: opts.clock });
+    this.#deferred = new DeferredCreates(opts.clock);
   }
 
   async reconcile(req: Request, ctx: ReconcileContext): Promise<Result> {
@@ -162,6 +167,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
       this.#pending.reset(key);
       this.#blocked.reset(key);
       this.#failures.reset(key);
+      this.#deferred.reset(key);
       return {};
     }
     // The cache hands out frozen objects: work on a copy, with its type meta filled in.
@@ -278,7 +284,10 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
   async #ensure(cur: Current<T>, key: string, ctx: DriverContext): Promise<Result> {
     let obj = cur.obj;
     const { driver, recorder } = this.#o;
-    const obs: Observation<R> = await driver.observe(obj, ctx);
+    // A create the rate budget deferred, of an object unchanged since, is sent again at once.
+    const obs: Observation<R> = this.#deferred.resume(key, obj.metadata.resourceVersion)
+      ? { exists: false }
+      : await driver.observe(obj, ctx);
     if (!obs.exists && obs.appearing !== undefined) throw new ResourceNotVisibleError(obs.appearing);
 
     if (obs.exists && obs.ownership === "foreign") {
@@ -350,7 +359,13 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
         };
         obj = await this.#writeStatus(cur, intent);
       }
-      resource = await driver.create(obj, token, ctx);
+      try {
+        resource = await driver.create(obj, token, ctx);
+      } catch (err) {
+        if (err instanceof NoPermitYetError)
+          this.#deferred.defer(key, obj.metadata.resourceVersion, err.retryAfterMs);
+        throw err;
+      }
       recorder.event(obj, "Normal", "Created", `created the ${driver.noun}`);
     } else {
       const changes = await driver.update(obj, obs, ctx);
@@ -436,6 +451,12 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
       // again; the short requeue is only a bound in case that event was already consumed.
       ctx.logger.debug("object changed since it was read from the cache; looking again");
       return { requeueAfter: CONFLICT_REQUEUE_MS };
+    }
+    if (err instanceof NoPermitYetError) {
+      // Nothing was sent: the rate budget booked a permit for later. The worker goes back to
+      // other objects meanwhile; not a failure.
+      ctx.logger.debug({ retryAfterMs: err.retryAfterMs }, err.message);
+      return { requeueAfter: Math.max(1, err.retryAfterMs) };
     }
     const { recorder } = this.#o;
     if (err instanceof DependencyNotReadyError) {
