@@ -5,6 +5,7 @@
  */
 import type { S3Bucket, S3BucketStatus } from "../../api/v1/index.ts";
 import type { TagMap } from "../../aws/ownership.ts";
+import { partitionOf } from "../../aws/partition.ts";
 import type { ManagedObject, ManagedStatus } from "../common/driver.ts";
 import type { BucketSettings } from "./settings.ts";
 
@@ -38,15 +39,6 @@ export interface ObservedBucket {
    * (`elsewhere`). Outside deletion the driver reports these as spec errors instead.
    */
   readonly unreachable?: "forbidden" | "elsewhere";
-}
-
-/** The AWS partition of `region`, for ARNs. */
-export function partitionOf(region: string): string {
-  if (region.startsWith("cn-")) return "aws-cn";
-  if (region.startsWith("us-gov-")) return "aws-us-gov";
-  if (region.startsWith("us-iso-")) return "aws-iso";
-  if (region.startsWith("us-isob-")) return "aws-iso-b";
-  return "aws";
 }
 
 /** `arn:<partition>:s3:::<name>`; bucket ARNs carry neither region nor account. */

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { beforeEach, describe, it } from "node:test";
-import { DeleteQueueCommand, GetQueueAttributesCommand, type SQSClient } from "@aws-sdk/client-sqs";
+import { DeleteQueueCommand, ListQueueTagsCommand, type SQSClient } from "@aws-sdk/client-sqs";
 import type { AwsClientSource } from "../../aws/clients.ts";
 import { AwsError } from "../../aws/errors.ts";
 import { OWNERSHIP_TAGS } from "../../api/v1/index.ts";
@@ -57,8 +57,13 @@ describe("SqsQueueDriver", () => {
     assert.deepEqual(fake.mutations(), []);
   });
 
-  it("creates the queue with its attributes and ownership tags in one call", async () => {
+  it("creates the queue with its attributes and ownership tags in one call, and reads back only its tags", async () => {
     const view = await driver.create(queueObject({ tags: { env: "prod" } }), "tok", ctx);
+    assert.deepEqual(
+      fake.calls.map((c) => c.op),
+      ["CreateQueue", "ListQueueTags"],
+      "the ARN follows from the URL; only the tags say whether this call made the queue",
+    );
     const create = fake.calls.find((c) => c.op === "CreateQueue");
     assert.deepEqual(create?.input.Attributes, { VisibilityTimeout: "30", MessageRetentionPeriod: "345600" });
     const tags = create?.input.tags as Record<string, string>;
@@ -129,7 +134,7 @@ describe("SqsQueueDriver", () => {
     const original = fake.send.bind(fake);
     let hidden = 1;
     fake.send = async (cmd) => {
-      if (cmd instanceof GetQueueAttributesCommand && hidden-- > 0) {
+      if (cmd instanceof ListQueueTagsCommand && hidden-- > 0) {
         throw new AwsError({
           kind: "not-found",
           code: "QueueDoesNotExist",

@@ -43,6 +43,7 @@ import {
   createAttributes,
   describeAttributeChanges,
   observedAttributes,
+  queueArnOfUrl,
   queueNameOfUrl,
   SQS_DRIFT_SETTINGS,
   type ResolvedReferences,
@@ -56,7 +57,10 @@ export interface SqsQueueView {
   readonly url: string;
   /** Empty when SQS did not report one. */
   readonly arn: string;
-  /** Every attribute `GetQueueAttributes(All)` reported. */
+  /**
+   * Every attribute `GetQueueAttributes(All)` reported; for a queue this driver just created,
+   * the attributes CreateQueue set.
+   */
   readonly attributes: Readonly<Record<string, string>>;
   readonly tags: Readonly<TagMap>;
 }
@@ -176,12 +180,13 @@ export class SqsQueueDriver implements ResourceDriver<ManagedSqsQueue, SqsQueueV
     const { spec } = obj;
     const resolved = this.#resolve(obj);
     const sqs = this.#aws.client("sqs", spec.region);
+    const attributes = createAttributes(spec, resolved);
     let url: string | undefined;
     try {
       const out = await sqs.send(
         new CreateQueueCommand({
           QueueName: spec.queueName,
-          Attributes: createAttributes(spec, resolved),
+          Attributes: attributes,
           tags: toSqsTags(desiredTagsOf(obj, SqsQueueResource.kind, this.#tagPolicy)),
         }),
         { abortSignal: ctx.signal },
@@ -193,7 +198,7 @@ export class SqsQueueDriver implements ResourceDriver<ManagedSqsQueue, SqsQueueV
       throw err;
     }
     if (url === undefined || url === "") throw new Error("SQS CreateQueue returned no QueueUrl");
-    const view = await this.#describe(sqs, url, ctx);
+    const view = await this.#created(sqs, url, obj, attributes, ctx);
     // SQS may take about a second before a new queue answers reads. Retrying is safe (the retry
     // finds the queue by name, or CreateQueue answers with it again), and nothing is recorded in
     // status until the queue has been read, so the lag is never taken for an out-of-band delete.
@@ -204,6 +209,34 @@ export class SqsQueueDriver implements ResourceDriver<ManagedSqsQueue, SqsQueueV
     if (!isOwnedBy(view.tags, obj)) throw new QueueExistsError(spec.queueName);
     ctx.logger.info({ queueUrl: url }, "created SQS queue");
     return view;
+  }
+
+  /**
+   * The queue CreateQueue answered with, read back with one call: its tags (which tell whether
+   * this call made it). The ARN follows from the URL and region, and the attributes are the ones
+   * the create set; only a URL of an unknown shape costs the attribute read as well.
+   */
+  async #created(
+    sqs: SQSClient,
+    url: string,
+    obj: ManagedSqsQueue,
+    sent: Readonly<Record<string, string>>,
+    ctx: DriverContext,
+  ): Promise<SqsQueueView | undefined> {
+    const arn = queueArnOfUrl(url, obj.spec.region);
+    if (arn === undefined) return this.#describe(sqs, url, ctx);
+    try {
+      const tags = await sqs.send(new ListQueueTagsCommand({ QueueUrl: url }), { abortSignal: ctx.signal });
+      return {
+        url,
+        arn,
+        attributes: { ...sent, [SqsAttribute.QueueArn]: arn },
+        tags: fromSqsTags(tags.Tags),
+      };
+    } catch (err) {
+      if (isAwsErrorKind(err, "not-found")) return undefined;
+      throw err;
+    }
   }
 
   /** Repairs attribute and tag drift; for a queue being adopted this writes its ownership tags. */

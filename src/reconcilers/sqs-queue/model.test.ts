@@ -8,6 +8,7 @@ import {
   managedAttributes,
   observedAttributes,
   SQS_DRIFT_SETTINGS,
+  queueArnOfUrl,
   queueNameOfUrl,
 } from "./model.ts";
 import { DEFAULT_TAG_POLICY, describeTagPlan, planTags } from "../common/tags.ts";
@@ -221,5 +222,29 @@ describe("observed SqsQueue attributes", () => {
     });
     assert.deepEqual(observed, { DelaySeconds: "0", FifoQueue: "true", VisibilityTimeout: "30" });
     assert.deepEqual(Object.keys(observed), ["DelaySeconds", "FifoQueue", "VisibilityTimeout"]);
+  });
+});
+
+describe("queueArnOfUrl", () => {
+  it("builds the ARN from the URL's account and name and the region's partition", () => {
+    assert.equal(
+      queueArnOfUrl("https://sqs.eu-west-1.amazonaws.com/123456789012/orders.fifo", "eu-west-1"),
+      "arn:aws:sqs:eu-west-1:123456789012:orders.fifo",
+    );
+    assert.equal(
+      queueArnOfUrl("https://sqs.cn-north-1.amazonaws.com.cn/123456789012/q", "cn-north-1"),
+      "arn:aws-cn:sqs:cn-north-1:123456789012:q",
+    );
+    assert.equal(
+      queueArnOfUrl("http://127.0.0.1:5000/123456789012/q-1", "us-east-1"),
+      "arn:aws:sqs:us-east-1:123456789012:q-1",
+    );
+  });
+
+  it("gives undefined for a URL of another shape", () => {
+    assert.equal(queueArnOfUrl("not a url", "us-east-1"), undefined);
+    assert.equal(queueArnOfUrl("https://sqs.us-east-1.amazonaws.com/q", "us-east-1"), undefined);
+    assert.equal(queueArnOfUrl("https://sqs.us-east-1.amazonaws.com/acct/q", "us-east-1"), undefined);
+    assert.equal(queueArnOfUrl("https://h/x/123456789012/q", "us-east-1"), undefined);
   });
 });

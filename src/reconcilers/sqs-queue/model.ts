@@ -5,6 +5,7 @@
  */
 import { isDeepStrictEqual } from "node:util";
 import type { SqsQueueSpec } from "../../api/v1/index.ts";
+import { partitionOf } from "../../aws/partition.ts";
 import { TAGS_SETTING, type DriftRepair } from "../common/driver.ts";
 
 /** SQS attribute names the operator reads or writes, spelled as the API spells them. */
@@ -247,4 +248,23 @@ export function observedAttributes(attributes: Readonly<Record<string, string>>)
       .filter(([k]) => !k.startsWith("Approximate") && k !== SqsAttribute.QueueArn)
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
   );
+}
+
+/**
+ * The ARN of the queue at `url` in `region`, from the URL's account and name
+ * (`https://sqs.<region>.amazonaws.com/<account>/<name>` is `arn:<partition>:sqs:<region>:<account>:<name>`),
+ * or undefined when the URL does not end in those two segments.
+ */
+export function queueArnOfUrl(url: string, region: string): string | undefined {
+  let segments: string[];
+  try {
+    segments = new URL(url).pathname.split("/").filter((s) => s.length > 0);
+  } catch {
+    return undefined;
+  }
+  const [account, encodedName, ...rest] = segments;
+  if (account === undefined || !/^\d{12}$/.test(account) || rest.length > 0) return undefined;
+  const name = queueNameOfUrl(url);
+  if (name === undefined || encodedName === undefined) return undefined;
+  return `arn:${partitionOf(region)}:sqs:${region}:${account}:${name}`;
 }
