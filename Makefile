@@ -123,7 +123,7 @@ dev: deps tools ## Run locally end to end: control plane, moto, CRDs, the operat
 ## --- benchmarks ------------------------------------------------------------------------------
 
 .PHONY: bench
-bench: bench-queue bench-metrics bench-startup bench-scale bench-idle bench-throttle ## Run every benchmark; results in bench/results and BENCHMARKS.md
+bench: bench-queue bench-metrics bench-startup bench-noop bench-scale bench-idle bench-throttle bench-restart bench-failover ## Run every benchmark (about 30 min); results in bench/results and BENCHMARKS.md
 
 .PHONY: bench-metrics
 bench-metrics: deps ## Scrape cost of the managed-resources gauge with 1,000 to 100,000 cached objects
@@ -148,6 +148,18 @@ bench-startup: deps tools build bundle ## Idle RSS with zero objects: sources, t
 .PHONY: bench-throttle
 bench-throttle: deps tools bundle ## A burst of 200 Ec2Instances against AWS's EC2 throttling buckets
 	node bench/scale/run.ts throttle --instances=200
+
+.PHONY: bench-noop
+bench-noop: deps tools ## CPU of one reconcile of a converged object (p50/p99, AWS wait excluded)
+	node bench/noop/noop.ts --buckets=100 --queues=100 --instances=30 --rounds=5
+
+.PHONY: bench-restart
+bench-restart: deps tools bundle ## Operator down, drift injected into 220 resources, operator up: time until repaired
+	node bench/lifecycle/lifecycle.ts restart --buckets=100 --queues=100 --instances=20
+
+.PHONY: bench-failover
+bench-failover: deps tools bundle ## Leader handover, graceful and after SIGKILL: time to a new leader and to a new object Ready
+	node bench/lifecycle/lifecycle.ts failover --buckets=50 --queues=50 --instances=0
 
 .PHONY: bench-queue
 bench-queue: deps ## Work queue vs client-go's workqueue (16 workers, 64 keys, 320,000 adds)

@@ -10,8 +10,9 @@ import type { Controller, MapFunc } from "../../runtime/controller/index.ts";
 import type { KubeObject, ResourceType } from "../../runtime/kube/object.ts";
 import { AccountDrivers, type InAccount } from "./account-drivers.ts";
 import type { ManagedObject, ResourceDriver } from "./driver.ts";
+import type { Reconciler } from "../../runtime/controller/reconciler.ts";
 import { OUTPUT_RULES, type OutputValues } from "./outputs.ts";
-import { setupManagedController, type ReconcilerDeps } from "./setup.ts";
+import { managedReconciler, setupManagedController, type ReconcilerDeps } from "./setup.ts";
 
 /** One IAM action a kind's driver calls. */
 export interface IamAction {
@@ -55,6 +56,8 @@ export interface KindModule {
   readonly indexers: Readonly<Record<string, IndexFunc<KubeObject>>>;
   /** Builds its controller (the shared flow with its driver) and adds it to `deps.manager`. */
   setup(deps: ReconcilerDeps): Controller;
+  /** Builds its reconciler alone (the shared flow with its driver), without a controller. */
+  reconciler(deps: ReconcilerDeps): Reconciler;
 }
 
 /**
@@ -128,5 +131,7 @@ export function defineKind<T extends ManagedObject, R>(def: KindDefinition<T, R>
         def.watches?.(deps) ?? [],
         def.outputs,
       ),
+    reconciler: (deps) =>
+      managedReconciler<T, R>(def.name, def.resource, def.driver(deps), deps, def.outputs),
   };
 }

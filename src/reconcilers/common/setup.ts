@@ -82,9 +82,39 @@ export function setupManagedController<T extends ManagedObject, R>(
 ): Controller {
   const client = deps.client.resource<T>(resource);
   countManagedResources(deps.registry, resource.kind, () => client.list());
-  const reconciler = new ManagedResourceReconciler<T, R>({
+  const reconciler = managedReconciler(name, resource, driver, deps, outputs);
+  const builder = newControllerManagedBy({
+    informers: deps.informers,
+    manager: deps.manager,
+    logger: deps.logger,
+    clock: deps.clock,
+    registry: deps.registry,
+  })
+    .for<T>(resource, { predicates: [generationChanged<T>()] })
+    .named(name)
+    .withOptions({ maxConcurrentReconciles: deps.maxConcurrentReconciles ?? 1 });
+  for (const w of watches) builder.watches(w.resource, w.map);
+  if (outputs !== undefined) builder.owns(ConfigMapResource);
+  for (const s of deps.accounts?.sources ?? [])
+    builder.watches(s.resource, (o) => s.affected(o, client.list()));
+  return builder.complete(reconciler);
+}
+
+/**
+ * The reconciler of one kind (the shared flow with its driver), as its controller runs it; for
+ * {@link setupManagedController} and for driving reconciles directly (`make bench-noop`).
+ */
+export function managedReconciler<T extends ManagedObject, R>(
+  name: string,
+  resource: ResourceType,
+  driver: ResourceDriver<T, R>,
+  deps: Omit<ReconcilerDeps, "manager" | "informers" | "maxConcurrentReconciles">,
+  /** The kind's output values for `spec.writeOutputsTo`; pure. */
+  outputs?: (obj: T) => OutputValues,
+): ManagedResourceReconciler<T, R> {
+  return new ManagedResourceReconciler<T, R>({
     resource,
-    client,
+    client: deps.client.resource<T>(resource),
     driver,
     recorder: deps.events.recorderFor(`${name}-controller`),
     clock: deps.clock,
@@ -104,19 +134,4 @@ export function setupManagedController<T extends ManagedObject, R>(
         }
       : {}),
   });
-  const builder = newControllerManagedBy({
-    informers: deps.informers,
-    manager: deps.manager,
-    logger: deps.logger,
-    clock: deps.clock,
-    registry: deps.registry,
-  })
-    .for<T>(resource, { predicates: [generationChanged<T>()] })
-    .named(name)
-    .withOptions({ maxConcurrentReconciles: deps.maxConcurrentReconciles ?? 1 });
-  for (const w of watches) builder.watches(w.resource, w.map);
-  if (outputs !== undefined) builder.owns(ConfigMapResource);
-  for (const s of deps.accounts?.sources ?? [])
-    builder.watches(s.resource, (o) => s.affected(o, client.list()));
-  return builder.complete(reconciler);
 }
