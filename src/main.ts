@@ -18,7 +18,7 @@ import { CACHE_OPTIONS, registerControllers } from "./controllers.ts";
 import { InformerFactory } from "./runtime/cache/factory.ts";
 import { systemClock } from "./runtime/clock.ts";
 import { EventBroadcaster } from "./runtime/events/recorder.ts";
-import { KubeConfig, SERVICE_ACCOUNT_DIR } from "./runtime/kube/kubeconfig.ts";
+import { KubeConfig, SERVICE_ACCOUNT_DIR, UnsupportedKubeConfigError } from "./runtime/kube/kubeconfig.ts";
 import { RestClient } from "./runtime/kube/rest.ts";
 import { createLogger, type Logger } from "./runtime/logging.ts";
 import { LeaderElector } from "./runtime/manager/leader-election.ts";
@@ -196,6 +196,9 @@ function loadKubeConfig(options: Options, env: NodeJS.ProcessEnv): KubeConfig {
       return KubeConfig.inCluster(env);
     return KubeConfig.fromDefault(env);
   } catch (err) {
+    // Found, but asking for what the operator does not do: a configuration error (exit 2).
+    if (err instanceof UnsupportedKubeConfigError)
+      throw new ConfigError(`unsupported kubeconfig: ${err.message}`, { cause: err });
     throw new Error(
       `no usable Kubernetes configuration (pass --kubeconfig, set KUBECONFIG, or run in a cluster): ${(err as Error).message}`,
       { cause: err },

@@ -98,6 +98,48 @@ describe("kubeprovisioner CLI", () => {
     }
   });
 
+  it("exits 2 with a message naming what is unsupported for an auth-provider or proxy-url kubeconfig", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "kp-cli-"));
+    try {
+      const kubeconfig = (name: string, cluster: object, user: object): string => {
+        const file = path.join(dir, name);
+        writeFileSync(
+          file,
+          JSON.stringify({
+            apiVersion: "v1",
+            kind: "Config",
+            clusters: [{ name: "c", cluster: { server: "https://127.0.0.1:1", ...cluster } }],
+            users: [{ name: "u", user }],
+            contexts: [{ name: "c", context: { cluster: "c", user: "u" } }],
+            "current-context": "c",
+          }),
+        );
+        return file;
+      };
+      const flags = ["--metrics-bind-address=0", "--health-probe-bind-address=0", "--leader-elect=false"];
+      const oidc = await cli([
+        `--kubeconfig=${kubeconfig("oidc", {}, { "auth-provider": { name: "oidc" } })}`,
+        ...flags,
+      ]);
+      assert.equal(oidc.code, 2, oidc.stderr);
+      assert.match(
+        oidc.stderr,
+        /^kubeprovisioner: unsupported kubeconfig: kubeconfig user "u" uses auth-provider "oidc", which is not supported: give the user an exec credential plugin/m,
+      );
+      const proxy = await cli([
+        `--kubeconfig=${kubeconfig("proxy", { "proxy-url": "http://proxy:3128" }, { token: "t" })}`,
+        ...flags,
+      ]);
+      assert.equal(proxy.code, 2, proxy.stderr);
+      assert.match(
+        proxy.stderr,
+        /^kubeprovisioner: unsupported kubeconfig: kubeconfig cluster "c" sets proxy-url/m,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("prints help and the version with exit 0", async () => {
     const help = await cli(["--help"]);
     assert.equal(help.code, 0);

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, describe, it } from "node:test";
-import { KubeConfig, KubeConfigError } from "./kubeconfig.ts";
+import { KubeConfig, KubeConfigError, UnsupportedKubeConfigError } from "./kubeconfig.ts";
 
 const dir = mkdtempSync(path.join(os.tmpdir(), "kubeconfig-test-"));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -143,7 +143,11 @@ current-context: x
           ...base,
           users: [{ name: "u", user: { "auth-provider": { name: "oidc" } } }],
         }),
-      /auth-provider, which is not supported/,
+      (err: unknown) =>
+        err instanceof UnsupportedKubeConfigError &&
+        /user "u" uses auth-provider "oidc", which is not supported: give the user an exec credential plugin/.test(
+          err.message,
+        ),
     );
     assert.throws(
       () =>
@@ -151,7 +155,11 @@ current-context: x
           ...base,
           clusters: [{ name: "c", cluster: { server: "https://c", "proxy-url": "http://proxy:3128" } }],
         }),
-      /proxy-url, which is not supported/,
+      (err: unknown) =>
+        err instanceof UnsupportedKubeConfigError &&
+        /cluster "c" sets proxy-url, which is not supported: the operator connects to the API server directly/.test(
+          err.message,
+        ),
     );
     assert.throws(() => KubeConfig.fromString("- just\n- a list\n"), /not a kubeconfig document/);
     assert.throws(() => KubeConfig.fromString("clusters: [unclosed"), /not valid YAML/);

@@ -75,7 +75,15 @@ export const SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccoun
 
 /** A bad or unsupported kubeconfig. */
 export class KubeConfigError extends Error {
-  override readonly name = "KubeConfigError";
+  override readonly name: string = "KubeConfigError";
+}
+
+/**
+ * The kubeconfig asks for something this loader does not do (an `auth-provider` user, a
+ * `proxy-url` cluster): refused rather than connecting without it.
+ */
+export class UnsupportedKubeConfigError extends KubeConfigError {
+  override readonly name: string = "UnsupportedKubeConfigError";
 }
 
 /**
@@ -103,13 +111,18 @@ export class KubeConfig {
       throw new KubeConfigError(`kubeconfig has no cluster ${JSON.stringify(context.cluster)} with a server`);
     // A context may name a user that is not listed: it then connects without credentials.
     const user = document.users?.find((u) => u.name === context.user)?.user ?? {};
-    if (user["auth-provider"] !== undefined)
-      throw new KubeConfigError(
-        `kubeconfig user ${JSON.stringify(context.user)} uses an auth-provider, which is not supported; use an exec credential plugin`,
+    const provider = user["auth-provider"];
+    if (provider !== undefined) {
+      const name = (provider as { name?: unknown } | null)?.name;
+      throw new UnsupportedKubeConfigError(
+        `kubeconfig user ${JSON.stringify(context.user)} uses auth-provider${typeof name === "string" ? ` ${JSON.stringify(name)}` : ""}, which is not supported: ` +
+          "give the user an exec credential plugin (client.authentication.k8s.io, such as kubelogin or gke-gcloud-auth-plugin), a token or a client certificate instead",
       );
+    }
     if (cluster["proxy-url"] !== undefined)
-      throw new KubeConfigError(
-        `kubeconfig cluster ${JSON.stringify(context.cluster)} sets proxy-url, which is not supported`,
+      throw new UnsupportedKubeConfigError(
+        `kubeconfig cluster ${JSON.stringify(context.cluster)} sets proxy-url, which is not supported: ` +
+          "the operator connects to the API server directly; remove proxy-url or use a kubeconfig without it",
       );
     this.contextName = contextName;
     this.cluster = cluster;
