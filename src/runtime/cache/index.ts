@@ -4,7 +4,7 @@
  */
 export { Backoff, type BackoffOptions } from "../backoff.ts";
 export { InformerFactory, type InformerFactoryOptions } from "./factory.ts";
-export { deepFreeze, prepareForCache } from "./freeze.ts";
+export { deepFreeze, LAST_APPLIED_ANNOTATION, prepareForCache } from "./freeze.ts";
 export {
   restListerWatcher,
   type ListerWatcher,

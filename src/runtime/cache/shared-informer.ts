@@ -63,7 +63,7 @@ export const DEFAULT_RESYNC_PERIOD_MS = 10 * 60 * 60 * 1000;
  * cluster-wide), shared by every handler in the process.
  *
  * Guarantees: the store is updated before handlers hear of a change; objects are deep-frozen
- * and stripped of `managedFields`; an update is delivered only when the resourceVersion changed
+ * and stripped of `managedFields` and of kubectl's last-applied annotation; an update is delivered only when the resourceVersion changed
  * (except resync, which re-delivers every cached object as `onUpdate(obj, obj)` without any API
  * request); after a relist, cached objects missing from the new list are delivered as deletes
  * carrying their last known state; a handler that throws never stops the watch.

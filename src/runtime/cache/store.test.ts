@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { KubeObject } from "../kube/object.ts";
-import { deepFreeze, prepareForCache } from "./freeze.ts";
+import { deepFreeze, LAST_APPLIED_ANNOTATION, prepareForCache } from "./freeze.ts";
 import { NAMESPACE_INDEX, ObjectStore } from "./store.ts";
 
 interface Widget extends KubeObject {
@@ -154,6 +154,21 @@ describe("prepareForCache", () => {
     assert.throws(() => {
       (cached.metadata.labels as Record<string, string>).app = "y";
     }, TypeError);
+  });
+
+  it("drops kubectl's last-applied copy of the object and keeps every other annotation", () => {
+    const applied = (annotations: Record<string, string>): Widget => ({
+      ...widget("a", "1"),
+      metadata: { namespace: "a", name: "1", annotations },
+    });
+    const copy = JSON.stringify(widget("a", "1"));
+    const kept = prepareForCache(applied({ [LAST_APPLIED_ANNOTATION]: copy, team: "x" }));
+    assert.deepEqual(kept.metadata.annotations, { team: "x" });
+    const only = prepareForCache(applied({ [LAST_APPLIED_ANNOTATION]: copy }));
+    assert.equal("annotations" in only.metadata, false);
+    const frozen = deepFreeze(applied({ [LAST_APPLIED_ANNOTATION]: copy }));
+    assert.equal(prepareForCache(frozen).metadata.annotations, undefined);
+    assert.equal(frozen.metadata.annotations?.[LAST_APPLIED_ANNOTATION], copy, "a frozen input is copied");
   });
 
   it("copies a frozen object instead of failing to strip it", () => {

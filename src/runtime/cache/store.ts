@@ -21,7 +21,7 @@ export const controllerUidIndex: IndexFunc<KubeObject> = (obj) => {
 
 /**
  * Read-only view of an informer's cache. Objects are deep-frozen and carry no
- * `metadata.managedFields`; to change one, `structuredClone` it first. Results are snapshots:
+ * `metadata.managedFields` and no `kubectl apply` last-applied annotation; to change one, `structuredClone` it first. Results are snapshots:
  * arrays returned are never modified afterwards.
  */
 export interface Store<T extends KubeObject> {
