@@ -57,13 +57,15 @@ function setup() {
   const clock = new FakeClock(Date.parse("2025-01-01T00:00:00Z"));
   const ec2 = new FakeEc2(() => clock.now());
   const driver = new Ec2InstanceDriver({ aws: ec2.source(), clock, visibilityGraceMs: 60_000 });
-  /** Runs `fn` while stepping the clock past the batch window. */
+  /** Runs `fn` while stepping the clock past each batch window it meets (lookups by ID, by tag). */
   const run = async <T>(p: Promise<T>): Promise<T> => {
+    let done = false;
     const settled = p.then(
       (v) => ({ ok: true as const, v }),
       (e: unknown) => ({ ok: false as const, e }),
     );
-    await clock.advance(10);
+    void settled.then(() => (done = true));
+    for (let i = 0; i < 10 && !done; i++) await clock.advance(10);
     const r = await settled;
     if (!r.ok) throw r.e;
     return r.v;

@@ -49,6 +49,7 @@ import {
 } from "../common/driver.ts";
 import { AmiRootDevices } from "./ami-root-device.ts";
 import { DescribeBatcher } from "./describe-batcher.ts";
+import { FilterBatcher } from "./filter-batcher.ts";
 import {
   instanceStatus,
   instanceTags,
@@ -132,6 +133,7 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Inst
   readonly #snapshotMaxAgeMs: number;
   readonly #trackMs: number;
   readonly #batchers = new Map<string, DescribeBatcher>();
+  readonly #lookups = new Map<string, FilterBatcher>();
   readonly #roots: AmiRootDevices;
   readonly #tagPolicy: TagPolicy;
 
@@ -497,13 +499,23 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Inst
     return batcher;
   }
 
+  /** The region's lookups by tag, batched across objects (filter-batcher.ts). */
+  #lookup(region: string): FilterBatcher {
+    let lookup = this.#lookups.get(region);
+    if (lookup === undefined) {
+      lookup = new FilterBatcher({
+        describe: (filters) => describeInstances(this.#aws.client("ec2", region), filters),
+        clock: this.#clock,
+        windowMs: this.#windowMs,
+      });
+      this.#lookups.set(region, lookup);
+    }
+    return lookup;
+  }
+
   /** The live instance carrying this object's UID tag, if any (the pick among several is stable). */
   async #findOwned(obj: Ec2InstanceObject, ctx: DriverContext): Promise<Instance | undefined> {
-    const found = await describeInstances(
-      this.#aws.client("ec2", obj.spec.region),
-      ownedFilters(uidOf(obj)),
-      ctx.signal,
-    );
+    const found = await this.#lookup(obj.spec.region).find(ownedFilters(uidOf(obj)), ctx.signal);
     const chosen = pickInstance(found, obj.status?.createToken);
     if (found.length > 1) {
       ctx.logger.warn(
@@ -516,11 +528,7 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Inst
 
   /** A live instance tagged with this object's namespace, name and kind: the adoption candidate. */
   async #findNamed(obj: Ec2InstanceObject, ctx: DriverContext): Promise<Instance | undefined> {
-    const found = await describeInstances(
-      this.#aws.client("ec2", obj.spec.region),
-      namedFilters(ownerOf(obj, KIND)),
-      ctx.signal,
-    );
+    const found = await this.#lookup(obj.spec.region).find(namedFilters(ownerOf(obj, KIND)), ctx.signal);
     return pickInstance(found, undefined);
   }
 
