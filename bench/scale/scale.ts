@@ -93,8 +93,8 @@ writeFileSync(
 );
 const auditLog = path.join(work, "audit.log");
 
-/** Kubernetes requests of the operator's user by `verb resource[/subresource]`, since `from` bytes. */
-function auditCounts(fromByte: number): { counts: Record<string, number>; writes: number; size: number } {
+/** Kubernetes requests of the operator's user by `verb resource[/subresource]`, after `from` characters. */
+function auditCounts(from: number): { counts: Record<string, number>; writes: number; size: number } {
   let text: string;
   try {
     text = readFileSync(auditLog, "utf8");
@@ -103,7 +103,7 @@ function auditCounts(fromByte: number): { counts: Record<string, number>; writes
   }
   const counts: Record<string, number> = {};
   let writes = 0;
-  for (const line of text.slice(fromByte).split("\n")) {
+  for (const line of text.slice(from).split("\n")) {
     if (line === "") continue;
     const ev = JSON.parse(line) as {
       user?: { username?: string };
@@ -116,7 +116,8 @@ function auditCounts(fromByte: number): { counts: Record<string, number>; writes
     counts[key] = (counts[key] ?? 0) + 1;
     if (["create", "update", "patch", "delete", "deletecollection"].includes(ev.verb ?? "")) writes++;
   }
-  return { counts, writes, size: Buffer.byteLength(text) };
+  // An offset into the text as read (UTF-16 units), not bytes: the log holds non-ASCII text.
+  return { counts, writes, size: text.length };
 }
 
 function quantile(sorted: readonly number[], q: number): number {
