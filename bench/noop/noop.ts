@@ -22,6 +22,7 @@ import { Session } from "node:inspector/promises";
 import { parseArgs } from "node:util";
 import { Registry } from "prom-client";
 import { AwsClients } from "../../src/aws/clients.ts";
+import { CACHE_OPTIONS } from "../../src/controllers.ts";
 import { KINDS } from "../../src/kinds.ts";
 import type { KindModule } from "../../src/reconcilers/common/kind.ts";
 import { CacheOwnerDirectory } from "../../src/reconcilers/common/owner-directory.ts";
@@ -110,7 +111,8 @@ let result: unknown;
 try {
   await cp.request("POST", "/api/v1/namespaces", { metadata: { name: NS } });
   const rest = RestClient.fromKubeConfig(cp.kubeConfig(), { registry });
-  const informers = new InformerFactory({ rest, registry });
+  // The operator's own cache settings (the outputs ConfigMaps' selector and index).
+  const informers = new InformerFactory({ rest, registry, ...CACHE_OPTIONS });
   const client = new Client({ rest, cache: informers });
   const deps: ReconcilerDeps = {
     client,
@@ -168,7 +170,9 @@ try {
         Array.from({ length: 8 }, async () => {
           while (next < todo.length) {
             const name = todo[next++] ?? "";
-            await k.reconciler.reconcile({ namespace: NS, name }, ctx).catch(() => undefined);
+            await k.reconciler.reconcile({ namespace: NS, name }, ctx).catch((err: unknown) => {
+              if (round > 3) log(`${name}: ${String(err)}`);
+            });
           }
         }),
       );
