@@ -14,6 +14,7 @@ import { parseArgs } from "node:util";
 import { startControlPlane } from "../../test/support/envtest.ts";
 import { startMoto } from "../../test/support/moto.ts";
 import { startOperator } from "../../test/support/operator.ts";
+import { inParallel } from "../../test/support/pool.ts";
 import { repoRoot, waitFor } from "../../test/support/process.ts";
 import { childPid, procStats } from "../support/proc-stats.ts";
 
@@ -124,21 +125,15 @@ try {
       (_, i) => ["sqsqueues", "SqsQueue", "queueName", i] as const,
     ),
   ];
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: 16 }, async () => {
-      while (next < todo.length) {
-        const [plural, kind, field, i] = todo[next++] ?? todo[0] ?? ["", "", "", 0];
-        const name = `${plural.slice(0, 3)}-heap-${String(i).padStart(5, "0")}`;
-        await cp.request("POST", `/apis/compute.cloud.com/v1/namespaces/${NS}/${plural}`, {
-          apiVersion: "compute.cloud.com/v1",
-          kind,
-          metadata: { name },
-          spec: { [field]: name, region: "us-east-1", tags: { bench: "heap" } },
-        });
-      }
-    }),
-  );
+  await inParallel(todo, 16, async ([plural, kind, field, i]) => {
+    const name = `${plural.slice(0, 3)}-heap-${String(i).padStart(5, "0")}`;
+    await cp.request("POST", `/apis/compute.cloud.com/v1/namespaces/${NS}/${plural}`, {
+      apiVersion: "compute.cloud.com/v1",
+      kind,
+      metadata: { name },
+      spec: { [field]: name, region: "us-east-1", tags: { bench: "heap" } },
+    });
+  });
   await waitFor(
     "every object Ready",
     async () => {

@@ -29,6 +29,7 @@ import { startAwsProxy, type AwsProxy } from "../../test/support/aws-proxy.ts";
 import { startControlPlane, type ControlPlane } from "../../test/support/envtest.ts";
 import { startMoto, type Moto } from "../../test/support/moto.ts";
 import { startOperator, type OperatorProcess } from "../../test/support/operator.ts";
+import { inParallel } from "../../test/support/pool.ts";
 import { repoRoot, waitFor } from "../../test/support/process.ts";
 
 const { values, positionals } = parseArgs({
@@ -97,21 +98,15 @@ async function readyCount(cp: ControlPlane, plural: string): Promise<number> {
 
 async function createAll(cp: ControlPlane): Promise<number> {
   const todo = KINDS.flatMap((k) => Array.from({ length: k.count }, (_, i) => ({ k, name: nameOf(k, i) })));
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: 16 }, async () => {
-      while (next < todo.length) {
-        const { k, name } = todo[next++] ?? { k: KINDS[0], name: "" };
-        const res = await cp.request("POST", base(k.plural), {
-          apiVersion: "compute.cloud.com/v1",
-          kind: k.kind,
-          metadata: { name },
-          spec: k.spec(name),
-        });
-        if (res.status !== 201) throw new Error(`create ${name}: ${res.status} ${res.text}`);
-      }
-    }),
-  );
+  await inParallel(todo, 16, async ({ k, name }) => {
+    const res = await cp.request("POST", base(k.plural), {
+      apiVersion: "compute.cloud.com/v1",
+      kind: k.kind,
+      metadata: { name },
+      spec: k.spec(name),
+    });
+    if (res.status !== 201) throw new Error(`create ${name}: ${res.status} ${res.text}`);
+  });
   return todo.length;
 }
 

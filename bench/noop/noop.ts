@@ -36,6 +36,7 @@ import { silentLogger } from "../../src/runtime/logging.ts";
 import { registrySum } from "../../src/runtime/testing/prometheus-text.ts";
 import { startControlPlane } from "../../test/support/envtest.ts";
 import { startMoto } from "../../test/support/moto.ts";
+import { inParallel } from "../../test/support/pool.ts";
 import { repoRoot } from "../../test/support/process.ts";
 
 const { values } = parseArgs({
@@ -165,17 +166,11 @@ try {
       const todo = k.names.filter((n) => !isReady(k.kind, n));
       if (todo.length === 0) return;
       if (round > 60) throw new Error(`${todo.length} ${k.kind.resource.plural} not Ready`);
-      let next = 0;
-      await Promise.all(
-        Array.from({ length: 8 }, async () => {
-          while (next < todo.length) {
-            const name = todo[next++] ?? "";
-            await k.reconciler.reconcile({ namespace: NS, name }, ctx).catch((err: unknown) => {
-              if (round > 3) log(`${name}: ${String(err)}`);
-            });
-          }
-        }),
-      );
+      await inParallel(todo, 8, async (name) => {
+        await k.reconciler.reconcile({ namespace: NS, name }, ctx).catch((err: unknown) => {
+          if (round > 3) log(`${name}: ${String(err)}`);
+        });
+      });
       await new Promise((r) => setTimeout(r, 500));
     }
   };

@@ -25,6 +25,7 @@ import { Ec2Throttle } from "../../test/support/ec2-throttle.ts";
 import { startControlPlane, type ControlPlane } from "../../test/support/envtest.ts";
 import { startMoto } from "../../test/support/moto.ts";
 import { startOperator } from "../../test/support/operator.ts";
+import { inParallel } from "../../test/support/pool.ts";
 import { childPid, procStats, type ProcStats } from "../support/proc-stats.ts";
 
 const { values } = parseArgs({
@@ -141,20 +142,6 @@ async function readyNames(cp: ControlPlane, plural: string): Promise<string[]> {
     .map((o) => o.metadata.name);
 }
 
-/** Runs `fn` over `items` with at most `limit` at once. */
-async function pool<T>(items: readonly T[], limit: number, fn: (t: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        const item = items[i];
-        if (item !== undefined) await fn(item);
-      }
-    }),
-  );
-}
-
 const cp = await startControlPlane({
   installCRDs: true,
   apiServerFlags: [
@@ -216,7 +203,7 @@ try {
   // Interleave the kinds, as a mixed apply would.
   todo.sort((a, b) => a.name.slice(-5).localeCompare(b.name.slice(-5)));
   const createStart = Date.now();
-  const creating = pool(todo, 16, async ({ k, name }) => {
+  const creating = inParallel(todo, 16, async ({ k, name }) => {
     const res = await cp.request("POST", base(k.plural), {
       apiVersion: "compute.cloud.com/v1",
       kind: k.kind,

@@ -99,13 +99,7 @@ export function setupAccounts(deps: AccountsDeps): CacheAccountResolver {
     clock: deps.clock,
     checkIntervalMs: deps.checkIntervalMs,
   });
-  const builder = newControllerManagedBy({
-    informers: deps.informers,
-    manager: deps.manager,
-    logger: deps.logger,
-    clock: deps.clock,
-    registry: deps.registry,
-  })
+  const builder = newControllerManagedBy(deps)
     .for<AwsAccount>(AwsAccountResource, { predicates: [generationChanged<AwsAccount>()] })
     .named("awsaccount")
     .withOptions({ maxConcurrentReconciles: deps.maxConcurrentReconciles ?? 1 });

@@ -21,6 +21,7 @@ import { startAwsProxy, type AwsProxy } from "../support/aws-proxy.ts";
 import { startBackends } from "../support/backends.ts";
 import type { ControlPlane } from "../support/envtest.ts";
 import type { Moto } from "../support/moto.ts";
+import { inParallel } from "../support/pool.ts";
 import { startOperator, type OperatorProcess } from "../support/operator.ts";
 import { waitFor } from "../support/process.ts";
 import { WRITES, ready, type KubeObj } from "../support/reconciler-env.ts";
@@ -104,20 +105,6 @@ export function plan(prefix: string, count: number): FleetObject[] {
     name: `${prefix}-${i}`,
     region: REGIONS[Math.floor(i / kinds.length) % REGIONS.length] as string,
   }));
-}
-
-/** Runs `fn` over `items`, at most `width` at a time. */
-export async function inParallel<T>(
-  items: readonly T[],
-  width: number,
-  fn: (t: T) => Promise<void>,
-): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(width, items.length) }, async () => {
-      while (next < items.length) await fn(items[next++] as T);
-    }),
-  );
 }
 
 /** The environment of one fault case. */

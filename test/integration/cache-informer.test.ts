@@ -13,6 +13,7 @@ import { RestClient } from "../../src/runtime/kube/rest.ts";
 import { registrySum } from "../../src/runtime/testing/prometheus-text.ts";
 import { installTestCrd } from "../support/test-crd.ts";
 import { startControlPlane, type ControlPlane } from "../support/envtest.ts";
+import { inParallel } from "../support/pool.ts";
 import { waitFor, within } from "../support/process.ts";
 
 interface ConfigMap extends KubeObject {
@@ -56,19 +57,14 @@ describe("informer cache on a real API server", () => {
     await admin.request({ method: "POST", path: "/api/v1/namespaces", body: { metadata: { name } } });
   }
   async function createConfigMaps(ns: string, count: number, concurrency = 25): Promise<void> {
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: concurrency }, async () => {
-        while (next < count) {
-          const i = next++;
-          await admin.request({
-            method: "POST",
-            path: cm(ns),
-            body: { metadata: { name: `cm-${String(i).padStart(4, "0")}` }, data: { i: String(i) } },
-          });
-        }
-      }),
-    );
+    const indexes = Array.from({ length: count }, (_, i) => i);
+    await inParallel(indexes, concurrency, async (i) => {
+      await admin.request({
+        method: "POST",
+        path: cm(ns),
+        body: { metadata: { name: `cm-${String(i).padStart(4, "0")}` }, data: { i: String(i) } },
+      });
+    });
   }
   function factoryFor(
     registry: Registry,

@@ -13,6 +13,7 @@ import { keyOf, type KubeObject, type ResourceType } from "../../src/runtime/kub
 import { RestClient } from "../../src/runtime/kube/rest.ts";
 import { installTestCrd } from "../support/test-crd.ts";
 import { startControlPlane, type ControlPlane } from "../support/envtest.ts";
+import { inParallel } from "../support/pool.ts";
 
 interface Gadget extends KubeObject {
   spec?: { size?: number };
@@ -34,19 +35,6 @@ function installGadgetCrd(cp: ControlPlane): Promise<void> {
     spec: { size: { type: "integer" } },
     status: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
   });
-}
-
-/** Runs `fn` over `items` with at most `limit` calls in flight. */
-async function pool<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: limit }, async () => {
-      while (next < items.length) {
-        const item = items[next++] as T;
-        await fn(item);
-      }
-    }),
-  );
 }
 
 describe("controller on a real API server", () => {
@@ -116,7 +104,7 @@ describe("controller on a real API server", () => {
     const runningController = controller.start(ac.signal);
     try {
       const names = Array.from({ length: OBJECTS }, (_, i) => `g-${i}`);
-      await pool(names, 8, async (name) => {
+      await inParallel(names, 8, async (name) => {
         await objects.create({ metadata: { name, namespace: NS }, spec: { size: 0 } });
       });
       // All objects are updated at once, so many keys are hot together; each object's own

@@ -31,6 +31,8 @@ const TAG_CHARS = "\\p{L}\\p{Z}\\p{N}_.:/=+\\-@";
 const TAG_CHARS_TEXT = "letters, digits, spaces and _ . : / = + - @";
 const MAX_TAG_KEY = 128;
 const MAX_TAG_VALUE = 256;
+const TAG_KEY_REGEXP = new RegExp(`^[${TAG_CHARS}]+$`, "u");
+const TAG_VALUE_REGEXP = new RegExp(`^[${TAG_CHARS}]*$`, "u");
 
 /**
  * The rules of one user tag key, each as a CEL rule over `k` for the CRD and a check for the
@@ -44,7 +46,7 @@ const TAG_KEY_RULES: readonly { cel: string; ok: (k: string) => boolean; message
   },
   {
     cel: `k.matches(r'^[${TAG_CHARS}]+$')`,
-    ok: (k) => new RegExp(`^[${TAG_CHARS}]+$`, "u").test(k),
+    ok: (k) => TAG_KEY_REGEXP.test(k),
     message: `tag keys may contain only ${TAG_CHARS_TEXT}`,
   },
   {
@@ -67,8 +69,7 @@ export function tagKeyProblem(key: string): string | undefined {
 /** Why `value` cannot be a tag value, or undefined when it can (the CRD's rules). */
 export function tagValueProblem(value: string): string | undefined {
   if (value.length > MAX_TAG_VALUE) return `tag values must be at most ${MAX_TAG_VALUE} characters`;
-  if (!new RegExp(`^[${TAG_CHARS}]*$`, "u").test(value))
-    return `tag values may contain only ${TAG_CHARS_TEXT}`;
+  if (!TAG_VALUE_REGEXP.test(value)) return `tag values may contain only ${TAG_CHARS_TEXT}`;
   return undefined;
 }
 

@@ -83,13 +83,7 @@ export function setupManagedController<T extends ManagedObject, R>(
   const client = deps.client.resource<T>(resource);
   countManagedResources(deps.registry, resource.kind, () => client.list());
   const reconciler = managedReconciler(name, resource, driver, deps, outputs);
-  const builder = newControllerManagedBy({
-    informers: deps.informers,
-    manager: deps.manager,
-    logger: deps.logger,
-    clock: deps.clock,
-    registry: deps.registry,
-  })
+  const builder = newControllerManagedBy(deps)
     .for<T>(resource, { predicates: [generationChanged<T>()] })
     .named(name)
     .withOptions({ maxConcurrentReconciles: deps.maxConcurrentReconciles ?? 1 });
