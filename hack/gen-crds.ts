@@ -1,5 +1,6 @@
 // Writes the files generated from the sources (src/gen/files.ts): the CRDs (config/crd), the
-// chart's manager ClusterRole and the IAM table of docs/aws.md, from the kind registry.
+// chart's manager ClusterRole, the IAM table of docs/aws.md and the IAM policies of config/iam,
+// from the kind registry.
 //
 //   node hack/gen-crds.ts           write the files
 //   node hack/gen-crds.ts --check   exit 1 and list the stale files instead of writing

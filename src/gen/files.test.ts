@@ -8,6 +8,7 @@ import { KINDS } from "../kinds.ts";
 import { callsOf, type KindModule } from "../reconcilers/common/kind.ts";
 import { generatedFiles } from "./files.ts";
 import { renderIamTable, withIamTable } from "./iam.ts";
+import { IAM_POLICY, IAM_POLICY_TAG_SCOPED } from "./iam-policy.ts";
 import { managerRules, MANAGER_CLUSTERROLE, renderManagerClusterRole } from "./rbac.ts";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -15,7 +16,13 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "../..");
 describe("files generated from the kind registry", () => {
   it("match the committed files (run `make manifests` when this fails)", async () => {
     const files = generatedFiles(root);
-    for (const path of ["config/crd/kustomization.yaml", MANAGER_CLUSTERROLE, "docs/aws.md"]) {
+    for (const path of [
+      "config/crd/kustomization.yaml",
+      MANAGER_CLUSTERROLE,
+      "docs/aws.md",
+      IAM_POLICY,
+      IAM_POLICY_TAG_SCOPED,
+    ]) {
       assert.ok(files.has(path), `${path} is generated`);
     }
     for (const [path, text] of files) {

@@ -1,7 +1,7 @@
 /**
  * Every file generated from the sources: the CRDs (config/crd) from the kinds' schemas, the
- * chart's manager ClusterRole, its helpers naming the kinds' resources and the IAM table of
- * docs/aws.md from the kind registry. Pure apart
+ * chart's manager ClusterRole, its helpers naming the kinds' resources, the IAM table of
+ * docs/aws.md and the IAM policies of config/iam from the kind registry. Pure apart
  * from reading the page the IAM table is spliced into; hack/gen-crds.ts writes the files and
  * ./files.test.ts fails when a committed one is stale. config/rbac is rendered from the chart by
  * hack/gen-config.ts afterwards.
@@ -12,6 +12,7 @@ import { awsAccountModule } from "../accounts/index.ts";
 import { generatedManifests } from "../api/gen/manifests.ts";
 import { KINDS } from "../kinds.ts";
 import { AWS_DOC, withIamTable } from "./iam.ts";
+import { IAM_POLICY, IAM_POLICY_TAG_SCOPED, renderIamPolicy } from "./iam-policy.ts";
 import { KINDS_HELPERS, MANAGER_CLUSTERROLE, renderKindsHelpers, renderManagerClusterRole } from "./rbac.ts";
 
 /** Generated files keyed by path relative to `root`, the repository root. */
@@ -20,5 +21,7 @@ export function generatedFiles(root: string): Map<string, string> {
   files.set(MANAGER_CLUSTERROLE, renderManagerClusterRole(KINDS, awsAccountModule.kubernetes));
   files.set(KINDS_HELPERS, renderKindsHelpers(KINDS));
   files.set(AWS_DOC, withIamTable(readFileSync(join(root, AWS_DOC), "utf8"), KINDS));
+  files.set(IAM_POLICY, renderIamPolicy(KINDS, false));
+  files.set(IAM_POLICY_TAG_SCOPED, renderIamPolicy(KINDS, true));
   return files;
 }
