@@ -1,7 +1,8 @@
 /**
  * The kind registry: every managed kind, one line each, in a fixed order. The controllers
- * (src/controllers.ts), the CRDs, the chart's ClusterRole and the IAM table of docs/aws.md
- * (src/gen, `make manifests`) and the e2e RBAC expectations are derived from this list.
+ * (src/controllers.ts), the CRDs, the chart's ClusterRole, the IAM table of docs/aws.md and the
+ * IAM policies of config/iam (src/gen, `make manifests`) and the e2e RBAC expectations are
+ * derived from this list.
  */
 import type { KindModule } from "./reconcilers/common/kind.ts";
 import { ec2InstanceKind } from "./reconcilers/ec2-instance/index.ts";
