@@ -228,6 +228,27 @@ describe("the docs name what the code has", () => {
     );
   });
 
+  it("every test file the pages cite exists", () => {
+    const files = (dir: string): string[] =>
+      readdirSync(path.join(repoRoot, dir), { withFileTypes: true }).flatMap((e) =>
+        e.isDirectory()
+          ? e.name === "node_modules"
+            ? []
+            : files(path.join(dir, e.name))
+          : [path.join(dir, e.name)],
+      );
+    const tests = [...files("src"), ...files("test"), ...files("bench")].filter((f) =>
+      f.endsWith(".test.ts"),
+    );
+    const missing: string[] = [];
+    for (const page of [...PAGES, "BENCHMARKS.md"])
+      for (const m of read(page).matchAll(/`((?:[\w.-]+\/)*[\w.-]+\.test\.ts)`/g)) {
+        const cited = m[1] ?? "";
+        if (!tests.some((t) => t === cited || t.endsWith(`/${cited}`))) missing.push(`${page}: ${cited}`);
+      }
+    assert.deepEqual(missing, []);
+  });
+
   it("the README's test concurrency is the Makefile's", () => {
     const makefile = read("Makefile");
     const n = /^TEST_CONCURRENCY \?= (\d+)$/m.exec(makefile)?.[1];
