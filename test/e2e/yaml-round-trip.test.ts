@@ -204,8 +204,20 @@ const ALL_OPTIONAL_VALUES = {
     dashboard: { enabled: true, annotations: { grafana_folder: "Operators" } },
     prometheusRule: { enabled: true, labels: { release: "prom" }, alertLabels: { team: "platform" } },
   },
+  controller: {
+    watchNamespaces: ["team-a", "team-b"],
+    defaultTags: { release: "2024-01-01", enabled: "yes", build: "0777" },
+    ignoreTagPrefixes: ["backup:", "CostCenter"],
+    requireAccount: true,
+  },
+  serviceAccount: { annotations: { "example.com/since": "2024-01-01" } },
+  extraArgs: ["--leader-election-retry-period=3s"],
+  extraEnv: [{ name: "FEATURE_X", value: "on" }],
   networkPolicy: { enabled: true },
   podAnnotations: { "example.com/on": "yes" },
+  podLabels: { tier: "n" },
+  nodeSelector: { "kubernetes.io/os": "linux" },
+  tolerations: [{ key: "dedicated", operator: "Equal", value: "true", effect: "NoSchedule" }],
   priorityClassName: "system-cluster-critical",
 };
 
@@ -326,6 +338,18 @@ describe("YAML that users apply or Helm renders, read by kubectl", () => {
           "CustomResourceDefinition",
         ])
           assert.ok(kinds.includes(k), `renders a ${k}`);
+        // The values reached Helm as written: the default tags every resource carries, an env value.
+        type Container = { args: string[]; env: { name: string; value?: string }[] };
+        const deployment = meant(res.stdout).find((d) => (d as { kind: string }).kind === "Deployment") as
+          { spec: { template: { spec: { containers: Container[] } } } } | undefined;
+        const container = deployment?.spec.template.spec.containers[0];
+        const tagsArg = container?.args.find((a) => a.startsWith("--default-tags="));
+        assert.deepEqual(tagsArg?.slice("--default-tags=".length).split(",").sort(), [
+          "build=0777",
+          "enabled=yes",
+          "release=2024-01-01",
+        ]);
+        assert.equal(container?.env.find((e) => e.name === "FEATURE_X")?.value, "on");
       }
     });
   }
