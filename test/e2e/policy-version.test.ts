@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { GetBucketPolicyCommand } from "@aws-sdk/client-s3";
 import { GetQueueAttributesCommand, GetQueueUrlCommand } from "@aws-sdk/client-sqs";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -19,6 +19,7 @@ import type { Moto } from "../support/moto.ts";
 import { startOperator, type OperatorProcess } from "../support/operator.ts";
 import { repoRoot, trackTempDir } from "../support/process.ts";
 import { motoClients } from "./flow-support.ts";
+import { differences, jsonObjects, kubectlReads } from "../support/yaml-readers.ts";
 import { CHART_DIR, helm } from "./helm.ts";
 
 const NS = "policies";
@@ -65,10 +66,13 @@ spec:
 const INSTALLS = [
   {
     how: "kubectl apply -k config/crd",
+    // Once is enough: the file reader does not depend on how the CRDs came.
+    checksReader: true,
     install: (cp: ControlPlane) => cp.kubectl(["apply", "-k", path.join(repoRoot, "config/crd")]),
   },
   {
     how: "helm install of the chart",
+    checksReader: false,
     install: async (cp: ControlPlane) => {
       const res = await helm([
         "install",
@@ -85,7 +89,7 @@ const INSTALLS = [
   },
 ] as const;
 
-for (const { how, install } of INSTALLS) {
+for (const { how, install, checksReader } of INSTALLS) {
   describe(`policy Version on CRDs installed by ${how}`, () => {
     let cp: ControlPlane;
     let moto: Moto;
@@ -152,6 +156,29 @@ for (const { how, install } of INSTALLS) {
       assert.equal(policy.Version, "2012-10-17", "the queue policy AWS holds");
       assert.equal(policy.Statement?.length, 1);
     });
+
+    if (checksReader)
+      it("kubectl create --dry-run=client reads config/ as the offline reader of the round-trip test does", async () => {
+        const findings: string[] = [];
+        for (const dir of ["config/crd", "config/rbac", "config/manager", "config/samples"])
+          for (const f of readdirSync(path.join(repoRoot, dir)).filter(
+            (x) => x.endsWith(".yaml") && x !== "kustomization.yaml",
+          )) {
+            const file = path.join(repoRoot, dir, f);
+            const created = jsonObjects(
+              (await cp.kubectl(["create", "--dry-run=client", "-o", "json", "-f", file])).stdout,
+            );
+            const offline = await kubectlReads(readFileSync(file, "utf8"));
+            assert.equal(offline.length, created.length, `${dir}/${f}: objects`);
+            created.forEach((c, i) => {
+              // create fills in the context's namespace for a namespaced object that names none.
+              const meta = (o: unknown) => (o as { metadata?: { namespace?: string } } | undefined)?.metadata;
+              if (meta(offline[i])?.namespace === undefined) delete meta(c)?.namespace;
+              findings.push(...differences(c, offline[i]).map((d) => `${dir}/${f} ${d}`));
+            });
+          }
+        assert.deepEqual(findings, []);
+      });
 
     it("refuses an unquoted Version that kustomize read as a timestamp, saying to quote it", async () => {
       const dir = mkdtempSync(path.join(os.tmpdir(), "kp-policy-"));
