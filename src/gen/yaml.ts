@@ -1,10 +1,11 @@
 /**
- * The one YAML writer of the generated files (config/, the chart's generated templates): YAML
- * that YAML 1.1 readers (kubectl, Helm and every Go tool built on go-yaml) and YAML 1.2 readers
- * read as the same JSON. A string is written plain only when every one of those readers would
- * read the plain scalar back as that string; otherwise it is double-quoted. Without this,
- * `2012-10-17` reaches the API server as the timestamp `2012-10-17T00:00:00Z`, `yes`/`on` as
- * `true`, `0777` as 511, `12:30` as 750.
+ * The one YAML writer of the generated files (config/crd and its chart copies, config/rbac,
+ * config/manager, config/default): YAML that YAML 1.1 readers (go-yaml behind kubectl -f and
+ * Helm, kustomize's reader behind kubectl apply -k, Argo CD and Flux) and YAML 1.2 readers read
+ * as the same JSON. A string is written plain only when every one of those readers would read
+ * the plain scalar back as that string; otherwise it is double-quoted. Without this, kustomize
+ * sends `2012-10-17` to the API server as the timestamp `2012-10-17T00:00:00Z`, go-yaml reads
+ * `yes`, `on` and `y` as true and `0777` as 511, and the YAML 1.1 schema reads `12:30` as 750.
  *
  * Uses the `yaml` package (a dev dependency): import this module from tooling and tests only.
  */
@@ -21,7 +22,7 @@ const LAYOUT: ToStringOptions = { lineWidth: 0, indent: 2, indentSeq: true, flow
 const GO_INT = /^[-+]?(?:0[bB][01]+|0[oO][0-7]+|0[xX][0-9a-fA-F]+|[0-9]+)$/;
 const GO_FLOAT = /^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$/;
 
-/** Plain scalars go-yaml gives a meaning of its own whatever the schema: the merge key. */
+/** Plain scalars with a meaning of their own in YAML 1.1: the merge key, and the value key `=`. */
 const GO_SPECIAL = new Set(["<<", "="]);
 
 /**
@@ -102,8 +103,8 @@ export function toYaml(value: unknown): string {
 
 /**
  * `doc` (built or parsed) as YAML text, safe for YAML 1.1 and 1.2 readers: ambiguous strings are
- * quoted, and no `%YAML` directive is written (kubectl refuses documents whose directive names a
- * version it does not expect).
+ * quoted. The 1.1 schema is only the writer's: no `%YAML` directive is written, the files stay
+ * plain manifests.
  */
 export function documentToYaml(doc: Document): string {
   quoteAmbiguous(doc);
