@@ -80,7 +80,12 @@ function cachedOldNode(): string {
     mkdirSync(path.join(staged, "bin"), { recursive: true });
     copyFileSync(path.join(work, "package", "bin", "node"), path.join(staged, "bin", "node"));
     // Moved into place whole, so an interrupted install leaves no half-written entry.
-    renameSync(staged, dir);
+    try {
+      renameSync(staged, dir);
+    } catch (err) {
+      // Another process installed it meanwhile.
+      if (!existsSync(bin)) throw err;
+    }
   } finally {
     removeTempDir(work);
   }
