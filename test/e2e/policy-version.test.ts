@@ -3,8 +3,8 @@
  * installed the two ways users install them: `kubectl apply -k config/crd`, and the chart by
  * `helm install`. A bucket policy and a queue policy with `Version: "2012-10-17"` are admitted and
  * reach AWS (moto) unchanged; a policy without Version reaches AWS as 2012-10-17; an unquoted
- * `Version: 2012-10-17`, which kustomize's YAML 1.1 reader turns into a timestamp, is refused with
- * a message saying to quote it.
+ * `Version: 2012-10-17`, which kustomize's YAML 1.1 reader (`kubectl apply -k`) turns into a
+ * timestamp, is refused with a message saying to quote it (`kubectl apply -f` keeps it a string).
  */
 import assert from "node:assert/strict";
 import { GetBucketPolicyCommand } from "@aws-sdk/client-s3";
@@ -45,22 +45,22 @@ ${version === undefined ? "" : `    Version: ${version}\n`}    Statement:
           Bool: { "aws:SecureTransport": "false" }
 `;
 
-const QUEUE = `apiVersion: compute.cloud.com/v1
+const queue = (name: string, version: string | undefined): string =>
+  `apiVersion: compute.cloud.com/v1
 kind: SqsQueue
 metadata:
-  name: jobs
+  name: ${name}
   namespace: ${NS}
 spec:
-  queueName: policy-jobs
+  queueName: ${name}
   region: us-east-1
   policy:
-    Version: "2012-10-17"
-    Statement:
+${version === undefined ? "" : `    Version: ${version}\n`}    Statement:
       - Sid: OwnAccountOnly
         Effect: Allow
         Principal: { AWS: "arn:aws:iam::123456789012:root" }
         Action: "sqs:SendMessage"
-        Resource: "arn:aws:sqs:us-east-1:123456789012:policy-jobs"
+        Resource: "arn:aws:sqs:us-east-1:123456789012:${name}"
 `;
 
 const INSTALLS = [
@@ -116,20 +116,24 @@ for (const { how, install, checksReader } of INSTALLS) {
     });
 
     it('admits Version: "2012-10-17" on a bucket and a queue, and AWS gets it unchanged; no Version reaches AWS as 2012-10-17', async () => {
-      await cp.kubectl(["apply", "-f", "-"], {
-        input: [bucket("policy-quoted", '"2012-10-17"'), bucket("policy-default", undefined), QUEUE].join(
-          "---\n",
-        ),
-      });
-      const stored = await cp.kubectl([
-        "get",
-        "-n",
-        NS,
-        "s3buckets",
-        "-o",
-        "jsonpath={.items[*].spec.policy.Version}",
-      ]);
-      assert.equal(stored.stdout, "2012-10-17 2012-10-17", "stored (the default filled in)");
+      const objects = [
+        bucket("policy-quoted", '"2012-10-17"'),
+        bucket("policy-default", undefined),
+        queue("policy-jobs", '"2012-10-17"'),
+        queue("policy-jobs-default", undefined),
+      ];
+      await cp.kubectl(["apply", "-f", "-"], { input: objects.join("---\n") });
+      for (const plural of ["s3buckets", "sqsqueues"]) {
+        const stored = await cp.kubectl([
+          "get",
+          "-n",
+          NS,
+          plural,
+          "-o",
+          "jsonpath={.items[*].spec.policy.Version}",
+        ]);
+        assert.equal(stored.stdout, "2012-10-17 2012-10-17", `${plural} stored (the default filled in)`);
+      }
       await cp.kubectl([
         "wait",
         "-n",
@@ -138,23 +142,26 @@ for (const { how, install, checksReader } of INSTALLS) {
         `--timeout=${TIMEOUT}`,
         "s3bucket/policy-quoted",
         "s3bucket/policy-default",
-        "sqsqueue/jobs",
+        "sqsqueue/policy-jobs",
+        "sqsqueue/policy-jobs-default",
       ]);
       for (const name of ["policy-quoted", "policy-default"]) {
         const got = await aws.s3.send(new GetBucketPolicyCommand({ Bucket: name }));
         const policy = JSON.parse(got.Policy ?? "{}") as { Version?: unknown };
-        assert.equal(policy.Version, "2012-10-17", `${name}: the policy AWS holds`);
+        assert.equal(policy.Version, "2012-10-17", `${name}: the bucket policy AWS holds`);
       }
-      const url = (await aws.sqs.send(new GetQueueUrlCommand({ QueueName: "policy-jobs" }))).QueueUrl;
-      const attrs = await aws.sqs.send(
-        new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ["Policy"] }),
-      );
-      const policy = JSON.parse(attrs.Attributes?.Policy ?? "{}") as {
-        Version?: unknown;
-        Statement?: unknown[];
-      };
-      assert.equal(policy.Version, "2012-10-17", "the queue policy AWS holds");
-      assert.equal(policy.Statement?.length, 1);
+      for (const name of ["policy-jobs", "policy-jobs-default"]) {
+        const url = (await aws.sqs.send(new GetQueueUrlCommand({ QueueName: name }))).QueueUrl;
+        const attrs = await aws.sqs.send(
+          new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ["Policy"] }),
+        );
+        const policy = JSON.parse(attrs.Attributes?.Policy ?? "{}") as {
+          Version?: unknown;
+          Statement?: unknown[];
+        };
+        assert.equal(policy.Version, "2012-10-17", `${name}: the queue policy AWS holds`);
+        assert.equal(policy.Statement?.length, 1);
+      }
     });
 
     if (checksReader)
@@ -198,6 +205,18 @@ for (const { how, install, checksReader } of INSTALLS) {
         `/apis/compute.cloud.com/v1/namespaces/${NS}/s3buckets/policy-unquoted`,
       );
       assert.equal(gone.status, 404);
+
+      // kubectl apply -f reads the same file with go-yaml, which keeps an unquoted date a string.
+      await cp.kubectl(["apply", "-f", path.join(dir, "bucket.yaml")]);
+      const applied = await cp.kubectl([
+        "get",
+        "-n",
+        NS,
+        "s3bucket/policy-unquoted",
+        "-o",
+        "jsonpath={.spec.policy.Version}",
+      ]);
+      assert.equal(applied.stdout, "2012-10-17");
     });
   });
 }
