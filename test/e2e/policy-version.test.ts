@@ -167,7 +167,7 @@ for (const { how, install, checksReader } of INSTALLS) {
     if (checksReader)
       it("kubectl create --dry-run=client reads config/ as the offline reader of the round-trip test does", async () => {
         const findings: string[] = [];
-        for (const dir of ["config/crd", "config/rbac", "config/manager", "config/samples"])
+        for (const dir of readdirSync(path.join(repoRoot, "config")).map((d) => `config/${d}`))
           for (const f of readdirSync(path.join(repoRoot, dir)).filter(
             (x) => x.endsWith(".yaml") && x !== "kustomization.yaml",
           )) {

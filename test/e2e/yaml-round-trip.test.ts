@@ -93,7 +93,25 @@ const yamlFiles = (dir: string): string[] =>
     .sort()
     .map((f) => `${dir}/${f}`);
 
-const CONFIG_DIRS = ["config/crd", "config/rbac", "config/manager", "config/samples"];
+/** The folders of config/ users apply: each holds a kustomization.yaml. */
+const CONFIG_DIRS = readdirSync(path.join(repoRoot, "config"), { withFileTypes: true })
+  .filter(
+    (e) =>
+      e.isDirectory() && readdirSync(path.join(repoRoot, "config", e.name)).includes("kustomization.yaml"),
+  )
+  .map((e) => `config/${e.name}`)
+  .sort();
+
+/** The YAML files a kustomization builds from: its `resources`, folders followed. */
+function kustomizationFiles(dir: string): string[] {
+  const [k] = meant(readFileSync(path.join(repoRoot, dir, "kustomization.yaml"), "utf8")) as [
+    { resources?: string[] },
+  ];
+  return (k.resources ?? []).flatMap((r) => {
+    const target = path.posix.normalize(`${dir}/${r}`);
+    return r.endsWith(".yaml") ? [target] : kustomizationFiles(target);
+  });
+}
 
 /** Every optional part of the chart on: monitoring, dashboard, network policy, accounts, secrets. */
 const ALL_OPTIONAL_VALUES = {
@@ -196,11 +214,9 @@ describe("YAML that users apply or Helm renders, read by kubectl", () => {
 
   it("config/: every directory, read as `kubectl apply -k` reads it, means what its files say", async () => {
     const findings: string[] = [];
-    for (const dir of [...CONFIG_DIRS, "config/default"]) {
-      const files =
-        dir === "config/default"
-          ? CONFIG_DIRS.filter((d) => d !== "config/samples").flatMap(yamlFiles)
-          : yamlFiles(dir);
+    assert.ok(CONFIG_DIRS.includes("config/default") && CONFIG_DIRS.includes("config/samples"));
+    for (const dir of CONFIG_DIRS) {
+      const files = kustomizationFiles(dir);
       const want = new Map(
         files.flatMap((f) =>
           meant(readFileSync(path.join(repoRoot, f), "utf8")).map((d) => [identity(d), d] as const),

@@ -39,6 +39,8 @@ const SOURCE = sources().map((f) => readFileSync(f, "utf8"));
 const FOREIGN_FLAGS: Readonly<Record<string, string>> = {
   set: "helm",
   "set-json": "helm",
+  "reuse-values": "helm",
+  "role-only": "eksctl",
   "field-selector": "kubectl",
   "watch-cache": "kube-apiserver",
   "test-timeout": "node --test",
