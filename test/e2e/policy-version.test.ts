@@ -5,9 +5,11 @@
  * reach AWS (moto) unchanged; a policy without Version reaches AWS as 2012-10-17; an unquoted
  * `Version: 2012-10-17`, which kustomize's YAML 1.1 reader (`kubectl apply -k`) turns into a
  * timestamp, is refused with a message saying to quote it (`kubectl apply -f` keeps it a string).
+ * Tag values quoted as docs/api.md asks (a date, `yes`, `0777`) reach AWS as written; unquoted,
+ * `kubectl apply -f` makes a boolean or a number of them, which admission refuses.
  */
 import assert from "node:assert/strict";
-import { GetBucketPolicyCommand } from "@aws-sdk/client-s3";
+import { GetBucketPolicyCommand, GetBucketTaggingCommand } from "@aws-sdk/client-s3";
 import { GetQueueAttributesCommand, GetQueueUrlCommand } from "@aws-sdk/client-sqs";
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -66,7 +68,7 @@ ${version === undefined ? "" : `    Version: ${version}\n`}    Statement:
 const INSTALLS = [
   {
     how: "kubectl apply -k config/crd",
-    // Once is enough: the file reader does not depend on how the CRDs came.
+    // Once is enough for what does not depend on how the CRDs came: the file reader, tag values.
     checksReader: true,
     install: (cp: ControlPlane) => cp.kubectl(["apply", "-k", path.join(repoRoot, "config/crd")]),
   },
@@ -185,6 +187,50 @@ for (const { how, install, checksReader } of INSTALLS) {
             });
           }
         assert.deepEqual(findings, []);
+      });
+
+    if (checksReader)
+      it("tag values: quoted dates and switches reach AWS as written; kubectl apply -f refuses an unquoted yes or 0777", async () => {
+        const tagged = (name: string, tags: string): string =>
+          `apiVersion: compute.cloud.com/v1
+kind: S3Bucket
+metadata:
+  name: ${name}
+  namespace: ${NS}
+spec:
+  bucketName: ${name}
+  region: us-east-1
+  tags:
+${tags}`;
+        await cp.kubectl(["apply", "-f", "-"], {
+          input: tagged("tags-quoted", '    release: "2024-01-01"\n    enabled: "yes"\n    mode: "0777"\n'),
+        });
+        await cp.kubectl([
+          "wait",
+          "-n",
+          NS,
+          "--for=condition=Ready",
+          `--timeout=${TIMEOUT}`,
+          "s3bucket/tags-quoted",
+        ]);
+        const tagSet =
+          (await aws.s3.send(new GetBucketTaggingCommand({ Bucket: "tags-quoted" }))).TagSet ?? [];
+        const tags = Object.fromEntries(tagSet.map((t) => [t.Key, t.Value]));
+        assert.deepEqual([tags.release, tags.enabled, tags.mode], ["2024-01-01", "yes", "0777"]);
+
+        for (const [value, type] of [
+          ["yes", "boolean"],
+          ["0777", "integer"],
+        ] as const) {
+          const refused = await cp
+            .kubectl(["apply", "-f", "-"], { input: tagged("tags-unquoted", `    v: ${value}\n`) })
+            .then(
+              () => undefined,
+              (err: unknown) => String((err as { stderr?: string }).stderr ?? err),
+            );
+          assert.ok(refused !== undefined, `an unquoted ${value} is refused`);
+          assert.match(refused, new RegExp(`spec\\.tags\\.v: Invalid value: "${type}"`));
+        }
       });
 
     it("refuses an unquoted Version that kustomize read as a timestamp, saying to quote it", async () => {
