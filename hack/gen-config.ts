@@ -9,6 +9,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "nod
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Document, isMap, parseAllDocuments } from "yaml";
+import { documentToYaml, toYaml } from "../src/gen/yaml.ts";
 import { toolPath } from "../test/support/tools.ts";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -58,14 +59,8 @@ function targetOf(source: string): string {
   return join("config/manager", rel);
 }
 
-function kustomization(resources: string[], extra = ""): string {
-  return (
-    HEADER +
-    "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n" +
-    extra +
-    "resources:\n" +
-    resources.map((r) => `  - ${r}\n`).join("")
-  );
+function kustomization(resources: string[]): string {
+  return HEADER + toYaml({ apiVersion: "kustomize.config.k8s.io/v1beta1", kind: "Kustomization", resources });
 }
 
 /**
@@ -96,10 +91,7 @@ export function renderConfig(chartDir: string = join(root, "charts/kubeprovision
     if (doc.errors.length > 0) throw new Error(`${source}: ${doc.errors.map((e) => e.message).join("; ")}`);
     stripHelmLabels(doc);
     const file = targetOf(source);
-    byFile.set(file, [
-      ...(byFile.get(file) ?? []),
-      doc.toString({ lineWidth: 0, flowCollectionPadding: false }),
-    ]);
+    byFile.set(file, [...(byFile.get(file) ?? []), documentToYaml(doc)]);
   }
 
   const out = new Map<string, string>();
@@ -115,7 +107,7 @@ export function renderConfig(chartDir: string = join(root, "charts/kubeprovision
       },
     },
   });
-  byFile.set("config/manager/namespace.yaml", [namespace.toString({ lineWidth: 0 })]);
+  byFile.set("config/manager/namespace.yaml", [documentToYaml(namespace)]);
 
   for (const [file, docs] of byFile) out.set(file, HEADER + docs.map((d) => `---\n${d}`).join(""));
   for (const dir of ["config/rbac", "config/manager"]) {

@@ -4,14 +4,17 @@
  * informer cache -> manager (servers, leader election, controllers) -> run until SIGTERM.
  *
  * Exit codes: 0 after a graceful stop, 1 on a runtime failure (including a lost lease, which
- * exits at once), 2 for a bad command line.
+ * exits at once), 2 for a bad command line or a Node.js older than package.json's `engines`.
  */
+// First: refuses an unsupported Node.js before any other module loads.
+import "./node-guard.ts";
 import { randomUUID } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import path from "node:path";
 import { collectDefaultMetrics } from "prom-client";
 import { helpText } from "./config/flags.ts";
+import { isEntryPoint } from "./entry-point.ts";
 import { ConfigError, parseOptions, type Options } from "./config/options.ts";
 import { AwsClients } from "./aws/clients.ts";
 import { CACHE_OPTIONS, registerControllers } from "./controllers.ts";
@@ -242,7 +245,7 @@ function version(): string {
   }
 }
 
-if (import.meta.main) {
+if (isEntryPoint(import.meta.url)) {
   main(process.argv.slice(2), process.env).then(
     (code) => process.exit(code),
     (err: unknown) => {

@@ -2,6 +2,12 @@
  * The command-line flags of `kubeprovisioner`: one table that drives parsing, the environment
  * variable names and the help text, so the three never drift apart.
  */
+import { BUDGET_NAMES, DEFAULT_RATE_BUDGETS } from "../aws/budget-plan.ts";
+
+/** The default budgets that are not EC2's documented buckets, as `name=rate/burst`. */
+const OTHER_DEFAULT_BUDGETS = BUDGET_NAMES.filter((n) => !n.startsWith("ec2."))
+  .map((n) => `${n}=${DEFAULT_RATE_BUDGETS[n].ratePerSecond}/${DEFAULT_RATE_BUDGETS[n].burst}`)
+  .join(", ");
 
 /** Whether a flag takes a value or is a switch. */
 export type FlagKind = "boolean" | "string";
@@ -97,7 +103,13 @@ export const FLAGS: readonly FlagSpec[] = [
   },
   { name: "pending-poll-max", kind: "string", defaultText: "30s", help: "Largest poll interval of a resource in transition." },
   { name: "graceful-shutdown-timeout", kind: "string", defaultText: "30s", help: "How long in-flight reconciles may run after SIGTERM before the process exits." },
-  { name: "kubeconfig", kind: "string", defaultText: "in-cluster, then $KUBECONFIG, then ~/.kube/config", help: "Path of a kubeconfig file.", extraEnv: ["KUBECONFIG"] },
+  {
+    name: "kubeconfig",
+    kind: "string",
+    defaultText: "the in-cluster ServiceAccount, then ~/.kube/config",
+    help: "Path of a kubeconfig file (a list, as in KUBECONFIG, is merged as kubectl merges it); used before the in-cluster ServiceAccount.",
+    extraEnv: ["KUBECONFIG"],
+  },
   {
     name: "aws-region",
     kind: "string",
@@ -108,11 +120,10 @@ export const FLAGS: readonly FlagSpec[] = [
   {
     name: "aws-rate-budgets",
     kind: "string",
-    defaultText: "EC2's documented request buckets per action class, s3=50/100, sqs=50/100",
+    defaultText: `EC2's documented request buckets per action class, ${OTHER_DEFAULT_BUDGETS}`,
     help:
       "Client-side AWS rate budgets that differ from the defaults, as name=rate/burst pairs (rate per second, bucket size), or off. " +
-      "Names: ec2.runInstances, ec2.startInstances, ec2.terminateInstances, ec2.tags, ec2.mutating, ec2.nonMutating, " +
-      "ec2.runInstances.instances, s3, sqs.",
+      `Names: ${BUDGET_NAMES.join(", ")}.`,
   },
   { name: "aws-request-timeout", kind: "string", defaultText: "10s", help: "Deadline of one AWS HTTP attempt, from sending to the full response." },
   { name: "aws-connect-timeout", kind: "string", defaultText: "3s", help: "Deadline of one AWS connection (TCP and TLS)." },

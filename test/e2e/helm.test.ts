@@ -646,6 +646,22 @@ describe("helm install on a real API server, then the operator under the chart's
     });
   });
 
+  it("in the documented uninstall order no managed object and no AwsAccount is left when the operator stops", async () => {
+    // docs/install.md: objects, then AwsAccounts (their account-in-use finalizer needs the
+    // operator), while the operator runs; the steps above did both before SIGTERM.
+    for (const plural of CRDS) {
+      const res = await cp.request("GET", `/apis/compute.cloud.com/v1/${plural}`);
+      assert.equal(res.status, 200, res.text);
+      assert.deepEqual(
+        (res.body as { items: Manifest[] }).items.map(
+          (o) => `${o.metadata.namespace ?? ""}/${o.metadata.name}`,
+        ),
+        [],
+        `${plural} left`,
+      );
+    }
+  });
+
   it("helm uninstall removes the release but keeps the CRDs", async () => {
     const res = await helm(["uninstall", RELEASE, "--kubeconfig", cp.kubeconfigPath, "--namespace", NS]);
     assert.equal(res.code, 0, res.stderr);
@@ -653,7 +669,7 @@ describe("helm install on a real API server, then the operator under the chart's
       res.stdout,
       /These resources were kept due to the resource policy:[\s\S]*CustomResourceDefinition/,
     );
-    for (const crd of KINDS) {
+    for (const crd of CRDS) {
       assert.equal(
         (
           await cp.request(
@@ -670,5 +686,16 @@ describe("helm install on a real API server, then the operator under the chart's
       (await cp.request("GET", `/apis/rbac.authorization.k8s.io/v1/clusterroles/${FULL}-manager`)).status,
       404,
     );
+  });
+
+  it("then the four CRDs delete without hanging on a finalizer", async () => {
+    await kubectl(["delete", "crd", `--timeout=${TIMEOUT}`, ...CRDS.map((p) => `${p}.compute.cloud.com`)]);
+    for (const p of CRDS) {
+      const res = await cp.request(
+        "GET",
+        `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${p}.compute.cloud.com`,
+      );
+      assert.equal(res.status, 404, p);
+    }
   });
 });

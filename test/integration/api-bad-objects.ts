@@ -375,6 +375,39 @@ export const badCases: BadCase[] = [
     expect: ["every transition must come before expirationDays"],
   },
   {
+    name: "S3 with a policy Version that YAML turned into a timestamp",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      policy: { Version: "2012-10-17T00:00:00Z", Statement: [{ Effect: "Allow", Action: "s3:GetObject" }] },
+    }),
+    expect: ["spec.policy.Version", 'Quote it: Version: "2012-10-17"'],
+  },
+  {
+    name: "SQS with a policy Version that YAML turned into a timestamp",
+    kind: "SqsQueue",
+    spec: specWith("SqsQueue", {
+      policy: {
+        Version: "2008-10-17T00:00:00Z",
+        Statement: [{ Effect: "Allow", Action: "sqs:SendMessage" }],
+      },
+    }),
+    expect: [
+      "spec.policy.Version",
+      "Version arrived as the timestamp 2008-10-17T00:00:00Z",
+      'Quote it: Version: "2008-10-17"',
+    ],
+  },
+  {
+    name: "S3 with a policy Version IAM does not know",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      policy: { Version: "2013-01-01", Statement: [{ Effect: "Allow", Action: "s3:GetObject" }] },
+    }),
+    expect: [
+      'spec.policy.Version: Invalid value: "2013-01-01": Version must be "2012-10-17" or "2008-10-17", not "2013-01-01"',
+    ],
+  },
+  {
     name: "S3 with a policy effect other than Allow or Deny",
     kind: "S3Bucket",
     spec: specWith("S3Bucket", {

@@ -34,12 +34,30 @@ describe("the operator process with leader election", () => {
     assert.ok(names.includes("aws_api_rate_budget_wait_seconds"));
     const metricsUrl = env.op.metricsUrl;
     assert.ok(metricsUrl !== undefined);
-    const { declared } = parseMetrics(await (await fetch(metricsUrl)).text());
+    const { declared, samples } = parseMetrics(await (await fetch(metricsUrl)).text());
     assert.deepEqual(
       names.filter((n) => !declared.has(n)),
       [],
       "metrics in the README that the operator does not expose",
     );
+
+    // The drift metric's `setting` values per kind, as the README lists them (`Kind: \`a\`, ...;`),
+    // are exactly the series the operator declares (each starts at 0).
+    const driftRow =
+      section.split("\n").find((l) => l.startsWith("| `kubeprovisioner_drift_repairs_total`")) ?? "";
+    const listed = new Map(
+      [...driftRow.matchAll(/([A-Z][A-Za-z0-9]+): ((?:`[A-Za-z]+`(?:, )?)+)/g)].map((m) => [
+        m[1] ?? "",
+        [...(m[2] ?? "").matchAll(/`([A-Za-z]+)`/g)].map((x) => x[1] ?? "").sort(),
+      ]),
+    );
+    const exposed = new Map<string, string[]>();
+    for (const s of samples.filter((x) => x.name === "kubeprovisioner_drift_repairs_total")) {
+      const kind = s.labels.kind ?? "";
+      exposed.set(kind, [...(exposed.get(kind) ?? []), s.labels.setting ?? ""].sort());
+    }
+    assert.ok(exposed.size >= 3, `kinds with drift series: ${[...exposed.keys()].join(", ")}`);
+    assert.deepEqual(Object.fromEntries(listed), Object.fromEntries(exposed), "README's drift settings");
     for (const prefix of ["process_", "nodejs_"])
       assert.ok(
         [...declared].some((n) => n.startsWith(prefix)),

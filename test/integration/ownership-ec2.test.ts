@@ -1,7 +1,8 @@
 /**
  * Ownership rules for instances: an instance ID written into status is no proof of ownership.
  * An object whose status names an instance it did not launch never tags, untags or terminates
- * it, and is refused (NotOwned); deleting the object terminates only its own instance.
+ * it, and is refused (NotOwned); deleting the object terminates only its own instance and reports
+ * the other one Released.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -52,5 +53,10 @@ describe("Ec2Instance ownership: a forged instance ID takes nothing", () => {
     const ownState = (await env.instance(ownId))?.State?.Name;
     assert.ok(ownState === "terminated" || ownState === "shutting-down", `own instance is ${ownState}`);
     assert.equal((await env.liveInstancesOf(created.metadata.uid)).length, 0);
+    // The instance the object was refused is left in place: the Event says Released, not Deleted.
+    await env.waitEvent("forger", "Normal", "Released");
+    const released = (await env.events("forger")).find((e) => e.reason === "Released");
+    assert.match(released?.message ?? "", new RegExp(`instance ${victimId} is not owned by this object`));
+    assert.equal(await env.hasEvent("forger", "Normal", "Deleted"), false, "no Deleted Event");
   });
 });

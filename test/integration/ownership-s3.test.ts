@@ -66,6 +66,8 @@ describe("S3Bucket ownership: nothing can be taken from another object", () => {
     await teamB.delete("data");
     await teamB.waitGone("data");
     assert.deepEqual(mutationsSince(before), none(), "no mutating S3 call for the attacker");
+    await teamB.waitEvent("data", "Normal", "Released");
+    assert.equal(await teamB.hasEvent("data", "Normal", "Deleted"), false, "no Deleted Event");
     assert.deepEqual(await env.bucketTags("team-a-data"), tagsBefore, "the victim's tags are unchanged");
     await intact();
     assert.equal(ready(await env.get("data"))?.status, "True", "the victim's object is still Ready");

@@ -26,6 +26,8 @@ describe("SqsQueue ownership: nothing can be taken from another object", () => {
     await teamB.delete("jobs");
     await teamB.waitGone("jobs");
     assert.deepEqual(env.mutations(), before, "no mutating SQS call for the attacker");
+    await teamB.waitEvent("jobs", "Normal", "Released");
+    assert.equal(await teamB.hasEvent("jobs", "Normal", "Deleted"), false, "no Deleted Event");
     const q = await env.queue("team-a-jobs");
     assert.equal(q.tags[OWNERSHIP_TAGS.uid], victim.metadata.uid);
     assert.equal(q.tags[OWNERSHIP_TAGS.namespace], "team-a");

@@ -3,9 +3,10 @@
  * hands it the CRDs of the kind registry, hack/gen-crds.ts writes them and the staleness test
  * (src/gen/files.test.ts) compares them with the committed copies. Output is deterministic: keys are in canonical order and nothing depends on time.
  *
- * Uses the `yaml` package (a dev dependency): import this module from tooling and tests only.
+ * Writes through src/gen/yaml.ts, so YAML 1.1 readers (kubectl) read the same values as YAML 1.2
+ * ones. Import this module from tooling and tests only.
  */
-import { stringify } from "yaml";
+import { toYaml } from "../../gen/yaml.ts";
 import type { CustomResourceDefinition } from "../schema/crd.ts";
 
 /** Directory, relative to the repository root, the CRD files live in. */
@@ -22,9 +23,7 @@ export function crdFileName(crd: CustomResourceDefinition): string {
 
 /** Renders one CRD as a YAML document with the generated-file header. */
 export function renderCrd(crd: CustomResourceDefinition): string {
-  return (
-    HEADER + "---\n" + stringify(crd, { lineWidth: 0, indent: 2, indentSeq: true, sortMapEntries: false })
-  );
+  return HEADER + "---\n" + toYaml(crd);
 }
 
 /**
@@ -42,7 +41,7 @@ export function generatedManifests(crds: readonly CustomResourceDefinition[]): M
   files.set(
     `${CRD_DIR}/kustomization.yaml`,
     HEADER +
-      stringify({ apiVersion: "kustomize.config.k8s.io/v1beta1", kind: "Kustomization", resources: names }),
+      toYaml({ apiVersion: "kustomize.config.k8s.io/v1beta1", kind: "Kustomization", resources: names }),
   );
   return files;
 }

@@ -250,6 +250,10 @@ export function commonStatusFields() {
   };
 }
 
+/** The IAM policy language versions. */
+const POLICY_VERSIONS = ["2012-10-17", "2008-10-17"] as const;
+const CEL_POLICY_VERSIONS = `[${POLICY_VERSIONS.map((v) => `'${v}'`).join(", ")}]`;
+
 /** One statement of an IAM policy document. */
 const policyStatementSchema = s.object(
   {
@@ -277,9 +281,26 @@ const policyStatementSchema = s.object(
 export function iamPolicyField(description: string) {
   return s.object(
     {
-      Version: s.enumOf(["2012-10-17", "2008-10-17"], {
-        description: "Policy language version.",
+      // Checked by a CEL rule rather than an OpenAPI enum, so the refusal of a timestamp (what YAML
+      // 1.1 readers make of an unquoted date) can say to quote it: the API server reports only the
+      // enum's list and skips the CEL rules when the enum fails.
+      Version: s.string({
+        description:
+          'Policy language version: "2012-10-17" (the current one) or "2008-10-17". A string: ' +
+          'write it quoted (Version: "2012-10-17"), since YAML 1.1 readers (kubectl apply -k, ' +
+          "kustomize, Argo CD, Flux) turn an unquoted date into a timestamp.",
         default: "2012-10-17",
+        maxLength: 32,
+        validations: [
+          {
+            rule: `self in ${CEL_POLICY_VERSIONS}`,
+            messageExpression:
+              "self.matches('^[0-9]{4}-[0-9]{2}-[0-9]{2}T') ? 'Version arrived as the timestamp ' + " +
+              "self + ': YAML 1.1 readers (kubectl apply -k, kustomize, Argo CD, Flux) read an " +
+              "unquoted date as one. Quote it: Version: \"' + self.substring(0, 10) + '\"' : " +
+              `'Version must be ${POLICY_VERSIONS.map((v) => `"${v}"`).join(" or ")}, not "' + self + '"'`,
+          },
+        ],
       }),
       Id: s.string({ description: "Optional policy identifier.", maxLength: 128 }),
       Statement: s.array(policyStatementSchema, {

@@ -195,7 +195,14 @@ describe("Ec2InstanceDriver.observe", () => {
     const obs = await run(driver.observe(obj, ctxOf(obj)));
     assert.ok(obs.exists && obs.ownership === "foreign");
     assert.deepEqual(obs.foreign, { owner: undefined, managedByOperator: false, adoptable: false });
-    assert.deepEqual(await run(remove(driver, obj)), { done: true }, "nothing of this object to delete");
+    assert.deepEqual(
+      await run(remove(driver, obj)),
+      {
+        done: true,
+        leftInPlace: `instance ${unmanaged.InstanceId} is not owned by this object and was left in place`,
+      },
+      "nothing of this object to delete: the foreign instance is released, not reported deleted",
+    );
     assert.equal(ec2.count("TerminateInstances"), 0);
     assert.equal(ec2.count("CreateTags") + ec2.count("DeleteTags"), 0);
   });

@@ -420,7 +420,8 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Inst
   /**
    * Terminates every live instance carrying this object's UID tag: the observed one and any
    * other, which covers a launch whose answer was lost. Never a foreign instance, recorded or
-   * not. Done once none is left; meanwhile reports `shutting-down`.
+   * not. Done once none is left; meanwhile reports `shutting-down`. An observed instance that is
+   * not this object's is reported as left in place.
    */
   async delete(
     obj: Ec2InstanceObject,
@@ -431,14 +432,17 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Inst
     const region = obj.spec.region;
     const recorded = recordedIdOf(obj, this.idField);
     const live = new Map<string, Instance>();
+    let foreign: string | undefined;
     if (observed.exists) {
       const id = requireId(observed.resource);
       if (observed.ownership === "owned") live.set(id, observed.resource);
-      else
+      else {
+        foreign = id;
         ctx.logger.warn(
           { instanceId: id },
           "instance does not carry this object's ownership tags; not terminating it",
         );
+      }
     }
     for (const instance of await describeInstances(
       this.#aws.client("ec2", region),
@@ -457,7 +461,12 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Inst
       if (recorded === undefined && this.#launchInFlight(ctx)) {
         return { done: false, message: "waiting for the instance being launched to be listed by EC2" };
       }
-      return { done: true };
+      return foreign === undefined
+        ? { done: true }
+        : {
+            done: true,
+            leftInPlace: `instance ${foreign} is not owned by this object and was left in place`,
+          };
     }
     const ids = [...live.keys()].sort();
     const toTerminate = [...live.values()]

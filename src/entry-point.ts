@@ -1,0 +1,21 @@
+/**
+ * Whether a module is the program's entry point, by a rule every supported Node.js honours
+ * (`import.meta.main` exists only from Node.js 24.2): the module's URL is that of the script Node
+ * was started with, once symbolic links are resolved (npm's bin link, /usr/local/bin), as Node
+ * resolves them when it loads the main module. Holds for the tsc output, the sources and the
+ * esbuild bundle alike, where the bundle's own URL stands for every module in it.
+ */
+import { realpathSync } from "node:fs";
+import { pathToFileURL } from "node:url";
+
+/** Whether the module at `moduleUrl` is the script `argv1` (`process.argv[1]`) names. */
+export function isEntryPoint(moduleUrl: string, argv1: string | undefined = process.argv[1]): boolean {
+  if (argv1 === undefined || argv1 === "") return false;
+  let script: string;
+  try {
+    script = realpathSync(argv1);
+  } catch {
+    return false;
+  }
+  return pathToFileURL(script).href === moduleUrl;
+}

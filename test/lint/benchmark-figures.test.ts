@@ -1,0 +1,192 @@
+/**
+ * The measured figures BENCHMARKS.md and the README quote come from the committed results in
+ * bench/results/*.json: each figure below is read out of the prose and compared with the value
+ * computed from the JSON, rounded as the text rounds it. A rerun of a benchmark that changes a
+ * result fails here until the text says the new figure.
+ */
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { describe, it } from "node:test";
+import { repoRoot } from "../support/process.ts";
+
+interface Converge {
+  seconds: number;
+  peakRssMiB: number;
+  cpuMsPerObject: number;
+  awsCallsPerObject: Record<string, number>;
+  kubeRequests: Record<string, number>;
+}
+interface ScaleRun {
+  objects: { buckets: number; queues: number; instances: number; total: number };
+  converge: Converge;
+}
+interface IdleRun {
+  objects: ScaleRun["objects"];
+  converge: Converge;
+  idle: {
+    kubeWrites: number;
+    cpuMsPerObjectPerPoll: number;
+    awsCallsPerObjectPerPoll: Record<string, number>;
+  };
+}
+
+const json = <T>(file: string): T =>
+  JSON.parse(readFileSync(path.join(repoRoot, "bench/results", file), "utf8")) as T;
+const text = (file: string): string => readFileSync(path.join(repoRoot, file), "utf8").replace(/\s+/g, " ");
+
+const scale = json<{ runs: ScaleRun[] }>("scale.json").runs;
+const idle = json<IdleRun>("idle.json");
+const run = (total: number): ScaleRun => {
+  const r = scale.find((x) => x.objects.total === total);
+  assert.ok(r, `scale.json has a run of ${total} objects`);
+  return r;
+};
+const small = run(1150);
+const large = run(5150);
+
+const thousands = (n: number): string => Math.round(n).toLocaleString("en-US");
+/** Kubernetes writes of a converge: patches, status updates and created Events. */
+const writes = (c: Converge): number =>
+  Object.entries(c.kubeRequests)
+    .filter(([k]) => /^(patch|update|create) /.test(k))
+    .reduce((sum, [, n]) => sum + n, 0);
+/** Status updates per object of one kind (`plural`, `count` objects). */
+const statusUpdates = (c: Converge, plural: string, count: number): number =>
+  (c.kubeRequests[`update ${plural}/status`] ?? 0) / count;
+
+/** The figures: the file, a pattern whose groups capture the figures, and what they must be. */
+const FIGURES: { file: string; what: string; pattern: RegExp; want: () => string[] }[] = [
+  {
+    file: "BENCHMARKS.md",
+    what: "Kubernetes writes converging 5,150 objects, and the time they take at the API server's rate",
+    pattern:
+      /That is ([\d,]+) writes in that run .*? at (\d+) per second .*? the writes alone take (\d+) s\./,
+    want: () => [thousands(writes(large.converge)), "82", String(Math.round(writes(large.converge) / 82))],
+  },
+  {
+    file: "BENCHMARKS.md",
+    what: "time until all Ready, now",
+    pattern: /\| time until all Ready \|(?: [^|]+ \|){3} ([\d.]+) s \| ([\d.]+) s \|/,
+    want: () => [small.converge.seconds.toFixed(1), large.converge.seconds.toFixed(1)],
+  },
+  {
+    file: "BENCHMARKS.md",
+    what: "5,150 objects against the write estimate",
+    pattern: /\| ÷ bound \(goal ≤ 1\.2\) \|(?: [^|]+ \|){4} [\d.]+ \(([\d.]+) × the write estimate\) \|/,
+    want: () => [(large.converge.seconds / Math.round(writes(large.converge) / 82)).toFixed(2)],
+  },
+  {
+    file: "BENCHMARKS.md",
+    what: "peak RSS, now",
+    pattern: /\| peak RSS \|(?: [^|]+ \|){3} ([\d.]+) MiB \| ([\d.]+) MiB \|/,
+    want: () => [small.converge.peakRssMiB.toFixed(1), large.converge.peakRssMiB.toFixed(1)],
+  },
+  {
+    file: "BENCHMARKS.md",
+    what: "operator CPU per converged object, now",
+    pattern:
+      /\| operator CPU per converged object \(goal ≤ 10 ms\) \|(?: [^|]+ \|){3} ([\d.]+) ms \| ([\d.]+) ms \|/,
+    want: () => [small.converge.cpuMsPerObject.toFixed(1), large.converge.cpuMsPerObject.toFixed(1)],
+  },
+  {
+    file: "BENCHMARKS.md",
+    what: "status updates per object (S3Bucket and SqsQueue, Ec2Instance) and aggregated Events at 5,150",
+    pattern:
+      /\| Kubernetes requests per object \|(?: [^|]+ \|){3} 1 finalizer patch, (\d) status updates \(Ec2Instance: (\d)\), 1 Event \| same \(Events aggregated: ([\d,]+) for ([\d,]+)\) \|/,
+    want: () => {
+      for (const r of [small, large]) {
+        assert.equal(statusUpdates(r.converge, "s3buckets", r.objects.buckets), 2, "S3 status updates");
+        assert.equal(statusUpdates(r.converge, "sqsqueues", r.objects.queues), 2, "SQS status updates");
+        assert.equal(
+          statusUpdates(r.converge, "ec2instances", r.objects.instances),
+          statusUpdates(small.converge, "ec2instances", small.objects.instances),
+          "EC2 status updates, both runs",
+        );
+      }
+      return [
+        "2",
+        String(statusUpdates(small.converge, "ec2instances", small.objects.instances)),
+        thousands(large.converge.kubeRequests["create events"] ?? 0),
+        thousands(large.objects.total),
+      ];
+    },
+  },
+  {
+    file: "BENCHMARKS.md",
+    what: "EC2 calls per instance converging in the idle run",
+    pattern: /\(`filter-batcher\.ts`\): ([\d.]+) per instance in the idle run below/,
+    want: () => [(idle.converge.awsCallsPerObject.Ec2Instance ?? 0).toFixed(1)],
+  },
+  {
+    file: "BENCHMARKS.md",
+    what: "EC2 calls per instance converging, 30-minute idle run",
+    pattern: /and ([\d.]+) in the 30-minute one, with the lookups by tag batched/,
+    want: () => [(idle.converge.awsCallsPerObject.Ec2Instance ?? 0).toFixed(1)],
+  },
+  {
+    file: "BENCHMARKS.md",
+    what: "idle: Kubernetes writes, calls per bucket and queue per poll, CPU per object per poll (30 min)",
+    pattern:
+      /\| Kubernetes writes while idle \|(?: [^|]+ \|){2} (\d+) \|.*?\| S3 calls per bucket per poll \|(?: [^|]+ \|){2} ([\d.]+) \|.*?\| SQS calls per queue per poll \|(?: [^|]+ \|){2} ([\d.]+) \|.*?\| operator CPU per object per poll \|(?: [^|]+ \|){2} ([\d.]+) ms \|/,
+    want: () => [
+      String(idle.idle.kubeWrites),
+      (idle.idle.awsCallsPerObjectPerPoll.S3Bucket ?? 0).toFixed(2),
+      (idle.idle.awsCallsPerObjectPerPoll.SqsQueue ?? 0).toFixed(2),
+      idle.idle.cpuMsPerObjectPerPoll.toFixed(2),
+    ],
+  },
+  {
+    file: "BENCHMARKS.md",
+    what: "CPU per object per poll, prose",
+    pattern: /CPU per object per poll was ([\d.]+) ms/,
+    want: () => [idle.idle.cpuMsPerObjectPerPoll.toFixed(2)],
+  },
+  {
+    file: "README.md",
+    what: "peak RSS converging 5,150 objects",
+    pattern: /Peak RSS while converging 5,150 objects: (\d+) MiB/,
+    want: () => [String(Math.round(large.converge.peakRssMiB))],
+  },
+  {
+    file: "README.md",
+    what: "converge times",
+    pattern: /plus 150 instances Ready in (\d+) s .*? 5,150 objects take (\d+) s,/,
+    want: () => [String(Math.round(small.converge.seconds)), String(Math.round(large.converge.seconds))],
+  },
+  {
+    file: "README.md",
+    what: "calls per instance converging: the idle run's batched lookups to the largest scale run",
+    pattern: /3 per queue, and ([\d.]+)–([\d.]+) per instance/,
+    want: () => [
+      (idle.converge.awsCallsPerObject.Ec2Instance ?? 0).toFixed(1),
+      Math.max(...scale.map((r) => r.converge.awsCallsPerObject.Ec2Instance ?? 0)).toFixed(1),
+    ],
+  },
+  {
+    file: "README.md",
+    what: "CPU per object per poll at rest (upper end: the committed idle run)",
+    pattern: /[\d.]+–([\d.]+) ms of CPU per object per poll/,
+    want: () => [idle.idle.cpuMsPerObjectPerPoll.toFixed(1)],
+  },
+];
+
+describe("benchmark figures in BENCHMARKS.md and the README", () => {
+  it("are the committed results of bench/results/*.json", () => {
+    const wrong: string[] = [];
+    for (const f of FIGURES) {
+      const m = f.pattern.exec(text(f.file));
+      if (m === null) {
+        wrong.push(`${f.file}: ${f.what}: the sentence is not found (${f.pattern.source})`);
+        continue;
+      }
+      const got = m.slice(1);
+      const want = f.want();
+      if (JSON.stringify(got) !== JSON.stringify(want))
+        wrong.push(
+          `${f.file}: ${f.what}: the text says ${got.join(", ")}, the results say ${want.join(", ")}`,
+        );
+    }
+    assert.deepEqual(wrong, []);
+  });
+});
