@@ -191,4 +191,20 @@ current-context: x
     assert.throws(() => KubeConfig.fromString("- just\n- a list\n"), /not a kubeconfig document/);
     assert.throws(() => KubeConfig.fromString("clusters: [unclosed"), /not valid YAML/);
   });
+
+  it("reports a YAML error by line and column, never quoting the file", () => {
+    const text =
+      "users:\n- name: u\n  user:\n    token: tok-secret-1\n    client-key-data: key-secret-2\n   bad: [x\n*alias-secret-3\n";
+    assert.throws(
+      () => KubeConfig.fromString(text),
+      (err: unknown) =>
+        err instanceof InvalidKubeConfigError &&
+        /is not valid YAML: .+ at line \d+, column \d+$/.test(err.message) &&
+        !/secret/.test(err.message),
+    );
+    assert.throws(
+      () => KubeConfig.fromString("a: *unknown-secret-alias\n"),
+      (err: unknown) => err instanceof InvalidKubeConfigError && !/secret/.test(err.message),
+    );
+  });
 });
