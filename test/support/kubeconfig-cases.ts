@@ -569,6 +569,21 @@ export const CASES: ConformanceCase[] = [
   single("proxy-url", (ctx) => tls(ctx, { server: ctx.proxiedServer, "proxy-url": ctx.proxy }), {
     token: "t",
   }),
+  {
+    name: "proxy-url with tls-server-name and a client certificate",
+    setup: (ctx) => ({
+      files: {
+        config: kubeconfig(
+          tls(ctx, { server: ctx.proxiedServer, "proxy-url": ctx.proxy, "tls-server-name": "kube.internal" }),
+          {
+            "client-certificate-data": b64(ctx.fx.alice.cert),
+            "client-key-data": b64(ctx.fx.alice.key),
+          },
+        ),
+      },
+      kubeconfig: "config",
+    }),
+  },
   single("proxy-url for a loopback server", (ctx) => tls(ctx, { "proxy-url": ctx.proxy }), { token: "t" }),
   single('proxy-url: ""', (ctx) => tls(ctx, { "proxy-url": "" }), { token: "t" }),
   single(

@@ -154,7 +154,7 @@ export class KubeConfigConnection implements ConnectionProvider {
       token ??= exec.credential.token;
     }
     const auth = nonEmpty(user.username) ? `${user.username}:${user.password ?? ""}` : undefined;
-    if (token === undefined && auth === undefined) token = oidcToken(this.#kc);
+    if (token === undefined && auth === undefined) token = oidcToken(this.#kc, now);
     if (token !== undefined) headers.Authorization = `Bearer ${token}`;
     const staticCert = nonEmpty(user["client-certificate"]) || nonEmpty(user["client-certificate-data"]);
     const tls: TlsMaterial = {
@@ -272,7 +272,7 @@ function headerKeyEscape(key: string): string {
  * before its `exp`). Refreshing through the issuer is not done.
  * @throws Error when the user has an oidc auth-provider without a valid id-token.
  */
-function oidcToken(kc: KubeConfig): string | undefined {
+function oidcToken(kc: KubeConfig, now: number): string | undefined {
   const provider = kc.user["auth-provider"] ?? undefined;
   if (provider?.name !== "oidc") return undefined;
   const idToken = provider.config?.["id-token"] ?? "";
@@ -288,7 +288,7 @@ function oidcToken(kc: KubeConfig): string | undefined {
   } catch {
     throw new Error(`the oidc id-token of ${who} is not a valid JWT`);
   }
-  if (typeof exp !== "number" || Date.now() + 10_000 >= exp * 1000)
+  if (typeof exp !== "number" || now + 10_000 >= exp * 1000)
     throw new Error(`the oidc id-token of ${who} has expired and is not refreshed here: ${renew}`);
   return idToken;
 }
