@@ -138,6 +138,47 @@ describe("proxies", () => {
     }
   }
 
+  it("tunnels the AWS clients' https requests through HTTPS_PROXY, except NO_PROXY matches", async () => {
+    const aws = (env: Record<string, string>): AwsClients =>
+      new AwsClients({
+        endpoint: `https://sqs.proxy.test:${port}`,
+        registry: new Registry(),
+        rateBudget: false,
+        maxAttempts: 1,
+        env,
+      });
+    const saved = { ...process.env };
+    Object.assign(process.env, {
+      AWS_ACCESS_KEY_ID: "x",
+      AWS_SECRET_ACCESS_KEY: "y",
+      AWS_EC2_METADATA_DISABLED: "true",
+    });
+    try {
+      reset();
+      const through = aws({ HTTPS_PROXY: proxy.url });
+      // The test server's CA is not the SDK's: the call fails after the tunnel, on the certificate.
+      await assert.rejects(through.client("sqs", "us-east-1").send(new ListQueuesCommand({})), AwsError);
+      through.destroy();
+      assert.deepEqual(proxy.tunnels, [`sqs.proxy.test:${port}`]);
+
+      reset();
+      const direct = aws({ HTTPS_PROXY: proxy.url, NO_PROXY: ".proxy.test" });
+      await assert.rejects(
+        direct.client("sqs", "us-east-1").send(new ListQueuesCommand({})),
+        (e: unknown) => {
+          assert.ok(e instanceof AwsError);
+          assert.match(e.info.code, /ENOTFOUND|EAI_AGAIN/);
+          return true;
+        },
+      );
+      direct.destroy();
+      assert.deepEqual(proxy.tunnels, []);
+    } finally {
+      for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
+      Object.assign(process.env, saved);
+    }
+  });
+
   it("sends the AWS clients' requests through HTTP_PROXY, except loopback and NO_PROXY matches", async () => {
     const saved = { ...process.env };
     Object.assign(process.env, moto.env);
