@@ -15,7 +15,7 @@
  * Error messages name files, entries and fields, never the contents of a file: a YAML error
  * gives the line and column only.
  */
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { closeSync, existsSync, openSync, readFileSync, statSync } from "node:fs";
 import { isIPv6 } from "node:net";
 import { homedir } from "node:os";
 import path from "node:path";
@@ -363,7 +363,7 @@ export function validate(kc: KubeConfig): void {
   const has = (v: string | undefined | null): v is string => v !== undefined && v !== null && v !== "";
   const readable = (file: string, what: string, entry: string): void => {
     try {
-      readFileSync(file, { flag: "r" }).subarray(0, 0);
+      closeSync(openSync(file, "r"));
     } catch (err) {
       problems.push(
         `cannot read ${what} ${file} of ${entry}: ${(err as NodeJS.ErrnoException).code ?? "error"}`,
