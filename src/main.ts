@@ -9,9 +9,8 @@
 // First: refuses an unsupported Node.js before any other module loads.
 import "./node-guard.ts";
 import { randomUUID } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
-import path from "node:path";
 import { collectDefaultMetrics } from "prom-client";
 import { helpText } from "./config/flags.ts";
 import { isEntryPoint } from "./entry-point.ts";
@@ -21,8 +20,8 @@ import { CACHE_OPTIONS, registerControllers } from "./controllers.ts";
 import { InformerFactory } from "./runtime/cache/factory.ts";
 import { systemClock } from "./runtime/clock.ts";
 import { EventBroadcaster } from "./runtime/events/recorder.ts";
-import { KubeConfig, SERVICE_ACCOUNT_DIR, UnsupportedKubeConfigError } from "./runtime/kube/kubeconfig.ts";
-import { RestClient } from "./runtime/kube/rest.ts";
+import { apiClient, loadKubeConfig } from "./kubeconfig-source.ts";
+import { SERVICE_ACCOUNT_DIR } from "./runtime/kube/kubeconfig.ts";
 import { createLogger, type Logger } from "./runtime/logging.ts";
 import { LeaderElector } from "./runtime/manager/leader-election.ts";
 import { LeaseLock } from "./runtime/manager/lease-lock.ts";
@@ -74,8 +73,8 @@ async function run(options: Options, env: NodeJS.ProcessEnv, logger: Logger): Pr
   logger.info({ version: version(), options }, "starting");
   const registry = defaultRegistry;
   collectDefaultMetrics({ register: registry });
-  const kc = loadKubeConfig(options, env);
-  const rest = RestClient.fromKubeConfig(kc, { registry, logger: logger.child({ component: "rest" }) });
+  const kc = loadKubeConfig(options.kubeconfig, env);
+  const rest = apiClient(kc, { registry, logger: logger.child({ component: "rest" }) });
   logger.info({ server: rest.host }, "using API server");
 
   let leaderElector: LeaderElector | undefined;
@@ -179,33 +178,6 @@ async function run(options: Options, env: NodeJS.ProcessEnv, logger: Logger): Pr
     throw err;
   } finally {
     signals.dispose();
-  }
-}
-
-/**
- * Explicit kubeconfig (flag, KUBEPROVISIONER_KUBECONFIG, KUBECONFIG) first, then the in-cluster
- * ServiceAccount, then ~/.kube/config: controller-runtime's order.
- */
-function loadKubeConfig(options: Options, env: NodeJS.ProcessEnv): KubeConfig {
-  try {
-    // KUBECONFIG may hold a list of files; they are merged as kubectl does.
-    if (options.kubeconfig !== undefined) {
-      const files = options.kubeconfig.split(path.delimiter).filter((f) => f !== "");
-      return files.length === 1 && files[0] !== undefined
-        ? KubeConfig.fromFile(files[0])
-        : KubeConfig.fromFiles(files);
-    }
-    if (env.KUBERNETES_SERVICE_HOST && existsSync(`${SERVICE_ACCOUNT_DIR}/token`))
-      return KubeConfig.inCluster(env);
-    return KubeConfig.fromDefault(env);
-  } catch (err) {
-    // Found, but asking for what the operator does not do: a configuration error (exit 2).
-    if (err instanceof UnsupportedKubeConfigError)
-      throw new ConfigError(`unsupported kubeconfig: ${err.message}`, { cause: err });
-    throw new Error(
-      `no usable Kubernetes configuration (pass --kubeconfig, set KUBECONFIG, or run in a cluster): ${(err as Error).message}`,
-      { cause: err },
-    );
   }
 }
 

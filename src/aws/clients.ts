@@ -6,6 +6,9 @@
  * config and credentials files with profiles, web identity token files as used by IRSA, ECS
  * container credentials, EC2 instance metadata). There is deliberately no option taking keys.
  *
+ * Proxies: HTTPS_PROXY, HTTP_PROXY and NO_PROXY as Go programs read them (runtime/proxy.ts),
+ * through Node's own proxy support in the clients' agents.
+ *
  * Endpoints: the SDK itself honours `AWS_ENDPOINT_URL`, the per-service `AWS_ENDPOINT_URL_EC2`,
  * `AWS_ENDPOINT_URL_S3`, `AWS_ENDPOINT_URL_SQS`, `endpoint_url` in the shared config file and
  * `AWS_IGNORE_CONFIGURED_ENDPOINT_URLS`; the factory does not re-implement that. It only adds
@@ -16,6 +19,7 @@
 import type { AwsCredentialIdentityProvider, MiddlewareStack } from "@smithy/types";
 import type { Registry } from "prom-client";
 import { systemClock, type Clock } from "../runtime/clock.ts";
+import { proxyEnvironment, sharedAgentProxyOptions } from "../runtime/proxy.ts";
 import { silentLogger, type Logger } from "../runtime/logging.ts";
 import { AwsError } from "./errors.ts";
 import { AwsMetrics } from "./metrics.ts";
@@ -73,6 +77,11 @@ export interface AwsClientsOptions {
   logger?: Logger;
   /** Used for the rate budget and durations. @default systemClock */
   clock?: Clock;
+  /**
+   * Where HTTPS_PROXY, HTTP_PROXY and NO_PROXY are read (Go's rules, as the AWS SDK for Go
+   * applies them: see runtime/proxy.ts). @default process.env
+   */
+  env?: Readonly<Record<string, string | undefined>>;
 }
 
 /**
@@ -134,6 +143,7 @@ export class AwsClients implements AwsClientSource {
     endpoint: string | undefined;
     s3ForcePathStyle: boolean;
     maxSockets: number;
+    proxy: { proxyEnv?: NodeJS.ProcessEnv };
     budgets: Readonly<Record<BudgetName, BudgetSize>> | false;
     maxPermitWaitMs: number;
     logger: Logger;
@@ -162,6 +172,7 @@ export class AwsClients implements AwsClientSource {
       endpoint: options.endpoint,
       s3ForcePathStyle: options.s3ForcePathStyle ?? s3EndpointOverridden(options.endpoint, process.env),
       maxSockets: options.maxSockets ?? 50,
+      proxy: sharedAgentProxyOptions(proxyEnvironment(options.env ?? process.env)),
       budgets: options.rateBudget === false ? false : withDefaults(options.rateBudget ?? {}),
       maxPermitWaitMs: options.maxPermitWaitMs ?? DEFAULT_MAX_PERMIT_WAIT_MS,
       logger: options.logger ?? silentLogger,
@@ -303,7 +314,7 @@ export class AwsClients implements AwsClientSource {
 
   #baseConfig(region: string): BaseClientConfig {
     const logger = sdkLogger(this.#opts.logger);
-    const agent = { keepAlive: true, maxSockets: this.#opts.maxSockets };
+    const agent = { keepAlive: true, maxSockets: this.#opts.maxSockets, ...this.#opts.proxy };
     return {
       region,
       maxAttempts: this.#opts.maxAttempts,

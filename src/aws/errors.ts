@@ -5,6 +5,7 @@
  */
 
 import { CODE_HINTS, CODE_PATTERNS, KNOWN_CODES } from "./error-codes.ts";
+import { VALUE_ECHO } from "./sdk-logger.ts";
 import { SERVICE_DISPLAY_NAME, type AwsService } from "./service.ts";
 
 /**
@@ -194,6 +195,8 @@ function kindOf(code: string, f: ErrorFields, status: number | undefined): AwsEr
 }
 
 const SCRUBBERS: ReadonlyArray<readonly [RegExp, string]> = [
+  // Validation errors quote what was sent (an external ID, a web identity token): never kept.
+  [VALUE_ECHO, "Value at"],
   // IAM's encoded authorization failure detail differs on every call.
   [/\s*Encoded authorization failure message:.*$/is, ""],
   [/\b(?:request[ -]?id|requestid|host[ -]?id|x-amz-request-id|x-amz-id-2)\s*[:=]?\s*[\w+/=-]+/gi, ""],

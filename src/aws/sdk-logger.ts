@@ -15,6 +15,12 @@ export interface SdkLogger {
   error(...content: unknown[]): void;
 }
 
+/**
+ * The value an AWS validation error quotes (`Value 'abc' at 'externalId'`, `Value [a, b] at`):
+ * whatever a caller sent, secrets included.
+ */
+export const VALUE_ECHO = /\bValue\s+(?:'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|\[[^\]]*\]|\S+)\s+at\b/g;
+
 /** Replacement text for anything removed. */
 export const REDACTED = "[redacted]";
 
@@ -33,6 +39,9 @@ const SECRET_KEYS = new Set(
     "password",
     "token",
     "webidentitytoken",
+    "externalid",
+    "serialnumber",
+    "tokencode",
     "userdata",
     "aws_access_key_id",
     "aws_secret_access_key",
@@ -41,6 +50,8 @@ const SECRET_KEYS = new Set(
 );
 
 const STRING_SCRUBBERS: ReadonlyArray<readonly [RegExp, string]> = [
+  // AWS's validation errors quote the rejected value ("Value 'x' at 'externalId' failed to ...").
+  [VALUE_ECHO, `Value ${REDACTED} at`],
   [/\b(?:AKIA|ASIA|AROA|AIDA)[A-Z0-9]{12,}\b/g, REDACTED],
   [/(Credential=)[^,\s&]+/gi, `$1${REDACTED}`],
   [/(Signature=)[0-9a-f]+/gi, `$1${REDACTED}`],

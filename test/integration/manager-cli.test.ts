@@ -98,7 +98,7 @@ describe("kubeprovisioner CLI", () => {
     }
   });
 
-  it("exits 2 with a message naming what is unsupported for an auth-provider or proxy-url kubeconfig", async () => {
+  it("exits 2 with one line naming the entry and the field for a kubeconfig client-go or the operator refuses", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), "kp-cli-"));
     try {
       const kubeconfig = (name: string, cluster: object, user: object): string => {
@@ -117,24 +117,37 @@ describe("kubeprovisioner CLI", () => {
         return file;
       };
       const flags = ["--metrics-bind-address=0", "--health-probe-bind-address=0", "--leader-elect=false"];
-      const oidc = await cli([
-        `--kubeconfig=${kubeconfig("oidc", {}, { "auth-provider": { name: "oidc" } })}`,
-        ...flags,
-      ]);
-      assert.equal(oidc.code, 2, oidc.stderr);
-      assert.match(
-        oidc.stderr,
-        /^kubeprovisioner: unsupported kubeconfig: kubeconfig user "u" uses auth-provider "oidc", which is not supported: give the user an exec credential plugin/m,
-      );
-      const proxy = await cli([
-        `--kubeconfig=${kubeconfig("proxy", { "proxy-url": "http://proxy:3128" }, { token: "t" })}`,
-        ...flags,
-      ]);
-      assert.equal(proxy.code, 2, proxy.stderr);
-      assert.match(
-        proxy.stderr,
-        /^kubeprovisioner: unsupported kubeconfig: kubeconfig cluster "c" sets proxy-url/m,
-      );
+      const refusals: [string, object, object, RegExp][] = [
+        [
+          "gcp",
+          {},
+          { "auth-provider": { name: "gcp" } },
+          /^kubeprovisioner: unusable kubeconfig: kubeconfig context "c": user "u" uses auth-provider "gcp", which client-go removed: use its exec plugin \(gke-gcloud-auth-plugin\) instead$/m,
+        ],
+        [
+          "oidc",
+          {},
+          { "auth-provider": { name: "oidc", config: { "client-id": "k" } } },
+          /^kubeprovisioner: unusable kubeconfig: kubeconfig context "c": user "u" uses auth-provider oidc without idp-issuer-url$/m,
+        ],
+        [
+          "socks",
+          { "proxy-url": "socks5://proxy:1080" },
+          { token: "t" },
+          /^kubeprovisioner: unusable kubeconfig: kubeconfig context "c": cluster "c" sets a socks5 proxy-url, which is not supported: use an http or https proxy$/m,
+        ],
+        [
+          "cert",
+          {},
+          { "client-certificate-data": "Zm9v" },
+          /^kubeprovisioner: unusable kubeconfig: kubeconfig context "c": user "u" has a client certificate without client-key or client-key-data$/m,
+        ],
+      ];
+      for (const [name, cluster, user, message] of refusals) {
+        const run = await cli([`--kubeconfig=${kubeconfig(name, cluster, user)}`, ...flags]);
+        assert.equal(run.code, 2, run.stderr);
+        assert.match(run.stderr, message);
+      }
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

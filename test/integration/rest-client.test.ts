@@ -281,6 +281,7 @@ describe("RestClient on a real API server", () => {
               apiVersion: "client.authentication.k8s.io/v1",
               command: process.execPath,
               args: ["-e", plugin],
+              interactiveMode: "Never",
             },
           },
         },

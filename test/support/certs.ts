@@ -87,6 +87,18 @@ function issue(dir: string, name: string, subject: string, ext: string): void {
   );
 }
 
+/**
+ * A serving certificate signed by the CA for the given subject alternative names (`IP:…`,
+ * `DNS:…`), returned as PEM strings.
+ */
+export function servingCert(pki: Pki, name: string, altNames: string[]): { cert: string; key: string } {
+  issue(pki.dir, name, `/CN=${name}`, `subjectAltName=${altNames.join(",")}\nextendedKeyUsage=serverAuth\n`);
+  return {
+    cert: readFileSync(path.join(pki.dir, `${name}.crt`), "utf8"),
+    key: readFileSync(path.join(pki.dir, `${name}.key`), "utf8"),
+  };
+}
+
 /** A client certificate for `user` in `groups`, returned as PEM strings. */
 export function clientCert(pki: Pki, user: string, groups: string[] = []): { cert: string; key: string } {
   const safe = user.replace(/[^a-zA-Z0-9_-]/g, "_");

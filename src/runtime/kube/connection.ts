@@ -3,8 +3,9 @@ import { readFile } from "node:fs/promises";
 import http from "node:http";
 import https from "node:https";
 import { systemClock, type Clock } from "../clock.ts";
+import { agentProxyOptions, parseProxyUrl, proxyEnvironment, proxyFor } from "../proxy.ts";
 import { ExecCredentials } from "./exec-credential.ts";
-import type { KubeConfig } from "./kubeconfig.ts";
+import { InvalidKubeConfigError, validate, type KubeConfig } from "./kubeconfig.ts";
 
 /**
  * What one request needs to reach and authenticate to the API server: headers (bearer token,
@@ -45,39 +46,85 @@ export interface KubeConfigConnectionOptions {
    * @default Infinity
    */
   maxSockets?: number;
+  /** Where HTTPS_PROXY, HTTP_PROXY and NO_PROXY are read. @default process.env */
+  env?: Readonly<Record<string, string | undefined>>;
 }
 
 /**
- * Connection settings from a {@link KubeConfig}: TLS material from the cluster and user entries
- * (files are read again on each refresh), a bearer token (inline, from `tokenFile`, or from an
- * exec plugin), basic auth and impersonation headers. Requests go through our own keep-alive
- * agent, which is replaced when the TLS material changes (idle sockets of the old agent are
- * closed, open watches finish on it).
+ * Connection settings from a {@link KubeConfig}, by client-go's rules (clientcmd and transport):
+ *
+ * - The kubeconfig is checked first ({@link validate}); a config client-go refuses throws
+ *   {@link InvalidKubeConfigError}.
+ * - Credentials go only to an `https` server. For an `http` server no token, password, client
+ *   certificate, exec plugin or auth-provider is used (impersonation headers are still sent).
+ * - One kind of credential: a bearer token (the `tokenFile`'s contents, re-read on each refresh,
+ *   over `token`, which is the fallback while the file cannot be read), or basic auth, plus an
+ *   optional client certificate; the exec plugin runs only when none of those is set; the oidc
+ *   auth-provider's id-token is sent when no other `Authorization` is.
+ * - TLS: the CA from `certificate-authority-data` or the file, `insecure-skip-tls-verify`,
+ *   `tls-server-name` (SNI and the name verified); files are read again on each refresh.
+ * - Proxy: `proxy-url` when set, else HTTPS_PROXY/HTTP_PROXY/NO_PROXY as Go reads them (see
+ *   ../proxy.ts).
+ *
+ * Requests go through our own keep-alive agent, which is replaced when the TLS material changes
+ * (idle sockets of the old agent are closed, open watches finish on it).
  */
 export class KubeConfigConnection implements ConnectionProvider {
   readonly server: URL;
+  /** The proxy requests go through, if any. */
+  readonly proxy: URL | undefined;
   readonly #kc: KubeConfig;
+  readonly #secure: boolean;
   readonly #exec: ExecCredentials | undefined;
   readonly #refreshMs: number;
   readonly #clock: Clock;
   readonly #maxSockets: number;
-  #cached: { settings: ConnectionSettings; at: number } | undefined;
+  #cached: { settings: ConnectionSettings; until: number } | undefined;
   #inflight: Promise<ConnectionSettings> | undefined;
   #agent: { agent: http.Agent; fingerprint: string } | undefined;
+  /** The last token read from `tokenFile`: used while the file cannot be read. */
+  #fileToken: string | undefined;
 
+  /** @throws InvalidKubeConfigError when the kubeconfig is one client-go refuses. */
   constructor(kc: KubeConfig, opts: KubeConfigConnectionOptions = {}) {
+    validate(kc);
     this.server = new URL(kc.cluster.server);
+    this.#secure = this.server.protocol === "https:";
     this.#kc = kc;
     this.#clock = opts.clock ?? systemClock;
+    const proxyUrl = kc.cluster["proxy-url"];
+    try {
+      this.proxy =
+        proxyUrl !== undefined && proxyUrl !== ""
+          ? parseProxyUrl(proxyUrl, `proxy-url of cluster ${JSON.stringify(kc.clusterName)}`)
+          : proxyFor(this.server, proxyEnvironment(opts.env ?? process.env));
+    } catch (err) {
+      throw new InvalidKubeConfigError((err as Error).message);
+    }
+    const { user, cluster } = kc;
+    const exec = user.exec ?? undefined;
+    const staticCredentials =
+      nonEmpty(user.token) ||
+      nonEmpty(user.tokenFile) ||
+      nonEmpty(user.username) ||
+      ((nonEmpty(user["client-certificate"]) || nonEmpty(user["client-certificate-data"])) &&
+        (nonEmpty(user["client-key"]) || nonEmpty(user["client-key-data"])));
     this.#exec =
-      kc.user.exec !== undefined ? new ExecCredentials(kc.user.exec, kc.cluster, this.#clock) : undefined;
+      this.#secure && exec !== undefined && !staticCredentials
+        ? new ExecCredentials(
+            exec,
+            cluster,
+            () => material(cluster["certificate-authority-data"], cluster["certificate-authority"]),
+            this.#clock,
+          )
+        : undefined;
     this.#refreshMs = opts.refreshMs ?? 60_000;
     this.#maxSockets = opts.maxSockets ?? Infinity;
   }
 
   settings(): Promise<ConnectionSettings> {
     const c = this.#cached;
-    if (c !== undefined && this.#clock.now() - c.at < this.#refreshMs) return Promise.resolve(c.settings);
+    if (c !== undefined && this.#clock.now() < c.until) return Promise.resolve(c.settings);
     this.#inflight ??= this.#load().finally(() => {
       this.#inflight = undefined;
     });
@@ -91,37 +138,65 @@ export class KubeConfigConnection implements ConnectionProvider {
 
   async #load(): Promise<ConnectionSettings> {
     const { cluster, user } = this.#kc;
-    const exec = await this.#exec?.get();
-    const headers: Record<string, string | string[]> = {};
-    const token =
-      exec?.token ??
-      user.token ??
-      (user.tokenFile ? (await readFile(user.tokenFile, "utf8")).trim() : undefined);
-    if (token) headers.Authorization = `Bearer ${token}`;
-    if (user.as) headers["Impersonate-User"] = user.as;
-    if (user["as-uid"]) headers["Impersonate-Uid"] = user["as-uid"];
-    // One header per group: the API server does not split a comma-separated value.
-    if (user["as-groups"]?.length) headers["Impersonate-Group"] = [...user["as-groups"]];
+    const now = this.#clock.now();
+    let until = now + this.#refreshMs;
+    const headers: Record<string, string | string[]> = impersonationHeaders(this.#kc);
+    if (!this.#secure) {
+      const settings: ConnectionSettings = { headers, auth: undefined, agent: this.#agentFor(undefined) };
+      this.#cached = { settings, until };
+      return settings;
+    }
+    let token = await this.#bearerToken();
+    const exec = this.#exec !== undefined ? await this.#exec.get() : undefined;
+    if (exec !== undefined) {
+      // An expired credential is never used: the plugin runs again once it expires.
+      until = Math.min(until, exec.expiresAt + 1);
+      token ??= exec.credential.token;
+    }
+    const auth = nonEmpty(user.username) ? `${user.username}:${user.password ?? ""}` : undefined;
+    if (token === undefined && auth === undefined) token = oidcToken(this.#kc, now);
+    if (token !== undefined) headers.Authorization = `Bearer ${token}`;
+    const staticCert = nonEmpty(user["client-certificate"]) || nonEmpty(user["client-certificate-data"]);
     const tls: TlsMaterial = {
       ca: await material(cluster["certificate-authority-data"], cluster["certificate-authority"]),
-      cert:
-        exec?.clientCertificateData ??
-        (await material(user["client-certificate-data"], user["client-certificate"])),
-      key: exec?.clientKeyData ?? (await material(user["client-key-data"], user["client-key"])),
+      cert: staticCert
+        ? await material(user["client-certificate-data"], user["client-certificate"])
+        : exec?.credential.clientCertificateData,
+      key: staticCert
+        ? await material(user["client-key-data"], user["client-key"])
+        : exec?.credential.clientKeyData,
       rejectUnauthorized: cluster["insecure-skip-tls-verify"] === true ? false : undefined,
-      servername: cluster["tls-server-name"],
+      servername: nonEmpty(cluster["tls-server-name"]) ? cluster["tls-server-name"] : undefined,
     };
-    const auth =
-      user.username !== undefined && token === undefined
-        ? `${user.username}:${user.password ?? ""}`
-        : undefined;
     const settings: ConnectionSettings = { headers, auth, agent: this.#agentFor(tls) };
-    this.#cached = { settings, at: this.#clock.now() };
+    this.#cached = { settings, until };
     return settings;
   }
 
-  #agentFor(tls: TlsMaterial): http.Agent {
-    const fingerprint = fingerprintOf(tls);
+  /**
+   * The bearer token: the `tokenFile`'s contents (trimmed) when it can be read and is not empty,
+   * else the last one read from it, else `token`.
+   * @throws Error when only a `tokenFile` is set and it has never been readable.
+   */
+  async #bearerToken(): Promise<string | undefined> {
+    const { user } = this.#kc;
+    const inline = nonEmpty(user.token) ? user.token : undefined;
+    if (!nonEmpty(user.tokenFile)) return inline;
+    try {
+      const text = (await readFile(user.tokenFile, "utf8")).trim();
+      if (text !== "") this.#fileToken = text;
+    } catch (err) {
+      if (this.#fileToken === undefined && inline === undefined)
+        throw new Error(
+          `cannot read tokenFile ${user.tokenFile} of user ${JSON.stringify(this.#kc.userName)}: ${(err as NodeJS.ErrnoException).code ?? "error"}`,
+          { cause: err },
+        );
+    }
+    return this.#fileToken ?? inline;
+  }
+
+  #agentFor(tls: TlsMaterial | undefined): http.Agent {
+    const fingerprint = tls === undefined ? "http" : fingerprintOf(tls);
     if (this.#agent?.fingerprint === fingerprint) return this.#agent.agent;
     const previous = this.#agent?.agent;
     const common = {
@@ -129,9 +204,10 @@ export class KubeConfigConnection implements ConnectionProvider {
       keepAliveMsecs: 30_000,
       maxSockets: this.#maxSockets,
       scheduling: "lifo" as const,
+      ...agentProxyOptions(this.proxy),
     };
     const agent =
-      this.server.protocol === "http:"
+      tls === undefined
         ? new http.Agent(common)
         : new https.Agent({
             ...common,
@@ -152,6 +228,69 @@ export class KubeConfigConnection implements ConnectionProvider {
     this.#agent = undefined;
     this.#cached = undefined;
   }
+}
+
+function nonEmpty(v: string | undefined | null): v is string {
+  return v !== undefined && v !== null && v !== "";
+}
+
+/**
+ * `Impersonate-User`, `-Uid`, one `Impersonate-Group` per group and one `Impersonate-Extra-<key>`
+ * per value, the key percent-encoded where a header name cannot hold a character (client-go's
+ * rule).
+ */
+function impersonationHeaders(kc: KubeConfig): Record<string, string | string[]> {
+  const user = kc.user;
+  const headers: Record<string, string | string[]> = {};
+  if (!nonEmpty(user.as)) return headers;
+  headers["Impersonate-User"] = user.as;
+  if (nonEmpty(user["as-uid"])) headers["Impersonate-Uid"] = user["as-uid"];
+  // One header per group: the API server does not split a comma-separated value.
+  const groups = user["as-groups"] ?? [];
+  if (groups.length > 0) headers["Impersonate-Group"] = [...groups];
+  for (const [key, values] of Object.entries(user["as-user-extra"] ?? {})) {
+    if (values === null || values.length === 0) continue;
+    headers[`Impersonate-Extra-${headerKeyEscape(key)}`] = [...values];
+  }
+  return headers;
+}
+
+/** Characters allowed in an HTTP header name (RFC 7230 token) stay; others are percent-encoded. */
+function headerKeyEscape(key: string): string {
+  let out = "";
+  for (const byte of Buffer.from(key, "utf8")) {
+    const ch = String.fromCharCode(byte);
+    out += /^[A-Za-z0-9!#$&'*+\-.^_`|~]$/.test(ch)
+      ? ch
+      : `%${byte.toString(16).toUpperCase().padStart(2, "0")}`;
+  }
+  return out;
+}
+
+/**
+ * The oidc auth-provider's id-token while it is valid (client-go treats it as expired 10 s
+ * before its `exp`). Refreshing through the issuer is not done.
+ * @throws Error when the user has an oidc auth-provider without a valid id-token.
+ */
+function oidcToken(kc: KubeConfig, now: number): string | undefined {
+  const provider = kc.user["auth-provider"] ?? undefined;
+  if (provider?.name !== "oidc") return undefined;
+  const idToken = provider.config?.["id-token"] ?? "";
+  const who = `user ${JSON.stringify(kc.userName)}`;
+  const renew =
+    "renew it with the identity provider's login tool, or give the user an exec plugin (such as kubelogin)";
+  if (idToken === "") throw new Error(`the oidc auth-provider of ${who} has no id-token: ${renew}`);
+  const payload = idToken.split(".");
+  let exp: unknown;
+  try {
+    if (payload.length !== 3 || payload[1] === undefined) throw new Error("not a JWT");
+    exp = (JSON.parse(Buffer.from(payload[1], "base64url").toString("utf8")) as { exp?: unknown }).exp;
+  } catch {
+    throw new Error(`the oidc id-token of ${who} is not a valid JWT`);
+  }
+  if (typeof exp !== "number" || now + 10_000 >= exp * 1000)
+    throw new Error(`the oidc id-token of ${who} has expired and is not refreshed here: ${renew}`);
+  return idToken;
 }
 
 /** The TLS parts of a connection; the agent is rebuilt when any of them changes. */

@@ -50,7 +50,12 @@ export class ApiError extends Error {
   override readonly name = "ApiError";
   readonly status: number;
   readonly reason: string;
-  readonly body: unknown;
+  /**
+   * The parsed response body (or its text when it is not JSON). Not enumerable, so a logger
+   * serialising the error leaves it out: a body that is not a Status (a proxy's page, an echo)
+   * can hold anything.
+   */
+  declare readonly body: unknown;
   readonly method: string | undefined;
   readonly path: string | undefined;
   readonly retryAfterSeconds: number | undefined;
@@ -60,7 +65,7 @@ export class ApiError extends Error {
     super(`${where}${init.message || `HTTP ${init.status}${init.reason ? ` ${init.reason}` : ""}`}`);
     this.status = init.status;
     this.reason = init.reason ?? "";
-    this.body = init.body;
+    Object.defineProperty(this, "body", { value: init.body, enumerable: false });
     this.method = init.method;
     this.path = init.path;
     this.retryAfterSeconds = init.retryAfterSeconds;
@@ -91,11 +96,12 @@ export class ApiError extends Error {
     const status = isStatus(body) ? body : undefined;
     const headerRetry = opts.retryAfterHeader !== undefined ? Number(opts.retryAfterHeader) : Number.NaN;
     const retryAfterSeconds = Number.isFinite(headerRetry) ? headerRetry : status?.details?.retryAfterSeconds;
-    const text = typeof body === "string" ? body.slice(0, 200) : undefined;
+    // A body that is not a Status is never quoted: it is not the API server's message and may
+    // echo what was sent.
     return new ApiError({
       status: opts.status,
       reason: status?.reason ?? "",
-      message: status?.message ?? text ?? "",
+      message: status?.message ?? "",
       body,
       ...(opts.method !== undefined ? { method: opts.method } : {}),
       ...(opts.path !== undefined ? { path: opts.path } : {}),

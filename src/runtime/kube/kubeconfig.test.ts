@@ -3,7 +3,13 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, describe, it } from "node:test";
-import { KubeConfig, KubeConfigError, UnsupportedKubeConfigError } from "./kubeconfig.ts";
+import {
+  InvalidKubeConfigError,
+  KubeConfig,
+  KubeConfigError,
+  UnsupportedKubeConfigError,
+  validate,
+} from "./kubeconfig.ts";
 
 const dir = mkdtempSync(path.join(os.tmpdir(), "kubeconfig-test-"));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -109,6 +115,7 @@ current-context: x
   it("builds the in-cluster configuration from the service environment and the ServiceAccount folder", () => {
     const sa = mkdtempSync(path.join(dir, "sa-"));
     writeFileSync(path.join(sa, "namespace"), "operators\n");
+    writeFileSync(path.join(sa, "ca.crt"), "a CA\n");
     const kc = KubeConfig.inCluster(
       { KUBERNETES_SERVICE_HOST: "fd00::1", KUBERNETES_SERVICE_PORT: "443" },
       sa,
@@ -123,6 +130,13 @@ current-context: x
       "https://10.0.0.1:6443",
     );
     assert.throws(() => KubeConfig.inCluster({}, sa), /KUBERNETES_SERVICE_HOST/);
+    // Without a readable ca.crt client-go goes on with the system roots.
+    const bare = mkdtempSync(path.join(dir, "sa-"));
+    assert.equal(
+      KubeConfig.inCluster({ KUBERNETES_SERVICE_HOST: "10.0.0.1", KUBERNETES_SERVICE_PORT: "6443" }, bare)
+        .cluster["certificate-authority"],
+      undefined,
+    );
   });
 
   it("refuses what it cannot honour, saying what", () => {
@@ -137,31 +151,60 @@ current-context: x
       () => KubeConfig.fromDocument({ ...base, "current-context": "other" }),
       /no context "other"/,
     );
+    const withUser = (user: object): KubeConfig =>
+      KubeConfig.fromDocument({ ...base, users: [{ name: "u", user }] });
     assert.throws(
-      () =>
-        KubeConfig.fromDocument({
-          ...base,
-          users: [{ name: "u", user: { "auth-provider": { name: "oidc" } } }],
-        }),
+      () => validate(withUser({ "auth-provider": { name: "gcp" } })),
       (err: unknown) =>
         err instanceof UnsupportedKubeConfigError &&
-        /user "u" uses auth-provider "oidc", which is not supported: give the user an exec credential plugin/.test(
+        /user "u" uses auth-provider "gcp", which client-go removed: use its exec plugin \(gke-gcloud-auth-plugin\)/.test(
           err.message,
         ),
     );
+    validate(
+      withUser({
+        "auth-provider": { name: "oidc", config: { "idp-issuer-url": "https://i", "client-id": "k" } },
+      }),
+    );
+    const withCluster = (cluster: object): KubeConfig =>
+      KubeConfig.fromDocument({
+        ...base,
+        clusters: [{ name: "c", cluster: { server: "https://c", ...cluster } }],
+      });
+    validate(withCluster({ "proxy-url": "http://proxy:3128" }));
+    validate(withCluster({ "proxy-url": "" }));
     assert.throws(
-      () =>
-        KubeConfig.fromDocument({
-          ...base,
-          clusters: [{ name: "c", cluster: { server: "https://c", "proxy-url": "http://proxy:3128" } }],
-        }),
+      () => validate(withCluster({ "proxy-url": "socks5://proxy:1080" })),
       (err: unknown) =>
-        err instanceof UnsupportedKubeConfigError &&
-        /cluster "c" sets proxy-url, which is not supported: the operator connects to the API server directly/.test(
-          err.message,
-        ),
+        err instanceof UnsupportedKubeConfigError && /cluster "c" sets a socks5 proxy-url/.test(err.message),
+    );
+    assert.throws(
+      () => validate(withUser({ "client-certificate-data": "Zm9v" })),
+      (err: unknown) =>
+        err instanceof InvalidKubeConfigError &&
+        /user "u" has a client certificate without client-key or client-key-data/.test(err.message),
+    );
+    assert.throws(
+      () => validate(withUser({ token: "t", "as-groups": ["g"] })),
+      /user "u" sets as-uid, as-groups or as-user-extra without as/,
     );
     assert.throws(() => KubeConfig.fromString("- just\n- a list\n"), /not a kubeconfig document/);
     assert.throws(() => KubeConfig.fromString("clusters: [unclosed"), /not valid YAML/);
+  });
+
+  it("reports a YAML error by line and column, never quoting the file", () => {
+    const text =
+      "users:\n- name: u\n  user:\n    token: tok-secret-1\n    client-key-data: key-secret-2\n   bad: [x\n*alias-secret-3\n";
+    assert.throws(
+      () => KubeConfig.fromString(text),
+      (err: unknown) =>
+        err instanceof InvalidKubeConfigError &&
+        /is not valid YAML: .+ at line \d+, column \d+$/.test(err.message) &&
+        !/secret/.test(err.message),
+    );
+    assert.throws(
+      () => KubeConfig.fromString("a: *unknown-secret-alias\n"),
+      (err: unknown) => err instanceof InvalidKubeConfigError && !/secret/.test(err.message),
+    );
   });
 });

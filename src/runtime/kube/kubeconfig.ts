@@ -2,20 +2,24 @@
  * Kubeconfig loading: the clientcmd `Config` file format (YAML or JSON), the `KUBECONFIG` list
  * with client-go's merge rule, and the in-cluster ServiceAccount. It selects one context and
  * hands its cluster and user entries, with every file path made absolute, to
- * {@link KubeConfigConnection}, which turns them into TLS material and credentials.
+ * {@link KubeConfigConnection}, which checks them with client-go's rules ({@link validate}) and
+ * turns them into TLS material and credentials.
  *
  * Supported user entries: client certificates (files or inline data), bearer tokens (inline or
  * `tokenFile`, re-read on every refresh), basic auth, impersonation (`as`, `as-uid`,
- * `as-groups`) and exec credential plugins (`client.authentication.k8s.io` v1 and v1beta1).
- * Cluster entries: `server`, the CA (file or data), `insecure-skip-tls-verify` and
- * `tls-server-name`. A kubeconfig that needs `auth-provider` or `proxy-url` is refused with a
- * message saying so, rather than connecting without them.
+ * `as-groups`, `as-user-extra`), exec credential plugins (`client.authentication.k8s.io` v1 and
+ * v1beta1) and the `oidc` auth-provider's current id-token. Cluster entries: `server`, the CA
+ * (file or data), `insecure-skip-tls-verify`, `tls-server-name` and `proxy-url` (http and https
+ * proxies).
+ *
+ * Error messages name files, entries and fields, never the contents of a file: a YAML error
+ * gives the line and column only.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { closeSync, existsSync, openSync, readFileSync, statSync } from "node:fs";
 import { isIPv6 } from "node:net";
 import { homedir } from "node:os";
 import path from "node:path";
-import { load } from "js-yaml";
+import { load, YAMLException } from "js-yaml";
 
 /** A cluster entry as written in a kubeconfig. */
 export interface KubeConfigCluster {
@@ -25,15 +29,26 @@ export interface KubeConfigCluster {
   "insecure-skip-tls-verify"?: boolean;
   "tls-server-name"?: string;
   "proxy-url"?: string;
+  "disable-compression"?: boolean;
+  extensions?: { name: string; extension: unknown }[];
 }
 
 /** An exec credential plugin as written in a kubeconfig. */
 export interface KubeConfigExec {
   apiVersion: string;
   command: string;
-  args?: string[];
+  args?: string[] | null;
   env?: { name: string; value: string }[] | null;
   provideClusterInfo?: boolean;
+  installHint?: string;
+  /** `Never`, `IfAvailable` or `Always`; v1beta1 defaults to `IfAvailable`, v1 requires it. */
+  interactiveMode?: string;
+}
+
+/** An auth-provider entry as written in a kubeconfig. */
+export interface KubeConfigAuthProvider {
+  name: string;
+  config?: Record<string, string> | null;
 }
 
 /** A user entry as written in a kubeconfig. */
@@ -48,9 +63,10 @@ export interface KubeConfigUser {
   password?: string;
   as?: string;
   "as-uid"?: string;
-  "as-groups"?: string[];
-  exec?: KubeConfigExec;
-  "auth-provider"?: unknown;
+  "as-groups"?: string[] | null;
+  "as-user-extra"?: Record<string, string[] | null> | null;
+  exec?: KubeConfigExec | null;
+  "auth-provider"?: KubeConfigAuthProvider | null;
 }
 
 /** A context entry as written in a kubeconfig. */
@@ -73,16 +89,28 @@ export interface KubeConfigDocument {
 /** Where the ServiceAccount's token, CA and namespace are mounted in a pod. */
 export const SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
 
-/** A bad or unsupported kubeconfig. */
+/** The cluster extension whose value an exec plugin receives as `spec.cluster.config`. */
+export const EXEC_EXTENSION = "client.authentication.k8s.io/exec";
+
+/** A bad, unreadable or unsupported kubeconfig. */
 export class KubeConfigError extends Error {
   override readonly name: string = "KubeConfigError";
 }
 
 /**
- * The kubeconfig asks for something this loader does not do (an `auth-provider` user, a
- * `proxy-url` cluster): refused rather than connecting without it.
+ * A kubeconfig that client-go refuses (see {@link validate}), or that asks for what this loader
+ * does not do: refused rather than connecting with less than configured. The message names the
+ * entry and the field.
  */
-export class UnsupportedKubeConfigError extends KubeConfigError {
+export class InvalidKubeConfigError extends KubeConfigError {
+  override readonly name: string = "InvalidKubeConfigError";
+}
+
+/**
+ * The kubeconfig asks for something this loader does not do (a SOCKS `proxy-url`, an
+ * auth-provider other than oidc): refused rather than connecting without it.
+ */
+export class UnsupportedKubeConfigError extends InvalidKubeConfigError {
   override readonly name: string = "UnsupportedKubeConfigError";
 }
 
@@ -94,6 +122,8 @@ export class KubeConfig {
   /** The document, with paths made absolute. */
   readonly document: KubeConfigDocument;
   readonly contextName: string;
+  readonly clusterName: string;
+  readonly userName: string;
   readonly cluster: Readonly<KubeConfigCluster>;
   readonly user: Readonly<KubeConfigUser>;
   /** The context's namespace, if it names one. */
@@ -111,20 +141,9 @@ export class KubeConfig {
       throw new KubeConfigError(`kubeconfig has no cluster ${JSON.stringify(context.cluster)} with a server`);
     // A context may name a user that is not listed: it then connects without credentials.
     const user = document.users?.find((u) => u.name === context.user)?.user ?? {};
-    const provider = user["auth-provider"];
-    if (provider !== undefined) {
-      const name = (provider as { name?: unknown } | null)?.name;
-      throw new UnsupportedKubeConfigError(
-        `kubeconfig user ${JSON.stringify(context.user)} uses auth-provider${typeof name === "string" ? ` ${JSON.stringify(name)}` : ""}, which is not supported: ` +
-          "give the user an exec credential plugin (client.authentication.k8s.io, such as kubelogin or gke-gcloud-auth-plugin), a token or a client certificate instead",
-      );
-    }
-    if (cluster["proxy-url"] !== undefined)
-      throw new UnsupportedKubeConfigError(
-        `kubeconfig cluster ${JSON.stringify(context.cluster)} sets proxy-url, which is not supported: ` +
-          "the operator connects to the API server directly; remove proxy-url or use a kubeconfig without it",
-      );
     this.contextName = contextName;
+    this.clusterName = context.cluster;
+    this.userName = context.user;
     this.cluster = cluster;
     this.user = user;
     this.namespace = context.namespace;
@@ -197,7 +216,10 @@ export class KubeConfig {
           name: "in-cluster",
           cluster: {
             server: `https://${isIPv6(host) ? `[${host}]` : host}:${port}`,
-            "certificate-authority": path.join(dir, "ca.crt"),
+            // client-go goes on without a CA when ca.crt cannot be read (the system roots apply).
+            ...(isFile(path.join(dir, "ca.crt"))
+              ? { "certificate-authority": path.join(dir, "ca.crt") }
+              : {}),
           },
         },
       ],
@@ -240,12 +262,39 @@ function parse(text: string, what: string): KubeConfigDocument {
   try {
     doc = load(text);
   } catch (err) {
-    throw new KubeConfigError(`${what} is not valid YAML: ${(err as Error).message}`);
+    throw new InvalidKubeConfigError(`${what} is not valid YAML: ${yamlProblem(err)}`);
   }
   if (doc === null || doc === undefined) return {};
   if (typeof doc !== "object" || Array.isArray(doc))
-    throw new KubeConfigError(`${what} is not a kubeconfig document`);
+    throw new InvalidKubeConfigError(`${what} is not a kubeconfig document`);
   return doc as KubeConfigDocument;
+}
+
+/**
+ * What is wrong and where, without the text around it: js-yaml's own message quotes the
+ * neighbouring lines (tokens and keys included), and some of its reasons quote a name found in
+ * the file, so only the reason's fixed words and the position are kept.
+ */
+function yamlProblem(err: unknown): string {
+  if (!(err instanceof YAMLException)) return "unreadable document";
+  const reason = err.reason
+    .replace(/"[^"]*"|'[^']*'|`[^`]*`|<[^>]*>|!\S*/g, "…")
+    .replace(/\s+/g, " ")
+    .trim();
+  const mark = err.mark as { line?: number; column?: number } | undefined;
+  const where =
+    mark?.line !== undefined
+      ? ` at line ${mark.line + 1}${mark.column !== undefined ? `, column ${mark.column + 1}` : ""}`
+      : "";
+  return `${reason}${where}`;
+}
+
+function isFile(file: string): boolean {
+  try {
+    return statSync(file).isFile();
+  } catch {
+    return false;
+  }
 }
 
 /** A copy of `doc` with the file paths of its clusters and users resolved against `baseDir`. */
@@ -281,4 +330,151 @@ function absolutePaths(doc: KubeConfigDocument, baseDir: string): KubeConfigDocu
 
 function withPath<T extends object, K extends keyof T>(entry: T, key: K, value: T[K] | undefined): T {
   return value === undefined ? entry : { ...entry, [key]: value };
+}
+
+/** The exec plugin API versions this loader speaks. */
+export const EXEC_API_VERSIONS: ReadonlySet<string> = new Set([
+  "client.authentication.k8s.io/v1",
+  "client.authentication.k8s.io/v1beta1",
+]);
+
+/**
+ * The interactive mode of an exec plugin: as written, else `IfAvailable` for v1beta1 (client-go's
+ * default); v1 has no default. The operator never has a terminal, so `IfAvailable` and `Never`
+ * both run the plugin without stdin.
+ */
+export function interactiveModeOf(exec: Readonly<KubeConfigExec>): string | undefined {
+  if (exec.interactiveMode !== undefined && exec.interactiveMode !== "") return exec.interactiveMode;
+  return exec.apiVersion === "client.authentication.k8s.io/v1beta1" ? "IfAvailable" : undefined;
+}
+
+/**
+ * Checks the selected cluster and user as client-go does before it connects (clientcmd's
+ * `ConfirmUsable` and the transport's checks), plus what this loader cannot do, and throws one
+ * {@link InvalidKubeConfigError} naming each problem's entry and field. Files named by the entry
+ * must be readable. Nothing of a file's contents or of a credential is quoted.
+ */
+export function validate(kc: KubeConfig): void {
+  const problems: string[] = [];
+  let unsupported = false;
+  const { cluster, user } = kc;
+  const c = JSON.stringify(kc.clusterName);
+  const u = JSON.stringify(kc.userName);
+  const has = (v: string | undefined | null): v is string => v !== undefined && v !== null && v !== "";
+  const readable = (file: string, what: string, entry: string): void => {
+    try {
+      closeSync(openSync(file, "r"));
+    } catch (err) {
+      problems.push(
+        `cannot read ${what} ${file} of ${entry}: ${(err as NodeJS.ErrnoException).code ?? "error"}`,
+      );
+    }
+  };
+
+  let server: URL | undefined;
+  try {
+    server = new URL(cluster.server);
+  } catch {
+    problems.push(`cluster ${c} has a server that is not a URL`);
+  }
+  if (server !== undefined && server.protocol !== "https:" && server.protocol !== "http:")
+    problems.push(`cluster ${c} has a server with scheme ${JSON.stringify(server.protocol)}; use https`);
+  const proxyUrl = cluster["proxy-url"];
+  if (has(proxyUrl)) {
+    const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(proxyUrl)?.[1]?.toLowerCase();
+    if (scheme === "socks5") {
+      problems.push(
+        `cluster ${c} sets a socks5 proxy-url, which is not supported: use an http or https proxy`,
+      );
+      unsupported = true;
+    } else if (scheme !== "http" && scheme !== "https") {
+      problems.push(`cluster ${c} has an invalid proxy-url: the scheme must be http, https or socks5`);
+    } else {
+      try {
+        new URL(proxyUrl);
+      } catch {
+        problems.push(`cluster ${c} has an invalid proxy-url: not a URL`);
+      }
+    }
+  }
+  if (has(cluster["certificate-authority"]) && has(cluster["certificate-authority-data"]))
+    problems.push(`cluster ${c} sets both certificate-authority-data and certificate-authority`);
+  if (has(cluster["certificate-authority"]))
+    readable(cluster["certificate-authority"], "certificate-authority", `cluster ${c}`);
+
+  const secure = server?.protocol === "https:";
+  const hasCa = has(cluster["certificate-authority"]) || has(cluster["certificate-authority-data"]);
+  if (secure && hasCa && cluster["insecure-skip-tls-verify"] === true)
+    problems.push(
+      `cluster ${c} sets insecure-skip-tls-verify together with a certificate-authority; set only one`,
+    );
+
+  if (has(user.token) && (has(user.username) || has(user.password)))
+    problems.push(
+      `user ${u} sets more than one authentication method (token and username/password); set only one`,
+    );
+  else if (secure && has(user.tokenFile) && has(user.username))
+    problems.push(`user ${u} sets both tokenFile and username/password; set only one`);
+  if (has(user["client-certificate"]) || has(user["client-certificate-data"])) {
+    if (has(user["client-certificate"]) && has(user["client-certificate-data"]))
+      problems.push(`user ${u} sets both client-certificate-data and client-certificate`);
+    if (has(user["client-key"]) && has(user["client-key-data"]))
+      problems.push(`user ${u} sets both client-key-data and client-key`);
+    if (!has(user["client-key"]) && !has(user["client-key-data"]))
+      problems.push(`user ${u} has a client certificate without client-key or client-key-data`);
+    if (has(user["client-certificate"]))
+      readable(user["client-certificate"], "client-certificate", `user ${u}`);
+    if (has(user["client-key"])) readable(user["client-key"], "client-key", `user ${u}`);
+  }
+  const exec = user.exec ?? undefined;
+  const provider = user["auth-provider"] ?? undefined;
+  if (exec !== undefined) {
+    if (provider !== undefined) problems.push(`user ${u} sets both exec and auth-provider; set only one`);
+    if (!has(exec.command)) problems.push(`user ${u} has an exec plugin without a command`);
+    if (!has(exec.apiVersion)) problems.push(`user ${u} has an exec plugin without an apiVersion`);
+    else if (!EXEC_API_VERSIONS.has(exec.apiVersion))
+      problems.push(
+        `user ${u} has an exec plugin with apiVersion ${JSON.stringify(exec.apiVersion)}; use client.authentication.k8s.io/v1 or v1beta1`,
+      );
+    for (const e of exec.env ?? [])
+      if (!has(e?.name)) problems.push(`user ${u} has an exec env entry without a name`);
+    const mode = interactiveModeOf(exec);
+    if (mode === undefined)
+      problems.push(`user ${u} has an exec plugin without interactiveMode (required in v1)`);
+    else if (mode === "Always")
+      problems.push(
+        `user ${u} has an exec plugin with interactiveMode Always, which needs a terminal the operator does not have`,
+      );
+    else if (mode !== "Never" && mode !== "IfAvailable")
+      problems.push(`user ${u} has an exec plugin with an invalid interactiveMode`);
+  }
+  // client-go builds the auth-provider only for a TLS server.
+  if (secure && provider !== undefined && exec === undefined) {
+    const name = provider.name;
+    if (name === "gcp" || name === "azure") {
+      problems.push(
+        `user ${u} uses auth-provider ${JSON.stringify(name)}, which client-go removed: use its exec plugin (${name === "gcp" ? "gke-gcloud-auth-plugin" : "kubelogin"}) instead`,
+      );
+      unsupported = true;
+    } else if (name !== "oidc") {
+      problems.push(`user ${u} uses auth-provider ${JSON.stringify(String(name))}, which is not known`);
+      unsupported = true;
+    } else {
+      if (!has(provider.config?.["idp-issuer-url"]))
+        problems.push(`user ${u} uses auth-provider oidc without idp-issuer-url`);
+      if (!has(provider.config?.["client-id"]))
+        problems.push(`user ${u} uses auth-provider oidc without client-id`);
+    }
+  }
+  const extra = user["as-user-extra"] ?? {};
+  if (
+    !has(user.as) &&
+    (has(user["as-uid"]) || (user["as-groups"]?.length ?? 0) > 0 || Object.keys(extra).length > 0)
+  )
+    problems.push(`user ${u} sets as-uid, as-groups or as-user-extra without as`);
+  if (problems.length === 0) return;
+  const message = `kubeconfig context ${JSON.stringify(kc.contextName)}: ${problems.join("; ")}`;
+  throw unsupported && problems.length === 1
+    ? new UnsupportedKubeConfigError(message)
+    : new InvalidKubeConfigError(message);
 }
