@@ -69,8 +69,10 @@ export interface FlowFacts {
    */
   readonly settled: boolean;
   /**
-   * When the current create began (ms since the epoch), while no resource is recorded for it
-   * yet: the operator may have stopped between the create call and the status write.
+   * When the current create began (ms since the epoch: `status.createRequestedAt`, recorded with
+   * the token before the create call), while one is in flight (Ready is False with reason
+   * Creating) and no resource is recorded for it yet: the operator may have stopped between the
+   * create call and the status write.
    */
   readonly createStartedAt: number | undefined;
 }

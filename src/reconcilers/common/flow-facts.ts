@@ -30,7 +30,10 @@ export function flowFacts(obj: ManagedObject, idField: string): FlowFacts {
     obj.status?.createToken !== undefined &&
     ready?.reason === FlowReason.Creating
   ) {
-    const t = Date.parse(ready.lastTransitionTime ?? "");
+    // One create clock: the time the flow recorded with the token. The Ready condition's
+    // lastTransitionTime is no clock for it: it stays put while Ready stays False, so after a
+    // failed create and a spec fix it dates the earlier create.
+    const t = Date.parse(obj.status.createRequestedAt ?? "");
     if (Number.isFinite(t)) createStartedAt = t;
   }
   return { deleting, settled, createStartedAt };

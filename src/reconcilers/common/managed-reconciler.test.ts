@@ -10,6 +10,7 @@ import { silentLogger } from "../../runtime/logging.ts";
 import { FakeClock } from "../../runtime/testing/fake-clock.ts";
 import {
   blocked,
+  InvalidSpecError,
   type DeleteOutcome,
   type DriftRepair,
   type ManagedObject,
@@ -332,6 +333,32 @@ describe("ManagedResourceReconciler", () => {
     assert.deepEqual(f.log, ["observe", "updateStatus:uid-1-1", "create:uid-1-1"]);
     assert.equal(f.stored?.status?.createRequestedAt, "2026-03-01T10:06:00.000Z");
     assert.equal(f.stored?.status?.createToken, "uid-1-1", "the token itself is kept");
+  });
+
+  it("dates a create in flight from its own request, also when it follows a terminal failure and a spec fix", async () => {
+    for (const fixedAfterMs of [60_000, 10 * 60_000]) {
+      f = new Fakes();
+      const clock = new FakeClock(Date.parse("2026-03-01T10:00:00Z"));
+      r = reconcilerFor(f, { clock });
+      f.stored = widget();
+      f.createError = new InvalidSpecError("BadSpec", "the spec cannot work");
+      await assert.rejects(r.reconcile(req, ctx), TerminalError);
+      await clock.advance(fixedAfterMs);
+      // The spec is fixed; the create is sent again and the operator stops before it answers.
+      const fixedAt = clock.now();
+      f.stored = { ...f.stored!, metadata: { ...f.stored!.metadata, generation: 4 } };
+      f.createError = throttled();
+      await assert.rejects(r.reconcile(req, ctx));
+      assert.ok(f.log.filter((l) => l.startsWith("create:")).length === 2, "the create was sent again");
+      let seen: number | undefined;
+      f.driver.observe = async (_o, c) => {
+        seen = c.flow.createStartedAt;
+        return { exists: false };
+      };
+      await clock.advance(1000);
+      await r.reconcile(req, ctx).catch(() => undefined);
+      assert.equal(seen, fixedAt, `the create fixed after ${fixedAfterMs} ms began when it was sent`);
+    }
   });
 
   it("recreates a resource deleted out of band with the next token, or only reports it", async () => {

@@ -338,12 +338,16 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
       // Record the token before the create: a crash after the AWS call is then retried with the
       // same token, and the ownership lookup above finds what the first call made. Once recorded
       // it is not written again (so a create that keeps failing does not churn the status), except
-      // that its time is renewed when the create is retried long after it: createRequestedAt
+      // that its time is renewed when the create is retried long after it, or for a generation
+      // the Ready condition does not describe yet (a spec fixed after a terminal failure):
+      // createRequestedAt is when the current create began (FlowFacts.createStartedAt), and
       // bounds the window in which an untagged bucket can be this object's (crash-window.ts).
       const now = this.#o.clock.now();
+      const ready = getCondition(obj.status?.conditions, ConditionType.Ready);
       if (
         obj.status?.createToken !== token ||
         obj.status.createAttempt !== attempt ||
+        ready?.observedGeneration !== obj.metadata.generation ||
         !requestedWithin(obj.status.createRequestedAt, now, CREATE_REQUEST_RENEW_MS)
       ) {
         const intent = {

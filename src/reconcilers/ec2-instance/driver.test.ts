@@ -578,6 +578,7 @@ describe("Ec2InstanceDriver.delete", () => {
       object("a", {
         createToken: "uid-a-1",
         createAttempt: 1,
+        createRequestedAt: new Date(clock.now() - ageMs).toISOString(),
         conditions: [
           {
             type: "Ready",
