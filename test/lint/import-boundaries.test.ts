@@ -41,7 +41,7 @@ const FORBIDDEN: readonly [file: string, code: string, says: RegExp][] = [
   ],
   [
     "src/aws/probe.ts",
-    'import { PendingBackoff } from "../reconcilers/common/pending-backoff.ts";\nexport const x = PendingBackoff;\n',
+    'import { KeyStates } from "../reconcilers/common/flow/key-state.ts";\nexport const x = KeyStates;\n',
     /src\/aws/,
   ],
   [

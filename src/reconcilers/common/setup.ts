@@ -22,7 +22,7 @@ import type { AccountResolver } from "./account.ts";
 import type { ManagedObject, ResourceDriver } from "./driver.ts";
 import type { AdoptionPolicy, OwnerDirectory } from "./ownership.ts";
 import type { TagPolicy } from "./tags.ts";
-import { ManagedResourceReconciler } from "./managed-reconciler.ts";
+import { ManagedResourceReconciler } from "./flow/reconciler.ts";
 import { countManagedResources, DriftRepairMetrics } from "./metrics.ts";
 import { ConfigMapResource, OutputWriter, type ConfigMap, type OutputValues } from "./outputs.ts";
 

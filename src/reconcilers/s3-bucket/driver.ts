@@ -2,7 +2,7 @@
  * The S3Bucket driver: finds a bucket by name in spec.region, creates it (CreateBucket, then its
  * tags and versioning), repairs tag and versioning drift, and deletes it only when it is this
  * object's and empty (or spec.forceDelete allows emptying it). The shared flow
- * (../common/managed-reconciler.ts) does the Kubernetes side and calls these methods.
+ * (../common/flow/reconciler.ts) does the Kubernetes side and calls these methods.
  *
  * Ownership is the UID tag, as for every kind (../common/ownership.ts). S3 has no idempotency
  * token and the tags are a second call, so a crash between CreateBucket and PutBucketTagging

@@ -1,7 +1,7 @@
 /** Driver contexts for the unit tests of the drivers. */
 import { silentLogger } from "../../../runtime/logging.ts";
 import type { DriverContext, FlowFacts, ManagedObject } from "../driver.ts";
-import { flowFacts } from "../flow-facts.ts";
+import { flowFacts } from "../flow/facts.ts";
 
 /** A context as the flow builds it for `obj` (whose driver records its ID in `status[idField]`). */
 export function contextFor(obj: ManagedObject, idField: string, signal?: AbortSignal): DriverContext {

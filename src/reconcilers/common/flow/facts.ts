@@ -3,16 +3,9 @@
  * object's own record: whether it is being deleted, whether it is settled, and whether a create is in flight. Drivers read these facts from their context
  * and never the flow's conditions themselves.
  */
-import { ConditionStatus, ConditionType, getCondition } from "../../api/v1/index.ts";
-import { recordedIdOf, type FlowFacts, type ManagedObject } from "./driver.ts";
-
-/** Reasons the flow itself puts into conditions. */
-export const FlowReason = {
-  Available: "Available",
-  Creating: "Creating",
-  Deleting: "Deleting",
-  ReconcileSuccess: "ReconcileSuccess",
-} as const;
+import { ConditionStatus, ConditionType, getCondition } from "../../../api/v1/index.ts";
+import { recordedIdOf, type FlowFacts, type ManagedObject } from "../driver.ts";
+import { FlowReason } from "../reasons.ts";
 
 /** The facts about `obj`, whose driver records the resource's identifier in `status[idField]`. */
 export function flowFacts(obj: ManagedObject, idField: string): FlowFacts {

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { ManagedObject } from "./driver.ts";
-import { widgetObject } from "./testing/widget.ts";
-import { flowFacts } from "./flow-facts.ts";
+import type { ManagedObject } from "../driver.ts";
+import { widgetObject } from "../testing/widget.ts";
+import { flowFacts } from "./facts.ts";
 
 const ready = (status: "True" | "False", reason: string, generation = 2) => ({
   type: "Ready",
