@@ -68,6 +68,8 @@ export interface FlowFacts {
    * deleted, and Ready is True for the current generation.
    */
   readonly settled: boolean;
+  /** The create attempt the flow recorded (its token, attempt and time), if any. */
+  readonly create: RecordedCreate | undefined;
   /**
    * When the current create began (ms since the epoch: `status.createRequestedAt`, recorded with
    * the token before the create call), while one is in flight (Ready is False with reason
@@ -75,6 +77,18 @@ export interface FlowFacts {
    * create call and the status write.
    */
   readonly createStartedAt: number | undefined;
+}
+
+/**
+ * A create attempt as the flow records it before calling {@link ResourceDriver.create}: the
+ * idempotency token, the attempt it belongs to (1 for the first create, one more per recreate
+ * after an out-of-band deletion), and when it was recorded (renewed when a create is retried long
+ * after it; ms since the epoch).
+ */
+export interface RecordedCreate {
+  readonly token: string;
+  readonly attempt: number;
+  readonly requestedAt: number | undefined;
 }
 
 /**

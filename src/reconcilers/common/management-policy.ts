@@ -16,17 +16,12 @@
  */
 import type { Description, ManagedObject, ObservedDetails, Observation } from "./driver.ts";
 import { available, notTrue, type ConditionValue } from "./flow/conditions.ts";
+import { ObserveReason } from "./reasons.ts";
 
 /** Values of `spec.managementPolicy`. */
 export const ManagementPolicy = {
   Full: "Full",
   ObserveOnly: "ObserveOnly",
-} as const;
-
-/** Reasons an observe-only object reports, beyond the readiness of what it observes. */
-export const ObserveReason = {
-  /** The resource the spec names does not exist in AWS. */
-  NotFound: "NotFound",
 } as const;
 
 /** The `status.state` of an observe-only object whose resource does not exist. */

@@ -11,7 +11,6 @@
  * - found only through an identifier recorded in status (EC2 instance ID): never, since status is
  *   writable by whoever may write the object's status.
  */
-import { ConditionReason } from "../../api/v1/index.ts";
 import {
   KIND_TAG,
   MANAGED_BY_TAG,
@@ -21,6 +20,7 @@ import {
   UID_TAG,
   type TagMap,
 } from "../../aws/ownership.ts";
+import { OwnershipReason } from "./reasons.ts";
 import type { ManagedObject } from "./driver.ts";
 import { uidOf } from "./owner.ts";
 
@@ -101,13 +101,6 @@ export interface OwnerDirectory {
 export const ADOPTION_POLICIES = ["enabled", "disabled"] as const;
 /** One of {@link ADOPTION_POLICIES}. */
 export type AdoptionPolicy = (typeof ADOPTION_POLICIES)[number];
-
-/** Reasons the ownership rules put into conditions. */
-export const OwnershipReason = {
-  NotOwned: ConditionReason.NotOwned,
-  OwnedByAnotherObject: ConditionReason.OwnedByAnotherObject,
-  AdoptionDisabled: ConditionReason.AdoptionDisabled,
-} as const;
 
 /** A refusal to take a resource over: a terminal condition reason and its message. */
 export interface Refusal {

@@ -16,7 +16,7 @@
  * 3. Create. A create the rate budget deferred is remembered (./key-state.ts) and the object is
  *    requeued for the booked slot; a created one gets the Created Event.
  */
-import { ConditionReason, ConditionType, getCondition } from "../../../api/v1/index.ts";
+import { ConditionType, getCondition } from "../../../api/v1/index.ts";
 import { NoPermitYetError } from "../../../aws/errors.ts";
 import type { Clock } from "../../../runtime/clock.ts";
 import type { Result } from "../../../runtime/controller/reconciler.ts";
@@ -64,7 +64,7 @@ export async function createAbsent<T extends ManagedObject, R>(
       deps.keys.settled(key);
       return { result: { requeueAfter: deps.steadyPoll() } };
     }
-    recorder.event(obj, "Warning", ConditionReason.DeletedOutOfBand, `${message}; recreating it`);
+    recorder.event(obj, "Warning", FlowReason.DeletedOutOfBand, `${message}; recreating it`);
     attempt += 1;
     status = clearedStatus(status);
   } else if (attempt === 0) {
@@ -99,16 +99,16 @@ async function reportDeletedOutOfBand<T extends ManagedObject>(
 ): Promise<void> {
   const obj = writer.stored;
   const seen = getCondition(obj.status?.conditions, ConditionType.Ready);
-  if (seen?.status !== "False" || seen.reason !== ConditionReason.DeletedOutOfBand) {
+  if (seen?.status !== "False" || seen.reason !== FlowReason.DeletedOutOfBand) {
     deps.recorder.event(
       obj,
       "Warning",
-      ConditionReason.DeletedOutOfBand,
+      FlowReason.DeletedOutOfBand,
       `${message}; spec.onDeletedOutOfBand is Report, not recreating`,
     );
   }
   const status = writer.conditioned({
-    ready: notTrue(ConditionReason.DeletedOutOfBand, message),
+    ready: notTrue(FlowReason.DeletedOutOfBand, message),
     synced: reconciled,
   });
   status.state = "Missing";

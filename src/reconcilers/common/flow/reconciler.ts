@@ -32,7 +32,7 @@
  * A failure anywhere is planned by ./failure.ts (conditions, Event, requeue or error) and
  * executed here.
  */
-import { ConditionReason, ConditionType, FINALIZER, getCondition } from "../../../api/v1/index.ts";
+import { ConditionType, FINALIZER, getCondition } from "../../../api/v1/index.ts";
 import type { Clock } from "../../../runtime/clock.ts";
 import { hasFinalizer } from "../../../runtime/client/finalizers.ts";
 import type {
@@ -300,15 +300,15 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     const outputs = this.#o.outputs;
     if (outputs === undefined) return undefined;
     const reported =
-      getCondition(obj.status?.conditions, ConditionType.Ready)?.reason === ConditionReason.OutputConflict;
+      getCondition(obj.status?.conditions, ConditionType.Ready)?.reason === FlowReason.OutputConflict;
     const message = await outputs.sync(obj, {
       signal: ctx.signal,
       logger: ctx.logger,
       conflictReported: reported,
     });
     if (message === undefined) return undefined;
-    if (!reported) this.#o.recorder.event(obj, "Warning", ConditionReason.OutputConflict, message);
-    return failing(ConditionReason.OutputConflict, message);
+    if (!reported) this.#o.recorder.event(obj, "Warning", FlowReason.OutputConflict, message);
+    return failing(FlowReason.OutputConflict, message);
   }
 
   /**

@@ -17,6 +17,6 @@ export function context(flow: Partial<FlowFacts> = {}): DriverContext {
   return {
     logger: silentLogger,
     signal: new AbortController().signal,
-    flow: { deleting: false, settled: false, createStartedAt: undefined, ...flow },
+    flow: { deleting: false, settled: false, create: undefined, createStartedAt: undefined, ...flow },
   };
 }
