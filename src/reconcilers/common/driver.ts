@@ -105,14 +105,12 @@ export interface DriverContext {
   logger: Logger;
   signal: AbortSignal;
   flow: FlowFacts;
-  /**
-   * The account the object's AWS calls go to, when the flow resolves accounts (./account.ts);
-   * ./account-drivers.ts hands each account its own driver, built with that account's clients.
-   */
-  account?: ObjectAccount | undefined;
 }
 
-/** The AWS account of one object, as resolved for one reconcile. */
+/**
+ * The AWS account of one object, as resolved for one reconcile. A driver never sees it: it is
+ * built with the account's clients (./flow/connector.ts).
+ */
 export interface ObjectAccount {
   /** The AwsAccount's name; undefined for the operator's own credentials. */
   readonly name: string | undefined;

@@ -23,6 +23,7 @@ import {
   type ManagedReconcilerOptions,
 } from "./reconciler.ts";
 import { DriftRepairMetrics, MANAGED_METRIC_NAMES } from "../metrics.ts";
+import { fixedConnector } from "./connector.ts";
 import type { ForeignClaim, OwnerDirectory, OwnerLiveness } from "../ownership.ts";
 import { widgetObject, widgetResource } from "../testing/widget.ts";
 
@@ -151,7 +152,7 @@ function reconcilerFor(
   return new ManagedResourceReconciler<Widget, Res>({
     resource,
     client: f.client,
-    driver: f.driver,
+    connector: fixedConnector(f.driver),
     recorder: f.recorder,
     clock: new FakeClock(),
     owners: f.owners,
@@ -427,7 +428,7 @@ describe("ManagedResourceReconciler", () => {
     const tuned = new ManagedResourceReconciler({
       resource,
       client: f.client,
-      driver: f.driver,
+      connector: fixedConnector(f.driver),
       recorder: f.recorder,
       clock: new FakeClock(),
       owners: f.owners,
@@ -445,7 +446,7 @@ describe("ManagedResourceReconciler", () => {
   it("puts steady polls on the period grid when the driver aligns polls, never polls in transition", async () => {
     const clock = new FakeClock(Date.UTC(2026, 0, 1, 0, 0, 20)); // 20 s past a minute
     const aligned = reconcilerFor(f, {
-      driver: { ...f.driver, alignPolls: true },
+      connector: fixedConnector({ ...f.driver, alignPolls: true }),
       clock,
       pollIntervalMs: 60_000,
     });

@@ -3,9 +3,8 @@
  * reconcile, in order:
  *
  * 1. **Read** the object from the cache; gone means done (and its per-key state is forgotten,
- *    ./key-state.ts). Resolve its AWS account (../account.ts: the hook src/accounts implements),
- *    unless the reconcile makes no AWS call; each account has its own driver
- *    (../account-drivers.ts).
+ *    ./key-state.ts). **Connect** it to the driver of its AWS account (./connector.ts), whose
+ *    account ID goes into its status.
  * 2. **Observe only** (`managementPolicy: ObserveOnly`, ../management-policy.ts): release a
  *    finalizer left from when it was managed, observe, report; nothing else.
  * 3. **Finalize** an object being deleted: with `deletionPolicy: Retain` release the finalizer
@@ -43,12 +42,12 @@ import type {
 } from "../../../runtime/controller/reconciler.ts";
 import type { EventRecorder } from "../../../runtime/events/recorder.ts";
 import { apiVersionOf, keyOf, type ResourceType } from "../../../runtime/kube/object.ts";
-import { accountForReconcile, type AccountResolver } from "../account.ts";
 import {
   InvalidSpecError,
   recordedIdOf,
   type DriverContext,
   type ManagedObject,
+  type ObjectAccount,
   type Observation,
   type ResourceDriver,
 } from "../driver.ts";
@@ -63,6 +62,7 @@ import type { OutputWriter } from "../outputs.ts";
 import { adoptionRefusal, type AdoptionPolicy, type OwnerDirectory } from "../ownership.ts";
 import { FlowReason } from "../reasons.ts";
 import { available, failing, notTrue, reconciled, type ConditionSet } from "./conditions.ts";
+import type { Connector } from "./connector.ts";
 import { createAbsent } from "./create.ts";
 import { flowFacts } from "./facts.ts";
 import { planFailure } from "./failure.ts";
@@ -74,7 +74,8 @@ export type { ManagedObjectClient };
 export interface ManagedReconcilerOptions<T extends ManagedObject, R> {
   resource: ResourceType;
   client: ManagedObjectClient<T>;
-  driver: ResourceDriver<T, R>;
+  /** Connects each object to the driver of its AWS account (./connector.ts). */
+  connector: Connector<T, R>;
   recorder: EventRecorder;
   clock: Clock;
   /** Who the objects named by other resources' ownership tags are (the shared cache). */
@@ -93,8 +94,6 @@ export interface ManagedReconcilerOptions<T extends ManagedObject, R> {
   failureReport?: { minFailures?: number; minDurationMs?: number };
   /** Writes the ConfigMap of `spec.writeOutputsTo`. @default the kind has no outputs */
   outputs?: Pick<OutputWriter<T>, "sync">;
-  /** Resolves each object's AWS account (../account.ts). @default every call with the driver's own clients */
-  accounts?: AccountResolver;
 }
 
 /** What a step of the flow ends with: the reconcile's result; `wait`: an expected wait, no success. */
@@ -102,13 +101,26 @@ interface Step extends Result {
   readonly wait?: boolean;
 }
 
+/** One reconcile of one object: its status writer, key, driver context and connection. */
+interface Run<T extends ManagedObject, R> {
+  readonly writer: StatusWriter<T>;
+  readonly key: string;
+  readonly ctx: DriverContext;
+  /** The driver of the object's account. */
+  readonly driver: ResourceDriver<T, R>;
+  readonly account: ObjectAccount | undefined;
+}
+
 /** The shared reconcile flow; see the module comment. */
 export class ManagedResourceReconciler<T extends ManagedObject, R> implements Reconciler {
   readonly #o: ManagedReconcilerOptions<T, R> & { pollIntervalMs: number; adoption: AdoptionPolicy };
   readonly #keys: KeyStates;
+  /** The kind's driver facts that do not depend on the account (noun, idField, alignPolls, ...). */
+  readonly #kind: ResourceDriver<T, R>;
 
   constructor(opts: ManagedReconcilerOptions<T, R>) {
     this.#o = { pollIntervalMs: 300_000, adoption: "enabled", ...opts };
+    this.#kind = opts.connector.driver;
     if (!(this.#o.pollIntervalMs > 0))
       throw new RangeError(`pollIntervalMs must be > 0, got ${this.#o.pollIntervalMs}`);
     this.#keys = new KeyStates({
@@ -135,14 +147,15 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     const dctx: DriverContext = {
       logger: ctx.logger,
       signal: ctx.signal,
-      flow: flowFacts(obj, this.#o.driver.idField),
+      flow: flowFacts(obj, this.#kind.idField),
     };
     let step: Step;
     try {
-      dctx.account = await accountForReconcile(this.#o.accounts, obj, this.#o.driver, ctx.signal);
-      if (observesOnly(obj)) step = await this.#observeOnly(writer, key, dctx);
-      else if (obj.metadata.deletionTimestamp !== undefined) step = await this.#finalize(writer, key, dctx);
-      else step = await this.#ensure(writer, key, dctx);
+      const { driver, account } = await this.#o.connector.connect(obj, ctx.signal);
+      const run: Run<T, R> = { writer, key, ctx: dctx, driver, account };
+      if (observesOnly(obj)) step = await this.#observeOnly(run);
+      else if (obj.metadata.deletionTimestamp !== undefined) step = await this.#finalize(run);
+      else step = await this.#ensure(run);
     } catch (err) {
       return await this.#fail(writer, key, err, ctx);
     }
@@ -151,10 +164,10 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     return result;
   }
 
-  async #finalize(writer: StatusWriter<T>, key: string, ctx: DriverContext): Promise<Step> {
+  async #finalize({ writer, key, ctx, driver }: Run<T, R>): Promise<Step> {
     const obj = writer.stored;
     if (!hasFinalizer(obj, FINALIZER)) return {};
-    const { driver, recorder, client } = this.#o;
+    const { recorder, client } = this.#o;
     if (obj.spec.deletionPolicy === "Retain") {
       await client.removeFinalizer(obj, FINALIZER, { signal: ctx.signal });
       recorder.event(
@@ -192,8 +205,8 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
    * An object with `managementPolicy: ObserveOnly` (../management-policy.ts): release the
    * finalizer a managed past left (never deleting anything), then observe and report.
    */
-  async #observeOnly(writer: StatusWriter<T>, key: string, ctx: DriverContext): Promise<Step> {
-    const { driver, recorder, client } = this.#o;
+  async #observeOnly({ writer, key, ctx, driver, account }: Run<T, R>): Promise<Step> {
+    const { recorder, client } = this.#o;
     if (hasFinalizer(writer.stored, FINALIZER)) {
       const obj = writer.stored;
       const stored = await client.removeFinalizer(obj, FINALIZER, { signal: ctx.signal });
@@ -210,6 +223,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     const view = observedView(await driver.observe(obj, ctx), obj, driver);
     const base = obj.status ?? {};
     const next = { ...obj, status: { ...(view.clear ? clearedStatus(base) : base), ...view.status } } as T;
+    if (!view.clear) recordAccount(next, account);
     // The outputs ConfigMap (a Kubernetes write, never an AWS one) follows a resource that exists,
     // and keeps its last values while it does not, as for a managed object.
     const conflict = view.clear ? undefined : await this.#writeOutputs(next, ctx);
@@ -218,8 +232,8 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     return { requeueAfter: this.#steadyPoll() };
   }
 
-  async #ensure(writer: StatusWriter<T>, key: string, ctx: DriverContext): Promise<Step> {
-    const { driver } = this.#o;
+  async #ensure(run: Run<T, R>): Promise<Step> {
+    const { writer, key, ctx, driver } = run;
     if (!hasFinalizer(writer.stored, FINALIZER)) {
       writer.storedAs(await this.#o.client.addFinalizer(writer.stored, FINALIZER, { signal: ctx.signal }));
     }
@@ -234,21 +248,21 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
         ctx.logger.debug(obs.appearing);
         return { requeueAfter: this.#keys.nextPendingPoll(key), wait: true };
       }
-      const created = await createAbsent(this.#createDeps(), writer, key, ctx);
+      const created = await createAbsent(this.#createDeps(driver), writer, key, ctx);
       if ("result" in created) return { ...created.result, wait: created.wait };
       resource = created.created;
     } else {
       this.#refuseForeign(obj, obs);
-      resource = await this.#update(obj, obs, ctx);
+      resource = await this.#update(run, obj, obs);
     }
-    return await this.#report(writer, key, resource, ctx);
+    return await this.#report(run, resource);
   }
 
   /** Throws the ownership rules' refusal of a foreign resource, if they refuse it. */
   #refuseForeign(obj: T, obs: Observation<R> & { exists: true }): void {
     if (obs.ownership !== "foreign") return;
     const refusal = adoptionRefusal(obj, obs.foreign, {
-      noun: this.#o.driver.noun,
+      noun: this.#kind.noun,
       directory: this.#o.owners,
       adoption: this.#o.adoption,
     });
@@ -257,8 +271,8 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
   }
 
   /** Updates (or adopts) the observed resource, with its Event and drift metrics. */
-  async #update(obj: T, obs: Observation<R> & { exists: true }, ctx: DriverContext): Promise<R> {
-    const { driver, recorder } = this.#o;
+  async #update({ ctx, driver }: Run<T, R>, obj: T, obs: Observation<R> & { exists: true }): Promise<R> {
+    const { recorder } = this.#o;
     const changes = await driver.update(obj, obs, ctx);
     const described = changes.map((c) => c.description).join("; ");
     if (obs.ownership === "foreign") {
@@ -272,14 +286,14 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
   }
 
   /** Describes the resource into status, writes the outputs and the status, and picks the requeue. */
-  async #report(writer: StatusWriter<T>, key: string, resource: R, ctx: DriverContext): Promise<Step> {
-    const { driver } = this.#o;
+  async #report({ writer, key, ctx, driver, account }: Run<T, R>, resource: R): Promise<Step> {
     const obj = writer.stored;
     const { status: described, readiness } = driver.describe(resource, obj);
     const next = {
       ...obj,
       status: { ...(obj.status ?? {}), ...described, ...observeOnlyFieldsCleared(driver) },
     } as T;
+    recordAccount(next, account);
     const conflict = await this.#writeOutputs(next, ctx);
     const conditions = conflict ?? {
       ready: readiness.ready ? available(readiness.message) : notTrue(readiness.reason, readiness.message),
@@ -317,14 +331,14 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
    */
   #steadyPoll(): number {
     const period = this.#o.pollIntervalMs;
-    if (this.#o.driver.alignPolls !== true) return period;
+    if (this.#kind.alignPolls !== true) return period;
     const now = this.#o.clock.now();
     return Math.ceil((now + period / 2) / period) * period - now;
   }
 
-  #createDeps(): Parameters<typeof createAbsent<T, R>>[0] {
+  #createDeps(driver: ResourceDriver<T, R>): Parameters<typeof createAbsent<T, R>>[0] {
     return {
-      driver: this.#o.driver,
+      driver,
       recorder: this.#o.recorder,
       clock: this.#o.clock,
       keys: this.#keys,
@@ -336,7 +350,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
   async #fail(writer: StatusWriter<T>, key: string, err: unknown, ctx: ReconcileContext): Promise<Result> {
     const obj = writer.stored;
     const plan = planFailure(err, {
-      recorded: recordedIdOf(obj, this.#o.driver.idField) !== undefined,
+      recorded: recordedIdOf(obj, this.#kind.idField) !== undefined,
       steadyPollMs: this.#steadyPoll(),
     });
     if (plan.note !== undefined) ctx.logger.debug({ ...plan.note.fields }, plan.note.message);
@@ -349,4 +363,9 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     if ("requeueAfter" in plan.outcome) return { requeueAfter: plan.outcome.requeueAfter };
     throw plan.outcome.error;
   }
+}
+
+/** Records in `obj`'s status the account ID its resource lives in, when an account was resolved. */
+function recordAccount(obj: ManagedObject, account: ObjectAccount | undefined): void {
+  if (account !== undefined && obj.status !== undefined) obj.status.accountId = account.accountId;
 }
