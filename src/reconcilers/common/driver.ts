@@ -8,38 +8,14 @@
  * it saw. A driver never writes to Kubernetes, never reads the flow's conditions (what it needs to
  * know about the flow arrives in {@link DriverContext.flow}) and never waits for AWS to settle.
  */
-import type { Condition } from "../../api/v1/index.ts";
+import type { ManagedSpec, ManagedStatus } from "../../api/v1/common.ts";
 import type { AwsClientSource } from "../../aws/clients.ts";
 import type { KubeObject } from "../../runtime/kube/object.ts";
 import type { Logger } from "../../runtime/logging.ts";
 import type { Verdict } from "./ownership.ts";
 
-/** Spec fields every managed kind shares. */
-export interface ManagedSpec {
-  region: string;
-  tags?: Record<string, string> | undefined;
-  /** The AwsAccount the resource lives in; see ./account.ts. */
-  accountRef?: { name: string } | undefined;
-  deletionPolicy: "Delete" | "Retain";
-  adoptExisting: boolean;
-  onDeletedOutOfBand: "Recreate" | "Report";
-  writeOutputsTo?: { configMapName: string } | undefined;
-  /** Full (also when absent) or ObserveOnly: see ./management-policy.ts. */
-  managementPolicy?: "Full" | "ObserveOnly" | undefined;
-}
-
-/** Status fields every managed kind shares. */
-export interface ManagedStatus {
-  observedGeneration?: number | undefined;
-  conditions?: Condition[] | undefined;
-  createToken?: string | undefined;
-  createAttempt?: number | undefined;
-  createRequestedAt?: string | undefined;
-  state?: string | undefined;
-  observedTags?: Record<string, string> | undefined;
-  /** The AWS account ID the resource lives in (see ./account.ts). */
-  accountId?: string | undefined;
-}
+/** Spec and status fields every managed kind shares, derived from the API schema (src/api/v1/common.ts). */
+export type { ManagedSpec, ManagedStatus };
 
 /** An object of one of the managed kinds. */
 export interface ManagedObject extends KubeObject {
