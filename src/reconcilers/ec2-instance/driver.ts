@@ -26,6 +26,7 @@ import {
   type Observation,
   type ResourceDriver,
 } from "../common/driver.ts";
+import { DEFAULT_POLL_INTERVAL_MS } from "../common/defaults.ts";
 import { uidOf } from "../common/owner.ts";
 import { Ec2Reason } from "../common/reasons.ts";
 import { DEFAULT_TAG_POLICY, desiredTagsOf, type TagPolicy } from "../common/tags.ts";
@@ -102,7 +103,7 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Ec2I
     this.#tagPolicy = opts.tagPolicy ?? DEFAULT_TAG_POLICY;
     const graceMs = opts.visibilityGraceMs ?? 120_000;
     if (!(graceMs >= 0)) throw new RangeError(`visibilityGraceMs must be >= 0, got ${graceMs}`);
-    const poll = opts.pollIntervalMs ?? 300_000;
+    const poll = opts.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
     if (!(poll > 0)) throw new RangeError(`pollIntervalMs must be > 0, got ${poll}`);
     const snapshotMaxAgeMs = opts.snapshotMaxAgeMs ?? Math.min(15_000, poll / 2);
     const trackMs = opts.trackMs ?? 2 * poll;

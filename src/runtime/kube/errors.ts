@@ -148,6 +148,16 @@ export function isStatus(v: unknown): v is Status {
   return typeof v === "object" && v !== null && (v as { kind?: unknown }).kind === "Status";
 }
 
+/**
+ * The HTTP status carried by an API error, if any: an {@link ApiError}'s, or the numeric `status`
+ * of any other error (a {@link KubeRequester} fake's).
+ */
+export function httpStatusOf(err: unknown): number | undefined {
+  if (typeof err !== "object" || err === null) return undefined;
+  const status = (err as { status?: unknown }).status;
+  return typeof status === "number" ? status : undefined;
+}
+
 function hasStatus(e: unknown, status: number): boolean {
   return e instanceof ApiError && e.status === status;
 }

@@ -34,6 +34,16 @@ export interface RestRequest {
   timeoutMs?: number;
 }
 
+/**
+ * Sends {@link RestRequest}s: what the manager, the Event recorder and the metrics authorizer
+ * need from a Kubernetes client. Implementations reject with an error whose numeric `status` is
+ * the HTTP status when the server answered non-2xx (`ApiError`, ./errors.ts), and honour
+ * `signal`. {@link RestClient} is one; unit tests pass an in-memory fake.
+ */
+export interface KubeRequester {
+  request<T>(req: RestRequest): Promise<T>;
+}
+
 /** Options of {@link RestClient}. */
 export interface RestClientOptions {
   /** Where and how to connect; see {@link KubeConfigConnection}. */

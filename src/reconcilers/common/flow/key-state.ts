@@ -29,6 +29,7 @@
  */
 import { exponentialDelay, type ExponentialCurve } from "../../../runtime/backoff.ts";
 import type { Clock } from "../../../runtime/clock.ts";
+import { DEFAULT_PENDING_INITIAL_MS, DEFAULT_PENDING_MAX_MS } from "../defaults.ts";
 
 /** How long past its slot a deferred create is resumed without a new observation, in ms. */
 export const RESUME_GRACE_MS = 30_000;
@@ -71,7 +72,10 @@ export class KeyStates {
 
   constructor(opts: KeyStateOptions) {
     this.#clock = opts.clock;
-    this.#pending = { initialMs: opts.pendingInitialMs ?? 2000, maxMs: opts.pendingMaxMs ?? 30_000 };
+    this.#pending = {
+      initialMs: opts.pendingInitialMs ?? DEFAULT_PENDING_INITIAL_MS,
+      maxMs: opts.pendingMaxMs ?? DEFAULT_PENDING_MAX_MS,
+    };
     const { initialMs, maxMs } = this.#pending;
     if (!(initialMs > 0) || !(maxMs >= initialMs)) {
       throw new RangeError(`transition polls: need 0 < initialMs <= maxMs, got ${initialMs} and ${maxMs}`);

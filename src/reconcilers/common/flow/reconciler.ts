@@ -51,6 +51,7 @@ import {
   type Observation,
   type ResourceDriver,
 } from "../driver.ts";
+import { DEFAULT_POLL_INTERVAL_MS } from "../defaults.ts";
 import type { DriftRepairMetrics } from "../metrics.ts";
 import {
   observedView,
@@ -119,7 +120,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
   readonly #kind: ResourceDriver<T, R>;
 
   constructor(opts: ManagedReconcilerOptions<T, R>) {
-    this.#o = { pollIntervalMs: 300_000, adoption: "enabled", ...opts };
+    this.#o = { pollIntervalMs: DEFAULT_POLL_INTERVAL_MS, adoption: "enabled", ...opts };
     this.#kind = opts.connector.driver;
     if (!(this.#o.pollIntervalMs > 0))
       throw new RangeError(`pollIntervalMs must be > 0, got ${this.#o.pollIntervalMs}`);
