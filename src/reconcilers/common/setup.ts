@@ -114,18 +114,17 @@ export function managedReconciler<T extends ManagedObject, R>(
     recorder: deps.events.recorderFor(`${name}-controller`),
     clock: deps.clock,
     owners: deps.owners,
-    ...(deps.adoption !== undefined ? { adoption: deps.adoption } : {}),
-    ...(deps.pollIntervalMs !== undefined ? { pollIntervalMs: deps.pollIntervalMs } : {}),
-    ...(deps.pendingInitialMs !== undefined ? { pendingInitialMs: deps.pendingInitialMs } : {}),
-    ...(deps.pendingMaxMs !== undefined ? { pendingMaxMs: deps.pendingMaxMs } : {}),
+    adoption: deps.adoption,
+    pollIntervalMs: deps.pollIntervalMs,
+    pendingInitialMs: deps.pendingInitialMs,
+    pendingMaxMs: deps.pendingMaxMs,
     driftRepairs: new DriftRepairMetrics(deps.registry, resource.kind, connector.driver.driftSettings),
-    ...(outputs !== undefined
-      ? {
-          outputs: new OutputWriter<T>({
+    outputs:
+      outputs === undefined
+        ? undefined
+        : new OutputWriter<T>({
             configMaps: deps.client.resource<ConfigMap>(ConfigMapResource),
             values: outputs,
           }),
-        }
-      : {}),
   });
 }

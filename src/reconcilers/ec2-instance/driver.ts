@@ -120,9 +120,7 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Ec2I
     });
     this.#repairs = new InstanceRepairs(this.#locator, this.#tagPolicy);
     this.#roots = new AmiRootDevices((region, input, signal) =>
-      this.#aws
-        .client("ec2", region)
-        .send(new DescribeImagesCommand(input), signal !== undefined ? { abortSignal: signal } : {}),
+      this.#aws.client("ec2", region).send(new DescribeImagesCommand(input), { abortSignal: signal }),
     );
   }
 

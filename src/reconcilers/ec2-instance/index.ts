@@ -63,6 +63,6 @@ export const ec2InstanceKind: KindModule = defineKind<Ec2InstanceObject, Ec2Inst
       aws: deps.aws,
       clock: deps.clock,
       tagPolicy: deps.tagPolicy,
-      ...(deps.pollIntervalMs !== undefined ? { pollIntervalMs: deps.pollIntervalMs } : {}),
+      pollIntervalMs: deps.pollIntervalMs,
     }),
 });

@@ -224,9 +224,9 @@ export async function describeInstances(
         new DescribeInstancesCommand({
           Filters: filters,
           MaxResults: 1000,
-          ...(token !== undefined ? { NextToken: token } : {}),
+          NextToken: token,
         }),
-        signal !== undefined ? { abortSignal: signal } : {},
+        { abortSignal: signal },
       ),
     (page) => page.NextToken,
   );

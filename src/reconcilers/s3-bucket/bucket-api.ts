@@ -209,7 +209,7 @@ export class BucketApi implements BucketCalls {
           new ListBucketsCommand({
             Prefix: this.#bucket,
             MaxBuckets: 1000,
-            ...(token !== undefined ? { ContinuationToken: token } : {}),
+            ContinuationToken: token,
           }),
         ),
       (page) => page.ContinuationToken,

@@ -97,9 +97,9 @@ export class ApiError extends Error {
       reason: status?.reason ?? "",
       message: status?.message ?? text ?? "",
       body,
-      ...(opts.method !== undefined ? { method: opts.method } : {}),
-      ...(opts.path !== undefined ? { path: opts.path } : {}),
-      ...(retryAfterSeconds !== undefined ? { retryAfterSeconds } : {}),
+      method: opts.method,
+      path: opts.path,
+      retryAfterSeconds,
     });
   }
 

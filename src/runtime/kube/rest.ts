@@ -124,16 +124,13 @@ export class RestClient {
    * `credentialRefreshMs` (and after a 401), so rotating tokens and exec plugins keep working.
    */
   static fromKubeConfig(kc: KubeConfig, opts: FromKubeConfigOptions = {}): RestClient {
-    const connection = new KubeConfigConnection(
-      kc,
-      opts.credentialRefreshMs !== undefined ? { refreshMs: opts.credentialRefreshMs } : {},
-    );
+    const connection = new KubeConfigConnection(kc, { refreshMs: opts.credentialRefreshMs });
     return new RestClient({
       connection,
-      ...(opts.registry !== undefined ? { registry: opts.registry } : {}),
-      ...(opts.logger !== undefined ? { logger: opts.logger } : {}),
-      ...(opts.userAgent !== undefined ? { userAgent: opts.userAgent } : {}),
-      ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
+      registry: opts.registry,
+      logger: opts.logger,
+      userAgent: opts.userAgent,
+      timeoutMs: opts.timeoutMs,
     });
   }
 
@@ -310,7 +307,7 @@ export class RestClient {
         method: req.method,
         headers,
         agent: settings.agent,
-        ...(settings.auth !== undefined ? { auth: settings.auth } : {}),
+        auth: settings.auth,
       });
       let timedOut = false;
       const timer = setTimeout(() => {

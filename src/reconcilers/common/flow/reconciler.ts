@@ -120,7 +120,11 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
   readonly #kind: ResourceDriver<T, R>;
 
   constructor(opts: ManagedReconcilerOptions<T, R>) {
-    this.#o = { pollIntervalMs: DEFAULT_POLL_INTERVAL_MS, adoption: "enabled", ...opts };
+    this.#o = {
+      ...opts,
+      pollIntervalMs: opts.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS,
+      adoption: opts.adoption ?? "enabled",
+    };
     this.#kind = opts.connector.driver;
     if (!(this.#o.pollIntervalMs > 0))
       throw new RangeError(`pollIntervalMs must be > 0, got ${this.#o.pollIntervalMs}`);
