@@ -16,7 +16,7 @@
  */
 import type { Description, ManagedObject, ObservedDetails, Observation } from "./driver.ts";
 import { available, notTrue, type ConditionValue } from "./flow/conditions.ts";
-import { ObserveReason } from "./reasons.ts";
+import { Reason } from "./reasons.ts";
 
 /** Values of `spec.managementPolicy`. */
 export const ManagementPolicy = {
@@ -90,7 +90,7 @@ export function observedView<S, R, O extends Pick<ManagedObject, "spec">>(
       clear: true,
       status: { state: NOT_FOUND_STATE } as Partial<S> & ObserveOnlyStatus,
       ready: notTrue(
-        ObserveReason.NotFound,
+        Reason.NotFound,
         `the ${driver.noun} named in the spec does not exist in ${obj.spec.region}`,
       ),
     };

@@ -20,7 +20,7 @@ import {
   UID_TAG,
   type TagMap,
 } from "../../aws/ownership.ts";
-import { OwnershipReason } from "./reasons.ts";
+import { Reason } from "./reasons.ts";
 import type { ManagedObject } from "./driver.ts";
 import { uidOf } from "./owner.ts";
 
@@ -132,14 +132,14 @@ export function adoptionRefusal(
           ? "it is never taken from an object that still exists"
           : "this operator cannot see that object, so it is treated as existing";
       return {
-        reason: OwnershipReason.OwnedByAnotherObject,
+        reason: Reason.OwnedByAnotherObject,
         message: `the ${noun} in AWS belongs to ${who}; ${why}`,
       };
     }
   }
   if (!claim.adoptable) {
     return {
-      reason: OwnershipReason.NotOwned,
+      reason: Reason.NotOwned,
       message:
         `the ${noun} recorded in status does not carry this object's ownership tags; ` +
         `the operator does not manage it and will not adopt it through a recorded ID`,
@@ -147,13 +147,13 @@ export function adoptionRefusal(
   }
   if (!obj.spec.adoptExisting) {
     return {
-      reason: OwnershipReason.NotOwned,
+      reason: Reason.NotOwned,
       message: `the ${noun} exists in AWS but is not owned by this object; set spec.adoptExisting to true to adopt it`,
     };
   }
   if (ctx.adoption === "disabled" && !claim.managedByOperator) {
     return {
-      reason: OwnershipReason.AdoptionDisabled,
+      reason: Reason.AdoptionDisabled,
       message:
         `the ${noun} exists in AWS and was never managed by this operator; adoption of such ` +
         `resources is disabled (--adoption=disabled)`,

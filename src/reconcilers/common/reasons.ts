@@ -1,15 +1,16 @@
 /**
- * Every condition reason the managed kinds set, in one place: those of the shared flow, those of
- * the ownership rules and of observe-only objects, and those each kind's driver decides. The
- * reasons docs/api.md documents are the API's own (`ConditionReason`, src/api/v1/conditions.ts)
- * and are included here under the same names. An AWS error code becomes a reason through
- * {@link conditionReason}; the AwsAccount kind's reasons are `AccountReason`
- * (src/api/v1/aws-account.ts). A new reason is one more entry here.
+ * Every condition reason a managed object can carry, in one table: those the shared flow sets,
+ * those of the ownership rules, the account hook and observe-only objects, and those each kind's
+ * driver decides. The reasons docs/api.md documents are the API's own (`ConditionReason`,
+ * src/api/v1/conditions.ts; the account ones `AccountReason`, src/api/v1/aws-account.ts) and
+ * appear here under the same names. An AWS error code becomes a reason through
+ * {@link conditionReason}. A new reason is one more entry here.
  */
-import { ConditionReason } from "../../api/v1/index.ts";
+import { AccountReason, ConditionReason } from "../../api/v1/index.ts";
 
-/** Reasons the flow itself puts into conditions. */
-export const FlowReason = {
+/** The condition reasons of managed objects; see the module comment. */
+export const Reason = {
+  // The shared flow (./flow/).
   /** Ready=True: the resource is usable. */
   Available: "Available",
   /** Ready=False: the create intent is recorded and the create was (or is being) sent. */
@@ -22,31 +23,29 @@ export const FlowReason = {
   DeletedOutOfBand: ConditionReason.DeletedOutOfBand,
   /** The ConfigMap spec.writeOutputsTo names exists and is not this object's. */
   OutputConflict: ConditionReason.OutputConflict,
-} as const;
 
-/** Reasons of the ownership rules (./ownership.ts): the resource found is not this object's to take. */
-export const OwnershipReason = {
+  // The ownership rules (./ownership.ts): the resource found is not this object's to take.
   NotOwned: ConditionReason.NotOwned,
   OwnedByAnotherObject: ConditionReason.OwnedByAnotherObject,
   AdoptionDisabled: ConditionReason.AdoptionDisabled,
-} as const;
 
-/** Reasons an observe-only object reports (./management-policy.ts). */
-export const ObserveReason = {
+  // The account hook (./account.ts and src/accounts).
+  AccountRequired: AccountReason.AccountRequired,
+  AccountNotAllowed: AccountReason.AccountNotAllowed,
+  AccountNotReady: AccountReason.AccountNotReady,
+  AccountChanged: AccountReason.AccountChanged,
+
+  // Observe-only objects (./management-policy.ts).
   /** The resource the spec names does not exist in AWS. */
   NotFound: "NotFound",
-} as const;
 
-/** Reasons of the Ec2Instance driver. */
-export const Ec2Reason = {
+  // Ec2Instance.
   /** Synced: a type change on a running instance that the spec does not let restart. */
   RestartRequired: "RestartRequired",
   /** amiId or instanceType is missing on an object about to launch (admission requires both unless it only observes). */
   MissingLaunchFields: "MissingLaunchFields",
-} as const;
 
-/** Reasons of the S3Bucket driver. */
-export const S3BucketReason = {
+  // S3Bucket.
   /** The name is taken by another AWS account (or the operator may not read the bucket). */
   BucketAlreadyExists: "BucketAlreadyExists",
   /** A bucket of this name exists in another region than spec.region. */
@@ -57,10 +56,8 @@ export const S3BucketReason = {
   BucketAccessDenied: "BucketAccessDenied",
   /** Deletion waits because the bucket still holds objects and forceDelete is false. */
   BucketNotEmpty: ConditionReason.BucketNotEmpty,
-} as const;
 
-/** Reasons of the SqsQueue driver. */
-export const SqsQueueReason = {
+  // SqsQueue.
   /** The dead-letter queue named by queueRef does not exist or has no ARN yet. */
   DeadLetterQueueNotReady: "DeadLetterQueueNotReady",
   /** The dead-letter queue named by queueRef is of the other type, or in another region. */

@@ -28,7 +28,7 @@ import {
 } from "../common/driver.ts";
 import { DEFAULT_POLL_INTERVAL_MS } from "../common/defaults.ts";
 import { uidOf } from "../common/owner.ts";
-import { Ec2Reason } from "../common/reasons.ts";
+import { Reason } from "../common/reasons.ts";
 import { DEFAULT_TAG_POLICY, desiredTagsOf, type TagPolicy } from "../common/tags.ts";
 import { AmiRootDevices } from "./ami-root-device.ts";
 import { needsAmiRootDevice, runInstancesInput } from "./launch.ts";
@@ -134,7 +134,7 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Ec2I
     if (spec.amiId === undefined || spec.instanceType === undefined) {
       // Admission requires both unless the object only observes; this one is about to launch.
       throw new InvalidSpecError(
-        Ec2Reason.MissingLaunchFields,
+        Reason.MissingLaunchFields,
         "amiId and instanceType are required to launch an instance",
       );
     }

@@ -28,7 +28,7 @@ import { profileSpecifier } from "./launch.ts";
 import { KIND, type InstanceLocator } from "./locator.ts";
 import { instanceTags, requireId, stateOf, type Ec2InstanceObject } from "./model.ts";
 import { planRunState, type RunStateStep } from "./run-state.ts";
-import { Ec2Reason } from "../common/reasons.ts";
+import { Reason } from "../common/reasons.ts";
 
 /** Repairs the drift of instances; see the module comment. */
 export class InstanceRepairs {
@@ -49,7 +49,7 @@ export class InstanceRepairs {
     const id = requireId(instance);
     const runState = planRunState(obj.spec, instance);
     if (runState.restartRequired !== undefined) {
-      throw new InvalidSpecError(Ec2Reason.RestartRequired, runState.restartRequired);
+      throw new InvalidSpecError(Reason.RestartRequired, runState.restartRequired);
     }
     const send = this.#sender(obj.spec.region, id, ctx);
     const { changes } = await repairTags(

@@ -14,7 +14,7 @@ import type { AwsClientSource } from "../../aws/clients.ts";
 import { AwsError } from "../../aws/errors.ts";
 import type { TagMap } from "../../aws/ownership.ts";
 import { S3BucketResource } from "../../api/v1/index.ts";
-import { S3BucketReason } from "../common/reasons.ts";
+import { Reason } from "../common/reasons.ts";
 import { systemClock, type Clock } from "../../runtime/clock.ts";
 import { taggedOwner, verdictOf, type Verdict } from "../common/ownership.ts";
 import { DEFAULT_TAG_POLICY, desiredTagsOf, repairTags, type TagPolicy } from "../common/tags.ts";
@@ -141,7 +141,7 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
     }
     if (head.kind === "forbidden") {
       throw new InvalidSpecError(
-        S3BucketReason.BucketAlreadyExists,
+        Reason.BucketAlreadyExists,
         `bucket ${name} exists but this AWS account cannot access it: the name belongs to another ` +
           `account (S3 bucket names are global; choose another bucketName), or the operator's IAM ` +
           `identity lacks s3:ListBucket on it`,
@@ -149,7 +149,7 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
     }
     if (elsewhere) {
       throw new InvalidSpecError(
-        S3BucketReason.BucketInOtherRegion,
+        Reason.BucketInOtherRegion,
         `bucket ${name} exists in ${actualRegion ?? "another region"}, not in spec.region ${region}; ` +
           `S3 cannot move a bucket: create the object with region ${actualRegion ?? "of the bucket"} or ` +
           `choose another bucketName`,
@@ -195,7 +195,7 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
     } catch (err) {
       if (err instanceof AwsError && err.code === "BucketAlreadyExists") {
         throw new InvalidSpecError(
-          S3BucketReason.BucketAlreadyExists,
+          Reason.BucketAlreadyExists,
           `bucket name ${name} is taken by another AWS account; S3 bucket names are global: choose another bucketName`,
         );
       }
@@ -305,7 +305,7 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
         };
       }
       return blocked(
-        S3BucketReason.BucketAccessDenied,
+        Reason.BucketAccessDenied,
         `bucket ${name} cannot be read (HTTP 403): grant the operator s3:ListBucket on it, or set ` +
           `spec.deletionPolicy to Retain to release the object without deleting the bucket`,
       );
@@ -321,7 +321,7 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
     if (result !== "not-empty") return { done: true };
     // Objects arrived between the listing and the delete.
     if (obj.spec.forceDelete) return this.#emptyingOutcome(name);
-    return blocked(S3BucketReason.BucketNotEmpty, notEmptyMessage(name, 1, true));
+    return blocked(Reason.BucketNotEmpty, notEmptyMessage(name, 1, true));
   }
 
   /**
@@ -334,7 +334,7 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
     let page = await api.listVersions(MAX_KEYS_PER_BATCH);
     if (page.refs.length === 0) return undefined;
     if (!obj.spec.forceDelete) {
-      return blocked(S3BucketReason.BucketNotEmpty, notEmptyMessage(name, page.refs.length, page.truncated));
+      return blocked(Reason.BucketNotEmpty, notEmptyMessage(name, page.refs.length, page.truncated));
     }
     for (let batch = 0; batch < this.#maxBatches; batch++) {
       await api.deleteVersions(page.refs);

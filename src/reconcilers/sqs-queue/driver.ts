@@ -20,7 +20,7 @@ import {
   type SQSClient,
 } from "@aws-sdk/client-sqs";
 import { ConditionType, isConditionTrue, SqsQueueResource, type SqsQueue } from "../../api/v1/index.ts";
-import { SqsQueueReason } from "../common/reasons.ts";
+import { Reason } from "../common/reasons.ts";
 import type { AwsClientSource } from "../../aws/clients.ts";
 import { isAwsErrorKind } from "../../aws/errors.ts";
 import { fromSqsTags, toSqsTags, type TagMap } from "../../aws/ownership.ts";
@@ -125,33 +125,33 @@ export class SqsQueueDriver implements ResourceDriver<SqsQueueObject, SqsQueueVi
     const namespace = obj.metadata.namespace ?? "";
     if (ref.name === obj.metadata.name)
       throw new InvalidSpecError(
-        SqsQueueReason.DeadLetterQueueMismatch,
+        Reason.DeadLetterQueueMismatch,
         "a queue cannot be its own dead-letter queue",
       );
     const dlq = this.#queues?.({ namespace, name: ref.name });
     if (dlq === undefined) {
       throw new DependencyNotReadyError(
-        SqsQueueReason.DeadLetterQueueNotReady,
+        Reason.DeadLetterQueueNotReady,
         `the dead-letter queue ${ref.name} does not exist in namespace ${namespace}`,
       );
     }
     if (dlq.spec.fifo !== obj.spec.fifo) {
       const [mine, theirs] = obj.spec.fifo ? ["a FIFO", "a standard"] : ["a standard", "a FIFO"];
       throw new InvalidSpecError(
-        SqsQueueReason.DeadLetterQueueMismatch,
+        Reason.DeadLetterQueueMismatch,
         `this is ${mine} queue but its dead-letter queue ${ref.name} is ${theirs} queue; SQS needs both of one type`,
       );
     }
     if (dlq.spec.region !== obj.spec.region) {
       throw new InvalidSpecError(
-        SqsQueueReason.DeadLetterQueueMismatch,
+        Reason.DeadLetterQueueMismatch,
         `the dead-letter queue ${ref.name} is in ${dlq.spec.region}, not in ${obj.spec.region}; SQS needs both in one region`,
       );
     }
     const arn = dlq.status?.queueArn;
     if (arn === undefined || arn === "" || !isConditionTrue(dlq.status?.conditions, ConditionType.Ready)) {
       throw new DependencyNotReadyError(
-        SqsQueueReason.DeadLetterQueueNotReady,
+        Reason.DeadLetterQueueNotReady,
         `waiting for the dead-letter queue ${ref.name} to be Ready`,
       );
     }

@@ -5,7 +5,7 @@
  */
 import { ConditionStatus, ConditionType, setCondition, type Condition } from "../../../api/v1/index.ts";
 import type { ManagedObject } from "../driver.ts";
-import { FlowReason } from "../reasons.ts";
+import { Reason } from "../reasons.ts";
 
 /** The value of one condition: status, CamelCase reason, stable message. */
 export interface ConditionValue {
@@ -22,7 +22,7 @@ export interface ConditionSet {
 
 /** Ready=True: the resource is usable. */
 export function available(message: string): ConditionValue {
-  return { status: ConditionStatus.True, reason: FlowReason.Available, message };
+  return { status: ConditionStatus.True, reason: Reason.Available, message };
 }
 
 /** Ready=False (or Synced=False) for `reason`. */
@@ -33,7 +33,7 @@ export function notTrue(reason: string, message: string): ConditionValue {
 /** Synced=True: the last reconcile reached AWS and applied the spec. */
 export const reconciled: ConditionValue = Object.freeze({
   status: ConditionStatus.True,
-  reason: FlowReason.ReconcileSuccess,
+  reason: Reason.ReconcileSuccess,
   message: "",
 });
 

@@ -22,7 +22,7 @@ import type { Clock } from "../../../runtime/clock.ts";
 import type { Result } from "../../../runtime/controller/reconciler.ts";
 import type { EventRecorder } from "../../../runtime/events/recorder.ts";
 import { recordedIdOf, type DriverContext, type ManagedObject, type ResourceDriver } from "../driver.ts";
-import { FlowReason } from "../reasons.ts";
+import { Reason } from "../reasons.ts";
 import { CREATE_REQUEST_RENEW_MS, createToken, requestedWithin } from "../token.ts";
 import { notTrue, reconciled } from "./conditions.ts";
 import { permitRequeue } from "./failure.ts";
@@ -64,7 +64,7 @@ export async function createAbsent<T extends ManagedObject, R>(
       deps.keys.settled(key);
       return { result: { requeueAfter: deps.steadyPoll() } };
     }
-    recorder.event(obj, "Warning", FlowReason.DeletedOutOfBand, `${message}; recreating it`);
+    recorder.event(obj, "Warning", Reason.DeletedOutOfBand, `${message}; recreating it`);
     attempt += 1;
     status = clearedStatus(status);
   } else if (attempt === 0) {
@@ -99,16 +99,16 @@ async function reportDeletedOutOfBand<T extends ManagedObject>(
 ): Promise<void> {
   const obj = writer.stored;
   const seen = getCondition(obj.status?.conditions, ConditionType.Ready);
-  if (seen?.status !== "False" || seen.reason !== FlowReason.DeletedOutOfBand) {
+  if (seen?.status !== "False" || seen.reason !== Reason.DeletedOutOfBand) {
     deps.recorder.event(
       obj,
       "Warning",
-      FlowReason.DeletedOutOfBand,
+      Reason.DeletedOutOfBand,
       `${message}; spec.onDeletedOutOfBand is Report, not recreating`,
     );
   }
   const status = writer.conditioned({
-    ready: notTrue(FlowReason.DeletedOutOfBand, message),
+    ready: notTrue(Reason.DeletedOutOfBand, message),
     synced: reconciled,
   });
   status.state = "Missing";
@@ -137,7 +137,7 @@ async function recordIntent<T extends ManagedObject>(
     return writer.stored;
   }
   return writer.write({
-    ...writer.conditioned({ ready: notTrue(FlowReason.Creating, `creating the ${deps.driver.noun}`) }, obj),
+    ...writer.conditioned({ ready: notTrue(Reason.Creating, `creating the ${deps.driver.noun}`) }, obj),
     createToken: token,
     createAttempt: attempt,
     createRequestedAt: new Date(now).toISOString(),

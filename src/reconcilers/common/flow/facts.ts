@@ -6,7 +6,7 @@
  */
 import { ConditionStatus, ConditionType, getCondition } from "../../../api/v1/index.ts";
 import { recordedIdOf, type FlowFacts, type ManagedObject, type RecordedCreate } from "../driver.ts";
-import { FlowReason } from "../reasons.ts";
+import { Reason } from "../reasons.ts";
 import { createToken } from "../token.ts";
 
 /** The facts about `obj`, whose driver records the resource's identifier in `status[idField]`. */
@@ -23,7 +23,7 @@ export function flowFacts(obj: ManagedObject, idField: string): FlowFacts {
   if (
     recordedId === undefined &&
     obj.status?.createToken !== undefined &&
-    ready?.reason === FlowReason.Creating
+    ready?.reason === Reason.Creating
   ) {
     // One create clock: the time the flow recorded with the token. The Ready condition's
     // lastTransitionTime is no clock for it: it stays put while Ready stays False, so after a

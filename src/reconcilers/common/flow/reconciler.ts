@@ -61,7 +61,7 @@ import {
 } from "../management-policy.ts";
 import type { OutputWriter } from "../outputs.ts";
 import { adoptionRefusal, type AdoptionPolicy, type OwnerDirectory } from "../ownership.ts";
-import { FlowReason } from "../reasons.ts";
+import { Reason } from "../reasons.ts";
 import { available, failing, notTrue, reconciled, type ConditionSet } from "./conditions.ts";
 import type { Connector } from "./connector.ts";
 import { createAbsent } from "./create.ts";
@@ -200,7 +200,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
       this.#keys.settled(key);
       return {};
     }
-    const status = writer.conditioned({ ready: notTrue(FlowReason.Deleting, outcome.message) });
+    const status = writer.conditioned({ ready: notTrue(Reason.Deleting, outcome.message) });
     if (outcome.state !== undefined) status.state = outcome.state;
     await writer.write(status);
     return { requeueAfter: this.#keys.nextPendingPoll(key) };
@@ -319,15 +319,15 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     const outputs = this.#o.outputs;
     if (outputs === undefined) return undefined;
     const reported =
-      getCondition(obj.status?.conditions, ConditionType.Ready)?.reason === FlowReason.OutputConflict;
+      getCondition(obj.status?.conditions, ConditionType.Ready)?.reason === Reason.OutputConflict;
     const message = await outputs.sync(obj, {
       signal: ctx.signal,
       logger: ctx.logger,
       conflictReported: reported,
     });
     if (message === undefined) return undefined;
-    if (!reported) this.#o.recorder.event(obj, "Warning", FlowReason.OutputConflict, message);
-    return failing(FlowReason.OutputConflict, message);
+    if (!reported) this.#o.recorder.event(obj, "Warning", Reason.OutputConflict, message);
+    return failing(Reason.OutputConflict, message);
   }
 
   /**
