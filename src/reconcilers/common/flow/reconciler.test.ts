@@ -684,6 +684,52 @@ describe("ManagedResourceReconciler", () => {
   });
 });
 
+describe("ManagedResourceReconciler: the connector", () => {
+  it("reconciles with the driver the connector returns and records the account ID in status", async () => {
+    const f = new Fakes();
+    f.stored = widget();
+    const connected: string[] = [];
+    const r = reconcilerFor(f, {
+      connector: {
+        driver: f.driver,
+        connect: async (obj) => {
+          connected.push(obj.metadata.name ?? "");
+          return {
+            driver: f.driver,
+            account: {
+              name: "team-a",
+              accountId: "111111111111",
+              aws: { client: () => assert.fail("unused") },
+            },
+          };
+        },
+      },
+    });
+    await r.reconcile(req, ctx);
+    assert.deepEqual(connected, ["w"]);
+    assert.equal(f.stored?.status?.accountId, "111111111111");
+    assert.equal(getCondition(f.stored?.status?.conditions, "Ready")?.status, "True");
+  });
+
+  it("reports an account the connector refuses like any terminal failure, before the finalizer", async () => {
+    const f = new Fakes();
+    f.stored = widget();
+    f.stored.metadata.finalizers = [];
+    const r = reconcilerFor(f, {
+      connector: {
+        driver: f.driver,
+        connect: async () => {
+          throw new InvalidSpecError("AccountNotAllowed", "the namespace may not use AwsAccount team-a");
+        },
+      },
+    });
+    await assert.rejects(r.reconcile(req, ctx), TerminalError);
+    assert.ok(!f.log.includes("addFinalizer"), f.log.join(","));
+    assert.equal(getCondition(f.stored?.status?.conditions, "Synced")?.reason, "AccountNotAllowed");
+    assert.deepEqual(f.events, ["Warning:AccountNotAllowed"]);
+  });
+});
+
 describe("ManagedResourceReconciler: the outputs hook", () => {
   const owned: Observation<Res> = {
     exists: true,
