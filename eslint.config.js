@@ -51,6 +51,39 @@ function boundaryConfigs() {
   );
 }
 
+/**
+ * What a kind (src/reconcilers/<kind>/) may import of the shared code: the driver contract, the
+ * kind definition, tags, ownership and the test helpers, never the flow's internals
+ * (src/reconcilers/common/flow/). The rule for src/reconcilers is repeated here: an override
+ * replaces a rule's options, it does not add to them.
+ */
+function kindSurfaceConfigs() {
+  const reconcilers = BOUNDARIES.find((b) => b.from === "reconcilers");
+  if (reconcilers === undefined) throw new Error("no boundary for src/reconcilers");
+  return [2, 3].map((depth) => ({
+    files: [`src/reconcilers/*/${"*/".repeat(depth - 2)}*.ts`],
+    ignores: ["src/reconcilers/common/**"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            {
+              regex: `^(?:\\./)?(?:\\.\\./){${depth}}(?:${reconcilers.forbidden.map(escape).join("|")})(?:/|$)`,
+              message: reconcilers.why,
+            },
+            {
+              regex: `^(?:\\.\\./){${depth - 1}}common/flow/`,
+              message:
+                "a kind imports the driver contract, the kind definition, tags and ownership from src/reconcilers/common, never the flow's internals (common/flow/)",
+            },
+          ],
+        },
+      ],
+    },
+  }));
+}
+
 export default tseslint.config(
   { ignores: ["dist/", "bin/", "node_modules/", ".venv/", "charts/", "tmp/", "bench/results/"] },
   js.configs.recommended,
@@ -68,4 +101,5 @@ export default tseslint.config(
     rules: { "no-console": "off" },
   },
   ...boundaryConfigs(),
+  ...kindSurfaceConfigs(),
 );

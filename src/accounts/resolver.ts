@@ -10,7 +10,6 @@
 import { GetCallerIdentityCommand } from "@aws-sdk/client-sts";
 import {
   ACCOUNT_ANNOTATION,
-  AccountReason,
   AwsAccountResource,
   ConditionType,
   getCondition,
@@ -18,6 +17,7 @@ import {
 } from "../api/v1/index.ts";
 import type { AwsClientSource } from "../aws/clients.ts";
 import type { AccountResolver } from "../reconcilers/common/account.ts";
+import { Reason } from "../reconcilers/common/reasons.ts";
 import {
   InvalidSpecError,
   NotReadyRetryError,
@@ -121,16 +121,13 @@ export class CacheAccountResolver implements AccountResolver {
     const namespace = this.#o.namespaces(nsName);
     if (namespace === undefined) {
       // Without the namespace its annotation is unknown: never guess the operator's own account.
-      throw new NotReadyRetryError(
-        AccountReason.AccountNotReady,
-        `namespace ${nsName} is not in the cache yet`,
-      );
+      throw new NotReadyRetryError(Reason.AccountNotReady, `namespace ${nsName} is not in the cache yet`);
     }
     const name = accountNameOf(obj, namespace);
     if (name === undefined) {
       if (this.#o.requireAccount) {
         throw new InvalidSpecError(
-          AccountReason.AccountRequired,
+          Reason.AccountRequired,
           `the object names no AwsAccount (spec.accountRef, or the ${ACCOUNT_ANNOTATION} annotation of ` +
             `namespace ${nsName}) and the operator runs with --require-account: it does not act with its own credentials`,
           { notReady: true },
@@ -140,7 +137,7 @@ export class CacheAccountResolver implements AccountResolver {
     }
     const account = this.#o.accounts(name);
     if (account === undefined) {
-      throw new NotReadyRetryError(AccountReason.AccountNotReady, `AwsAccount ${name} does not exist`);
+      throw new NotReadyRetryError(Reason.AccountNotReady, `AwsAccount ${name} does not exist`);
     }
     if (
       !namespaceAllowed(account.spec.allowedNamespaces, {
@@ -149,7 +146,7 @@ export class CacheAccountResolver implements AccountResolver {
       })
     ) {
       throw new InvalidSpecError(
-        AccountReason.AccountNotAllowed,
+        Reason.AccountNotAllowed,
         `AwsAccount ${name} does not allow namespace ${nsName} (see its spec.allowedNamespaces)`,
         { notReady: true },
       );
@@ -158,7 +155,7 @@ export class CacheAccountResolver implements AccountResolver {
       const ready = getCondition(account.status?.conditions, ConditionType.Ready);
       const why =
         ready !== undefined && ready.status !== "True" ? `: ${ready.reason}: ${ready.message}` : " yet";
-      throw new NotReadyRetryError(AccountReason.AccountNotReady, `AwsAccount ${name} is not ready${why}`);
+      throw new NotReadyRetryError(Reason.AccountNotReady, `AwsAccount ${name} is not ready${why}`);
     }
     return { name, accountId: account.status?.accountId, aws: this.#o.sessions.entry(account).aws };
   }

@@ -4,6 +4,11 @@
  */
 import { parseArgs } from "node:util";
 import { BUDGET_NAMES, parseBudgetSpec, type BudgetName, type BudgetSize } from "../aws/budget-plan.ts";
+import {
+  DEFAULT_PENDING_INITIAL_MS,
+  DEFAULT_PENDING_MAX_MS,
+  DEFAULT_POLL_INTERVAL_MS,
+} from "../reconcilers/common/defaults.ts";
 import { ADOPTION_POLICIES, type AdoptionPolicy } from "../reconcilers/common/ownership.ts";
 import { envNameOf, FLAGS, type FlagSpec } from "./flags.ts";
 import {
@@ -179,9 +184,13 @@ export function parseOptions(argv: readonly string[], env: Readonly<Record<strin
     requireAccount: get("require-account", parseBool, false),
     maxConcurrentReconciles: get("max-concurrent-reconciles", (t) => parseInteger(t, 1, 1000), 16),
     syncPeriodMs: get("sync-period", (t) => parsePositiveDuration(t, 1_000), 36_000_000),
-    pollIntervalMs: get("poll-interval", (t) => parsePositiveDuration(t, 1_000), 300_000),
-    pendingPollInitialMs: get("pending-poll-initial", (t) => parsePositiveDuration(t, 100), 2_000),
-    pendingPollMaxMs: get("pending-poll-max", (t) => parsePositiveDuration(t, 100), 30_000),
+    pollIntervalMs: get("poll-interval", (t) => parsePositiveDuration(t, 1_000), DEFAULT_POLL_INTERVAL_MS),
+    pendingPollInitialMs: get(
+      "pending-poll-initial",
+      (t) => parsePositiveDuration(t, 100),
+      DEFAULT_PENDING_INITIAL_MS,
+    ),
+    pendingPollMaxMs: get("pending-poll-max", (t) => parsePositiveDuration(t, 100), DEFAULT_PENDING_MAX_MS),
     gracefulShutdownTimeoutMs: get("graceful-shutdown-timeout", (t) => parsePositiveDuration(t, 0), 30_000),
     kubeconfig: get("kubeconfig", parseNonEmpty, undefined),
     awsRegion: get("aws-region", parseRegion, undefined),

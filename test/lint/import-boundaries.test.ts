@@ -41,7 +41,7 @@ const FORBIDDEN: readonly [file: string, code: string, says: RegExp][] = [
   ],
   [
     "src/aws/probe.ts",
-    'import { PendingBackoff } from "../reconcilers/common/pending-backoff.ts";\nexport const x = PendingBackoff;\n',
+    'import { KeyStates } from "../reconcilers/common/flow/key-state.ts";\nexport const x = KeyStates;\n',
     /src\/aws/,
   ],
   [
@@ -53,6 +53,21 @@ const FORBIDDEN: readonly [file: string, code: string, says: RegExp][] = [
     "src/api/schema/probe.ts",
     'import type { ResourceDriver } from "../../reconcilers/common/driver.ts";\nexport type X = ResourceDriver<never, never>;\n',
     /src\/api/,
+  ],
+  [
+    "src/reconcilers/s3-bucket/probe.ts",
+    'import { KeyStates } from "../common/flow/key-state.ts";\nexport const x = KeyStates;\n',
+    /flow's internals/,
+  ],
+  [
+    "src/reconcilers/ec2-instance/testing/probe.ts",
+    'import { planFailure } from "../../common/flow/failure.ts";\nexport const x = planFailure;\n',
+    /flow's internals/,
+  ],
+  [
+    "src/reconcilers/sqs-queue/probe.ts",
+    'import { AwsAccountReconciler } from "../../accounts/controller.ts";\nexport const x = AwsAccountReconciler;\n',
+    /AccountResolver hook/,
   ],
 ];
 
@@ -69,6 +84,14 @@ const ALLOWED: readonly [file: string, code: string][] = [
   [
     "src/reconcilers/s3-bucket/probe.ts",
     'import { AwsClients } from "../../aws/clients.ts";\nexport const x = AwsClients;\n',
+  ],
+  [
+    "src/reconcilers/s3-bucket/probe.ts",
+    'import { InvalidSpecError } from "../common/driver.ts";\nexport const x = InvalidSpecError;\n',
+  ],
+  [
+    "src/reconcilers/common/probe.ts",
+    'import { KeyStates } from "./flow/key-state.ts";\nexport const x = KeyStates;\n',
   ],
 ];
 

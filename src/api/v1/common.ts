@@ -354,3 +354,30 @@ export function writeOutputsToField(what: string, keys: readonly (readonly [key:
     },
   );
 }
+
+/**
+ * The spec fields every managed kind declares, each through its field function above: each
+ * kind's schema holds them (with its own descriptions), so their type is derived from here.
+ */
+type ManagedSpecFields = {
+  region: ReturnType<typeof regionField>;
+  tags: ReturnType<typeof tagsField>;
+  accountRef: ReturnType<typeof accountRefField>;
+  deletionPolicy: ReturnType<typeof deletionPolicyField>;
+  adoptExisting: ReturnType<typeof adoptExistingField>;
+  onDeletedOutOfBand: ReturnType<typeof onDeletedOutOfBandField>;
+  writeOutputsTo: ReturnType<typeof writeOutputsToField>;
+  managementPolicy: ReturnType<typeof managementPolicyField>;
+};
+
+/**
+ * Spec fields every managed kind shares, as served. `managementPolicy` may be absent all the
+ * same (an object stored before the field existed): absent means Full.
+ */
+export type ManagedSpec = Omit<s.StaticObject<ManagedSpecFields>, "managementPolicy"> &
+  Partial<Pick<s.StaticObject<ManagedSpecFields>, "managementPolicy">>;
+
+/** Status fields every managed kind shares: {@link commonStatusFields}, and the kind's `state`. */
+export type ManagedStatus = s.StaticObject<ReturnType<typeof commonStatusFields>> & {
+  state?: string | undefined;
+};

@@ -10,7 +10,7 @@
  * or deletionPolicy Retain).
  */
 import { FINALIZER } from "../../api/v1/index.ts";
-import { AccountReason } from "../../api/v1/aws-account.ts";
+import { Reason } from "./reasons.ts";
 import { hasFinalizer } from "../../runtime/client/finalizers.ts";
 import type { Request } from "../../runtime/controller/reconciler.ts";
 import type { KubeObject, ResourceType } from "../../runtime/kube/object.ts";
@@ -55,8 +55,7 @@ export async function accountForReconcile(
   }
   const account = await resolver.resolve(obj, signal);
   const refusal = accountChange(obj, account, driver);
-  if (refusal !== undefined)
-    throw new InvalidSpecError(AccountReason.AccountChanged, refusal, { notReady: true });
+  if (refusal !== undefined) throw new InvalidSpecError(Reason.AccountChanged, refusal, { notReady: true });
   return account;
 }
 

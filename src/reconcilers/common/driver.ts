@@ -8,38 +8,14 @@
  * it saw. A driver never writes to Kubernetes, never reads the flow's conditions (what it needs to
  * know about the flow arrives in {@link DriverContext.flow}) and never waits for AWS to settle.
  */
-import type { Condition } from "../../api/v1/index.ts";
+import type { ManagedSpec, ManagedStatus } from "../../api/v1/common.ts";
 import type { AwsClientSource } from "../../aws/clients.ts";
 import type { KubeObject } from "../../runtime/kube/object.ts";
 import type { Logger } from "../../runtime/logging.ts";
 import type { Verdict } from "./ownership.ts";
 
-/** Spec fields every managed kind shares. */
-export interface ManagedSpec {
-  region: string;
-  tags?: Record<string, string> | undefined;
-  /** The AwsAccount the resource lives in; see ./account.ts. */
-  accountRef?: { name: string } | undefined;
-  deletionPolicy: "Delete" | "Retain";
-  adoptExisting: boolean;
-  onDeletedOutOfBand: "Recreate" | "Report";
-  writeOutputsTo?: { configMapName: string } | undefined;
-  /** Full (also when absent) or ObserveOnly: see ./management-policy.ts. */
-  managementPolicy?: "Full" | "ObserveOnly" | undefined;
-}
-
-/** Status fields every managed kind shares. */
-export interface ManagedStatus {
-  observedGeneration?: number | undefined;
-  conditions?: Condition[] | undefined;
-  createToken?: string | undefined;
-  createAttempt?: number | undefined;
-  createRequestedAt?: string | undefined;
-  state?: string | undefined;
-  observedTags?: Record<string, string> | undefined;
-  /** The AWS account ID the resource lives in (see ./account.ts). */
-  accountId?: string | undefined;
-}
+/** Spec and status fields every managed kind shares, derived from the API schema (src/api/v1/common.ts). */
+export type { ManagedSpec, ManagedStatus };
 
 /** An object of one of the managed kinds. */
 export interface ManagedObject extends KubeObject {
@@ -68,11 +44,27 @@ export interface FlowFacts {
    * deleted, and Ready is True for the current generation.
    */
   readonly settled: boolean;
+  /** The create attempt the flow recorded (its token, attempt and time), if any. */
+  readonly create: RecordedCreate | undefined;
   /**
-   * When the current create began (ms since the epoch), while no resource is recorded for it
-   * yet: the operator may have stopped between the create call and the status write.
+   * When the current create began (ms since the epoch: `status.createRequestedAt`, recorded with
+   * the token before the create call), while one is in flight (Ready is False with reason
+   * Creating) and no resource is recorded for it yet: the operator may have stopped between the
+   * create call and the status write.
    */
   readonly createStartedAt: number | undefined;
+}
+
+/**
+ * A create attempt as the flow records it before calling {@link ResourceDriver.create}: the
+ * idempotency token, the attempt it belongs to (1 for the first create, one more per recreate
+ * after an out-of-band deletion), and when it was recorded (renewed when a create is retried long
+ * after it; ms since the epoch).
+ */
+export interface RecordedCreate {
+  readonly token: string;
+  readonly attempt: number;
+  readonly requestedAt: number | undefined;
 }
 
 /**
@@ -89,14 +81,12 @@ export interface DriverContext {
   logger: Logger;
   signal: AbortSignal;
   flow: FlowFacts;
-  /**
-   * The account the object's AWS calls go to, when the flow resolves accounts (./account.ts);
-   * ./account-drivers.ts hands each account its own driver, built with that account's clients.
-   */
-  account?: ObjectAccount | undefined;
 }
 
-/** The AWS account of one object, as resolved for one reconcile. */
+/**
+ * The AWS account of one object, as resolved for one reconcile. A driver never sees it: it is
+ * built with the account's clients (./flow/connector.ts).
+ */
 export interface ObjectAccount {
   /** The AwsAccount's name; undefined for the operator's own credentials. */
   readonly name: string | undefined;

@@ -8,7 +8,7 @@ import type { CustomResourceDefinition } from "../../api/schema/crd.ts";
 import type { IndexFunc } from "../../runtime/cache/index.ts";
 import type { Controller, MapFunc } from "../../runtime/controller/index.ts";
 import type { KubeObject, ResourceType } from "../../runtime/kube/object.ts";
-import { AccountDrivers, type InAccount } from "./account-drivers.ts";
+import { AccountConnector } from "./flow/connector.ts";
 import type { ManagedObject, ResourceDriver } from "./driver.ts";
 import type { Reconciler } from "../../runtime/controller/reconciler.ts";
 import { OUTPUT_RULES, type OutputValues } from "./outputs.ts";
@@ -122,16 +122,30 @@ export function defineKind<T extends ManagedObject, R>(def: KindDefinition<T, R>
     // The cache holds the kind's objects only; an index of them reads them as such.
     indexers: (def.indexers ?? {}) as Readonly<Record<string, IndexFunc<KubeObject>>>,
     setup: (deps) =>
-      setupManagedController<T, InAccount<R>>(
+      setupManagedController<T, R>(
         def.name,
         def.resource,
-        // Each AWS account gets its own driver, built with that account's clients.
-        new AccountDrivers<T, R>((aws) => def.driver({ ...deps, aws }), deps.aws),
+        connectorOf(def, deps),
         deps,
         def.watches?.(deps) ?? [],
         def.outputs,
       ),
     reconciler: (deps) =>
-      managedReconciler<T, R>(def.name, def.resource, def.driver(deps), deps, def.outputs),
+      managedReconciler<T, R>(def.name, def.resource, connectorOf(def, deps), deps, def.outputs),
   };
+}
+
+/**
+ * The connector of kind `def`: each AWS account gets its own driver, built with that account's
+ * clients. The controller and the bench path share it.
+ */
+function connectorOf<T extends ManagedObject, R>(
+  def: KindDefinition<T, R>,
+  deps: ReconcilerDeps,
+): AccountConnector<T, R> {
+  return new AccountConnector<T, R>({
+    build: (aws) => def.driver({ ...deps, aws }),
+    own: deps.aws,
+    accounts: deps.accounts,
+  });
 }

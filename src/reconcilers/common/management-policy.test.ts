@@ -36,7 +36,11 @@ describe("management policy", () => {
         {
           clear: false,
           status: { widgetId: "a", state: up ? "Up" : "Down", widgetUp: up, observedTags: { Name: "a" } },
-          ready: ["True", "Available", "the widget exists in eu-west-1; the operator only observes it"],
+          ready: {
+            status: "True",
+            reason: "Available",
+            message: "the widget exists in eu-west-1; the operator only observes it",
+          },
         },
       );
     }
@@ -46,7 +50,11 @@ describe("management policy", () => {
     assert.deepEqual(observedView({ exists: false }, widget, driver), {
       clear: true,
       status: { state: "NotFound" },
-      ready: ["False", "NotFound", "the widget named in the spec does not exist in eu-west-1"],
+      ready: {
+        status: "False",
+        reason: "NotFound",
+        message: "the widget named in the spec does not exist in eu-west-1",
+      },
     });
   });
 

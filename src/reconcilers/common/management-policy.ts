@@ -12,22 +12,16 @@
  * - ObserveOnly to Full: the managed flow takes over; a resource carrying this object's UID tag
  *   is its own, any other is foreign and taken over only when the adoption rules allow it.
  *
- * This module holds the pure decisions; the flow (./managed-reconciler.ts) executes them.
+ * This module holds the pure decisions; the flow (./flow/reconciler.ts) executes them.
  */
-import { ConditionStatus } from "../../api/v1/index.ts";
 import type { Description, ManagedObject, ObservedDetails, Observation } from "./driver.ts";
-import { FlowReason } from "./flow-facts.ts";
+import { available, notTrue, type ConditionValue } from "./flow/conditions.ts";
+import { Reason } from "./reasons.ts";
 
 /** Values of `spec.managementPolicy`. */
 export const ManagementPolicy = {
   Full: "Full",
   ObserveOnly: "ObserveOnly",
-} as const;
-
-/** Reasons an observe-only object reports, beyond the readiness of what it observes. */
-export const ObserveReason = {
-  /** The resource the spec names does not exist in AWS. */
-  NotFound: "NotFound",
 } as const;
 
 /** The `status.state` of an observe-only object whose resource does not exist. */
@@ -52,8 +46,8 @@ export interface ObservedView<S> {
   readonly clear: boolean;
   /** Fields to set in status; undefined values clear a field. */
   readonly status: Partial<S> & ObserveOnlyStatus;
-  /** The Ready condition: status, reason, message. */
-  readonly ready: readonly [string, string, string];
+  /** The Ready condition. */
+  readonly ready: ConditionValue;
 }
 
 /** The status fields only observe-only objects carry. */
@@ -95,11 +89,10 @@ export function observedView<S, R, O extends Pick<ManagedObject, "spec">>(
     return {
       clear: true,
       status: { state: NOT_FOUND_STATE } as Partial<S> & ObserveOnlyStatus,
-      ready: [
-        ConditionStatus.False,
-        ObserveReason.NotFound,
+      ready: notTrue(
+        Reason.NotFound,
         `the ${driver.noun} named in the spec does not exist in ${obj.spec.region}`,
-      ],
+      ),
     };
   }
   const { status } = driver.describe(obs.resource, obj);
@@ -107,10 +100,6 @@ export function observedView<S, R, O extends Pick<ManagedObject, "spec">>(
   return {
     clear: false,
     status: { ...status, ...observed.status, observedTags: { ...observed.tags } },
-    ready: [
-      ConditionStatus.True,
-      FlowReason.Available,
-      `the ${driver.noun} exists in ${obj.spec.region}; the operator only observes it`,
-    ],
+    ready: available(`the ${driver.noun} exists in ${obj.spec.region}; the operator only observes it`),
   };
 }

@@ -11,7 +11,6 @@
  * - found only through an identifier recorded in status (EC2 instance ID): never, since status is
  *   writable by whoever may write the object's status.
  */
-import { ConditionReason } from "../../api/v1/index.ts";
 import {
   KIND_TAG,
   MANAGED_BY_TAG,
@@ -21,6 +20,7 @@ import {
   UID_TAG,
   type TagMap,
 } from "../../aws/ownership.ts";
+import { Reason } from "./reasons.ts";
 import type { ManagedObject } from "./driver.ts";
 import { uidOf } from "./owner.ts";
 
@@ -102,13 +102,6 @@ export const ADOPTION_POLICIES = ["enabled", "disabled"] as const;
 /** One of {@link ADOPTION_POLICIES}. */
 export type AdoptionPolicy = (typeof ADOPTION_POLICIES)[number];
 
-/** Reasons the ownership rules put into conditions. */
-export const OwnershipReason = {
-  NotOwned: ConditionReason.NotOwned,
-  OwnedByAnotherObject: ConditionReason.OwnedByAnotherObject,
-  AdoptionDisabled: ConditionReason.AdoptionDisabled,
-} as const;
-
 /** A refusal to take a resource over: a terminal condition reason and its message. */
 export interface Refusal {
   readonly reason: string;
@@ -139,14 +132,14 @@ export function adoptionRefusal(
           ? "it is never taken from an object that still exists"
           : "this operator cannot see that object, so it is treated as existing";
       return {
-        reason: OwnershipReason.OwnedByAnotherObject,
+        reason: Reason.OwnedByAnotherObject,
         message: `the ${noun} in AWS belongs to ${who}; ${why}`,
       };
     }
   }
   if (!claim.adoptable) {
     return {
-      reason: OwnershipReason.NotOwned,
+      reason: Reason.NotOwned,
       message:
         `the ${noun} recorded in status does not carry this object's ownership tags; ` +
         `the operator does not manage it and will not adopt it through a recorded ID`,
@@ -154,13 +147,13 @@ export function adoptionRefusal(
   }
   if (!obj.spec.adoptExisting) {
     return {
-      reason: OwnershipReason.NotOwned,
+      reason: Reason.NotOwned,
       message: `the ${noun} exists in AWS but is not owned by this object; set spec.adoptExisting to true to adopt it`,
     };
   }
   if (ctx.adoption === "disabled" && !claim.managedByOperator) {
     return {
-      reason: OwnershipReason.AdoptionDisabled,
+      reason: Reason.AdoptionDisabled,
       message:
         `the ${noun} exists in AWS and was never managed by this operator; adoption of such ` +
         `resources is disabled (--adoption=disabled)`,

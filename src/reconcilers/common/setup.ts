@@ -19,10 +19,11 @@ import type { KubeObject, ResourceType } from "../../runtime/kube/object.ts";
 import type { Logger } from "../../runtime/logging.ts";
 import type { Runnable } from "../../runtime/manager/runnable.ts";
 import type { AccountResolver } from "./account.ts";
-import type { ManagedObject, ResourceDriver } from "./driver.ts";
+import type { ManagedObject } from "./driver.ts";
+import type { Connector } from "./flow/connector.ts";
 import type { AdoptionPolicy, OwnerDirectory } from "./ownership.ts";
 import type { TagPolicy } from "./tags.ts";
-import { ManagedResourceReconciler } from "./managed-reconciler.ts";
+import { ManagedResourceReconciler } from "./flow/reconciler.ts";
 import { countManagedResources, DriftRepairMetrics } from "./metrics.ts";
 import { ConfigMapResource, OutputWriter, type ConfigMap, type OutputValues } from "./outputs.ts";
 
@@ -73,7 +74,7 @@ export interface ReconcilerDeps extends ProcessDeps {
 export function setupManagedController<T extends ManagedObject, R>(
   name: string,
   resource: ResourceType,
-  driver: ResourceDriver<T, R>,
+  connector: Connector<T, R>,
   deps: ReconcilerDeps,
   /** Further sources: objects whose changes enqueue objects of this kind (map to their keys). */
   watches: readonly { resource: ResourceType; map: MapFunc<KubeObject> }[] = [],
@@ -82,7 +83,7 @@ export function setupManagedController<T extends ManagedObject, R>(
 ): Controller {
   const client = deps.client.resource<T>(resource);
   countManagedResources(deps.registry, resource.kind, () => client.list());
-  const reconciler = managedReconciler(name, resource, driver, deps, outputs);
+  const reconciler = managedReconciler(name, resource, connector, deps, outputs);
   const builder = newControllerManagedBy(deps)
     .for<T>(resource, { predicates: [generationChanged<T>()] })
     .named(name)
@@ -101,7 +102,7 @@ export function setupManagedController<T extends ManagedObject, R>(
 export function managedReconciler<T extends ManagedObject, R>(
   name: string,
   resource: ResourceType,
-  driver: ResourceDriver<T, R>,
+  connector: Connector<T, R>,
   deps: Omit<ReconcilerDeps, "manager" | "informers" | "maxConcurrentReconciles">,
   /** The kind's output values for `spec.writeOutputsTo`; pure. */
   outputs?: (obj: T) => OutputValues,
@@ -109,23 +110,21 @@ export function managedReconciler<T extends ManagedObject, R>(
   return new ManagedResourceReconciler<T, R>({
     resource,
     client: deps.client.resource<T>(resource),
-    driver,
+    connector,
     recorder: deps.events.recorderFor(`${name}-controller`),
     clock: deps.clock,
     owners: deps.owners,
-    ...(deps.adoption !== undefined ? { adoption: deps.adoption } : {}),
-    ...(deps.pollIntervalMs !== undefined ? { pollIntervalMs: deps.pollIntervalMs } : {}),
-    ...(deps.pendingInitialMs !== undefined ? { pendingInitialMs: deps.pendingInitialMs } : {}),
-    ...(deps.pendingMaxMs !== undefined ? { pendingMaxMs: deps.pendingMaxMs } : {}),
-    ...(deps.accounts !== undefined ? { accounts: deps.accounts } : {}),
-    driftRepairs: new DriftRepairMetrics(deps.registry, resource.kind, driver.driftSettings),
-    ...(outputs !== undefined
-      ? {
-          outputs: new OutputWriter<T>({
+    adoption: deps.adoption,
+    pollIntervalMs: deps.pollIntervalMs,
+    pendingInitialMs: deps.pendingInitialMs,
+    pendingMaxMs: deps.pendingMaxMs,
+    driftRepairs: new DriftRepairMetrics(deps.registry, resource.kind, connector.driver.driftSettings),
+    outputs:
+      outputs === undefined
+        ? undefined
+        : new OutputWriter<T>({
             configMaps: deps.client.resource<ConfigMap>(ConfigMapResource),
             values: outputs,
           }),
-        }
-      : {}),
   });
 }

@@ -15,6 +15,7 @@
  * ({@link LookupOptions.maxAgeMs}) is then served from the snapshot without a call.
  */
 import type { Filter, Instance, Reservation } from "@aws-sdk/client-ec2";
+import { pages } from "../../aws/pages.ts";
 import { systemClock, type Clock, type TimerHandle } from "../../runtime/clock.ts";
 
 /** One page of `DescribeInstances`, as the batcher asks for it. */
@@ -264,26 +265,25 @@ export class DescribeBatcher {
     const started = ++this.#started;
     this.#inFlight += 1;
     try {
-      let nextToken: string | undefined;
-      const seenTokens = new Set<string>();
-      do {
-        this.#calls += 1;
-        const page = await this.#describe({
-          Filters: [{ Name: "instance-id", Values: ids }],
-          MaxResults: MAX_RESULTS,
-          ...(nextToken !== undefined ? { NextToken: nextToken } : {}),
-        });
+      const listing = pages(
+        (nextToken) => {
+          this.#calls += 1;
+          return this.#describe({
+            Filters: [{ Name: "instance-id", Values: ids }],
+            MaxResults: MAX_RESULTS,
+            ...(nextToken !== undefined ? { NextToken: nextToken } : {}),
+          });
+        },
+        (page) => page.NextToken,
+      );
+      for await (const page of listing) {
         for (const reservation of page.Reservations ?? []) {
           for (const instance of reservation.Instances ?? []) {
             const id = instance.InstanceId;
             if (id !== undefined && wanted.has(id)) found.set(id, instance);
           }
         }
-        nextToken = page.NextToken !== undefined && page.NextToken !== "" ? page.NextToken : undefined;
-        // A token seen before would loop forever; EC2 never does this, a broken endpoint might.
-        if (nextToken !== undefined && seenTokens.has(nextToken)) nextToken = undefined;
-        if (nextToken !== undefined) seenTokens.add(nextToken);
-      } while (nextToken !== undefined);
+      }
     } catch (err) {
       this.#settled();
       for (const waiters of batch.values()) for (const w of waiters) w.reject(err);

@@ -6,7 +6,8 @@ import { ownershipTags } from "../../aws/ownership.ts";
 import { FakeClock } from "../../runtime/testing/fake-clock.ts";
 import { InvalidSpecError, type DeleteOutcome, type Observation } from "../common/driver.ts";
 import { context, contextFor } from "../common/testing/context.ts";
-import { Ec2InstanceDriver, type Ec2InstanceObject } from "./driver.ts";
+import { Ec2InstanceDriver } from "./driver.ts";
+import type { Ec2InstanceObject } from "./model.ts";
 import { FakeEc2 } from "./testing/fake-ec2.ts";
 
 const spec: Ec2InstanceSpec = {
@@ -585,6 +586,7 @@ describe("Ec2InstanceDriver.delete", () => {
       object("a", {
         createToken: "uid-a-1",
         createAttempt: 1,
+        createRequestedAt: new Date(clock.now() - ageMs).toISOString(),
         conditions: [
           {
             type: "Ready",

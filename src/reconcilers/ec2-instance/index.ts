@@ -7,17 +7,18 @@
  * instance polled recently), so one call per poll round serves up to 1000 instances even with a
  * single worker.
  */
-import type { Instance } from "@aws-sdk/client-ec2";
 import { Ec2InstanceResource, ec2InstanceCrd } from "../../api/v1/index.ts";
 import { defineKind, type KindModule } from "../common/kind.ts";
 import { ec2InstanceOutputs } from "./outputs.ts";
-import { Ec2InstanceDriver, type Ec2InstanceObject } from "./driver.ts";
+import { Ec2InstanceDriver } from "./driver.ts";
+import type { Ec2InstanceObject, Ec2InstanceView } from "./model.ts";
 
 export { DescribeBatcher } from "./describe-batcher.ts";
-export { Ec2InstanceDriver, type Ec2InstanceObject } from "./driver.ts";
+export { Ec2InstanceDriver } from "./driver.ts";
+export type { Ec2InstanceObject, Ec2InstanceView } from "./model.ts";
 
 /** The `ec2instance` controller's kind. */
-export const ec2InstanceKind: KindModule = defineKind<Ec2InstanceObject, Instance>({
+export const ec2InstanceKind: KindModule = defineKind<Ec2InstanceObject, Ec2InstanceView>({
   name: "ec2instance",
   resource: Ec2InstanceResource,
   crd: ec2InstanceCrd,
@@ -62,6 +63,6 @@ export const ec2InstanceKind: KindModule = defineKind<Ec2InstanceObject, Instanc
       aws: deps.aws,
       clock: deps.clock,
       tagPolicy: deps.tagPolicy,
-      ...(deps.pollIntervalMs !== undefined ? { pollIntervalMs: deps.pollIntervalMs } : {}),
+      pollIntervalMs: deps.pollIntervalMs,
     }),
 });

@@ -5,7 +5,7 @@
  * Pure functions over the SDK's shapes.
  */
 import type { Filter, Instance } from "@aws-sdk/client-ec2";
-import type { Ec2InstanceStatus } from "../../api/v1/index.ts";
+import type { Ec2Instance, Ec2InstanceStatus } from "../../api/v1/index.ts";
 import {
   ec2OwnershipFilters,
   fromEc2Tags,
@@ -16,6 +16,19 @@ import {
   type Owner,
   type TagMap,
 } from "../../aws/ownership.ts";
+import type { ManagedObject } from "../common/driver.ts";
+
+/** An Ec2Instance as the shared flow handles it. */
+export type Ec2InstanceObject = Ec2Instance & ManagedObject;
+
+/** What the driver knows about an instance: EC2's own description of it. */
+export type Ec2InstanceView = Instance;
+
+/** The ID of an instance EC2 described; every instance it describes has one. */
+export function requireId(instance: Instance): string {
+  if (instance.InstanceId === undefined) throw new Error("EC2 answered with an instance without an ID");
+  return instance.InstanceId;
+}
 
 /** Instance states that still hold an instance (everything but `terminated`). */
 export const LIVE_STATES = ["pending", "running", "shutting-down", "stopping", "stopped"] as const;

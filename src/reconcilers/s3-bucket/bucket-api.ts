@@ -7,20 +7,6 @@
 import {
   CreateBucketCommand,
   DeleteBucketCommand,
-  DeleteBucketLifecycleCommand,
-  GetBucketEncryptionCommand,
-  GetBucketLifecycleConfigurationCommand,
-  GetBucketOwnershipControlsCommand,
-  GetBucketPolicyCommand,
-  GetPublicAccessBlockCommand,
-  PutBucketEncryptionCommand,
-  PutBucketLifecycleConfigurationCommand,
-  PutBucketOwnershipControlsCommand,
-  PutBucketPolicyCommand,
-  PutPublicAccessBlockCommand,
-  type ObjectOwnership,
-  type ServerSideEncryption,
-  type TransitionStorageClass,
   DeleteObjectsCommand,
   GetBucketTaggingCommand,
   GetBucketVersioningCommand,
@@ -30,22 +16,39 @@ import {
   PutBucketTaggingCommand,
   PutBucketVersioningCommand,
   type BucketLocationConstraint,
+  type ObjectOwnership,
   type S3Client,
+  type S3ClientResolvedConfig,
+  type ServiceInputTypes,
+  type ServiceOutputTypes,
 } from "@aws-sdk/client-s3";
+import type { Command } from "@smithy/types";
 import { KNOWN_CODES } from "../../aws/error-codes.ts";
 import { AwsError } from "../../aws/errors.ts";
 import { fromS3TagSet, toS3TagSet, type TagMap } from "../../aws/ownership.ts";
-import type { JsonValue } from "../../api/schema/openapi.ts";
+import { pages } from "../../aws/pages.ts";
 import type { VersioningStatus } from "./model.ts";
-import {
-  normalRules,
-  type BucketSetting,
-  type BucketSettings,
-  type Encryption,
-  type LifecycleRule,
-  type PublicAccessBlock,
-  type SettingChange,
-} from "./settings.ts";
+import { SETTING_CODECS, type SettingCodec } from "./setting-codecs.ts";
+import type { BucketSetting, BucketSettings, SettingChange } from "./settings.ts";
+
+/** An S3 command with input `I` and output `O`. */
+export type S3Command<I extends ServiceInputTypes, O extends ServiceOutputTypes> = Command<
+  ServiceInputTypes,
+  I,
+  ServiceOutputTypes,
+  O,
+  S3ClientResolvedConfig
+>;
+
+/** The calls of one bucket, as the setting codecs (./setting-codecs.ts) make them. */
+export interface BucketCalls {
+  readonly bucket: string;
+  /** Sends `command` (S3 operation `operation`) with the bucket's abort signal; failures as AwsError. */
+  call<I extends ServiceInputTypes, O extends ServiceOutputTypes>(
+    operation: string,
+    command: S3Command<I, O>,
+  ): Promise<O>;
+}
 
 /** What HeadBucket says about a bucket name in the client's region. */
 export type HeadResult =
@@ -75,7 +78,7 @@ function regionHeader(err: AwsError): string | undefined {
 }
 
 /** S3 calls for one bucket through one regional client. */
-export class BucketApi {
+export class BucketApi implements BucketCalls {
   readonly #client: S3Client;
   readonly #bucket: string;
   readonly #region: string;
@@ -89,9 +92,16 @@ export class BucketApi {
     this.#signal = opts.signal;
   }
 
-  async #send<O>(operation: string, call: (opts: { abortSignal?: AbortSignal }) => Promise<O>): Promise<O> {
+  get bucket(): string {
+    return this.#bucket;
+  }
+
+  async call<I extends ServiceInputTypes, O extends ServiceOutputTypes>(
+    operation: string,
+    command: S3Command<I, O>,
+  ): Promise<O> {
     try {
-      return await call(this.#signal !== undefined ? { abortSignal: this.#signal } : {});
+      return await this.#client.send(command, { abortSignal: this.#signal });
     } catch (err) {
       // Clients from AwsClients already throw AwsError; a plain SDK client does not.
       throw AwsError.from(err, { service: "s3", operation });
@@ -101,9 +111,7 @@ export class BucketApi {
   /** HeadBucket, with the outcomes a reconciler must tell apart. */
   async head(): Promise<HeadResult> {
     try {
-      const out = await this.#send("HeadBucket", (o) =>
-        this.#client.send(new HeadBucketCommand({ Bucket: this.#bucket }), o),
-      );
+      const out = await this.call("HeadBucket", new HeadBucketCommand({ Bucket: this.#bucket }));
       return { kind: "present", region: out.BucketRegion };
     } catch (err) {
       return this.#whereabouts(err);
@@ -118,9 +126,7 @@ export class BucketApi {
    */
   async tagsOrWhereabouts(): Promise<HeadResult | { kind: "present"; region: string; tags: TagMap }> {
     try {
-      const out = await this.#send("GetBucketTagging", (o) =>
-        this.#client.send(new GetBucketTaggingCommand({ Bucket: this.#bucket }), o),
-      );
+      const out = await this.call("GetBucketTagging", new GetBucketTaggingCommand({ Bucket: this.#bucket }));
       return { kind: "present", region: this.#region, tags: fromS3TagSet(out.TagSet) };
     } catch (err) {
       if (err instanceof AwsError && (err.code === "NoSuchTagSet" || err.code === "NoSuchTagSetError"))
@@ -145,9 +151,7 @@ export class BucketApi {
   /** The bucket's tags (`{}` when it has none), or undefined when the bucket is gone. */
   async tags(): Promise<TagMap | undefined> {
     try {
-      const out = await this.#send("GetBucketTagging", (o) =>
-        this.#client.send(new GetBucketTaggingCommand({ Bucket: this.#bucket }), o),
-      );
+      const out = await this.call("GetBucketTagging", new GetBucketTaggingCommand({ Bucket: this.#bucket }));
       return fromS3TagSet(out.TagSet);
     } catch (err) {
       if (err instanceof AwsError && (err.code === "NoSuchTagSet" || err.code === "NoSuchTagSetError"))
@@ -159,8 +163,9 @@ export class BucketApi {
 
   /** The versioning status; undefined for a bucket that was never versioned. */
   async versioning(): Promise<VersioningStatus> {
-    const out = await this.#send("GetBucketVersioning", (o) =>
-      this.#client.send(new GetBucketVersioningCommand({ Bucket: this.#bucket }), o),
+    const out = await this.call(
+      "GetBucketVersioning",
+      new GetBucketVersioningCommand({ Bucket: this.#bucket }),
     );
     return out.Status === "Enabled" || out.Status === "Suspended" ? out.Status : undefined;
   }
@@ -173,19 +178,17 @@ export class BucketApi {
    */
   async create(objectOwnership?: string): Promise<"created" | "already-owned"> {
     try {
-      await this.#send("CreateBucket", (o) =>
-        this.#client.send(
-          new CreateBucketCommand({
-            Bucket: this.#bucket,
-            ...(objectOwnership !== undefined ? { ObjectOwnership: objectOwnership as ObjectOwnership } : {}),
-            ...(this.#region !== "us-east-1"
-              ? {
-                  CreateBucketConfiguration: { LocationConstraint: this.#region as BucketLocationConstraint },
-                }
-              : {}),
-          }),
-          o,
-        ),
+      await this.call(
+        "CreateBucket",
+        new CreateBucketCommand({
+          Bucket: this.#bucket,
+          ...(objectOwnership !== undefined ? { ObjectOwnership: objectOwnership as ObjectOwnership } : {}),
+          ...(this.#region !== "us-east-1"
+            ? {
+                CreateBucketConfiguration: { LocationConstraint: this.#region as BucketLocationConstraint },
+              }
+            : {}),
+        }),
       );
       return "created";
     } catch (err) {
@@ -199,250 +202,62 @@ export class BucketApi {
    * undefined when the account lists no bucket of that name.
    */
   async creationDate(): Promise<Date | undefined> {
-    let token: string | undefined;
-    const seen = new Set<string>();
-    do {
-      const page = await this.#send("ListBuckets", (o) =>
-        this.#client.send(
+    const listing = pages(
+      (token) =>
+        this.call(
+          "ListBuckets",
           new ListBucketsCommand({
             Prefix: this.#bucket,
             MaxBuckets: 1000,
-            ...(token !== undefined ? { ContinuationToken: token } : {}),
+            ContinuationToken: token,
           }),
-          o,
         ),
-      );
+      (page) => page.ContinuationToken,
+    );
+    for await (const page of listing) {
       const found = (page.Buckets ?? []).find((b) => b.Name === this.#bucket);
       if (found !== undefined) return found.CreationDate;
-      const next = page.ContinuationToken;
-      token = next !== undefined && next !== "" && !seen.has(next) ? next : undefined;
-      if (token !== undefined) seen.add(token);
-    } while (token !== undefined);
+    }
     return undefined;
   }
 
   /** Reads the given settings in normal form (see settings.ts); each is one call. */
   async settings(which: readonly BucketSetting[]): Promise<BucketSettings> {
     const out: BucketSettings = {};
-    for (const setting of which) {
-      switch (setting) {
-        case "objectOwnership":
-          out.objectOwnership = await this.#unset(
-            ["OwnershipControlsNotFoundError", "NoSuchOwnershipControls"],
-            async () => {
-              const r = await this.#send("GetBucketOwnershipControls", (o) =>
-                this.#client.send(new GetBucketOwnershipControlsCommand({ Bucket: this.#bucket }), o),
-              );
-              return r.OwnershipControls?.Rules?.[0]?.ObjectOwnership ?? null;
-            },
-          );
-          break;
-        case "encryption":
-          out.encryption = await this.#unset(["ServerSideEncryptionConfigurationNotFoundError"], async () => {
-            const r = await this.#send("GetBucketEncryption", (o) =>
-              this.#client.send(new GetBucketEncryptionCommand({ Bucket: this.#bucket }), o),
-            );
-            const rule = r.ServerSideEncryptionConfiguration?.Rules?.[0];
-            const by = rule?.ApplyServerSideEncryptionByDefault;
-            if (by?.SSEAlgorithm === undefined) return null;
-            const enc: Encryption = {
-              algorithm: by.SSEAlgorithm,
-              kmsKeyId: by.SSEAlgorithm === "aws:kms" ? nonEmpty(by.KMSMasterKeyID) : undefined,
-              bucketKeyEnabled: rule?.BucketKeyEnabled === true,
-            };
-            return enc;
-          });
-          break;
-        case "publicAccessBlock":
-          out.publicAccessBlock = await this.#unset(["NoSuchPublicAccessBlockConfiguration"], async () => {
-            const r = await this.#send("GetPublicAccessBlock", (o) =>
-              this.#client.send(new GetPublicAccessBlockCommand({ Bucket: this.#bucket }), o),
-            );
-            const c = r.PublicAccessBlockConfiguration;
-            if (c === undefined) return null;
-            const pab: PublicAccessBlock = {
-              blockPublicAcls: c.BlockPublicAcls === true,
-              ignorePublicAcls: c.IgnorePublicAcls === true,
-              blockPublicPolicy: c.BlockPublicPolicy === true,
-              restrictPublicBuckets: c.RestrictPublicBuckets === true,
-            };
-            return pab;
-          });
-          break;
-        case "policy":
-          out.policy = await this.#unset(["NoSuchBucketPolicy"], async () => {
-            const r = await this.#send("GetBucketPolicy", (o) =>
-              this.#client.send(new GetBucketPolicyCommand({ Bucket: this.#bucket }), o),
-            );
-            return r.Policy === undefined || r.Policy === "" ? null : (JSON.parse(r.Policy) as JsonValue);
-          });
-          break;
-        case "lifecycleRules":
-          out.lifecycleRules =
-            (await this.#unset(["NoSuchLifecycleConfiguration"], async () => {
-              const r = await this.#send("GetBucketLifecycleConfiguration", (o) =>
-                this.#client.send(new GetBucketLifecycleConfigurationCommand({ Bucket: this.#bucket }), o),
-              );
-              return normalRules(
-                (r.Rules ?? []).map((x) => ({
-                  id: x.ID ?? "",
-                  enabled: x.Status === "Enabled",
-                  prefix: x.Filter?.Prefix ?? x.Prefix ?? "",
-                  expirationDays: x.Expiration?.Days,
-                  noncurrentVersionExpirationDays: x.NoncurrentVersionExpiration?.NoncurrentDays,
-                  abortIncompleteMultipartUploadDays: x.AbortIncompleteMultipartUpload?.DaysAfterInitiation,
-                  transitions: (x.Transitions ?? []).map((t) => ({
-                    days: t.Days ?? 0,
-                    storageClass: t.StorageClass ?? "",
-                  })),
-                })),
-              );
-            })) ?? [];
-          break;
-      }
-    }
+    for (const setting of which) await this.#read(setting, out);
     return out;
   }
 
-  /** `read()`, or null when S3 answers one of `codes` (the setting is not configured). */
-  async #unset<T>(codes: readonly string[], read: () => Promise<T>): Promise<T | null> {
+  /** Reads `setting` into `out` through its codec; a "not configured" answer is the codec's `none`. */
+  async #read<K extends BucketSetting>(setting: K, out: BucketSettings): Promise<void> {
+    const codec: SettingCodec<K> = SETTING_CODECS[setting];
     try {
-      return await read();
+      out[setting] = await codec.read(this);
     } catch (err) {
-      if (err instanceof AwsError && codes.includes(err.code)) return null;
-      throw err;
+      if (!(err instanceof AwsError && codec.notConfigured.includes(err.code))) throw err;
+      out[setting] = codec.none;
     }
   }
 
-  /** Writes one setting as `change` asks. */
-  async putSetting(change: SettingChange): Promise<void> {
-    const Bucket = this.#bucket;
-    switch (change.setting) {
-      case "objectOwnership": {
-        const ObjectOwnership = change.desired as ObjectOwnership;
-        await this.#send("PutBucketOwnershipControls", (o) =>
-          this.#client.send(
-            new PutBucketOwnershipControlsCommand({
-              Bucket,
-              OwnershipControls: { Rules: [{ ObjectOwnership }] },
-            }),
-            o,
-          ),
-        );
-        return;
-      }
-      case "encryption": {
-        const e = change.desired as Encryption;
-        await this.#send("PutBucketEncryption", (o) =>
-          this.#client.send(
-            new PutBucketEncryptionCommand({
-              Bucket,
-              ServerSideEncryptionConfiguration: {
-                Rules: [
-                  {
-                    ApplyServerSideEncryptionByDefault: {
-                      SSEAlgorithm: e.algorithm as ServerSideEncryption,
-                      ...(e.kmsKeyId !== undefined ? { KMSMasterKeyID: e.kmsKeyId } : {}),
-                    },
-                    BucketKeyEnabled: e.bucketKeyEnabled,
-                  },
-                ],
-              },
-            }),
-            o,
-          ),
-        );
-        return;
-      }
-      case "publicAccessBlock": {
-        const p = change.desired as PublicAccessBlock;
-        await this.#send("PutPublicAccessBlock", (o) =>
-          this.#client.send(
-            new PutPublicAccessBlockCommand({
-              Bucket,
-              PublicAccessBlockConfiguration: {
-                BlockPublicAcls: p.blockPublicAcls,
-                IgnorePublicAcls: p.ignorePublicAcls,
-                BlockPublicPolicy: p.blockPublicPolicy,
-                RestrictPublicBuckets: p.restrictPublicBuckets,
-              },
-            }),
-            o,
-          ),
-        );
-        return;
-      }
-      case "policy": {
-        const Policy = JSON.stringify(change.desired);
-        await this.#send("PutBucketPolicy", (o) =>
-          this.#client.send(new PutBucketPolicyCommand({ Bucket, Policy }), o),
-        );
-        return;
-      }
-      case "lifecycleRules": {
-        const rules = change.desired as readonly LifecycleRule[];
-        if (rules.length === 0) {
-          await this.#send("DeleteBucketLifecycle", (o) =>
-            this.#client.send(new DeleteBucketLifecycleCommand({ Bucket }), o),
-          );
-          return;
-        }
-        await this.#send("PutBucketLifecycleConfiguration", (o) =>
-          this.#client.send(
-            new PutBucketLifecycleConfigurationCommand({
-              Bucket,
-              LifecycleConfiguration: {
-                Rules: rules.map((r) => ({
-                  ID: r.id,
-                  Status: r.enabled ? "Enabled" : "Disabled",
-                  Filter: { Prefix: r.prefix },
-                  ...(r.expirationDays !== undefined ? { Expiration: { Days: r.expirationDays } } : {}),
-                  ...(r.noncurrentVersionExpirationDays !== undefined
-                    ? { NoncurrentVersionExpiration: { NoncurrentDays: r.noncurrentVersionExpirationDays } }
-                    : {}),
-                  ...(r.abortIncompleteMultipartUploadDays !== undefined
-                    ? {
-                        AbortIncompleteMultipartUpload: {
-                          DaysAfterInitiation: r.abortIncompleteMultipartUploadDays,
-                        },
-                      }
-                    : {}),
-                  ...(r.transitions.length > 0
-                    ? {
-                        Transitions: r.transitions.map((t) => ({
-                          Days: t.days,
-                          StorageClass: t.storageClass as TransitionStorageClass,
-                        })),
-                      }
-                    : {}),
-                })),
-              },
-            }),
-            o,
-          ),
-        );
-        return;
-      }
-    }
+  /** Writes one setting as `change` asks, through its codec. */
+  async putSetting<K extends BucketSetting>(change: SettingChange<K>): Promise<void> {
+    const codec: SettingCodec<K> = SETTING_CODECS[change.setting];
+    await codec.write(this, change.desired);
   }
 
   /** Replaces the bucket's tag set with `tags` (S3 has no incremental tagging call). */
   async putTags(tags: Readonly<TagMap>): Promise<void> {
-    await this.#send("PutBucketTagging", (o) =>
-      this.#client.send(
-        new PutBucketTaggingCommand({ Bucket: this.#bucket, Tagging: { TagSet: toS3TagSet(tags) } }),
-        o,
-      ),
+    await this.call(
+      "PutBucketTagging",
+      new PutBucketTaggingCommand({ Bucket: this.#bucket, Tagging: { TagSet: toS3TagSet(tags) } }),
     );
   }
 
   /** Sets the versioning status. */
   async putVersioning(status: "Enabled" | "Suspended"): Promise<void> {
-    await this.#send("PutBucketVersioning", (o) =>
-      this.#client.send(
-        new PutBucketVersioningCommand({ Bucket: this.#bucket, VersioningConfiguration: { Status: status } }),
-        o,
-      ),
+    await this.call(
+      "PutBucketVersioning",
+      new PutBucketVersioningCommand({ Bucket: this.#bucket, VersioningConfiguration: { Status: status } }),
     );
   }
 
@@ -451,11 +266,9 @@ export class BucketApi {
    * whether there are more. An unversioned bucket lists each object once, with version `null`.
    */
   async listVersions(max: number = MAX_KEYS_PER_BATCH): Promise<{ refs: VersionRef[]; truncated: boolean }> {
-    const out = await this.#send("ListObjectVersions", (o) =>
-      this.#client.send(
-        new ListObjectVersionsCommand({ Bucket: this.#bucket, MaxKeys: Math.min(max, MAX_KEYS_PER_BATCH) }),
-        o,
-      ),
+    const out = await this.call(
+      "ListObjectVersions",
+      new ListObjectVersionsCommand({ Bucket: this.#bucket, MaxKeys: Math.min(max, MAX_KEYS_PER_BATCH) }),
     );
     const refs: VersionRef[] = [];
     for (const v of [...(out.Versions ?? []), ...(out.DeleteMarkers ?? [])]) {
@@ -473,14 +286,12 @@ export class BucketApi {
     if (refs.length === 0) return;
     if (refs.length > MAX_KEYS_PER_BATCH)
       throw new RangeError(`at most ${MAX_KEYS_PER_BATCH} keys per batch`);
-    const out = await this.#send("DeleteObjects", (o) =>
-      this.#client.send(
-        new DeleteObjectsCommand({
-          Bucket: this.#bucket,
-          Delete: { Objects: refs.map((r) => ({ Key: r.Key, VersionId: r.VersionId })), Quiet: true },
-        }),
-        o,
-      ),
+    const out = await this.call(
+      "DeleteObjects",
+      new DeleteObjectsCommand({
+        Bucket: this.#bucket,
+        Delete: { Objects: refs.map((r) => ({ Key: r.Key, VersionId: r.VersionId })), Quiet: true },
+      }),
     );
     const first = out.Errors?.[0];
     if (first !== undefined) {
@@ -500,9 +311,7 @@ export class BucketApi {
   /** DeleteBucket: `absent` when it is gone already, `not-empty` when objects remain. */
   async delete(): Promise<"deleted" | "absent" | "not-empty"> {
     try {
-      await this.#send("DeleteBucket", (o) =>
-        this.#client.send(new DeleteBucketCommand({ Bucket: this.#bucket }), o),
-      );
+      await this.call("DeleteBucket", new DeleteBucketCommand({ Bucket: this.#bucket }));
       return "deleted";
     } catch (err) {
       if (err instanceof AwsError && err.code === "BucketNotEmpty") return "not-empty";
@@ -510,9 +319,4 @@ export class BucketApi {
       throw err;
     }
   }
-}
-
-/** Empty strings (S3 may send an empty key ID) become undefined. */
-function nonEmpty(v: string | undefined): string | undefined {
-  return v === undefined || v === "" ? undefined : v;
 }

@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { CREATE_WINDOW_MS } from "../common/token.ts";
 import type { S3BucketObject } from "./model.ts";
-import { CLOCK_SKEW_MS, createdInWindow, createWindow } from "./crash-window.ts";
+import { CLOCK_SKEW_MS, createdInWindow as createdIn, createWindow as windowOf } from "./crash-window.ts";
+import { contextFor } from "../common/testing/context.ts";
 import { bucketObject } from "./testing/objects.ts";
 
 const CREATED = Date.parse("2026-03-01T10:00:00Z");
@@ -22,6 +23,11 @@ const intent = (over: Partial<NonNullable<S3BucketObject["status"]>> = {}): S3Bu
     createRequestedAt: new Date(REQUESTED).toISOString(),
     ...over,
   });
+
+/** The window of `o` with the flow facts the flow derives from it. */
+const createWindow = (o: S3BucketObject, now: number) => windowOf(o, contextFor(o, "bucketArn").flow, now);
+const createdInWindow = (o: S3BucketObject, date: Date | undefined, now: number) =>
+  createdIn(o, contextFor(o, "bucketArn").flow, date, now);
 
 describe("createWindow", () => {
   it("opens from the later of creation and token time (less the skew) for the create window", () => {

@@ -5,7 +5,7 @@ import type { AwsClientSource } from "../../aws/clients.ts";
 import { OWNERSHIP_TAGS } from "../../api/v1/index.ts";
 import { FakeClock } from "../../runtime/testing/fake-clock.ts";
 import { InvalidSpecError } from "../common/driver.ts";
-import { context } from "../common/testing/context.ts";
+import { context, contextFor } from "../common/testing/context.ts";
 import type { VersionRef } from "./bucket-api.ts";
 import type { S3BucketObject } from "./model.ts";
 import { BucketAppearedError, S3BucketDriver } from "./driver.ts";
@@ -110,7 +110,8 @@ describe("S3BucketDriver", () => {
       const judged = async (status: S3BucketObject["status"]): Promise<string | undefined> => {
         const obj = bucketObj({}, status);
         obj.metadata = { ...obj.metadata, ...born };
-        const seen = await driver.observe(obj, ctx);
+        // The flow's facts about the object, as the flow derives them from its status.
+        const seen = await driver.observe(obj, contextFor(obj, "bucketArn"));
         return seen.exists ? seen.ownership : undefined;
       };
       created(NOW - 1_000);

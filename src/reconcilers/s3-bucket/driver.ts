@@ -2,7 +2,7 @@
  * The S3Bucket driver: finds a bucket by name in spec.region, creates it (CreateBucket, then its
  * tags and versioning), repairs tag and versioning drift, and deletes it only when it is this
  * object's and empty (or spec.forceDelete allows emptying it). The shared flow
- * (../common/managed-reconciler.ts) does the Kubernetes side and calls these methods.
+ * (../common/flow/reconciler.ts) does the Kubernetes side and calls these methods.
  *
  * Ownership is the UID tag, as for every kind (../common/ownership.ts). S3 has no idempotency
  * token and the tags are a second call, so a crash between CreateBucket and PutBucketTagging
@@ -13,7 +13,8 @@
 import type { AwsClientSource } from "../../aws/clients.ts";
 import { AwsError } from "../../aws/errors.ts";
 import type { TagMap } from "../../aws/ownership.ts";
-import { ConditionReason, S3BucketResource } from "../../api/v1/index.ts";
+import { S3BucketResource } from "../../api/v1/index.ts";
+import { Reason } from "../common/reasons.ts";
 import { systemClock, type Clock } from "../../runtime/clock.ts";
 import { taggedOwner, verdictOf, type Verdict } from "../common/ownership.ts";
 import { DEFAULT_TAG_POLICY, desiredTagsOf, repairTags, type TagPolicy } from "../common/tags.ts";
@@ -26,6 +27,7 @@ import {
   type DriftRepair,
   type Description,
   type DriverContext,
+  type FlowFacts,
   type ObservedDetails,
   type Observation,
   type ResourceDriver,
@@ -35,7 +37,7 @@ import {
   bucketArn,
   notEmptyMessage,
   targetVersioning,
-  type ObservedBucket,
+  type S3BucketView,
   type S3BucketObject,
 } from "./model.ts";
 import { createdInWindow, createWindow } from "./crash-window.ts";
@@ -47,18 +49,6 @@ import {
   type BucketSettings,
 } from "./settings.ts";
 import { bucketEndpoint } from "./endpoint.ts";
-
-/** Reasons this driver puts into conditions, beyond the shared ones. */
-export const S3BucketReason = {
-  /** The name is taken by another AWS account (or the operator may not read the bucket). */
-  BucketAlreadyExists: "BucketAlreadyExists",
-  /** A bucket of this name exists in another region than spec.region. */
-  BucketInOtherRegion: "BucketInOtherRegion",
-  /** spec.tags plus the ownership tags exceed S3's 50 tags per bucket. */
-  TooManyTags: "TooManyTags",
-  /** Deletion waits because the operator may not read a bucket it recorded as its own. */
-  BucketAccessDenied: "BucketAccessDenied",
-} as const;
 
 /** Options of {@link S3BucketDriver}. */
 export interface S3BucketDriverOptions {
@@ -92,7 +82,7 @@ const VERSIONING_SETTING = "versioning";
 const EMPTYING_STATE = "Emptying";
 
 /** Implements {@link ResourceDriver} for S3 buckets; see the module comment. */
-export class S3BucketDriver implements ResourceDriver<S3BucketObject, ObservedBucket> {
+export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketView> {
   readonly noun = "bucket";
   readonly idField = "bucketArn";
   readonly driftSettings: readonly string[] = Object.freeze([
@@ -124,10 +114,10 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, ObservedBu
    * reads its tags and judges it, then reads its versioning,
    * managed settings and endpoint (not for a deletion, which needs none of them). A bucket this
    * account cannot read, or one in another region, can never be this object's: a spec error,
-   * except for a deletion, which gets it as a foreign, {@link ObservedBucket.unreachable} bucket
+   * except for a deletion, which gets it as a foreign, {@link S3BucketView.unreachable} bucket
    * to leave in place.
    */
-  async observe(obj: S3BucketObject, ctx: DriverContext): Promise<Observation<ObservedBucket>> {
+  async observe(obj: S3BucketObject, ctx: DriverContext): Promise<Observation<S3BucketView>> {
     const { bucketName: name, region } = obj.spec;
     const api = this.#api(obj, ctx);
     const head = await steadyRead(obj, api);
@@ -151,7 +141,7 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, ObservedBu
     }
     if (head.kind === "forbidden") {
       throw new InvalidSpecError(
-        S3BucketReason.BucketAlreadyExists,
+        Reason.BucketAlreadyExists,
         `bucket ${name} exists but this AWS account cannot access it: the name belongs to another ` +
           `account (S3 bucket names are global; choose another bucketName), or the operator's IAM ` +
           `identity lacks s3:ListBucket on it`,
@@ -159,7 +149,7 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, ObservedBu
     }
     if (elsewhere) {
       throw new InvalidSpecError(
-        S3BucketReason.BucketInOtherRegion,
+        Reason.BucketInOtherRegion,
         `bucket ${name} exists in ${actualRegion ?? "another region"}, not in spec.region ${region}; ` +
           `S3 cannot move a bucket: create the object with region ${actualRegion ?? "of the bucket"} or ` +
           `choose another bucketName`,
@@ -167,7 +157,7 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, ObservedBu
     }
     const tags = "tags" in head ? head.tags : await api.tags();
     if (tags === undefined) return { exists: false }; // deleted between the two calls
-    const verdict = await this.#verdict(obj, api, tags);
+    const verdict = await this.#verdict(obj, ctx.flow, api, tags);
     if (ctx.flow.deleting) {
       // A deletion needs the bucket's ownership only: its settings are neither repaired nor described.
       const resource = { name, region, tags, versioning: undefined, endpoint: "", settings: {} };
@@ -183,14 +173,19 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, ObservedBu
    * The shared verdict on a bucket with `tags`; an untagged one is this object's only inside the
    * window of its current create (ListBuckets is asked only then).
    */
-  async #verdict(obj: S3BucketObject, api: BucketApi, tags: Readonly<TagMap>): Promise<Verdict> {
+  async #verdict(
+    obj: S3BucketObject,
+    flow: FlowFacts,
+    api: BucketApi,
+    tags: Readonly<TagMap>,
+  ): Promise<Verdict> {
     const now = this.#clock.now();
-    const candidate = taggedOwner(tags) === undefined && createWindow(obj, now) !== undefined;
-    const untaggedIsOwn = candidate && createdInWindow(obj, await api.creationDate(), now);
+    const candidate = taggedOwner(tags) === undefined && createWindow(obj, flow, now) !== undefined;
+    const untaggedIsOwn = candidate && createdInWindow(obj, flow, await api.creationDate(), now);
     return verdictOf(tags, obj, { untaggedIsOwn });
   }
 
-  async create(obj: S3BucketObject, _token: string, ctx: DriverContext): Promise<ObservedBucket> {
+  async create(obj: S3BucketObject, _token: string, ctx: DriverContext): Promise<S3BucketView> {
     const { bucketName: name, region } = obj.spec;
     const tags = desiredTagsOf(obj, S3BucketResource.kind, this.#tagPolicy); // may throw TooManyTags: before anything exists
     const api = this.#api(obj, ctx);
@@ -200,13 +195,13 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, ObservedBu
     } catch (err) {
       if (err instanceof AwsError && err.code === "BucketAlreadyExists") {
         throw new InvalidSpecError(
-          S3BucketReason.BucketAlreadyExists,
+          Reason.BucketAlreadyExists,
           `bucket name ${name} is taken by another AWS account; S3 bucket names are global: choose another bucketName`,
         );
       }
       throw err;
     }
-    let versioning: ObservedBucket["versioning"] = undefined;
+    let versioning: S3BucketView["versioning"] = undefined;
     if (outcome === "already-owned") {
       // The account has the name already: the bucket appeared after observe. Whose it is is for
       // the next observation's ownership rules to say, never for the create path to assume.
@@ -229,7 +224,7 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, ObservedBu
   /** Repairs tag and versioning drift; for a bucket being adopted this writes its ownership tags. */
   async update(
     obj: S3BucketObject,
-    observed: Observation<ObservedBucket> & { exists: true },
+    observed: Observation<S3BucketView> & { exists: true },
     ctx: DriverContext,
   ): Promise<DriftRepair[]> {
     const bucket = observed.resource;
@@ -256,7 +251,7 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, ObservedBu
   }
 
   /** A bucket is usable as soon as it exists. */
-  describe(bucket: ObservedBucket): Description<NonNullable<S3BucketObject["status"]>> {
+  describe(bucket: S3BucketView): Description<NonNullable<S3BucketObject["status"]>> {
     return {
       status: {
         bucketArn: bucketArn(bucket.name, bucket.region),
@@ -276,7 +271,7 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, ObservedBu
   readonly observedFields = ["observedVersioning"] as const;
 
   /** An observe-only bucket reports its tags and versioning. */
-  observed(bucket: ObservedBucket): ObservedDetails<NonNullable<S3BucketObject["status"]>> {
+  observed(bucket: S3BucketView): ObservedDetails<NonNullable<S3BucketObject["status"]>> {
     return { tags: bucket.tags, status: { observedVersioning: bucket.versioning ?? "Disabled" } };
   }
 
@@ -286,7 +281,7 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, ObservedBu
    */
   async delete(
     obj: S3BucketObject,
-    observed: Observation<ObservedBucket>,
+    observed: Observation<S3BucketView>,
     ctx: DriverContext,
   ): Promise<DeleteOutcome> {
     const name = obj.spec.bucketName;
@@ -310,7 +305,7 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, ObservedBu
         };
       }
       return blocked(
-        S3BucketReason.BucketAccessDenied,
+        Reason.BucketAccessDenied,
         `bucket ${name} cannot be read (HTTP 403): grant the operator s3:ListBucket on it, or set ` +
           `spec.deletionPolicy to Retain to release the object without deleting the bucket`,
       );
@@ -326,7 +321,7 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, ObservedBu
     if (result !== "not-empty") return { done: true };
     // Objects arrived between the listing and the delete.
     if (obj.spec.forceDelete) return this.#emptyingOutcome(name);
-    return blocked(ConditionReason.BucketNotEmpty, notEmptyMessage(name, 1, true));
+    return blocked(Reason.BucketNotEmpty, notEmptyMessage(name, 1, true));
   }
 
   /**
@@ -339,7 +334,7 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, ObservedBu
     let page = await api.listVersions(MAX_KEYS_PER_BATCH);
     if (page.refs.length === 0) return undefined;
     if (!obj.spec.forceDelete) {
-      return blocked(ConditionReason.BucketNotEmpty, notEmptyMessage(name, page.refs.length, page.truncated));
+      return blocked(Reason.BucketNotEmpty, notEmptyMessage(name, page.refs.length, page.truncated));
     }
     for (let batch = 0; batch < this.#maxBatches; batch++) {
       await api.deleteVersions(page.refs);

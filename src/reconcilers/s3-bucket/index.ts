@@ -4,14 +4,14 @@
 import { S3BucketResource, s3BucketCrd } from "../../api/v1/index.ts";
 import { defineKind, type KindModule } from "../common/kind.ts";
 import { s3BucketOutputs } from "./outputs.ts";
-import type { ObservedBucket, S3BucketObject } from "./model.ts";
+import type { S3BucketView, S3BucketObject } from "./model.ts";
 import { S3BucketDriver } from "./driver.ts";
 
-export { S3BucketDriver, S3BucketReason, type S3BucketDriverOptions } from "./driver.ts";
-export type { ObservedBucket, S3BucketObject } from "./model.ts";
+export { S3BucketDriver, type S3BucketDriverOptions } from "./driver.ts";
+export type { S3BucketView, S3BucketObject } from "./model.ts";
 
 /** The `s3bucket` controller's kind. */
-export const s3BucketKind: KindModule = defineKind<S3BucketObject, ObservedBucket>({
+export const s3BucketKind: KindModule = defineKind<S3BucketObject, S3BucketView>({
   name: "s3bucket",
   resource: S3BucketResource,
   crd: s3BucketCrd,

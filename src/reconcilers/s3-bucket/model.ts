@@ -22,7 +22,7 @@ export type S3BucketObject = S3Bucket &
 export type VersioningStatus = "Enabled" | "Suspended" | undefined;
 
 /** The reconciler's view of one bucket that exists in AWS. */
-export interface ObservedBucket {
+export interface S3BucketView {
   readonly name: string;
   /** The region S3 reports for the bucket (equal to spec.region, or observe fails). */
   readonly region: string;

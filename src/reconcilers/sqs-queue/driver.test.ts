@@ -6,14 +6,14 @@ import { AwsError } from "../../aws/errors.ts";
 import { OWNERSHIP_TAGS } from "../../api/v1/index.ts";
 import { recordedIdOf } from "../common/driver.ts";
 import { context } from "../common/testing/context.ts";
-import { QueueExistsError, SqsQueueDriver, type ManagedSqsQueue } from "./driver.ts";
+import { QueueExistsError, SqsQueueDriver, type SqsQueueObject } from "./driver.ts";
 import { FakeSqs } from "./testing/fake-sqs.ts";
 
 const UID = "0b6f3b5e-6a43-4e43-9a2b-1f0d2c3e4f5a";
 function queueObject(
-  spec: Partial<ManagedSqsQueue["spec"]> = {},
-  status?: ManagedSqsQueue["status"],
-): ManagedSqsQueue {
+  spec: Partial<SqsQueueObject["spec"]> = {},
+  status?: SqsQueueObject["status"],
+): SqsQueueObject {
   return {
     apiVersion: "compute.cloud.com/v1",
     kind: "SqsQueue",

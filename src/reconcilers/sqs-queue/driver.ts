@@ -20,6 +20,7 @@ import {
   type SQSClient,
 } from "@aws-sdk/client-sqs";
 import { ConditionType, isConditionTrue, SqsQueueResource, type SqsQueue } from "../../api/v1/index.ts";
+import { Reason } from "../common/reasons.ts";
 import type { AwsClientSource } from "../../aws/clients.ts";
 import { isAwsErrorKind } from "../../aws/errors.ts";
 import { fromSqsTags, toSqsTags, type TagMap } from "../../aws/ownership.ts";
@@ -50,7 +51,7 @@ import {
 } from "./model.ts";
 
 /** An SqsQueue as the shared flow handles it. */
-export type ManagedSqsQueue = SqsQueue & ManagedObject;
+export type SqsQueueObject = SqsQueue & ManagedObject;
 
 /** What the driver knows about a queue in SQS. Immutable snapshots. */
 export interface SqsQueueView {
@@ -97,16 +98,8 @@ export interface SqsQueueDriverOptions {
   tagPolicy?: TagPolicy | undefined;
 }
 
-/** Reasons this driver puts into conditions, beyond the shared ones. */
-export const SqsQueueReason = {
-  /** The dead-letter queue named by queueRef does not exist or has no ARN yet. */
-  DeadLetterQueueNotReady: "DeadLetterQueueNotReady",
-  /** The dead-letter queue named by queueRef is of the other type, or in another region. */
-  DeadLetterQueueMismatch: "DeadLetterQueueMismatch",
-} as const;
-
 /** The {@link ResourceDriver} of SqsQueue; stateless, safe to share between workers. */
-export class SqsQueueDriver implements ResourceDriver<ManagedSqsQueue, SqsQueueView> {
+export class SqsQueueDriver implements ResourceDriver<SqsQueueObject, SqsQueueView> {
   readonly noun = "queue";
   readonly idField = "queueUrl";
   readonly driftSettings = SQS_DRIFT_SETTINGS;
@@ -126,46 +119,46 @@ export class SqsQueueDriver implements ResourceDriver<ManagedSqsQueue, SqsQueueV
    * @throws DependencyNotReadyError while it is missing or not Ready.
    * @throws InvalidSpecError when it can never serve (another type or region, or this queue).
    */
-  #resolve(obj: ManagedSqsQueue): ResolvedReferences {
+  #resolve(obj: SqsQueueObject): ResolvedReferences {
     const ref = obj.spec.deadLetterQueue?.queueRef;
     if (ref === undefined) return {};
     const namespace = obj.metadata.namespace ?? "";
     if (ref.name === obj.metadata.name)
       throw new InvalidSpecError(
-        SqsQueueReason.DeadLetterQueueMismatch,
+        Reason.DeadLetterQueueMismatch,
         "a queue cannot be its own dead-letter queue",
       );
     const dlq = this.#queues?.({ namespace, name: ref.name });
     if (dlq === undefined) {
       throw new DependencyNotReadyError(
-        SqsQueueReason.DeadLetterQueueNotReady,
+        Reason.DeadLetterQueueNotReady,
         `the dead-letter queue ${ref.name} does not exist in namespace ${namespace}`,
       );
     }
     if (dlq.spec.fifo !== obj.spec.fifo) {
       const [mine, theirs] = obj.spec.fifo ? ["a FIFO", "a standard"] : ["a standard", "a FIFO"];
       throw new InvalidSpecError(
-        SqsQueueReason.DeadLetterQueueMismatch,
+        Reason.DeadLetterQueueMismatch,
         `this is ${mine} queue but its dead-letter queue ${ref.name} is ${theirs} queue; SQS needs both of one type`,
       );
     }
     if (dlq.spec.region !== obj.spec.region) {
       throw new InvalidSpecError(
-        SqsQueueReason.DeadLetterQueueMismatch,
+        Reason.DeadLetterQueueMismatch,
         `the dead-letter queue ${ref.name} is in ${dlq.spec.region}, not in ${obj.spec.region}; SQS needs both in one region`,
       );
     }
     const arn = dlq.status?.queueArn;
     if (arn === undefined || arn === "" || !isConditionTrue(dlq.status?.conditions, ConditionType.Ready)) {
       throw new DependencyNotReadyError(
-        SqsQueueReason.DeadLetterQueueNotReady,
+        Reason.DeadLetterQueueNotReady,
         `waiting for the dead-letter queue ${ref.name} to be Ready`,
       );
     }
     return { deadLetterTargetArn: arn };
   }
 
-  async observe(obj: ManagedSqsQueue, ctx: DriverContext): Promise<Observation<SqsQueueView>> {
+  async observe(obj: SqsQueueObject, ctx: DriverContext): Promise<Observation<SqsQueueView>> {
     const sqs = this.#aws.client("sqs", obj.spec.region);
     const view = await this.#find(sqs, obj, ctx);
     if (view === undefined) return { exists: false };
@@ -176,7 +169,7 @@ export class SqsQueueDriver implements ResourceDriver<ManagedSqsQueue, SqsQueueV
    * SQS has no idempotency token: `token` is only recorded by the flow. Uniqueness comes from the
    * queue name, and ownership from the tags written atomically with the queue.
    */
-  async create(obj: ManagedSqsQueue, _token: string, ctx: DriverContext): Promise<SqsQueueView> {
+  async create(obj: SqsQueueObject, _token: string, ctx: DriverContext): Promise<SqsQueueView> {
     const { spec } = obj;
     const resolved = this.#resolve(obj);
     const sqs = this.#aws.client("sqs", spec.region);
@@ -219,7 +212,7 @@ export class SqsQueueDriver implements ResourceDriver<ManagedSqsQueue, SqsQueueV
   async #created(
     sqs: SQSClient,
     url: string,
-    obj: ManagedSqsQueue,
+    obj: SqsQueueObject,
     sent: Readonly<Record<string, string>>,
     ctx: DriverContext,
   ): Promise<SqsQueueView | undefined> {
@@ -241,7 +234,7 @@ export class SqsQueueDriver implements ResourceDriver<ManagedSqsQueue, SqsQueueV
 
   /** Repairs attribute and tag drift; for a queue being adopted this writes its ownership tags. */
   async update(
-    obj: ManagedSqsQueue,
+    obj: SqsQueueObject,
     observed: Observation<SqsQueueView> & { exists: true },
     ctx: DriverContext,
   ): Promise<DriftRepair[]> {
@@ -272,7 +265,7 @@ export class SqsQueueDriver implements ResourceDriver<ManagedSqsQueue, SqsQueueV
   }
 
   /** A queue is usable as soon as it exists; SQS has no transitional states to poll. */
-  describe(queue: SqsQueueView): Description<NonNullable<ManagedSqsQueue["status"]>> {
+  describe(queue: SqsQueueView): Description<NonNullable<SqsQueueObject["status"]>> {
     return {
       status: {
         queueUrl: queue.url,
@@ -291,7 +284,7 @@ export class SqsQueueDriver implements ResourceDriver<ManagedSqsQueue, SqsQueueV
   readonly observedFields = ["observedAttributes"] as const;
 
   /** An observe-only queue reports its tags and attributes (see {@link observedAttributes}). */
-  observed(queue: SqsQueueView): ObservedDetails<NonNullable<ManagedSqsQueue["status"]>> {
+  observed(queue: SqsQueueView): ObservedDetails<NonNullable<SqsQueueObject["status"]>> {
     return { tags: queue.tags, status: { observedAttributes: observedAttributes(queue.attributes) } };
   }
 
@@ -301,7 +294,7 @@ export class SqsQueueDriver implements ResourceDriver<ManagedSqsQueue, SqsQueueV
    * within 60 s), so a single call completes deletion.
    */
   async delete(
-    obj: ManagedSqsQueue,
+    obj: SqsQueueObject,
     observed: Observation<SqsQueueView>,
     ctx: DriverContext,
   ): Promise<DeleteOutcome> {
@@ -330,7 +323,7 @@ export class SqsQueueDriver implements ResourceDriver<ManagedSqsQueue, SqsQueueV
    * The queue of `obj`: at its recorded URL when that URL names the spec's queue, else (or when
    * nothing is there) by `GetQueueUrl`. Undefined when no such queue exists.
    */
-  async #find(sqs: SQSClient, obj: ManagedSqsQueue, ctx: DriverContext): Promise<SqsQueueView | undefined> {
+  async #find(sqs: SQSClient, obj: SqsQueueObject, ctx: DriverContext): Promise<SqsQueueView | undefined> {
     const name = obj.spec.queueName;
     const recorded = recordedIdOf(obj, this.idField);
     if (recorded !== undefined && queueNameOfUrl(recorded) === name) {

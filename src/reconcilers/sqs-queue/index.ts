@@ -6,15 +6,9 @@ import type { Request } from "../../runtime/controller/reconciler.ts";
 import type { KubeObject } from "../../runtime/kube/object.ts";
 import { defineKind, type KindModule } from "../common/kind.ts";
 import { sqsQueueOutputs } from "./outputs.ts";
-import { SqsQueueDriver, type ManagedSqsQueue, type SqsQueueView } from "./driver.ts";
+import { SqsQueueDriver, type SqsQueueObject, type SqsQueueView } from "./driver.ts";
 
-export {
-  QueueExistsError,
-  SqsQueueDriver,
-  SqsQueueReason,
-  type ManagedSqsQueue,
-  type SqsQueueView,
-} from "./driver.ts";
+export { QueueExistsError, SqsQueueDriver, type SqsQueueObject, type SqsQueueView } from "./driver.ts";
 
 /** The cache index of queues by the dead-letter queue they name: `namespace/name`. */
 export const DEAD_LETTER_QUEUE_INDEX = "deadLetterQueueRef";
@@ -26,7 +20,7 @@ export function deadLetterQueueIndex(q: Readonly<SqsQueue>): string[] {
 }
 
 /** The `sqsqueue` controller's kind. */
-export const sqsQueueKind: KindModule = defineKind<ManagedSqsQueue, SqsQueueView>({
+export const sqsQueueKind: KindModule = defineKind<SqsQueueObject, SqsQueueView>({
   name: "sqsqueue",
   resource: SqsQueueResource,
   crd: sqsQueueCrd,

@@ -70,26 +70,23 @@ export class InformerFactory implements Runnable {
     if (inf === undefined) {
       const o = this.#opts;
       const labelSelector = o.labelSelectorFor?.(resource);
+      const lw = o.listerWatcherFor;
       inf = new SharedInformer<KubeObject>({
         resource,
         rest: o.rest,
         logger: this.#log,
-        ...(o.listerWatcherFor !== undefined
-          ? {
-              listerWatcherFor: (ns: string | undefined) =>
-                (o.listerWatcherFor as NonNullable<typeof o.listerWatcherFor>)(resource, ns, labelSelector),
-            }
-          : {}),
-        ...(o.namespaces !== undefined ? { namespaces: o.namespaces } : {}),
-        ...(labelSelector !== undefined ? { labelSelector } : {}),
-        ...(o.resyncPeriodMs !== undefined ? { resyncPeriodMs: o.resyncPeriodMs } : {}),
-        ...(o.clock !== undefined ? { clock: o.clock } : {}),
-        ...(o.registry !== undefined ? { registry: o.registry } : {}),
-        ...(o.pageSize !== undefined ? { pageSize: o.pageSize } : {}),
-        ...(o.watchTimeoutMs !== undefined ? { watchTimeoutMs: o.watchTimeoutMs } : {}),
-        ...(o.inactivityTimeoutMs !== undefined ? { inactivityTimeoutMs: o.inactivityTimeoutMs } : {}),
-        ...(o.backoff !== undefined ? { backoff: o.backoff } : {}),
-        ...(o.random !== undefined ? { random: o.random } : {}),
+        listerWatcherFor:
+          lw === undefined ? undefined : (ns: string | undefined) => lw(resource, ns, labelSelector),
+        namespaces: o.namespaces,
+        labelSelector,
+        resyncPeriodMs: o.resyncPeriodMs,
+        clock: o.clock,
+        registry: o.registry,
+        pageSize: o.pageSize,
+        watchTimeoutMs: o.watchTimeoutMs,
+        inactivityTimeoutMs: o.inactivityTimeoutMs,
+        backoff: o.backoff,
+        random: o.random,
       });
       for (const [name, fn] of Object.entries(o.indexersFor?.(resource) ?? {})) inf.addIndexer(name, fn);
       this.#informers.set(key, inf);

@@ -184,11 +184,11 @@ export class SharedInformer<T extends KubeObject> {
           clock: this.#clock,
           logger: this.#log,
           random: this.#random,
-          ...(o.registry !== undefined ? { registry: o.registry } : {}),
-          ...(o.pageSize !== undefined ? { pageSize: o.pageSize } : {}),
-          ...(o.watchTimeoutMs !== undefined ? { watchTimeoutMs: o.watchTimeoutMs } : {}),
-          ...(o.inactivityTimeoutMs !== undefined ? { inactivityTimeoutMs: o.inactivityTimeoutMs } : {}),
-          ...(o.backoff !== undefined ? { backoff: o.backoff } : {}),
+          registry: o.registry,
+          pageSize: o.pageSize,
+          watchTimeoutMs: o.watchTimeoutMs,
+          inactivityTimeoutMs: o.inactivityTimeoutMs,
+          backoff: o.backoff,
         }),
     );
     try {

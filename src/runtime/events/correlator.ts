@@ -3,7 +3,7 @@
  * EventCorrelator: identical repeats update one Event (count + lastTimestamp) instead of creating
  * new ones, and a per-object token bucket stops a hot loop from flooding the API server.
  */
-import { LruCache } from "./lru.ts";
+import { LruCache } from "../lru.ts";
 
 /** The identity of an Event for aggregation: who reports, about what, and what it says. */
 export interface EventIdentity {

@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Registry } from "prom-client";
 import { ApiError } from "../kube/errors.ts";
-import type { KubeRequest, KubeRequester } from "../manager/requester.ts";
+import type { KubeRequester, RestRequest } from "../kube/rest.ts";
 import { FakeClock } from "../testing/fake-clock.ts";
 import { EventBroadcaster, type EventSubject } from "./recorder.ts";
 import { metricValue } from "../testing/prometheus-text.ts";
@@ -22,10 +22,10 @@ interface StoredEvent {
 /** An in-memory core/v1 events endpoint. `failures` makes the next calls fail with 500. */
 class FakeEvents implements KubeRequester {
   readonly events = new Map<string, StoredEvent>();
-  readonly calls: KubeRequest[] = [];
+  readonly calls: RestRequest[] = [];
   failures = 0;
   failStatus = 500;
-  async request<T>(req: KubeRequest): Promise<T> {
+  async request<T>(req: RestRequest): Promise<T> {
     this.calls.push(req);
     await Promise.resolve();
     if (this.failures > 0) {

@@ -10,7 +10,8 @@ import { systemClock, type Clock, type TimerHandle } from "../clock.ts";
 import type { KubeObject } from "../kube/object.ts";
 import { silentLogger, type Logger } from "../logging.ts";
 import type { Runnable } from "../manager/runnable.ts";
-import { httpStatusOf, type KubeRequester } from "../manager/requester.ts";
+import { httpStatusOf } from "../kube/errors.ts";
+import type { KubeRequester } from "../kube/rest.ts";
 import { counter, defaultRegistry } from "../metrics/registry.ts";
 import { EventCorrelator, type EventCorrelatorOptions, type EventIdentity } from "./correlator.ts";
 

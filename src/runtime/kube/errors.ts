@@ -103,9 +103,9 @@ export class ApiError extends Error {
       reason: status?.reason ?? "",
       message: status?.message ?? "",
       body,
-      ...(opts.method !== undefined ? { method: opts.method } : {}),
-      ...(opts.path !== undefined ? { path: opts.path } : {}),
-      ...(retryAfterSeconds !== undefined ? { retryAfterSeconds } : {}),
+      method: opts.method,
+      path: opts.path,
+      retryAfterSeconds,
     });
   }
 
@@ -152,6 +152,16 @@ export class TransportError extends Error {
 /** Whether `v` looks like a `metav1.Status`. */
 export function isStatus(v: unknown): v is Status {
   return typeof v === "object" && v !== null && (v as { kind?: unknown }).kind === "Status";
+}
+
+/**
+ * The HTTP status carried by an API error, if any: an {@link ApiError}'s, or the numeric `status`
+ * of any other error (a {@link KubeRequester} fake's).
+ */
+export function httpStatusOf(err: unknown): number | undefined {
+  if (typeof err !== "object" || err === null) return undefined;
+  const status = (err as { status?: unknown }).status;
+  return typeof status === "number" ? status : undefined;
 }
 
 function hasStatus(e: unknown, status: number): boolean {

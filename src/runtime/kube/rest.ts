@@ -34,6 +34,16 @@ export interface RestRequest {
   timeoutMs?: number;
 }
 
+/**
+ * Sends {@link RestRequest}s: what the manager, the Event recorder and the metrics authorizer
+ * need from a Kubernetes client. Implementations reject with an error whose numeric `status` is
+ * the HTTP status when the server answered non-2xx (`ApiError`, ./errors.ts), and honour
+ * `signal`. {@link RestClient} is one; unit tests pass an in-memory fake.
+ */
+export interface KubeRequester {
+  request<T>(req: RestRequest): Promise<T>;
+}
+
 /** Options of {@link RestClient}. */
 export interface RestClientOptions {
   /** Where and how to connect; see {@link KubeConfigConnection}. */
@@ -114,16 +124,13 @@ export class RestClient {
    * `credentialRefreshMs` (and after a 401), so rotating tokens and exec plugins keep working.
    */
   static fromKubeConfig(kc: KubeConfig, opts: FromKubeConfigOptions = {}): RestClient {
-    const connection = new KubeConfigConnection(
-      kc,
-      opts.credentialRefreshMs !== undefined ? { refreshMs: opts.credentialRefreshMs } : {},
-    );
+    const connection = new KubeConfigConnection(kc, { refreshMs: opts.credentialRefreshMs });
     return new RestClient({
       connection,
-      ...(opts.registry !== undefined ? { registry: opts.registry } : {}),
-      ...(opts.logger !== undefined ? { logger: opts.logger } : {}),
-      ...(opts.userAgent !== undefined ? { userAgent: opts.userAgent } : {}),
-      ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
+      registry: opts.registry,
+      logger: opts.logger,
+      userAgent: opts.userAgent,
+      timeoutMs: opts.timeoutMs,
     });
   }
 
@@ -300,7 +307,7 @@ export class RestClient {
         method: req.method,
         headers,
         agent: settings.agent,
-        ...(settings.auth !== undefined ? { auth: settings.auth } : {}),
+        auth: settings.auth,
       });
       let timedOut = false;
       const timer = setTimeout(() => {

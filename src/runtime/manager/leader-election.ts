@@ -17,7 +17,7 @@ import {
   type ObservedRecord,
   type ResourceLock,
 } from "./lease-lock.ts";
-import { httpStatusOf } from "./requester.ts";
+import { httpStatusOf } from "../kube/errors.ts";
 
 /** Options of {@link LeaderElector}. */
 export interface LeaderElectorOptions {

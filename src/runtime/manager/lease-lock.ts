@@ -2,7 +2,8 @@
  * The leader-election lock: one coordination.k8s.io/v1 Lease, read and written with optimistic
  * concurrency (every update carries the resourceVersion it was based on).
  */
-import { httpStatusOf, type KubeRequester } from "./requester.ts";
+import { httpStatusOf } from "../kube/errors.ts";
+import type { KubeRequester } from "../kube/rest.ts";
 
 /** What the lock records, in client-go's `LeaderElectionRecord` terms. Times are epoch ms. */
 export interface LeaderElectionRecord {

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { ApiError } from "../kube/errors.ts";
-import type { KubeRequest, KubeRequester } from "../manager/requester.ts";
+import type { KubeRequester, RestRequest } from "../kube/rest.ts";
 import { FakeClock } from "../testing/fake-clock.ts";
 import { DelegatingAuth, verbOf } from "./auth.ts";
 
@@ -12,9 +12,9 @@ class FakeApi implements KubeRequester {
     ["norbac", "bob"],
   ]);
   allowed = new Set(["alice"]);
-  calls: KubeRequest[] = [];
+  calls: RestRequest[] = [];
   fail = false;
-  async request<T>(req: KubeRequest): Promise<T> {
+  async request<T>(req: RestRequest): Promise<T> {
     this.calls.push(req);
     await Promise.resolve();
     if (this.fail) throw new ApiError({ status: 503, reason: "ServiceUnavailable" });

@@ -7,9 +7,9 @@
  */
 import { createHash } from "node:crypto";
 import { systemClock, type Clock } from "../clock.ts";
-import { LruCache } from "../events/lru.ts";
+import { LruCache } from "../lru.ts";
 import { silentLogger, type Logger } from "../logging.ts";
-import type { KubeRequester } from "../manager/requester.ts";
+import type { KubeRequester } from "../kube/rest.ts";
 
 /** The authenticated user, as TokenReview reports it. */
 export interface UserInfo {

@@ -9,7 +9,7 @@ import type { TLSSocket } from "node:tls";
 import { Counter, Registry } from "prom-client";
 import { FakeClock, flushMicrotasks } from "../testing/fake-clock.ts";
 import { metricValue } from "../testing/prometheus-text.ts";
-import type { KubeRequest, KubeRequester } from "../manager/requester.ts";
+import type { KubeRequester, RestRequest } from "../kube/rest.ts";
 import { DelegatingAuth } from "./auth.ts";
 import { HealthChecks, ping } from "./health.ts";
 import { generateSelfSignedCertificate } from "./self-signed.ts";
@@ -126,7 +126,7 @@ test("a port already in use fails listen with the address in the message", async
 });
 
 class AllowOne implements KubeRequester {
-  async request<T>(req: KubeRequest): Promise<T> {
+  async request<T>(req: RestRequest): Promise<T> {
     const body = req.body as { kind: string; spec: { token?: string; user?: string } };
     if (body.kind === "TokenReview") {
       const ok = body.spec.token === "reader" || body.spec.token === "stranger";

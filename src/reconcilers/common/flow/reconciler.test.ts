@@ -1,29 +1,31 @@
 import assert from "node:assert/strict";
 import { beforeEach, describe, it } from "node:test";
 import { Registry } from "prom-client";
-import { FINALIZER, getCondition } from "../../api/v1/index.ts";
-import { AwsError, NoPermitYetError } from "../../aws/errors.ts";
-import { TerminalError, type ReconcileContext } from "../../runtime/controller/reconciler.ts";
-import type { EventRecorder } from "../../runtime/events/recorder.ts";
-import { ApiError } from "../../runtime/kube/errors.ts";
-import { silentLogger } from "../../runtime/logging.ts";
-import { FakeClock } from "../../runtime/testing/fake-clock.ts";
+import { FINALIZER, getCondition } from "../../../api/v1/index.ts";
+import { AwsError, NoPermitYetError } from "../../../aws/errors.ts";
+import { TerminalError, type ReconcileContext } from "../../../runtime/controller/reconciler.ts";
+import type { EventRecorder } from "../../../runtime/events/recorder.ts";
+import { ApiError } from "../../../runtime/kube/errors.ts";
+import { silentLogger } from "../../../runtime/logging.ts";
+import { FakeClock } from "../../../runtime/testing/fake-clock.ts";
 import {
   blocked,
+  InvalidSpecError,
   type DeleteOutcome,
   type DriftRepair,
   type ManagedObject,
   type Observation,
   type ResourceDriver,
-} from "./driver.ts";
+} from "../driver.ts";
 import {
   ManagedResourceReconciler,
   type ManagedObjectClient,
   type ManagedReconcilerOptions,
-} from "./managed-reconciler.ts";
-import { DriftRepairMetrics, MANAGED_METRIC_NAMES } from "./metrics.ts";
-import type { ForeignClaim, OwnerDirectory, OwnerLiveness } from "./ownership.ts";
-import { widgetObject, widgetResource } from "./testing/widget.ts";
+} from "./reconciler.ts";
+import { DriftRepairMetrics, MANAGED_METRIC_NAMES } from "../metrics.ts";
+import { fixedConnector } from "./connector.ts";
+import type { ForeignClaim, OwnerDirectory, OwnerLiveness } from "../ownership.ts";
+import { widgetObject, widgetResource } from "../testing/widget.ts";
 
 const unmanaged: ForeignClaim = { owner: undefined, managedByOperator: false, adoptable: true };
 /** An observation of resource `x`, foreign for `claim`. */
@@ -150,7 +152,7 @@ function reconcilerFor(
   return new ManagedResourceReconciler<Widget, Res>({
     resource,
     client: f.client,
-    driver: f.driver,
+    connector: fixedConnector(f.driver),
     recorder: f.recorder,
     clock: new FakeClock(),
     owners: f.owners,
@@ -334,6 +336,32 @@ describe("ManagedResourceReconciler", () => {
     assert.equal(f.stored?.status?.createToken, "uid-1-1", "the token itself is kept");
   });
 
+  it("dates a create in flight from its own request, also when it follows a terminal failure and a spec fix", async () => {
+    for (const fixedAfterMs of [60_000, 10 * 60_000]) {
+      f = new Fakes();
+      const clock = new FakeClock(Date.parse("2026-03-01T10:00:00Z"));
+      r = reconcilerFor(f, { clock });
+      f.stored = widget();
+      f.createError = new InvalidSpecError("BadSpec", "the spec cannot work");
+      await assert.rejects(r.reconcile(req, ctx), TerminalError);
+      await clock.advance(fixedAfterMs);
+      // The spec is fixed; the create is sent again and the operator stops before it answers.
+      const fixedAt = clock.now();
+      f.stored = { ...f.stored!, metadata: { ...f.stored!.metadata, generation: 4 } };
+      f.createError = throttled();
+      await assert.rejects(r.reconcile(req, ctx));
+      assert.ok(f.log.filter((l) => l.startsWith("create:")).length === 2, "the create was sent again");
+      let seen: number | undefined;
+      f.driver.observe = async (_o, c) => {
+        seen = c.flow.createStartedAt;
+        return { exists: false };
+      };
+      await clock.advance(1000);
+      await r.reconcile(req, ctx).catch(() => undefined);
+      assert.equal(seen, fixedAt, `the create fixed after ${fixedAfterMs} ms began when it was sent`);
+    }
+  });
+
   it("recreates a resource deleted out of band with the next token, or only reports it", async () => {
     f.stored = widget({}, { widgetId: "wid-0", createToken: "uid-1-1", createAttempt: 1 });
     await r.reconcile(req, ctx);
@@ -400,7 +428,7 @@ describe("ManagedResourceReconciler", () => {
     const tuned = new ManagedResourceReconciler({
       resource,
       client: f.client,
-      driver: f.driver,
+      connector: fixedConnector(f.driver),
       recorder: f.recorder,
       clock: new FakeClock(),
       owners: f.owners,
@@ -418,7 +446,7 @@ describe("ManagedResourceReconciler", () => {
   it("puts steady polls on the period grid when the driver aligns polls, never polls in transition", async () => {
     const clock = new FakeClock(Date.UTC(2026, 0, 1, 0, 0, 20)); // 20 s past a minute
     const aligned = reconcilerFor(f, {
-      driver: { ...f.driver, alignPolls: true },
+      connector: fixedConnector({ ...f.driver, alignPolls: true }),
       clock,
       pollIntervalMs: 60_000,
     });
@@ -468,9 +496,12 @@ describe("ManagedResourceReconciler", () => {
   it("neither creates nor takes the resource for deleted while one may still appear", async () => {
     f.stored = widget({}, { widgetId: "wid-0", createToken: "uid-1-1", createAttempt: 1 });
     f.observation = { exists: false, appearing: "wid-0 was created moments ago and is not listed yet" };
-    await assert.rejects(r.reconcile(req, ctx), /not listed yet/);
+    // An expected wait, not an error: looked at again on the transition curve (2 s, 4 s, ...).
+    assert.deepEqual(await r.reconcile(req, ctx), { requeueAfter: 2000 });
+    assert.deepEqual(await r.reconcile(req, ctx), { requeueAfter: 4000 });
     assert.ok(!f.log.some((l) => l.startsWith("create")), f.log.join(","));
     assert.deepEqual(f.events, []);
+    assert.equal(statusWrites(f), 0, "nothing is recorded on the object");
   });
 
   it("clears every field the driver describes, and only those, before recreating", async () => {
@@ -650,6 +681,52 @@ describe("ManagedResourceReconciler", () => {
     const before = statusWrites(f);
     await assert.rejects(r.reconcile(req, ctx), isRetry);
     assert.equal(statusWrites(f), before, "the streak started again after the object was gone");
+  });
+});
+
+describe("ManagedResourceReconciler: the connector", () => {
+  it("reconciles with the driver the connector returns and records the account ID in status", async () => {
+    const f = new Fakes();
+    f.stored = widget();
+    const connected: string[] = [];
+    const r = reconcilerFor(f, {
+      connector: {
+        driver: f.driver,
+        connect: async (obj) => {
+          connected.push(obj.metadata.name ?? "");
+          return {
+            driver: f.driver,
+            account: {
+              name: "team-a",
+              accountId: "111111111111",
+              aws: { client: () => assert.fail("unused") },
+            },
+          };
+        },
+      },
+    });
+    await r.reconcile(req, ctx);
+    assert.deepEqual(connected, ["w"]);
+    assert.equal(f.stored?.status?.accountId, "111111111111");
+    assert.equal(getCondition(f.stored?.status?.conditions, "Ready")?.status, "True");
+  });
+
+  it("reports an account the connector refuses like any terminal failure, before the finalizer", async () => {
+    const f = new Fakes();
+    f.stored = widget();
+    f.stored.metadata.finalizers = [];
+    const r = reconcilerFor(f, {
+      connector: {
+        driver: f.driver,
+        connect: async () => {
+          throw new InvalidSpecError("AccountNotAllowed", "the namespace may not use AwsAccount team-a");
+        },
+      },
+    });
+    await assert.rejects(r.reconcile(req, ctx), TerminalError);
+    assert.ok(!f.log.includes("addFinalizer"), f.log.join(","));
+    assert.equal(getCondition(f.stored?.status?.conditions, "Synced")?.reason, "AccountNotAllowed");
+    assert.deepEqual(f.events, ["Warning:AccountNotAllowed"]);
   });
 });
 

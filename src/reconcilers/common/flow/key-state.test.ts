@@ -1,0 +1,79 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { FakeClock } from "../../../runtime/testing/fake-clock.ts";
+import { KeyStates, RESUME_GRACE_MS } from "./key-state.ts";
+
+describe("KeyStates", () => {
+  it("doubles transition polls up to the cap and starts afresh once settled", () => {
+    const keys = new KeyStates({ clock: new FakeClock(), pendingInitialMs: 1000, pendingMaxMs: 3000 });
+    assert.deepEqual(
+      [1, 2, 3].map(() => keys.nextPendingPoll("a")),
+      [1000, 2000, 3000],
+    );
+    assert.equal(keys.nextPendingPoll("b"), 1000, "each key has its own curve");
+    keys.settled("a");
+    assert.equal(keys.nextPendingPoll("a"), 1000);
+  });
+
+  it("looks at a blocked deletion from 5 s doubling to 5 min", () => {
+    const keys = new KeyStates({ clock: new FakeClock() });
+    const looks = Array.from({ length: 8 }, () => keys.nextBlockedLook("a"));
+    assert.deepEqual(looks, [5000, 10_000, 20_000, 40_000, 80_000, 160_000, 300_000, 300_000]);
+    keys.unblocked("a");
+    assert.equal(keys.nextBlockedLook("a"), 5000);
+  });
+
+  it("reports a failure once it persisted for enough reconciles and time, until the streak ends", async () => {
+    const clock = new FakeClock();
+    const keys = new KeyStates({ clock, minFailures: 2, minDurationMs: 10_000 });
+    assert.equal(keys.failed("a"), false);
+    assert.equal(keys.failed("a"), false, "two failures, but not yet 10 s");
+    await clock.advance(10_000);
+    assert.equal(keys.failed("a"), true);
+    keys.streakEnded("a");
+    assert.equal(keys.failed("a"), false, "a new streak");
+  });
+
+  it("resumes a deferred create once, only for the same version and before the slot's grace ends", async () => {
+    const clock = new FakeClock();
+    const keys = new KeyStates({ clock });
+    keys.deferCreate("a", "7", 1000);
+    assert.equal(keys.resumesCreate("a", "8"), false, "the object changed");
+    assert.equal(keys.resumesCreate("a", "7"), false, "used up");
+    keys.deferCreate("a", "7", 1000);
+    assert.equal(keys.resumesCreate("a", "7"), true);
+    keys.deferCreate("a", "7", 1000);
+    await clock.advance(1000 + RESUME_GRACE_MS + 1);
+    assert.equal(keys.resumesCreate("a", "7"), false, "the slot is long past");
+    keys.deferCreate("a", undefined, 1000);
+    assert.equal(keys.resumesCreate("a", undefined), false, "no version, no deferral");
+  });
+
+  it("forgets everything about a key at once, and keeps no record with nothing in it", () => {
+    const keys = new KeyStates({ clock: new FakeClock() });
+    keys.nextPendingPoll("a");
+    keys.nextBlockedLook("a");
+    keys.failed("a");
+    keys.deferCreate("a", "1", 10);
+    keys.nextPendingPoll("b");
+    assert.equal(keys.size(), 2);
+    keys.forget("a");
+    assert.equal(keys.size(), 1);
+    assert.equal(keys.nextPendingPoll("a"), 2000, "the curve starts afresh");
+    assert.equal(keys.nextBlockedLook("a"), 5000);
+    assert.equal(keys.resumesCreate("a", "1"), false);
+    keys.settled("a");
+    keys.unblocked("a");
+    keys.settled("b");
+    assert.equal(keys.size(), 0, "settled keys leave nothing behind");
+  });
+
+  it("refuses a transition curve that is not 0 < initial <= max", () => {
+    assert.throws(() => new KeyStates({ clock: new FakeClock(), pendingInitialMs: 0 }), RangeError);
+    assert.throws(
+      () => new KeyStates({ clock: new FakeClock(), pendingInitialMs: 10, pendingMaxMs: 5 }),
+      RangeError,
+    );
+    assert.throws(() => new KeyStates({ clock: new FakeClock(), minFailures: 0 }), RangeError);
+  });
+});

@@ -1,0 +1,376 @@
+/**
+ * The reconcile flow shared by every managed kind, as a state machine over one object. Per
+ * reconcile, in order:
+ *
+ * 1. **Read** the object from the cache; gone means done (and its per-key state is forgotten,
+ *    ./key-state.ts). **Connect** it to the driver of its AWS account (./connector.ts), whose
+ *    account ID goes into its status.
+ * 2. **Observe only** (`managementPolicy: ObserveOnly`, ../management-policy.ts): release a
+ *    finalizer left from when it was managed, observe, report; nothing else.
+ * 3. **Finalize** an object being deleted: with `deletionPolicy: Retain` release the finalizer
+ *    and leave AWS alone; with Delete observe and hand the observation to the driver's delete
+ *    (polling with `requeueAfter` while AWS works, never blocking a worker) and release the
+ *    finalizer once nothing of ours is left.
+ * 4. **Ensure** the resource, after adding the finalizer (before anything can exist in AWS):
+ *    - observe (a create the rate budget deferred, of an unchanged object, skips it);
+ *    - not visible yet (a resource this object created moments ago may still appear): requeue
+ *      on the transition curve, never create;
+ *    - absent: create (./create.ts);
+ *    - present but foreign: adopt only when the ownership rules allow it (../ownership.ts: never
+ *      from an object that still exists, only when asked, and only resources this operator once
+ *      tagged while `--adoption=disabled`), else fail terminally with the rule's reason;
+ *    - present and ours, or adopted: update (repair drift; for an adopted resource that writes
+ *      this object's tags, which is what adopts it).
+ * 5. **Report**: write the outputs ConfigMap of `spec.writeOutputsTo` when a value changed
+ *    (../outputs.ts; one that exists and is not the object's makes it Ready=False, reason
+ *    OutputConflict), then the status when it changed (./status-writer.ts), conditions stamped
+ *    with the generation (./conditions.ts).
+ * 6. **Requeue**: short doubling intervals while the resource is in transition, else the poll
+ *    period.
+ *
+ * A failure anywhere is planned by ./failure.ts (conditions, Event, requeue or error) and
+ * executed here.
+ */
+import { ConditionType, FINALIZER, getCondition } from "../../../api/v1/index.ts";
+import type { Clock } from "../../../runtime/clock.ts";
+import { hasFinalizer } from "../../../runtime/client/finalizers.ts";
+import type {
+  ReconcileContext,
+  Reconciler,
+  Request,
+  Result,
+} from "../../../runtime/controller/reconciler.ts";
+import type { EventRecorder } from "../../../runtime/events/recorder.ts";
+import { apiVersionOf, keyOf, type ResourceType } from "../../../runtime/kube/object.ts";
+import {
+  InvalidSpecError,
+  recordedIdOf,
+  type DriverContext,
+  type ManagedObject,
+  type ObjectAccount,
+  type Observation,
+  type ResourceDriver,
+} from "../driver.ts";
+import { DEFAULT_POLL_INTERVAL_MS } from "../defaults.ts";
+import type { DriftRepairMetrics } from "../metrics.ts";
+import {
+  observedView,
+  observeOnlyFieldsCleared,
+  observesOnly,
+  releasedMessage,
+} from "../management-policy.ts";
+import type { OutputWriter } from "../outputs.ts";
+import { adoptionRefusal, type AdoptionPolicy, type OwnerDirectory } from "../ownership.ts";
+import { Reason } from "../reasons.ts";
+import { available, failing, notTrue, reconciled, type ConditionSet } from "./conditions.ts";
+import type { Connector } from "./connector.ts";
+import { createAbsent } from "./create.ts";
+import { flowFacts } from "./facts.ts";
+import { planFailure } from "./failure.ts";
+import { KeyStates } from "./key-state.ts";
+import { clearedStatus, StatusWriter, type ManagedObjectClient } from "./status-writer.ts";
+
+export type { ManagedObjectClient };
+
+export interface ManagedReconcilerOptions<T extends ManagedObject, R> {
+  resource: ResourceType;
+  client: ManagedObjectClient<T>;
+  /** Connects each object to the driver of its AWS account (./connector.ts). */
+  connector: Connector<T, R>;
+  recorder: EventRecorder;
+  clock: Clock;
+  /** Who the objects named by other resources' ownership tags are (the shared cache). */
+  owners: OwnerDirectory;
+  /** Whether resources this operator never tagged may be adopted. @default "enabled" */
+  adoption?: AdoptionPolicy;
+  /** Steady-state poll period that catches drift, in ms. @default 300_000 */
+  pollIntervalMs?: number;
+  /** First poll interval while the resource is in transition, in ms. @default 2000 */
+  pendingInitialMs?: number;
+  /** Largest poll interval while the resource is in transition, in ms. @default 30_000 */
+  pendingMaxMs?: number;
+  /** Counts each drift repair (the `Updated` Event). @default not counted */
+  driftRepairs?: Pick<DriftRepairMetrics, "repaired">;
+  /** When a retryable failure is recorded on the object. @default 3 failures over 30 s */
+  failureReport?: { minFailures?: number; minDurationMs?: number };
+  /** Writes the ConfigMap of `spec.writeOutputsTo`. @default the kind has no outputs */
+  outputs?: Pick<OutputWriter<T>, "sync">;
+}
+
+/** What a step of the flow ends with: the reconcile's result; `wait`: an expected wait, no success. */
+interface Step extends Result {
+  readonly wait?: boolean;
+}
+
+/** One reconcile of one object: its status writer, key, driver context and connection. */
+interface Run<T extends ManagedObject, R> {
+  readonly writer: StatusWriter<T>;
+  readonly key: string;
+  readonly ctx: DriverContext;
+  /** The driver of the object's account. */
+  readonly driver: ResourceDriver<T, R>;
+  readonly account: ObjectAccount | undefined;
+}
+
+/** The shared reconcile flow; see the module comment. */
+export class ManagedResourceReconciler<T extends ManagedObject, R> implements Reconciler {
+  readonly #o: ManagedReconcilerOptions<T, R> & { pollIntervalMs: number; adoption: AdoptionPolicy };
+  readonly #keys: KeyStates;
+  /** The kind's driver facts that do not depend on the account (noun, idField, alignPolls, ...). */
+  readonly #kind: ResourceDriver<T, R>;
+
+  constructor(opts: ManagedReconcilerOptions<T, R>) {
+    this.#o = {
+      ...opts,
+      pollIntervalMs: opts.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS,
+      adoption: opts.adoption ?? "enabled",
+    };
+    this.#kind = opts.connector.driver;
+    if (!(this.#o.pollIntervalMs > 0))
+      throw new RangeError(`pollIntervalMs must be > 0, got ${this.#o.pollIntervalMs}`);
+    this.#keys = new KeyStates({
+      clock: opts.clock,
+      pendingInitialMs: opts.pendingInitialMs,
+      pendingMaxMs: opts.pendingMaxMs,
+      minFailures: opts.failureReport?.minFailures,
+      minDurationMs: opts.failureReport?.minDurationMs,
+    });
+  }
+
+  async reconcile(req: Request, ctx: ReconcileContext): Promise<Result> {
+    const key = keyOf(req);
+    const cached = this.#o.client.get(req);
+    if (cached === undefined) {
+      this.#keys.forget(key);
+      return {};
+    }
+    // The cache hands out frozen objects: work on a copy, with its type meta filled in.
+    const obj = structuredClone(cached) as T;
+    obj.apiVersion = apiVersionOf(this.#o.resource);
+    obj.kind = this.#o.resource.kind;
+    const writer = new StatusWriter(this.#o.client, this.#o.clock, obj);
+    const dctx: DriverContext = {
+      logger: ctx.logger,
+      signal: ctx.signal,
+      flow: flowFacts(obj, this.#kind.idField),
+    };
+    let step: Step;
+    try {
+      const { driver, account } = await this.#o.connector.connect(obj, ctx.signal);
+      const run: Run<T, R> = { writer, key, ctx: dctx, driver, account };
+      if (observesOnly(obj)) step = await this.#observeOnly(run);
+      else if (obj.metadata.deletionTimestamp !== undefined) step = await this.#finalize(run);
+      else step = await this.#ensure(run);
+    } catch (err) {
+      return await this.#fail(writer, key, err, ctx);
+    }
+    const { wait, ...result } = step;
+    if (wait !== true) this.#keys.streakEnded(key);
+    return result;
+  }
+
+  async #finalize({ writer, key, ctx, driver }: Run<T, R>): Promise<Step> {
+    const obj = writer.stored;
+    if (!hasFinalizer(obj, FINALIZER)) return {};
+    const { recorder, client } = this.#o;
+    if (obj.spec.deletionPolicy === "Retain") {
+      await client.removeFinalizer(obj, FINALIZER, { signal: ctx.signal });
+      recorder.event(
+        obj,
+        "Normal",
+        "Retained",
+        `deletionPolicy is Retain: the ${driver.noun} was left in AWS`,
+      );
+      this.#keys.settled(key);
+      return {};
+    }
+    const outcome = await driver.delete(obj, await driver.observe(obj, ctx), ctx);
+    if (!outcome.done && outcome.blocked === true) {
+      // Blocked until a human acts (empties the bucket): report it, keep the finalizer and look
+      // again with a bounded backoff (./key-state.ts).
+      await writer.write(writer.conditioned({ ready: notTrue(outcome.reason, outcome.message) }));
+      recorder.event(obj, "Warning", outcome.reason, outcome.message);
+      return { requeueAfter: this.#keys.nextBlockedLook(key) };
+    }
+    this.#keys.unblocked(key);
+    if (outcome.done) {
+      await client.removeFinalizer(obj, FINALIZER, { signal: ctx.signal });
+      if (outcome.leftInPlace !== undefined) recorder.event(obj, "Normal", "Released", outcome.leftInPlace);
+      else recorder.event(obj, "Normal", "Deleted", `the ${driver.noun} was deleted from AWS`);
+      this.#keys.settled(key);
+      return {};
+    }
+    const status = writer.conditioned({ ready: notTrue(Reason.Deleting, outcome.message) });
+    if (outcome.state !== undefined) status.state = outcome.state;
+    await writer.write(status);
+    return { requeueAfter: this.#keys.nextPendingPoll(key) };
+  }
+
+  /**
+   * An object with `managementPolicy: ObserveOnly` (../management-policy.ts): release the
+   * finalizer a managed past left (never deleting anything), then observe and report.
+   */
+  async #observeOnly({ writer, key, ctx, driver, account }: Run<T, R>): Promise<Step> {
+    const { recorder, client } = this.#o;
+    if (hasFinalizer(writer.stored, FINALIZER)) {
+      const obj = writer.stored;
+      const stored = await client.removeFinalizer(obj, FINALIZER, { signal: ctx.signal });
+      recorder.event(obj, "Normal", "Released", releasedMessage(driver.noun));
+      if (stored === undefined) return {};
+      writer.storedAs(stored);
+    }
+    this.#keys.unblocked(key);
+    if (ctx.flow.deleting) {
+      this.#keys.settled(key);
+      return {};
+    }
+    const obj = writer.stored;
+    const view = observedView(await driver.observe(obj, ctx), obj, driver);
+    const base = obj.status ?? {};
+    const next = { ...obj, status: { ...(view.clear ? clearedStatus(base) : base), ...view.status } } as T;
+    if (!view.clear) recordAccount(next, account);
+    // The outputs ConfigMap (a Kubernetes write, never an AWS one) follows a resource that exists,
+    // and keeps its last values while it does not, as for a managed object.
+    const conflict = view.clear ? undefined : await this.#writeOutputs(next, ctx);
+    await writer.write(writer.conditioned(conflict ?? { ready: view.ready, synced: reconciled }, next));
+    this.#keys.settled(key);
+    return { requeueAfter: this.#steadyPoll() };
+  }
+
+  async #ensure(run: Run<T, R>): Promise<Step> {
+    const { writer, key, ctx, driver } = run;
+    if (!hasFinalizer(writer.stored, FINALIZER)) {
+      writer.storedAs(await this.#o.client.addFinalizer(writer.stored, FINALIZER, { signal: ctx.signal }));
+    }
+    const obj = writer.stored;
+    const obs: Observation<R> = this.#keys.resumesCreate(key, obj.metadata.resourceVersion)
+      ? { exists: false }
+      : await driver.observe(obj, ctx);
+    let resource: R;
+    if (!obs.exists) {
+      if (obs.appearing !== undefined) {
+        // Never taken for an out-of-band deletion, which would create a second resource.
+        ctx.logger.debug(obs.appearing);
+        return { requeueAfter: this.#keys.nextPendingPoll(key), wait: true };
+      }
+      const created = await createAbsent(this.#createDeps(driver), writer, key, ctx);
+      if ("result" in created) return { ...created.result, wait: created.wait };
+      resource = created.created;
+    } else {
+      this.#refuseForeign(obj, obs);
+      resource = await this.#update(run, obj, obs);
+    }
+    return await this.#report(run, resource);
+  }
+
+  /** Throws the ownership rules' refusal of a foreign resource, if they refuse it. */
+  #refuseForeign(obj: T, obs: Observation<R> & { exists: true }): void {
+    if (obs.ownership !== "foreign") return;
+    const refusal = adoptionRefusal(obj, obs.foreign, {
+      noun: this.#kind.noun,
+      directory: this.#o.owners,
+      adoption: this.#o.adoption,
+    });
+    if (refusal !== undefined)
+      throw new InvalidSpecError(refusal.reason, refusal.message, { notReady: true });
+  }
+
+  /** Updates (or adopts) the observed resource, with its Event and drift metrics. */
+  async #update({ ctx, driver }: Run<T, R>, obj: T, obs: Observation<R> & { exists: true }): Promise<R> {
+    const { recorder } = this.#o;
+    const changes = await driver.update(obj, obs, ctx);
+    const described = changes.map((c) => c.description).join("; ");
+    if (obs.ownership === "foreign") {
+      const what = changes.length > 0 ? `: ${described}` : "";
+      recorder.event(obj, "Normal", "Adopted", `adopted the existing ${driver.noun}${what}`);
+    } else if (changes.length > 0) {
+      recorder.event(obj, "Normal", "Updated", `repaired drift: ${described}`);
+      for (const setting of new Set(changes.map((c) => c.setting))) this.#o.driftRepairs?.repaired(setting);
+    }
+    return obs.resource;
+  }
+
+  /** Describes the resource into status, writes the outputs and the status, and picks the requeue. */
+  async #report({ writer, key, ctx, driver, account }: Run<T, R>, resource: R): Promise<Step> {
+    const obj = writer.stored;
+    const { status: described, readiness } = driver.describe(resource, obj);
+    const next = {
+      ...obj,
+      status: { ...(obj.status ?? {}), ...described, ...observeOnlyFieldsCleared(driver) },
+    } as T;
+    recordAccount(next, account);
+    const conflict = await this.#writeOutputs(next, ctx);
+    const conditions = conflict ?? {
+      ready: readiness.ready ? available(readiness.message) : notTrue(readiness.reason, readiness.message),
+      synced: reconciled,
+    };
+    await writer.write(writer.conditioned(conditions, next));
+    if (readiness.pending) return { requeueAfter: this.#keys.nextPendingPoll(key) };
+    this.#keys.settled(key);
+    return { requeueAfter: this.#steadyPoll() };
+  }
+
+  /**
+   * Writes the outputs ConfigMap of `obj` (with the status just computed). Returns the
+   * OutputConflict conditions when the ConfigMap is not the object's, after a Warning Event the
+   * first time it is seen (a lasting conflict makes no write per poll).
+   */
+  async #writeOutputs(obj: T, ctx: DriverContext): Promise<ConditionSet | undefined> {
+    const outputs = this.#o.outputs;
+    if (outputs === undefined) return undefined;
+    const reported =
+      getCondition(obj.status?.conditions, ConditionType.Ready)?.reason === Reason.OutputConflict;
+    const message = await outputs.sync(obj, {
+      signal: ctx.signal,
+      logger: ctx.logger,
+      conflictReported: reported,
+    });
+    if (message === undefined) return undefined;
+    if (!reported) this.#o.recorder.event(obj, "Warning", Reason.OutputConflict, message);
+    return failing(Reason.OutputConflict, message);
+  }
+
+  /**
+   * Delay of the next steady-state poll: the poll period, or with `driver.alignPolls` the time
+   * to the first multiple of the period (on the clock's epoch) at least half a period away.
+   */
+  #steadyPoll(): number {
+    const period = this.#o.pollIntervalMs;
+    if (this.#kind.alignPolls !== true) return period;
+    const now = this.#o.clock.now();
+    return Math.ceil((now + period / 2) / period) * period - now;
+  }
+
+  #createDeps(driver: ResourceDriver<T, R>): Parameters<typeof createAbsent<T, R>>[0] {
+    return {
+      driver,
+      recorder: this.#o.recorder,
+      clock: this.#o.clock,
+      keys: this.#keys,
+      steadyPoll: () => this.#steadyPoll(),
+    };
+  }
+
+  /** Executes the plan ./failure.ts makes for a failed reconcile. */
+  async #fail(writer: StatusWriter<T>, key: string, err: unknown, ctx: ReconcileContext): Promise<Result> {
+    const obj = writer.stored;
+    const plan = planFailure(err, {
+      recorded: recordedIdOf(obj, this.#kind.idField) !== undefined,
+      steadyPollMs: this.#steadyPoll(),
+    });
+    if (plan.note !== undefined) ctx.logger.debug({ ...plan.note.fields }, plan.note.message);
+    let record = plan.conditions;
+    if (plan.streak === "end") this.#keys.streakEnded(key);
+    else if (plan.streak === "count" && !this.#keys.failed(key)) record = undefined;
+    if (record !== undefined) await writer.writeQuietly(writer.conditioned(record), ctx.logger);
+    if (plan.event !== undefined)
+      this.#o.recorder.event(obj, "Warning", plan.event.reason, plan.event.message);
+    if ("requeueAfter" in plan.outcome) return { requeueAfter: plan.outcome.requeueAfter };
+    throw plan.outcome.error;
+  }
+}
+
+/** Records in `obj`'s status the account ID its resource lives in, when an account was resolved. */
+function recordAccount(obj: ManagedObject, account: ObjectAccount | undefined): void {
+  if (account !== undefined && obj.status !== undefined) obj.status.accountId = account.accountId;
+}

@@ -1,0 +1,71 @@
+/**
+ * Every condition reason a managed object can carry, in one table: those the shared flow sets,
+ * those of the ownership rules, the account hook and observe-only objects, and those each kind's
+ * driver decides. The reasons docs/api.md documents are the API's own (`ConditionReason`,
+ * src/api/v1/conditions.ts; the account ones `AccountReason`, src/api/v1/aws-account.ts) and
+ * appear here under the same names. An AWS error code becomes a reason through
+ * {@link conditionReason}. A new reason is one more entry here.
+ */
+import { AccountReason, ConditionReason } from "../../api/v1/index.ts";
+
+/** The condition reasons of managed objects; see the module comment. */
+export const Reason = {
+  // The shared flow (./flow/).
+  /** Ready=True: the resource is usable. */
+  Available: "Available",
+  /** Ready=False: the create intent is recorded and the create was (or is being) sent. */
+  Creating: "Creating",
+  /** Ready=False: the resource is being deleted (EC2 shutting-down). */
+  Deleting: "Deleting",
+  /** Synced=True: the last reconcile reached AWS and applied the spec. */
+  ReconcileSuccess: "ReconcileSuccess",
+  /** The resource was deleted outside the operator and onDeletedOutOfBand is Report. */
+  DeletedOutOfBand: ConditionReason.DeletedOutOfBand,
+  /** The ConfigMap spec.writeOutputsTo names exists and is not this object's. */
+  OutputConflict: ConditionReason.OutputConflict,
+
+  // The ownership rules (./ownership.ts): the resource found is not this object's to take.
+  NotOwned: ConditionReason.NotOwned,
+  OwnedByAnotherObject: ConditionReason.OwnedByAnotherObject,
+  AdoptionDisabled: ConditionReason.AdoptionDisabled,
+
+  // The account hook (./account.ts and src/accounts).
+  AccountRequired: AccountReason.AccountRequired,
+  AccountNotAllowed: AccountReason.AccountNotAllowed,
+  AccountNotReady: AccountReason.AccountNotReady,
+  AccountChanged: AccountReason.AccountChanged,
+
+  // Observe-only objects (./management-policy.ts).
+  /** The resource the spec names does not exist in AWS. */
+  NotFound: "NotFound",
+
+  // Ec2Instance.
+  /** Synced: a type change on a running instance that the spec does not let restart. */
+  RestartRequired: "RestartRequired",
+  /** amiId or instanceType is missing on an object about to launch (admission requires both unless it only observes). */
+  MissingLaunchFields: "MissingLaunchFields",
+
+  // S3Bucket.
+  /** The name is taken by another AWS account (or the operator may not read the bucket). */
+  BucketAlreadyExists: "BucketAlreadyExists",
+  /** A bucket of this name exists in another region than spec.region. */
+  BucketInOtherRegion: "BucketInOtherRegion",
+  /** spec.tags plus the ownership tags exceed S3's 50 tags per bucket. */
+  TooManyTags: "TooManyTags",
+  /** Deletion waits because the operator may not read a bucket it recorded as its own. */
+  BucketAccessDenied: "BucketAccessDenied",
+  /** Deletion waits because the bucket still holds objects and forceDelete is false. */
+  BucketNotEmpty: ConditionReason.BucketNotEmpty,
+
+  // SqsQueue.
+  /** The dead-letter queue named by queueRef does not exist or has no ARN yet. */
+  DeadLetterQueueNotReady: "DeadLetterQueueNotReady",
+  /** The dead-letter queue named by queueRef is of the other type, or in another region. */
+  DeadLetterQueueMismatch: "DeadLetterQueueMismatch",
+} as const;
+
+/** AWS codes contain dots (`InvalidAMIID.NotFound`); condition reasons may not. */
+export function conditionReason(code: string): string {
+  const r = code.replace(/[^A-Za-z0-9_,:]/g, "_").replace(/^[^A-Za-z]+/, "");
+  return r.length > 0 ? r.slice(0, 1024) : "AwsError";
+}

@@ -1,0 +1,176 @@
+/**
+ * Puts an EC2 instance back in line with its spec: the tags (the desired set, ownership tags
+ * included; for an instance being adopted this writes its ownership tags), the metadata options
+ * and the instance profile (instance-settings.ts), then the run state and type (run-state.ts),
+ * last, since the settings are written against the state observed. One call per step, never
+ * waiting for EC2 to finish a transition. Every mutating call goes through the locator's
+ * {@link InstanceLocator.mutate}, which drops the instance from the lookup snapshot.
+ */
+import {
+  AssociateIamInstanceProfileCommand,
+  CreateTagsCommand,
+  DeleteTagsCommand,
+  DescribeIamInstanceProfileAssociationsCommand,
+  ModifyInstanceAttributeCommand,
+  ModifyInstanceMetadataOptionsCommand,
+  ReplaceIamInstanceProfileAssociationCommand,
+  StartInstancesCommand,
+  StopInstancesCommand,
+  type IamInstanceProfileSpecification,
+  type Instance,
+} from "@aws-sdk/client-ec2";
+import { toEc2Tags } from "../../aws/ownership.ts";
+import type { AwsClientOf } from "../../aws/service.ts";
+import { InvalidSpecError, type DriftRepair, type DriverContext } from "../common/driver.ts";
+import { desiredTagsOf, repairTags, type TagPolicy } from "../common/tags.ts";
+import { metadataOptionsDrift, profileAction, profileMatches } from "./instance-settings.ts";
+import { profileSpecifier } from "./launch.ts";
+import { KIND, type InstanceLocator } from "./locator.ts";
+import { instanceTags, requireId, stateOf, type Ec2InstanceObject } from "./model.ts";
+import { planRunState, type RunStateStep } from "./run-state.ts";
+import { Reason } from "../common/reasons.ts";
+
+/** Repairs the drift of instances; see the module comment. */
+export class InstanceRepairs {
+  readonly #locator: InstanceLocator;
+  readonly #tagPolicy: TagPolicy;
+
+  constructor(locator: InstanceLocator, tagPolicy: TagPolicy) {
+    this.#locator = locator;
+    this.#tagPolicy = tagPolicy;
+  }
+
+  /**
+   * Repairs `instance` for `obj` and returns each change made. A type change that needs a
+   * restart the spec does not allow touches nothing and fails with reason RestartRequired
+   * (terminal until the spec changes; Ready stays as it is).
+   */
+  async repair(obj: Ec2InstanceObject, instance: Instance, ctx: DriverContext): Promise<DriftRepair[]> {
+    const id = requireId(instance);
+    const runState = planRunState(obj.spec, instance);
+    if (runState.restartRequired !== undefined) {
+      throw new InvalidSpecError(Reason.RestartRequired, runState.restartRequired);
+    }
+    const send = this.#sender(obj.spec.region, id, ctx);
+    const { changes } = await repairTags(
+      desiredTagsOf(obj, KIND, this.#tagPolicy),
+      instanceTags(instance),
+      {
+        set: async (tags) => {
+          await send((ec2, o) =>
+            ec2.send(new CreateTagsCommand({ Resources: [id], Tags: toEc2Tags(tags) }), o),
+          );
+        },
+        remove: async (keys) => {
+          await send((ec2, o) =>
+            ec2.send(new DeleteTagsCommand({ Resources: [id], Tags: keys.map((Key) => ({ Key })) }), o),
+          );
+        },
+      },
+      this.#tagPolicy,
+    );
+    if (changes.length > 0) ctx.logger.info({ instanceId: id, changes }, "repaired EC2 instance tags");
+    const settings = await this.#repairSettings(obj, instance, send, ctx);
+    if (runState.steps.length > 0) {
+      for (const step of runState.steps) await send((ec2, o) => runStep(ec2, id, step, o));
+      ctx.logger.info({ instanceId: id, steps: runState.steps }, "changing the EC2 instance's run state");
+    }
+    return [...changes, ...settings, ...runState.repairs];
+  }
+
+  /**
+   * Repairs the metadata options and the instance profile the spec sets (instance-settings.ts),
+   * on an instance that is running or stopped (EC2 refuses both in transition).
+   */
+  async #repairSettings(
+    obj: Ec2InstanceObject,
+    instance: Instance,
+    send: Send,
+    ctx: DriverContext,
+  ): Promise<DriftRepair[]> {
+    const state = stateOf(instance);
+    if (state !== "running" && state !== "stopped") return [];
+    const id = requireId(instance);
+    const changes: DriftRepair[] = [];
+    const metadata = metadataOptionsDrift(obj.spec, instance);
+    if (metadata !== undefined) {
+      await send((ec2, o) =>
+        ec2.send(new ModifyInstanceMetadataOptionsCommand({ InstanceId: id, ...metadata }), o),
+      );
+      changes.push({ setting: "metadataOptions", description: "metadataOptions" });
+    }
+    const profile = obj.spec.iamInstanceProfile;
+    const action = profileAction(obj.spec, instance);
+    if (profile === undefined || action === undefined) return changes;
+    const IamInstanceProfile = profileSpecifier(profile);
+    if (action === "associate") {
+      await send((ec2, o) => associate(ec2, id, IamInstanceProfile, o));
+    } else {
+      const found = await this.#locator.client(obj.spec.region).send(
+        new DescribeIamInstanceProfileAssociationsCommand({
+          Filters: [{ Name: "instance-id", Values: [id] }],
+        }),
+        { abortSignal: ctx.signal },
+      );
+      const association = found.IamInstanceProfileAssociations?.find(
+        (a) => a.State === "associated" || a.State === "associating",
+      );
+      if (association?.AssociationId === undefined) {
+        await send((ec2, o) => associate(ec2, id, IamInstanceProfile, o));
+      } else if (profileMatches(profile, association.IamInstanceProfile?.Arn)) {
+        // The association is right already; the instance description lags behind it.
+        return changes;
+      } else {
+        const AssociationId = association.AssociationId;
+        await send((ec2, o) =>
+          ec2.send(new ReplaceIamInstanceProfileAssociationCommand({ AssociationId, IamInstanceProfile }), o),
+        );
+      }
+    }
+    changes.push({ setting: "iamInstanceProfile", description: `iamInstanceProfile: ${profile}` });
+    return changes;
+  }
+
+  /** Sends calls about instance `id` through the locator, with the reconcile's abort signal. */
+  #sender(region: string, id: string, ctx: DriverContext): Send {
+    const opts = { abortSignal: ctx.signal };
+    return (call) => this.#locator.mutate(region, [id], (ec2) => call(ec2, opts));
+  }
+}
+
+/** One mutating call about the instance being repaired. */
+type Send = <O>(
+  call: (ec2: AwsClientOf<"ec2">, opts: { abortSignal: AbortSignal }) => Promise<O>,
+) => Promise<O>;
+
+function associate(
+  ec2: AwsClientOf<"ec2">,
+  id: string,
+  IamInstanceProfile: IamInstanceProfileSpecification,
+  opts: { abortSignal: AbortSignal },
+) {
+  return ec2.send(new AssociateIamInstanceProfileCommand({ InstanceId: id, IamInstanceProfile }), opts);
+}
+
+/** The call of one run-state step. */
+async function runStep(
+  ec2: AwsClientOf<"ec2">,
+  id: string,
+  step: RunStateStep,
+  opts: { abortSignal: AbortSignal },
+): Promise<void> {
+  switch (step.call) {
+    case "ModifyInstanceAttribute":
+      await ec2.send(
+        new ModifyInstanceAttributeCommand({ InstanceId: id, InstanceType: { Value: step.instanceType } }),
+        opts,
+      );
+      return;
+    case "StopInstances":
+      await ec2.send(new StopInstancesCommand({ InstanceIds: [id] }), opts);
+      return;
+    case "StartInstances":
+      await ec2.send(new StartInstancesCommand({ InstanceIds: [id] }), opts);
+      return;
+  }
+}

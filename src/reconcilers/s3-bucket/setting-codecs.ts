@@ -1,0 +1,220 @@
+/**
+ * How each managed bucket setting (./settings.ts) is read from S3 and written to it: one codec
+ * per setting, `{ notConfigured, none, read, write }`. `read` returns the setting in normal form;
+ * S3 answers a read of a setting that was never configured with an error, one of the codec's
+ * `notConfigured` codes, which stands for `none` (null, or no lifecycle rules). `write` puts the
+ * desired value. A new
+ * setting is one more entry here (and its normal form and spec field in ./settings.ts); the
+ * driver and {@link BucketApi} stay as they are.
+ */
+import {
+  DeleteBucketLifecycleCommand,
+  GetBucketEncryptionCommand,
+  GetBucketLifecycleConfigurationCommand,
+  GetBucketOwnershipControlsCommand,
+  GetBucketPolicyCommand,
+  GetPublicAccessBlockCommand,
+  PutBucketEncryptionCommand,
+  PutBucketLifecycleConfigurationCommand,
+  PutBucketOwnershipControlsCommand,
+  PutBucketPolicyCommand,
+  PutPublicAccessBlockCommand,
+  type ObjectOwnership,
+  type ServerSideEncryption,
+  type TransitionStorageClass,
+} from "@aws-sdk/client-s3";
+import type { JsonValue } from "../../api/schema/openapi.ts";
+import type { BucketCalls } from "./bucket-api.ts";
+import {
+  normalRules,
+  type BucketSetting,
+  type BucketSettings,
+  type Encryption,
+  type LifecycleRule,
+  type PublicAccessBlock,
+} from "./settings.ts";
+
+/** Reads and writes one setting `K` of one bucket. */
+export interface SettingCodec<K extends BucketSetting> {
+  /** S3 error codes of a read that mean "the bucket has none". */
+  readonly notConfigured: readonly string[];
+  /** The normal form of a bucket that has none. */
+  readonly none: BucketSettings[K];
+  /** The setting in normal form. */
+  read(s3: BucketCalls): Promise<BucketSettings[K]>;
+  /** Writes `desired`. */
+  write(s3: BucketCalls, desired: NonNullable<BucketSettings[K]>): Promise<void>;
+}
+
+/** The codec of every managed setting. */
+export const SETTING_CODECS: { readonly [K in BucketSetting]: SettingCodec<K> } = {
+  objectOwnership: {
+    notConfigured: ["OwnershipControlsNotFoundError", "NoSuchOwnershipControls"],
+    none: null,
+    async read(s3) {
+      const r = await s3.call(
+        "GetBucketOwnershipControls",
+        new GetBucketOwnershipControlsCommand({ Bucket: s3.bucket }),
+      );
+      return r.OwnershipControls?.Rules?.[0]?.ObjectOwnership ?? null;
+    },
+    async write(s3, desired) {
+      await s3.call(
+        "PutBucketOwnershipControls",
+        new PutBucketOwnershipControlsCommand({
+          Bucket: s3.bucket,
+          OwnershipControls: { Rules: [{ ObjectOwnership: desired as ObjectOwnership }] },
+        }),
+      );
+    },
+  },
+
+  encryption: {
+    notConfigured: ["ServerSideEncryptionConfigurationNotFoundError"],
+    none: null,
+    async read(s3) {
+      const r = await s3.call("GetBucketEncryption", new GetBucketEncryptionCommand({ Bucket: s3.bucket }));
+      const rule = r.ServerSideEncryptionConfiguration?.Rules?.[0];
+      const by = rule?.ApplyServerSideEncryptionByDefault;
+      if (by?.SSEAlgorithm === undefined) return null;
+      const enc: Encryption = {
+        algorithm: by.SSEAlgorithm,
+        kmsKeyId: by.SSEAlgorithm === "aws:kms" ? nonEmpty(by.KMSMasterKeyID) : undefined,
+        bucketKeyEnabled: rule?.BucketKeyEnabled === true,
+      };
+      return enc;
+    },
+    async write(s3, e) {
+      await s3.call(
+        "PutBucketEncryption",
+        new PutBucketEncryptionCommand({
+          Bucket: s3.bucket,
+          ServerSideEncryptionConfiguration: {
+            Rules: [
+              {
+                ApplyServerSideEncryptionByDefault: {
+                  SSEAlgorithm: e.algorithm as ServerSideEncryption,
+                  ...(e.kmsKeyId !== undefined ? { KMSMasterKeyID: e.kmsKeyId } : {}),
+                },
+                BucketKeyEnabled: e.bucketKeyEnabled,
+              },
+            ],
+          },
+        }),
+      );
+    },
+  },
+
+  publicAccessBlock: {
+    notConfigured: ["NoSuchPublicAccessBlockConfiguration"],
+    none: null,
+    async read(s3) {
+      const r = await s3.call("GetPublicAccessBlock", new GetPublicAccessBlockCommand({ Bucket: s3.bucket }));
+      const c = r.PublicAccessBlockConfiguration;
+      if (c === undefined) return null;
+      const pab: PublicAccessBlock = {
+        blockPublicAcls: c.BlockPublicAcls === true,
+        ignorePublicAcls: c.IgnorePublicAcls === true,
+        blockPublicPolicy: c.BlockPublicPolicy === true,
+        restrictPublicBuckets: c.RestrictPublicBuckets === true,
+      };
+      return pab;
+    },
+    async write(s3, p) {
+      await s3.call(
+        "PutPublicAccessBlock",
+        new PutPublicAccessBlockCommand({
+          Bucket: s3.bucket,
+          PublicAccessBlockConfiguration: {
+            BlockPublicAcls: p.blockPublicAcls,
+            IgnorePublicAcls: p.ignorePublicAcls,
+            BlockPublicPolicy: p.blockPublicPolicy,
+            RestrictPublicBuckets: p.restrictPublicBuckets,
+          },
+        }),
+      );
+    },
+  },
+
+  policy: {
+    notConfigured: ["NoSuchBucketPolicy"],
+    none: null,
+    async read(s3) {
+      const r = await s3.call("GetBucketPolicy", new GetBucketPolicyCommand({ Bucket: s3.bucket }));
+      return r.Policy === undefined || r.Policy === "" ? null : (JSON.parse(r.Policy) as JsonValue);
+    },
+    async write(s3, desired) {
+      await s3.call(
+        "PutBucketPolicy",
+        new PutBucketPolicyCommand({ Bucket: s3.bucket, Policy: JSON.stringify(desired) }),
+      );
+    },
+  },
+
+  lifecycleRules: {
+    notConfigured: ["NoSuchLifecycleConfiguration"],
+    none: [],
+    async read(s3) {
+      const r = await s3.call(
+        "GetBucketLifecycleConfiguration",
+        new GetBucketLifecycleConfigurationCommand({ Bucket: s3.bucket }),
+      );
+      return normalRules(
+        (r.Rules ?? []).map((x) => ({
+          id: x.ID ?? "",
+          enabled: x.Status === "Enabled",
+          prefix: x.Filter?.Prefix ?? x.Prefix ?? "",
+          expirationDays: x.Expiration?.Days,
+          noncurrentVersionExpirationDays: x.NoncurrentVersionExpiration?.NoncurrentDays,
+          abortIncompleteMultipartUploadDays: x.AbortIncompleteMultipartUpload?.DaysAfterInitiation,
+          transitions: (x.Transitions ?? []).map((t) => ({
+            days: t.Days ?? 0,
+            storageClass: t.StorageClass ?? "",
+          })),
+        })),
+      );
+    },
+    async write(s3, rules) {
+      if (rules.length === 0) {
+        await s3.call("DeleteBucketLifecycle", new DeleteBucketLifecycleCommand({ Bucket: s3.bucket }));
+        return;
+      }
+      await s3.call(
+        "PutBucketLifecycleConfiguration",
+        new PutBucketLifecycleConfigurationCommand({
+          Bucket: s3.bucket,
+          LifecycleConfiguration: { Rules: rules.map(lifecycleRule) },
+        }),
+      );
+    },
+  },
+};
+
+/** One lifecycle rule as PutBucketLifecycleConfiguration takes it. */
+function lifecycleRule(r: LifecycleRule) {
+  return {
+    ID: r.id,
+    Status: r.enabled ? ("Enabled" as const) : ("Disabled" as const),
+    Filter: { Prefix: r.prefix },
+    ...(r.expirationDays !== undefined ? { Expiration: { Days: r.expirationDays } } : {}),
+    ...(r.noncurrentVersionExpirationDays !== undefined
+      ? { NoncurrentVersionExpiration: { NoncurrentDays: r.noncurrentVersionExpirationDays } }
+      : {}),
+    ...(r.abortIncompleteMultipartUploadDays !== undefined
+      ? { AbortIncompleteMultipartUpload: { DaysAfterInitiation: r.abortIncompleteMultipartUploadDays } }
+      : {}),
+    ...(r.transitions.length > 0
+      ? {
+          Transitions: r.transitions.map((t) => ({
+            Days: t.days,
+            StorageClass: t.storageClass as TransitionStorageClass,
+          })),
+        }
+      : {}),
+  };
+}
+
+/** Empty strings (S3 may send an empty key ID) become undefined. */
+function nonEmpty(v: string | undefined): string | undefined {
+  return v === undefined || v === "" ? undefined : v;
+}
