@@ -173,6 +173,7 @@ async function run(options: Options, env: NodeJS.ProcessEnv, logger: Logger): Pr
     logger,
     registry,
     clock: systemClock,
+    pod: env.POD_NAMESPACE && env.POD_NAME ? { namespace: env.POD_NAMESPACE, name: env.POD_NAME } : undefined,
   });
 
   const signals = handleShutdownSignals({

@@ -100,6 +100,8 @@ export interface ManagedReconcilerOptions<T extends ManagedObject, R> {
   adoption?: AdoptionPolicy;
   /** Steady-state poll period that catches drift, in ms. @default 300_000 */
   pollIntervalMs?: number;
+  /** The steady poll period of one object, when it differs per object (./resync.ts). @default pollIntervalMs */
+  pollIntervalFor?: (obj: Readonly<T>) => number;
   /** First poll interval while the resource is in transition, in ms. @default 2000 */
   pendingInitialMs?: number;
   /** Largest poll interval while the resource is in transition, in ms. @default 30_000 */
@@ -139,10 +141,16 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
   readonly #o: Required<
     Omit<
       ManagedReconcilerOptions<T, R>,
-      "pendingInitialMs" | "pendingMaxMs" | "driftRepairs" | "failureReport" | "outputs" | "accounts"
+      | "pendingInitialMs"
+      | "pendingMaxMs"
+      | "driftRepairs"
+      | "failureReport"
+      | "outputs"
+      | "accounts"
+      | "pollIntervalFor"
     >
   > &
-    Pick<ManagedReconcilerOptions<T, R>, "driftRepairs" | "outputs" | "accounts">;
+    Pick<ManagedReconcilerOptions<T, R>, "driftRepairs" | "outputs" | "accounts" | "pollIntervalFor">;
   readonly #pending: PendingBackoff;
   readonly #blocked = new PendingBackoff({ initialMs: 5000, maxMs: 300_000 });
   readonly #failures: FailureStreaks;
@@ -278,7 +286,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
       ),
     );
     this.#pending.reset(key);
-    return { requeueAfter: this.#steadyPoll() };
+    return { requeueAfter: this.#steadyPoll(cur.obj) };
   }
 
   async #ensure(cur: Current<T>, key: string, ctx: DriverContext): Promise<Result> {
@@ -326,7 +334,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
           status.state = "Missing";
           await this.#writeStatus(cur, status);
           this.#pending.reset(key);
-          return { requeueAfter: this.#steadyPoll() };
+          return { requeueAfter: this.#steadyPoll(cur.obj) };
         }
         recorder.event(obj, "Warning", ConditionReason.DeletedOutOfBand, `${message}; recreating it`);
         attempt += 1;
@@ -399,7 +407,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     await this.#writeStatus(cur, withConds);
     if (readiness.pending) return { requeueAfter: this.#pending.next(key) };
     this.#pending.reset(key);
-    return { requeueAfter: this.#steadyPoll() };
+    return { requeueAfter: this.#steadyPoll(cur.obj) };
   }
 
   /**
@@ -429,11 +437,12 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
   }
 
   /**
-   * Delay of the next steady-state poll: the poll period, or with `driver.alignPolls` the time
+   * Delay of the next steady-state poll: the object's poll period (`pollIntervalFor`, else
+   * `pollIntervalMs`), or with `driver.alignPolls` the time
    * to the first multiple of the period (on the clock's epoch) at least half a period away.
    */
-  #steadyPoll(): number {
-    const period = this.#o.pollIntervalMs;
+  #steadyPoll(obj: Readonly<T>): number {
+    const period = this.#o.pollIntervalFor?.(obj) ?? this.#o.pollIntervalMs;
     if (this.#o.driver.alignPolls !== true) return period;
     const now = this.#o.clock.now();
     return Math.ceil((now + period / 2) / period) * period - now;
@@ -466,7 +475,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
         this.#withConditions(obj, { ready: waiting, synced: waiting }),
         ctx,
       );
-      return { requeueAfter: this.#steadyPoll() };
+      return { requeueAfter: this.#steadyPoll(obj) };
     }
     if (err instanceof NotReadyRetryError) {
       const status = this.#withConditions(obj, { synced: [ConditionStatus.False, err.reason, err.message] });

@@ -21,6 +21,7 @@ import type { Runnable } from "../../runtime/manager/runnable.ts";
 import type { AccountResolver } from "./account.ts";
 import type { ManagedObject, ResourceDriver } from "./driver.ts";
 import type { AdoptionPolicy, OwnerDirectory } from "./ownership.ts";
+import type { ResyncHooks } from "./resync.ts";
 import type { TagPolicy } from "./tags.ts";
 import { ManagedResourceReconciler } from "./managed-reconciler.ts";
 import { countManagedResources, DriftRepairMetrics } from "./metrics.ts";
@@ -56,6 +57,8 @@ export interface ReconcilerDeps extends ProcessDeps {
   pendingMaxMs?: number;
   /** Resolves each object's AWS account (src/accounts). @default the operator's own for every object */
   accounts?: AccountResolver | undefined;
+  /** AWS change events: what enqueues objects besides Kubernetes, and their poll period (./resync.ts). */
+  resync?: ResyncHooks | undefined;
 }
 
 /**
@@ -91,7 +94,9 @@ export function setupManagedController<T extends ManagedObject, R>(
   if (outputs !== undefined) builder.owns(ConfigMapResource);
   for (const s of deps.accounts?.sources ?? [])
     builder.watches(s.resource, (o) => s.affected(o, client.list()));
-  return builder.complete(reconciler);
+  const controller = builder.complete(reconciler);
+  if (deps.resync !== undefined) controller.watch(deps.resync.source(resource));
+  return controller;
 }
 
 /**
@@ -118,6 +123,9 @@ export function managedReconciler<T extends ManagedObject, R>(
     ...(deps.pendingInitialMs !== undefined ? { pendingInitialMs: deps.pendingInitialMs } : {}),
     ...(deps.pendingMaxMs !== undefined ? { pendingMaxMs: deps.pendingMaxMs } : {}),
     ...(deps.accounts !== undefined ? { accounts: deps.accounts } : {}),
+    ...(deps.resync !== undefined
+      ? { pollIntervalFor: pollIntervalOf(deps.resync, deps.pollIntervalMs) }
+      : {}),
     driftRepairs: new DriftRepairMetrics(deps.registry, resource.kind, driver.driftSettings),
     ...(outputs !== undefined
       ? {
@@ -128,4 +136,9 @@ export function managedReconciler<T extends ManagedObject, R>(
         }
       : {}),
   });
+}
+
+/** The steady poll period of an object, from the resync hook and the normal period. */
+function pollIntervalOf(resync: ResyncHooks, normalMs = 300_000): (obj: Readonly<ManagedObject>) => number {
+  return (obj) => resync.pollIntervalMs(obj, normalMs);
 }

@@ -11,6 +11,7 @@ import type { Instance } from "@aws-sdk/client-ec2";
 import { Ec2InstanceResource, ec2InstanceCrd } from "../../api/v1/index.ts";
 import { defineKind, type KindModule } from "../common/kind.ts";
 import { ec2InstanceOutputs } from "./outputs.ts";
+import { ec2InstanceChangeEvents } from "./change-events.ts";
 import { Ec2InstanceDriver, type Ec2InstanceObject } from "./driver.ts";
 
 export { DescribeBatcher } from "./describe-batcher.ts";
@@ -21,6 +22,7 @@ export const ec2InstanceKind: KindModule = defineKind<Ec2InstanceObject, Instanc
   name: "ec2instance",
   resource: Ec2InstanceResource,
   crd: ec2InstanceCrd,
+  changeEvents: ec2InstanceChangeEvents,
   iam: [
     { action: "ec2:RunInstances" },
     { action: "ec2:DescribeInstances" },

@@ -6,6 +6,7 @@ import type { Request } from "../../runtime/controller/reconciler.ts";
 import type { KubeObject } from "../../runtime/kube/object.ts";
 import { defineKind, type KindModule } from "../common/kind.ts";
 import { sqsQueueOutputs } from "./outputs.ts";
+import { sqsQueueChangeEvents } from "./change-events.ts";
 import { SqsQueueDriver, type ManagedSqsQueue, type SqsQueueView } from "./driver.ts";
 
 export {
@@ -30,6 +31,7 @@ export const sqsQueueKind: KindModule = defineKind<ManagedSqsQueue, SqsQueueView
   name: "sqsqueue",
   resource: SqsQueueResource,
   crd: sqsQueueCrd,
+  changeEvents: sqsQueueChangeEvents,
   iam: [
     { action: "sqs:CreateQueue" },
     { action: "sqs:DeleteQueue" },
