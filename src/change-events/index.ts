@@ -35,7 +35,8 @@ import type { Clock } from "../runtime/clock.ts";
 import type { InformerProvider } from "../runtime/controller/index.ts";
 import type { EventRecorder } from "../runtime/events/recorder.ts";
 import { isConflict } from "../runtime/kube/errors.ts";
-import type { KubeObject, ResourceType } from "../runtime/kube/object.ts";
+import { keyOf, type KubeObject, type ResourceType } from "../runtime/kube/object.ts";
+import type { Request } from "../runtime/controller/reconciler.ts";
 import type { Logger } from "../runtime/logging.ts";
 import type { Runnable } from "../runtime/manager/runnable.ts";
 import { ChannelSource } from "./channel-source.ts";
@@ -97,6 +98,8 @@ export class ChangeEvents implements ResyncHooks, Runnable {
   readonly #o: ChangeEventsOptions;
   readonly #metrics: ChangeEventMetrics;
   readonly #sources = new Map<string, ChannelSource>();
+  /** Per kind, the keys enqueued by an event and not reconciled since. */
+  readonly #hints = new Map<string, Set<string>>();
   readonly #routable: RoutableKind[];
   readonly #readers = new Map<string, Reader>();
   readonly #timers = new Set<ReturnType<Clock["setTimeout"]>>();
@@ -131,6 +134,21 @@ export class ChangeEvents implements ResyncHooks, Runnable {
       this.#sources.set(resource.kind, s);
     }
     return s;
+  }
+
+  takeHint(resource: ResourceType, key: string): boolean {
+    return this.#hints.get(resource.kind)?.delete(key) === true;
+  }
+
+  /** Enqueues `req` for `kind` as a change hint; false when its controller is not running. */
+  #hint(kind: string, req: Request): boolean {
+    let keys = this.#hints.get(kind);
+    if (keys === undefined) this.#hints.set(kind, (keys = new Set()));
+    const key = keyOf(req);
+    keys.add(key);
+    if (this.#sources.get(kind)?.push(req) === true) return true;
+    keys.delete(key);
+    return false;
   }
 
   /** `--poll-interval-with-events` while the queue covering `obj`'s account is read, else `normalMs`. */
@@ -176,8 +194,7 @@ export class ChangeEvents implements ResyncHooks, Runnable {
     const routed = route(event, this.#routable);
     if (routed.length === 0) return { outcome: "dropped", reason: "unowned" };
     for (const r of routed) {
-      const source = this.#sources.get(r.kind.kind);
-      for (const req of r.requests) if (source?.push(req) !== true) return { outcome: "retry" };
+      for (const req of r.requests) if (!this.#hint(r.kind.kind, req)) return { outcome: "retry" };
       this.#metrics.matched.inc({ queue, kind: r.kind.kind });
     }
     if (event.timeMs !== undefined)

@@ -73,6 +73,11 @@ export interface FlowFacts {
    * yet: the operator may have stopped between the create call and the status write.
    */
   readonly createStartedAt: number | undefined;
+  /**
+   * An AWS change event named the resource since the last reconcile (./resync.ts): observe it
+   * afresh, never from a snapshot read before the change.
+   */
+  readonly changeHinted?: boolean;
 }
 
 /**

@@ -102,6 +102,8 @@ export interface ManagedReconcilerOptions<T extends ManagedObject, R> {
   pollIntervalMs?: number;
   /** The steady poll period of one object, when it differs per object (./resync.ts). @default pollIntervalMs */
   pollIntervalFor?: (obj: Readonly<T>) => number;
+  /** Whether a change event enqueued `key` since its last reconcile (./resync.ts); asking clears it. @default never */
+  takeChangeHint?: (key: string) => boolean;
   /** First poll interval while the resource is in transition, in ms. @default 2000 */
   pendingInitialMs?: number;
   /** Largest poll interval while the resource is in transition, in ms. @default 30_000 */
@@ -148,9 +150,13 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
       | "outputs"
       | "accounts"
       | "pollIntervalFor"
+      | "takeChangeHint"
     >
   > &
-    Pick<ManagedReconcilerOptions<T, R>, "driftRepairs" | "outputs" | "accounts" | "pollIntervalFor">;
+    Pick<
+      ManagedReconcilerOptions<T, R>,
+      "driftRepairs" | "outputs" | "accounts" | "pollIntervalFor" | "takeChangeHint"
+    >;
   readonly #pending: PendingBackoff;
   readonly #blocked = new PendingBackoff({ initialMs: 5000, maxMs: 300_000 });
   readonly #failures: FailureStreaks;
@@ -170,6 +176,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
 
   async reconcile(req: Request, ctx: ReconcileContext): Promise<Result> {
     const key = keyOf(req);
+    const changeHinted = this.#o.takeChangeHint?.(key) === true;
     const cached = this.#o.client.get(req);
     if (cached === undefined) {
       this.#pending.reset(key);
@@ -188,7 +195,9 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     const dctx: DriverContext = {
       logger: ctx.logger,
       signal: ctx.signal,
-      flow: flowFacts(obj, this.#o.driver.idField),
+      flow: changeHinted
+        ? { ...flowFacts(obj, this.#o.driver.idField), changeHinted }
+        : flowFacts(obj, this.#o.driver.idField),
     };
     let result: Result;
     try {

@@ -11,6 +11,11 @@ import type { ManagedObject } from "./driver.ts";
 export interface ResyncHooks {
   /** The source that enqueues objects of `resource` on outside events; the kind's controller watches it. */
   source(resource: ResourceType): EventSource;
+  /**
+   * Whether an outside event enqueued `key` (`namespace/name`) of `resource` since it was last
+   * asked; asking clears it. The reconcile then observes the resource afresh.
+   */
+  takeHint(resource: ResourceType, key: string): boolean;
   /** The steady poll period of `obj`, in ms, given the normal one. */
   pollIntervalMs(obj: Readonly<ManagedObject>, normalMs: number): number;
 }

@@ -124,7 +124,10 @@ export function managedReconciler<T extends ManagedObject, R>(
     ...(deps.pendingMaxMs !== undefined ? { pendingMaxMs: deps.pendingMaxMs } : {}),
     ...(deps.accounts !== undefined ? { accounts: deps.accounts } : {}),
     ...(deps.resync !== undefined
-      ? { pollIntervalFor: pollIntervalOf(deps.resync, deps.pollIntervalMs) }
+      ? {
+          pollIntervalFor: pollIntervalOf(deps.resync, deps.pollIntervalMs),
+          takeChangeHint: (key: string) => deps.resync?.takeHint(resource, key) === true,
+        }
       : {}),
     driftRepairs: new DriftRepairMetrics(deps.registry, resource.kind, driver.driftSettings),
     ...(outputs !== undefined

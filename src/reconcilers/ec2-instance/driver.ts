@@ -175,7 +175,7 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Inst
     let recordedInstance: Instance | undefined;
     if (recorded !== undefined) {
       const batcher = this.#batcher(obj.spec.region);
-      if (this.#snapshotMaxAgeMs > 0 && ctx.flow.settled) {
+      if (this.#snapshotMaxAgeMs > 0 && ctx.flow.settled && ctx.flow.changeHinted !== true) {
         const seen = await batcher.get(recorded, { maxAgeMs: this.#snapshotMaxAgeMs, signal: ctx.signal });
         if (seen !== undefined && !isGone(seen) && isOwnedBy(instanceTags(seen), obj)) {
           return { exists: true, resource: seen, ownership: "owned" };
@@ -222,7 +222,10 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Inst
     const id = obj.spec.instanceId;
     if (id === undefined) return undefined;
     const batcher = this.#batcher(obj.spec.region);
-    const maxAgeMs = this.#snapshotMaxAgeMs > 0 && ctx.flow.settled ? this.#snapshotMaxAgeMs : 0;
+    const maxAgeMs =
+      this.#snapshotMaxAgeMs > 0 && ctx.flow.settled && ctx.flow.changeHinted !== true
+        ? this.#snapshotMaxAgeMs
+        : 0;
     let seen = maxAgeMs > 0 ? await batcher.get(id, { maxAgeMs, signal: ctx.signal }) : undefined;
     if (seen === undefined || isGone(seen)) seen = await batcher.get(id, { signal: ctx.signal });
     if (seen !== undefined && !isGone(seen))
