@@ -21,7 +21,8 @@ export const CLOUDTRAIL_DETAIL_TYPE = "AWS API Call via CloudTrail";
 export interface ChangeEvent {
   readonly id: string;
   readonly detailType: string;
-  readonly account: string;
+  /** The account of the change; AWS always sends it, some emulators leave it out. */
+  readonly account: string | undefined;
   readonly region: string;
   /** When the change happened (the envelope's `time`), in ms since the epoch. */
   readonly timeMs: number | undefined;
@@ -63,10 +64,8 @@ export function parseChangeEvent(body: string): ChangeEvent {
   const account = str(env.account);
   const region = str(env.region);
   const detail = record(env.detail);
-  if (detailType === undefined || account === undefined || region === undefined || detail === undefined)
-    throw new MalformedEventError(
-      "the message is no EventBridge event (detail-type, account, region and detail)",
-    );
+  if (detailType === undefined || region === undefined || detail === undefined)
+    throw new MalformedEventError("the message is no EventBridge event (detail-type, region and detail)");
   const time = str(env.time);
   const timeMs = time !== undefined ? Date.parse(time) : NaN;
   const base = {
@@ -117,7 +116,7 @@ export interface OwnIdentities {
  * `userAgent`, or the caller is one of its principals (the ARN, or an assumed-role session of
  * one of its roles, by ARN or by `principalId`'s `<role ID>:<session name>`).
  */
-export function isOwnCall(caller: Caller, own: OwnIdentities, eventAccount: string): boolean {
+export function isOwnCall(caller: Caller, own: OwnIdentities, eventAccount: string | undefined): boolean {
   if (caller.userAgent !== undefined && hasToken(caller.userAgent, own.userAgentToken)) return true;
   if (caller.arn !== undefined) for (const arn of own.arns()) if (arn === caller.arn) return true;
   const assumed =

@@ -103,6 +103,18 @@ describe("route", () => {
     );
   });
 
+  it("routes an event without an account (some emulators leave it out) by region and name alone", () => {
+    const ev = cloudTrailEvent({
+      eventSource: "sqs.amazonaws.com",
+      eventName: "TagQueue",
+      requestParameters: { queueUrl: `https://sqs.us-east-1.amazonaws.com/${A}/orders`, tags: { a: "b" } },
+      account: A,
+      region: "us-east-1",
+    });
+    delete ev.account;
+    assert.deepEqual(keys(ev), [["SqsQueue", ["q-a", "q-b"]]]);
+  });
+
   it("concerns nobody for a resource no object owns, and tells unsupported events apart", () => {
     const ev = cloudTrailEvent({
       eventSource: "s3.amazonaws.com",

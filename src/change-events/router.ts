@@ -2,7 +2,7 @@
  * Finds the objects a change event concerns: each kind's naming table (./naming.ts) says which
  * names the event carries, the cache index {@link CHANGE_EVENT_INDEX} finds the objects going by
  * those names, and only those in the event's region, and in its account where the object
- * recorded one, are concerned.
+ * recorded one (and the event names one), are concerned.
  */
 import type { ManagedObject } from "../reconcilers/common/driver.ts";
 import type { Request } from "../runtime/controller/reconciler.ts";
@@ -51,7 +51,7 @@ export function route(event: ChangeEvent, kinds: readonly RoutableKind[]): Route
       for (const obj of kind.byName(name)) {
         if (kind.naming.regionOf(obj) !== event.region) continue;
         const recorded = obj.status?.accountId;
-        if (recorded !== undefined && recorded !== event.account) continue;
+        if (recorded !== undefined && event.account !== undefined && recorded !== event.account) continue;
         const namespace = obj.metadata.namespace ?? "";
         const objName = obj.metadata.name ?? "";
         const key = `${namespace}/${objName}`;

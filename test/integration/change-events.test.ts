@@ -2,7 +2,7 @@
  * Change events against a real API server and moto. moto delivers no CloudTrail or EC2 state
  * events, so each out-of-band change made here is followed by the event AWS would send for it,
  * shaped as AWS documents it (src/change-events/testing/events.ts) and put straight into the
- * operator's queue. The operator runs with `--poll-interval=3s` and
+ * operator's queue, or once through PutEvents and a real rule whose target is the queue. The operator runs with `--poll-interval=3s` and
  * `--poll-interval-with-events=1h`, and every object is created while its queue is read: any
  * repair within seconds comes from the event, since the object's next poll is an hour away.
  *
@@ -68,6 +68,22 @@ async function waitMetric(what: string, read: () => Promise<number>, atLeast: nu
   await waitFor(what, async () => (await read()) >= atLeast, 20_000, 100);
 }
 
+/** One call of EventBridge's JSON API on moto (the project has no EventBridge SDK client). */
+async function events(target: string, body: unknown): Promise<unknown> {
+  const res = await fetch(queues.moto.endpoint, {
+    method: "POST",
+    headers: {
+      "content-type": "application/x-amz-json-1.1",
+      "x-amz-target": `AWSEvents.${target}`,
+      authorization: `AWS4-HMAC-SHA256 Credential=testing/20260101/${REGION}/events/aws4_request, SignedHeaders=host, Signature=0`,
+    },
+    body: JSON.stringify(body),
+  });
+  const text = await res.text();
+  assert.equal(res.status, 200, `${target}: ${text}`);
+  return text === "" ? {} : JSON.parse(text);
+}
+
 async function bucketTags(name: string): Promise<Record<string, string>> {
   const out = await buckets.s3().send(new GetBucketTaggingCommand({ Bucket: name }));
   return Object.fromEntries((out.TagSet ?? []).map((t) => [t.Key ?? "", t.Value ?? ""]));
@@ -124,6 +140,57 @@ describe("change events", () => {
     );
     assert.ok((await metric("matched_total", { queue: eventsUrl, kind: "S3Bucket" })) >= 1);
     assert.ok((await metric("lag_seconds_count", { queue: eventsUrl })) >= 1);
+  });
+
+  it("hears the same event through an EventBridge rule whose target is the queue", async () => {
+    const arn = (
+      await queues
+        .sqs()
+        .send(new GetQueueAttributesCommand({ QueueUrl: eventsUrl, AttributeNames: ["QueueArn"] }))
+    ).Attributes?.QueueArn;
+    assert.ok(arn);
+    await events("PutRule", {
+      Name: "kubeprovisioner-s3",
+      EventPattern: JSON.stringify({
+        "detail-type": ["AWS API Call via CloudTrail"],
+        detail: { eventSource: ["s3.amazonaws.com"], eventName: ["PutBucketTagging"] },
+      }),
+    });
+    await events("PutTargets", { Rule: "kubeprovisioner-s3", Targets: [{ Id: "queue", Arn: arn }] });
+    const tags = await bucketTags("ce-tagged");
+    await buckets.s3().send(
+      new PutBucketTaggingCommand({
+        Bucket: "ce-tagged",
+        Tagging: { TagSet: Object.entries({ ...tags, team: "z" }).map(([Key, Value]) => ({ Key, Value })) },
+      }),
+    );
+    const received = await metric("received_total", { queue: eventsUrl });
+    const event = cloudTrailEvent({
+      eventSource: "s3.amazonaws.com",
+      eventName: "PutBucketTagging",
+      requestParameters: { bucketName: "ce-tagged", Host: "ce-tagged.s3.amazonaws.com", tagging: "" },
+      account: OWN,
+      region: REGION,
+    });
+    // PutEvents takes the envelope's fields apart; EventBridge puts them back together for the
+    // target (moto leaves out the envelope's account, which AWS always sends).
+    const out = (await events("PutEvents", {
+      Entries: [
+        {
+          Source: "kubeprovisioner.test",
+          DetailType: event["detail-type"],
+          Resources: [],
+          Detail: JSON.stringify(event.detail),
+        },
+      ],
+    })) as { FailedEntryCount?: number };
+    assert.equal(out.FailedEntryCount ?? 0, 0);
+    await waitMetric(
+      "the rule's message received",
+      () => metric("received_total", { queue: eventsUrl }),
+      received + 1,
+    );
+    await waitFor("team=a again", async () => (await bucketTags("ce-tagged")).team === "a", 15_000, 100);
   });
 
   it("puts a queue's setting back on its SetQueueAttributes event", async () => {
