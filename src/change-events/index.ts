@@ -287,7 +287,13 @@ export class ChangeEvents implements ResyncHooks, Runnable {
     for (const a of accounts) {
       const text = a.spec.changeEvents?.queue;
       const name = a.metadata.name ?? "";
-      if (text === undefined || !accountReady(a)) continue;
+      if (text === undefined) {
+        // No queue (any more): no condition claims one is read.
+        if (a.status?.conditions?.some((c) => c.type === ChangeEventsReason.ChangeEvents) === true)
+          void this.#dropAccountCondition(name);
+        continue;
+      }
+      if (!accountReady(a)) continue;
       let address: QueueAddress;
       try {
         address = parseQueueAddress(text, this.#o.region);
@@ -307,6 +313,8 @@ export class ChangeEvents implements ResyncHooks, Runnable {
         continue;
       }
       if (!wanted.has(url)) {
+        // Its objects were polled every hour on its account: back to the normal poll.
+        if (reader.consumer.healthy) this.#fallBack(reader.covers);
         reader.stop.abort();
         this.#readers.delete(url);
       }
@@ -379,6 +387,33 @@ export class ChangeEvents implements ResyncHooks, Runnable {
       reason,
       message,
     );
+  }
+
+  /** Removes the ChangeEvents condition of AwsAccount `name`; retried on a conflict. */
+  async #dropAccountCondition(name: string): Promise<void> {
+    const accounts = this.#o.client.resource<AwsAccount>(AwsAccountResource);
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const cur =
+        attempt === 0 ? accounts.get(name) : await accounts.getLive({ name }).catch(() => undefined);
+      const conditions = cur?.status?.conditions;
+      if (cur === undefined || conditions?.some((c) => c.type === ChangeEventsReason.ChangeEvents) !== true)
+        return;
+      try {
+        await accounts.updateStatus({
+          ...structuredClone(cur),
+          status: {
+            ...cur.status,
+            conditions: conditions.filter((c) => c.type !== ChangeEventsReason.ChangeEvents),
+          },
+        });
+        return;
+      } catch (err) {
+        if (!isConflict(err)) {
+          this.#o.logger.warn({ err, account: name }, "could not remove the ChangeEvents condition");
+          return;
+        }
+      }
+    }
   }
 
   /** Sets the ChangeEvents condition of AwsAccount `name`; retried on a conflict. */

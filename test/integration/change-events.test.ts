@@ -390,6 +390,15 @@ describe("change events", () => {
     assert.ok(eventsUrlB.includes(ACCOUNT_B), eventsUrlB);
     let res = await queues.cp.request("POST", "/api/v1/namespaces", { metadata: { name: NS_B } });
     assert.equal(res.status, 201, res.text);
+    // A queue name alone is refused at admission, saying what to give instead.
+    res = await queues.cp.request("POST", `${API}/awsaccounts`, {
+      apiVersion: "compute.cloud.com/v1",
+      kind: "AwsAccount",
+      metadata: { name: "team-b" },
+      spec: { roleArn: ROLE_B, changeEvents: { queue: "kp-change-events" } },
+    });
+    assert.equal(res.status, 422, res.text);
+    assert.match(res.text, /a queue name alone says neither account nor region/);
     res = await queues.cp.request("POST", `${API}/awsaccounts`, {
       apiVersion: "compute.cloud.com/v1",
       kind: "AwsAccount",

@@ -166,7 +166,14 @@ export const awsAccountSpecSchema = s.object(
           required: true,
           minLength: 1,
           maxLength: 1024,
-          pattern: "^(https?://|arn:aws[a-z-]*:sqs:)",
+          validations: [
+            {
+              rule: "self.startsWith('https://') || self.startsWith('http://') || self.matches('^arn:aws[a-z-]*:sqs:')",
+              message:
+                "queue must be the queue's URL (https://sqs.<region>.amazonaws.com/<account>/<name>) or ARN " +
+                "(arn:aws:sqs:<region>:<account>:<name>); a queue name alone says neither account nor region",
+            },
+          ],
         }),
       },
       {
