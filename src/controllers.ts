@@ -4,6 +4,7 @@
  */
 import type { Registry } from "prom-client";
 import { setupAccounts, type AccountClientFactory } from "./accounts/index.ts";
+import { ChangeEvents } from "./change-events/index.ts";
 import type { Options } from "./config/options.ts";
 import { KINDS } from "./kinds.ts";
 import { outputCacheIndexers, outputCacheSelector } from "./reconcilers/common/outputs.ts";
@@ -31,6 +32,8 @@ export interface ControllerDeps {
   readonly logger: Logger;
   readonly registry: Registry;
   readonly clock: Clock;
+  /** The operator's own Pod (the downward API's $POD_NAMESPACE and $POD_NAME), for Events about the process. */
+  readonly pod?: { readonly namespace: string; readonly name: string } | undefined;
 }
 
 /**
@@ -65,6 +68,23 @@ export function registerControllers(manager: Manager, deps: ControllerDeps): voi
     checkIntervalMs: deps.options.pollIntervalMs,
     stsRegion: deps.options.awsRegion,
   });
+  const changeEvents = new ChangeEvents({
+    kinds: KINDS,
+    client,
+    informers: deps.informers,
+    queue: deps.options.changeEvents,
+    aws: deps.aws,
+    accountClients: (account) => accounts.clientsOf(account),
+    pollIntervalWithEventsMs: deps.options.pollIntervalWithEventsMs,
+    pollIntervalMs: deps.options.pollIntervalMs,
+    region: deps.options.awsRegion,
+    recorder: deps.events.recorderFor("change-events"),
+    pod: deps.pod,
+    registry: deps.registry,
+    logger: deps.logger.child({ component: "change-events" }),
+    clock: deps.clock,
+  });
+  manager.add(changeEvents);
   const shared: ReconcilerDeps = {
     ...processDeps,
     aws: deps.aws,
@@ -83,6 +103,7 @@ export function registerControllers(manager: Manager, deps: ControllerDeps): voi
     pendingInitialMs: deps.options.pendingPollInitialMs,
     pendingMaxMs: deps.options.pendingPollMaxMs,
     accounts,
+    resync: changeEvents,
   };
   for (const kind of KINDS) kind.setup(shared);
 }

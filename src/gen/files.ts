@@ -10,6 +10,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { awsAccountModule } from "../accounts/index.ts";
 import { generatedManifests } from "../api/gen/manifests.ts";
+import { CHANGE_EVENTS_IAM } from "../change-events/iam.ts";
 import { KINDS } from "../kinds.ts";
 import { AWS_DOC, withIamTable } from "./iam.ts";
 import { IAM_POLICY, IAM_POLICY_TAG_SCOPED, renderIamPolicy } from "./iam-policy.ts";
@@ -20,8 +21,8 @@ export function generatedFiles(root: string): Map<string, string> {
   const files = generatedManifests([...KINDS.map((k) => k.crd()), awsAccountModule.crd()]);
   files.set(MANAGER_CLUSTERROLE, renderManagerClusterRole(KINDS, awsAccountModule.kubernetes));
   files.set(KINDS_HELPERS, renderKindsHelpers(KINDS));
-  files.set(AWS_DOC, withIamTable(readFileSync(join(root, AWS_DOC), "utf8"), KINDS));
-  files.set(IAM_POLICY, renderIamPolicy(KINDS, false));
-  files.set(IAM_POLICY_TAG_SCOPED, renderIamPolicy(KINDS, true));
+  files.set(AWS_DOC, withIamTable(readFileSync(join(root, AWS_DOC), "utf8"), KINDS, [CHANGE_EVENTS_IAM]));
+  files.set(IAM_POLICY, renderIamPolicy(KINDS, false, [CHANGE_EVENTS_IAM]));
+  files.set(IAM_POLICY_TAG_SCOPED, renderIamPolicy(KINDS, true, [CHANGE_EVENTS_IAM]));
   return files;
 }

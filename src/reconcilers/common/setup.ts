@@ -22,8 +22,10 @@ import type { AccountResolver } from "./account.ts";
 import type { ManagedObject } from "./driver.ts";
 import type { Connector } from "./flow/connector.ts";
 import type { AdoptionPolicy, OwnerDirectory } from "./ownership.ts";
+import type { ResyncHooks } from "./resync.ts";
 import type { TagPolicy } from "./tags.ts";
 import { ManagedResourceReconciler } from "./flow/reconciler.ts";
+import { DEFAULT_POLL_INTERVAL_MS } from "./defaults.ts";
 import { countManagedResources, DriftRepairMetrics } from "./metrics.ts";
 import { ConfigMapResource, OutputWriter, type ConfigMap, type OutputValues } from "./outputs.ts";
 
@@ -57,6 +59,8 @@ export interface ReconcilerDeps extends ProcessDeps {
   pendingMaxMs?: number;
   /** Resolves each object's AWS account (src/accounts). @default the operator's own for every object */
   accounts?: AccountResolver | undefined;
+  /** AWS change events: what enqueues objects besides Kubernetes, and their poll period (./resync.ts). */
+  resync?: ResyncHooks | undefined;
 }
 
 /**
@@ -92,7 +96,9 @@ export function setupManagedController<T extends ManagedObject, R>(
   if (outputs !== undefined) builder.owns(ConfigMapResource);
   for (const s of deps.accounts?.sources ?? [])
     builder.watches(s.resource, (o) => s.affected(o, client.list()));
-  return builder.complete(reconciler);
+  const controller = builder.complete(reconciler);
+  if (deps.resync !== undefined) controller.watch(deps.resync.source(resource));
+  return controller;
 }
 
 /**
@@ -118,6 +124,9 @@ export function managedReconciler<T extends ManagedObject, R>(
     pollIntervalMs: deps.pollIntervalMs,
     pendingInitialMs: deps.pendingInitialMs,
     pendingMaxMs: deps.pendingMaxMs,
+    pollIntervalFor: deps.resync === undefined ? undefined : pollIntervalOf(deps.resync, deps.pollIntervalMs),
+    takeChangeHint:
+      deps.resync === undefined ? undefined : (key: string) => deps.resync?.takeHint(resource, key) === true,
     driftRepairs: new DriftRepairMetrics(deps.registry, resource.kind, connector.driver.driftSettings),
     outputs:
       outputs === undefined
@@ -127,4 +136,12 @@ export function managedReconciler<T extends ManagedObject, R>(
             values: outputs,
           }),
   });
+}
+
+/** The steady poll period of an object, from the resync hook and the normal period. */
+function pollIntervalOf(
+  resync: ResyncHooks,
+  normalMs = DEFAULT_POLL_INTERVAL_MS,
+): (obj: Readonly<ManagedObject>) => number {
+  return (obj) => resync.pollIntervalMs(obj, normalMs);
 }

@@ -10,6 +10,7 @@
 import { Ec2InstanceResource, ec2InstanceCrd } from "../../api/v1/index.ts";
 import { defineKind, type KindModule } from "../common/kind.ts";
 import { ec2InstanceOutputs } from "./outputs.ts";
+import { ec2InstanceChangeEvents } from "./change-events.ts";
 import { Ec2InstanceDriver } from "./driver.ts";
 import type { Ec2InstanceObject, Ec2InstanceView } from "./model.ts";
 
@@ -22,6 +23,7 @@ export const ec2InstanceKind: KindModule = defineKind<Ec2InstanceObject, Ec2Inst
   name: "ec2instance",
   resource: Ec2InstanceResource,
   crd: ec2InstanceCrd,
+  changeEvents: ec2InstanceChangeEvents,
   iam: [
     { action: "ec2:RunInstances" },
     { action: "ec2:DescribeInstances" },

@@ -4,6 +4,7 @@
 import { S3BucketResource, s3BucketCrd } from "../../api/v1/index.ts";
 import { defineKind, type KindModule } from "../common/kind.ts";
 import { s3BucketOutputs } from "./outputs.ts";
+import { s3BucketChangeEvents } from "./change-events.ts";
 import type { S3BucketView, S3BucketObject } from "./model.ts";
 import { S3BucketDriver } from "./driver.ts";
 
@@ -15,6 +16,7 @@ export const s3BucketKind: KindModule = defineKind<S3BucketObject, S3BucketView>
   name: "s3bucket",
   resource: S3BucketResource,
   crd: s3BucketCrd,
+  changeEvents: s3BucketChangeEvents,
   iam: [
     { action: "s3:CreateBucket" },
     { action: "s3:DeleteBucket" },

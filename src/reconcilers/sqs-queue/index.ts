@@ -6,6 +6,7 @@ import type { Request } from "../../runtime/controller/reconciler.ts";
 import type { KubeObject } from "../../runtime/kube/object.ts";
 import { defineKind, type KindModule } from "../common/kind.ts";
 import { sqsQueueOutputs } from "./outputs.ts";
+import { sqsQueueChangeEvents } from "./change-events.ts";
 import { SqsQueueDriver, type SqsQueueObject, type SqsQueueView } from "./driver.ts";
 
 export { QueueExistsError, SqsQueueDriver, type SqsQueueObject, type SqsQueueView } from "./driver.ts";
@@ -24,6 +25,7 @@ export const sqsQueueKind: KindModule = defineKind<SqsQueueObject, SqsQueueView>
   name: "sqsqueue",
   resource: SqsQueueResource,
   crd: sqsQueueCrd,
+  changeEvents: sqsQueueChangeEvents,
   iam: [
     { action: "sqs:CreateQueue" },
     { action: "sqs:DeleteQueue" },

@@ -85,6 +85,10 @@ export interface ManagedReconcilerOptions<T extends ManagedObject, R> {
   adoption?: AdoptionPolicy;
   /** Steady-state poll period that catches drift, in ms. @default 300_000 */
   pollIntervalMs?: number;
+  /** The steady poll period of one object, when it differs per object (../resync.ts). @default pollIntervalMs */
+  pollIntervalFor?: (obj: Readonly<T>) => number;
+  /** Whether a change event enqueued `key` since its last reconcile (../resync.ts); asking clears it. @default never */
+  takeChangeHint?: (key: string) => boolean;
   /** First poll interval while the resource is in transition, in ms. @default 2000 */
   pendingInitialMs?: number;
   /** Largest poll interval while the resource is in transition, in ms. @default 30_000 */
@@ -139,6 +143,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
 
   async reconcile(req: Request, ctx: ReconcileContext): Promise<Result> {
     const key = keyOf(req);
+    const changeHinted = this.#o.takeChangeHint?.(key) === true;
     const cached = this.#o.client.get(req);
     if (cached === undefined) {
       this.#keys.forget(key);
@@ -152,7 +157,9 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     const dctx: DriverContext = {
       logger: ctx.logger,
       signal: ctx.signal,
-      flow: flowFacts(obj, this.#kind.idField),
+      flow: changeHinted
+        ? { ...flowFacts(obj, this.#kind.idField), changeHinted }
+        : flowFacts(obj, this.#kind.idField),
     };
     let step: Step;
     try {
@@ -234,7 +241,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     const conflict = view.clear ? undefined : await this.#writeOutputs(next, ctx);
     await writer.write(writer.conditioned(conflict ?? { ready: view.ready, synced: reconciled }, next));
     this.#keys.settled(key);
-    return { requeueAfter: this.#steadyPoll() };
+    return { requeueAfter: this.#steadyPoll(next) };
   }
 
   async #ensure(run: Run<T, R>): Promise<Step> {
@@ -307,7 +314,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     await writer.write(writer.conditioned(conditions, next));
     if (readiness.pending) return { requeueAfter: this.#keys.nextPendingPoll(key) };
     this.#keys.settled(key);
-    return { requeueAfter: this.#steadyPoll() };
+    return { requeueAfter: this.#steadyPoll(next) };
   }
 
   /**
@@ -331,11 +338,12 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
   }
 
   /**
-   * Delay of the next steady-state poll: the poll period, or with `driver.alignPolls` the time
-   * to the first multiple of the period (on the clock's epoch) at least half a period away.
+   * Delay of the next steady-state poll: the object's poll period (`pollIntervalFor`, else
+   * `pollIntervalMs`), or with `driver.alignPolls` the time to the first multiple of the period
+   * (on the clock's epoch) at least half a period away.
    */
-  #steadyPoll(): number {
-    const period = this.#o.pollIntervalMs;
+  #steadyPoll(obj: Readonly<T>): number {
+    const period = this.#o.pollIntervalFor?.(obj) ?? this.#o.pollIntervalMs;
     if (this.#kind.alignPolls !== true) return period;
     const now = this.#o.clock.now();
     return Math.ceil((now + period / 2) / period) * period - now;
@@ -347,7 +355,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
       recorder: this.#o.recorder,
       clock: this.#o.clock,
       keys: this.#keys,
-      steadyPoll: () => this.#steadyPoll(),
+      steadyPoll: (obj) => this.#steadyPoll(obj),
     };
   }
 
@@ -356,7 +364,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     const obj = writer.stored;
     const plan = planFailure(err, {
       recorded: recordedIdOf(obj, this.#kind.idField) !== undefined,
-      steadyPollMs: this.#steadyPoll(),
+      steadyPollMs: this.#steadyPoll(obj),
     });
     if (plan.note !== undefined) ctx.logger.debug({ ...plan.note.fields }, plan.note.message);
     let record = plan.conditions;
