@@ -6,8 +6,8 @@
  * after its visibility timeout, at most {@link MAX_RECEIVES} times; then it is dropped as
  * undeliverable. So nothing is retried forever, and no message is lost before its key is queued.
  *
- * The queue is healthy from its first successful read until a read fails; each change is
- * reported through `onHealth`. Failed reads are retried with a doubling backoff up to a minute.
+ * The queue is healthy from its first successful read until a read fails, and healthy again only
+ * after a read sent after that failure succeeds; each change is reported through `onHealth`. Failed reads are retried with a doubling backoff up to a minute.
  */
 import {
   DeleteMessageBatchCommand,
@@ -60,6 +60,12 @@ export interface QueueConsumerOptions {
 export class QueueConsumer {
   readonly #o: QueueConsumerOptions;
   #healthy: boolean | undefined;
+  /**
+   * Failed reads so far. A read that began before the latest failure proves nothing about the
+   * queue now (a long poll sent before the queue was deleted can still answer empty), so only a
+   * read sent after it may make the queue healthy again.
+   */
+  #failures = 0;
 
   constructor(opts: QueueConsumerOptions) {
     this.#o = opts;
@@ -100,6 +106,7 @@ export class QueueConsumer {
     let backoff = BACKOFF_INITIAL_MS;
     while (!signal.aborted) {
       let messages: Message[];
+      const failuresBefore = this.#failures;
       try {
         const out = await this.#sqs().send(
           new ReceiveMessageCommand({
@@ -112,7 +119,7 @@ export class QueueConsumer {
           { abortSignal: signal, requestTimeout: (WAIT_TIME_SECONDS + 10) * 1000 },
         );
         messages = out.Messages ?? [];
-        this.#setHealth(true, undefined);
+        if (failuresBefore === this.#failures) this.#setHealth(true, undefined);
         backoff = BACKOFF_INITIAL_MS;
       } catch (err) {
         if (signal.aborted) return;
@@ -172,6 +179,7 @@ export class QueueConsumer {
   }
 
   #failed(err: unknown): void {
+    this.#failures += 1;
     const code = err instanceof AwsError ? err.info.code : "Unknown";
     this.#o.metrics.receiveErrors.inc({ queue: this.queue, code });
     const message = err instanceof Error ? err.message : String(err);
