@@ -2,18 +2,21 @@
 #
 # The kubeprovisioner operator image: `make docker-build IMG=<repo>:<tag>` for this machine, or
 # `make docker-buildx IMG=<registry>/<repo>:<tag>` for linux/amd64 and linux/arm64.
-# Not built by the test suite (there is no Docker engine on the build machines); the Helm chart and
-# config/manager expect exactly this layout: non-root uid 65532, read-only root filesystem, the
-# CLI as entrypoint, writable /tmp provided by the pod.
+# The Helm chart and config/manager expect exactly this layout: non-root uid 65532, read-only root
+# filesystem, the CLI as entrypoint, writable /tmp provided by the pod.
 #
 # Node's major version matches the one the tests run on (hack/versions.env: NODE_VERSION).
 ARG NODE_MAJOR=24
+# The base images. The defaults are the upstream images; the tests, which cannot pull, pass
+# stand-ins of the same layout built on the machine (test/support/image.ts, `make cluster`).
+ARG BUILD_BASE=docker.io/library/node:${NODE_MAJOR}-slim
+ARG RUNTIME_BASE=gcr.io/distroless/nodejs${NODE_MAJOR}-debian12:nonroot
 
 # The build stage produces only JavaScript (no native modules; install scripts are off), so it
 # runs once on the build machine's platform, and only the runtime stage is per platform.
 
 # ---- compile and bundle: one tree-shaken ES module, no node_modules at run time ---------------
-FROM --platform=$BUILDPLATFORM docker.io/library/node:${NODE_MAJOR}-slim AS build
+FROM --platform=$BUILDPLATFORM ${BUILD_BASE} AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 RUN --mount=type=cache,target=/root/.npm \
@@ -24,7 +27,7 @@ COPY hack/bundle.ts ./hack/bundle.ts
 RUN npx tsc -p tsconfig.build.json --noEmit && node hack/bundle.ts
 
 # ---- runtime: distroless Node, no shell, no package manager ---------------------------------
-FROM gcr.io/distroless/nodejs${NODE_MAJOR}-debian12:nonroot
+FROM ${RUNTIME_BASE}
 LABEL org.opencontainers.image.title="kubeprovisioner" \
       org.opencontainers.image.description="Kubernetes operator for AWS EC2 instances, S3 buckets and SQS queues (compute.cloud.com/v1)" \
       org.opencontainers.image.licenses="Apache-2.0"

@@ -1,0 +1,88 @@
+/**
+ * The chart's pods on a real kubelet, the reduced pass of `make test` (the full one is
+ * `make test-cluster`): the image built from the Dockerfile (cached by content), a single-node
+ * cluster of real parts, `helm install` with the default values except the AWS endpoint (moto on
+ * the host) and a credentials Secret, the samples Ready in moto, then the leader's container
+ * SIGKILLed: it restarts through the kubelet, and every object still has exactly one resource.
+ */
+import assert from "node:assert/strict";
+import path from "node:path";
+import { after, before, describe, it } from "node:test";
+import { waitFor } from "../support/process.ts";
+import { samples } from "./flow-support.ts";
+import { startChartNode, waitForReadyPods, waitForSamplesReady, type ChartNode } from "./node-support.ts";
+
+/** The resources the samples ask for, per kind. */
+function expectedCounts(): { buckets: number; queues: number; instances: number } {
+  const all = samples();
+  const n = (kind: string): number => all.filter((s) => s.kind === kind).length;
+  return { buckets: n("S3Bucket"), queues: n("SqsQueue"), instances: n("Ec2Instance") };
+}
+
+describe("the chart on a real node (reduced pass)", () => {
+  let node: ChartNode | undefined;
+
+  before(async () => {
+    node = await startChartNode();
+  });
+
+  after(async () => {
+    const left = await node?.stop();
+    assert.deepEqual(left ?? [], [], "the cluster left nothing behind");
+  });
+
+  it("runs the image's pods Ready through the kubelet's probes, with one Lease holder", async () => {
+    assert.ok(node);
+    await node.install();
+    const pods = await waitForReadyPods(node, 2);
+    let holder = "";
+    await waitFor("a Lease holder", async () => (holder = await node!.leaseHolder()) !== "", 60_000, 500);
+    assert.ok(
+      pods.some((p) => holder.startsWith(`${p.name}_`)),
+      `the Lease holder ${holder} is one of the pods ${pods.map((p) => p.name).join(", ")}`,
+    );
+  });
+
+  it("makes every sample Ready in moto, one resource per object", async () => {
+    assert.ok(node);
+    for (const s of samples()) {
+      const profile = s.spec.iamInstanceProfile;
+      if (typeof profile === "string") await node.moto.createInstanceProfile(profile);
+    }
+    await node.kubectl(["apply", "-k", path.dirname(samples()[0]?.file ?? "config/samples/x")]);
+    await waitForSamplesReady(node);
+    assert.deepEqual(await node.awsCounts(), expectedCounts());
+  });
+
+  it("restarts the leader's container after a SIGKILL without duplicating a resource", async () => {
+    assert.ok(node);
+    const holder = await node.leaseHolder();
+    const leader = (await node.pods()).find((p) => holder.startsWith(`${p.name}_`));
+    assert.ok(leader, `a pod holds the Lease (${holder})`);
+    const pid = await node.containerPid(leader.name);
+    process.kill(pid, "SIGKILL");
+    await waitFor(
+      `${leader.name} restarted and Ready`,
+      async () => {
+        const p = (await node!.pods()).find((x) => x.name === leader.name);
+        return p !== undefined && p.restarts > leader.restarts && p.ready;
+      },
+      180_000,
+      500,
+    );
+    // A new object after the kill is created once, by whichever pod leads now.
+    await node.kubectl(
+      ["apply", "-f", "-"],
+      JSON.stringify({
+        apiVersion: "compute.cloud.com/v1",
+        kind: "SqsQueue",
+        metadata: { name: "after-kill", namespace: "default" },
+        spec: { queueName: "kubeprovisioner-after-kill", region: "us-east-1" },
+      }),
+    );
+    await node.kubectl(["wait", "--for=condition=Ready", "sqsqueue/after-kill", "--timeout=180s"]);
+    await waitForSamplesReady(node);
+    const want = expectedCounts();
+    assert.deepEqual(await node.awsCounts(), { ...want, queues: want.queues + 1 });
+  });
+});
