@@ -31,6 +31,9 @@ FROM ${RUNTIME_BASE}
 LABEL org.opencontainers.image.title="kubeprovisioner" \
       org.opencontainers.image.description="Kubernetes operator for AWS EC2 instances, S3 buckets and SQS queues (compute.cloud.com/v1)" \
       org.opencontainers.image.licenses="Apache-2.0"
+# The base runs as nonroot; /app and everything in it is made by root, so the process cannot
+# change its own code even where the root filesystem is writable.
+USER 0:0
 WORKDIR /app
 ENV NODE_ENV=production
 # V8 heap flags: a 1 MiB semi-space and a 192 MiB old-space ceiling make V8 collect before it
