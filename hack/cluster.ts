@@ -7,8 +7,9 @@
  * `make cluster-down` (`node hack/cluster.ts down`): stops the clusters `make cluster` started on
  * this machine (also when their process is gone) and checks the same.
  */
+import { execFileSync } from "node:child_process";
 import path from "node:path";
-import { clusterStates, leaks, removeCluster, startCluster } from "../test/support/cluster.ts";
+import { clusterStates, leaks, orphanState, removeCluster, startCluster } from "../test/support/cluster.ts";
 import { buildImage, buildPauseImage } from "../test/support/image.ts";
 import { startMoto } from "../test/support/moto.ts";
 import { repoRoot, waitFor } from "../test/support/process.ts";
@@ -19,6 +20,7 @@ const say = (msg: string): void => {
 };
 
 function alive(pid: number): boolean {
+  if (pid <= 0) return false;
   try {
     process.kill(pid, 0);
     return true;
@@ -27,8 +29,16 @@ function alive(pid: number): boolean {
   }
 }
 
+/** Slots whose veth pair exists (the host ends, `kpc<n>h`). */
+function linkedSlots(): number[] {
+  const out = execFileSync("ip", ["-o", "link", "show"], { encoding: "utf8" });
+  return [...out.matchAll(/^\d+: kpc(\d+)h[@:]/gm)].map((m) => Number(m[1]));
+}
+
 async function down(): Promise<void> {
-  const states = clusterStates().filter((s) => s.interactive);
+  // The clusters of `make cluster`, and those whose process is gone (a killed test run).
+  const all = clusterStates();
+  const states = all.filter((s) => s.interactive || !alive(s.ownerPid));
   if (states.length === 0) say("no cluster started by 'make cluster' is running");
   let left = 0;
   for (const s of states) {
@@ -47,6 +57,17 @@ async function down(): Promise<void> {
     } else {
       say(`cluster ${s.dir}: nothing left behind`);
     }
+  }
+  // A cluster whose folder is gone but whose link is not (its process was SIGKILLed mid-cleanup).
+  const live = new Set(all.filter((s) => alive(s.ownerPid)).map((s) => s.slot));
+  for (const slot of linkedSlots().filter((n) => !live.has(n))) {
+    const s = orphanState(slot);
+    removeCluster(s);
+    const rest = leaks(s);
+    left += rest.length;
+    say(
+      `slot ${slot} without a cluster folder: ${rest.length === 0 ? "removed" : `left ${rest.join(", ")}`}`,
+    );
   }
   process.exit(left === 0 ? 0 : 1);
 }

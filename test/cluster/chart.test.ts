@@ -16,6 +16,9 @@
  *   once, and the audit log shows no two pods writing the objects at once;
  * - bad values (a closed endpoint, no credentials): the clear error on the objects' conditions
  *   and in the log, no crash loop;
+ * - IRSA-style credentials: aws.roleArn, and the pod mutation EKS's identity webhook makes (a
+ *   projected token for sts.amazonaws.com, AWS_ROLE_ARN, AWS_WEB_IDENTITY_TOKEN_FILE): the
+ *   operator's calls are signed with keys from AssumeRoleWithWebIdentity;
  * - `helm uninstall`: the CRDs and objects stay, everything else of the release goes.
  */
 import assert from "node:assert/strict";
@@ -199,8 +202,16 @@ describe("the chart on a real node (full pass)", () => {
       assert.equal(inspect.info?.runtimeSpec?.process?.user?.uid, 65532);
       assert.equal(inspect.info?.runtimeSpec?.process?.user?.gid, 65532);
       assert.equal(inspect.info?.runtimeSpec?.root?.readonly, true);
+      // exec works (node answers from inside, as 65532), a shell does not exist to exec.
+      const exec = (cmd: string[]): Promise<string> =>
+        node.kubectl(["-n", NS, "exec", p.name, "-c", "manager", "--", ...cmd]);
+      assert.equal(
+        await exec(["/nodejs/bin/node", "-e", "process.stdout.write(String(process.getuid()))"]),
+        "65532",
+      );
       await assert.rejects(
-        node.kubectl(["-n", NS, "exec", p.name, "-c", "manager", "--", "/bin/sh", "-c", "true"]),
+        exec(["/bin/sh", "-c", "true"]),
+        /no such file|not found/i,
         `${p.name}: no shell to exec`,
       );
     }
@@ -422,6 +433,80 @@ describe("the chart on a real node (full pass)", () => {
     extra = { ...extra, queues: extra.queues + 2 };
     for (const n of ["bad-endpoint", "no-credentials"])
       await node.kubectl(["wait", "--for=condition=Ready", `sqsqueue/${n}`, "--timeout=180s"]);
+    assert.deepEqual(await node.awsCounts(), expectedCounts(extra));
+  });
+
+  it("takes IRSA-style credentials through AssumeRoleWithWebIdentity", async () => {
+    const role = "arn:aws:iam::123456789012:role/kubeprovisioner";
+    await install(["aws.existingSecret=", `aws.roleArn=${role}`], "upgrade");
+    const sa = JSON.parse(await node.kubectl(["-n", NS, "get", "serviceaccount", SA, "-o", "json"])) as {
+      metadata: { annotations?: Record<string, string> };
+    };
+    assert.equal(sa.metadata.annotations?.["eks.amazonaws.com/role-arn"], role);
+    // What EKS's pod identity webhook adds to a pod of an annotated ServiceAccount.
+    const dir = "/var/run/secrets/eks.amazonaws.com/serviceaccount";
+    const patch = [
+      {
+        op: "add",
+        path: "/spec/template/spec/volumes/-",
+        value: {
+          name: "aws-iam-token",
+          projected: {
+            sources: [
+              {
+                serviceAccountToken: {
+                  audience: "sts.amazonaws.com",
+                  expirationSeconds: 86400,
+                  path: "token",
+                },
+              },
+            ],
+          },
+        },
+      },
+      {
+        op: "add",
+        path: "/spec/template/spec/containers/0/volumeMounts/-",
+        value: { name: "aws-iam-token", mountPath: dir, readOnly: true },
+      },
+      {
+        op: "add",
+        path: "/spec/template/spec/containers/0/env/-",
+        value: { name: "AWS_ROLE_ARN", value: role },
+      },
+      {
+        op: "add",
+        path: "/spec/template/spec/containers/0/env/-",
+        value: { name: "AWS_WEB_IDENTITY_TOKEN_FILE", value: `${dir}/token` },
+      },
+    ];
+    const assumed = proxy.count("AssumeRoleWithWebIdentity");
+    await node.kubectl([
+      "-n",
+      NS,
+      "patch",
+      "deployment",
+      DEPLOYMENT,
+      "--type=json",
+      "-p",
+      JSON.stringify(patch),
+    ]);
+    await node.kubectl(["-n", NS, "rollout", "status", `deployment/${DEPLOYMENT}`, "--timeout=180s"]);
+    await waitForReadyPods(node, 2);
+    const calls = proxy.calls.length;
+    await node.kubectl(["apply", "-f", "-"], queue("irsa"));
+    extra = { ...extra, queues: extra.queues + 1 };
+    await node.kubectl(["wait", "--for=condition=Ready", "sqsqueue/irsa", "--timeout=180s"]);
+    assert.ok(
+      proxy.count("AssumeRoleWithWebIdentity") > assumed,
+      "the operator assumed the role with its token",
+    );
+    const creates = proxy.calls.slice(calls).filter((c) => c.operation === "CreateQueue");
+    assert.equal(creates.length, 1);
+    assert.ok(
+      creates[0]?.accessKeyId !== undefined && creates[0].accessKeyId !== "testing",
+      `CreateQueue signed with the assumed role's key (${creates[0]?.accessKeyId})`,
+    );
     assert.deepEqual(await node.awsCounts(), expectedCounts(extra));
   });
 

@@ -1,11 +1,13 @@
 /**
  * The chart's pods on a real kubelet, the reduced pass of `make test` (the full one is
- * `make test-cluster`): the image built from the Dockerfile (cached by content), a single-node
+ * `make test-cluster`): the image built from the Dockerfile (cached by content) with the layout
+ * the chart expects, its CLI run by the runtime, a single-node
  * cluster of real parts, `helm install` with the default values except the AWS endpoint (moto on
  * the host) and a credentials Secret, the samples Ready in moto, then the leader's container
  * SIGKILLed: it restarts through the kubelet, and every object still has exactly one resource.
  */
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { waitFor } from "../support/process.ts";
@@ -29,6 +31,71 @@ describe("the chart on a real node (reduced pass)", () => {
   after(async () => {
     const left = await node?.stop();
     assert.deepEqual(left ?? [], [], "the cluster left nothing behind");
+  });
+
+  it("builds the image from the Dockerfile: distroless layout, nonroot user, root-owned code, no shell", () => {
+    assert.ok(node);
+    const archive = node.image.archive;
+    const read = (member: string): string =>
+      execFileSync("tar", ["-xOf", archive, member], { encoding: "utf8", maxBuffer: 256 * 1024 * 1024 });
+    const [manifest] = JSON.parse(read("manifest.json")) as {
+      Config: string;
+      RepoTags: string[];
+      Layers: string[];
+    }[];
+    assert.ok(manifest);
+    assert.deepEqual(manifest.RepoTags, [node.image.ref], "named as the chart's default image");
+    const config = (
+      JSON.parse(read(manifest.Config)) as {
+        config: { User?: string; Entrypoint?: string[]; Env?: string[] };
+      }
+    ).config;
+    assert.equal(config.User, "65532:65532");
+    assert.deepEqual(config.Entrypoint, ["/nodejs/bin/node", "/app/dist/kubeprovisioner.mjs"]);
+    assert.ok(
+      config.Env?.some((e) => e.startsWith("NODE_OPTIONS=--max-semi-space-size=1")),
+      "the V8 flags",
+    );
+    const entries = manifest.Layers.flatMap((layer) =>
+      execFileSync("sh", ["-c", 'tar -xOf "$0" "$1" | tar -tv --numeric-owner', archive, layer], {
+        encoding: "utf8",
+        maxBuffer: 64 * 1024 * 1024,
+      })
+        .split("\n")
+        .filter(Boolean),
+    );
+    const names = entries.map((e) =>
+      e
+        .split(/\s+/)
+        .slice(5)
+        .join(" ")
+        .replace(/^\.?\//, "")
+        .replace(/\/$/, ""),
+    );
+    for (const want of ["nodejs/bin/node", "app/dist/kubeprovisioner.mjs", "app/package.json", "etc/passwd"])
+      assert.ok(names.includes(want), `the image holds ${want}`);
+    for (const sh of ["bin/sh", "bin/bash", "bin/dash", "usr/bin/sh", "bin/busybox"])
+      assert.ok(!names.includes(sh), `no shell: ${sh}`);
+    const app = entries.filter((e) => / app(\/|$)/.test(e));
+    assert.ok(app.length >= 4);
+    for (const e of app) assert.match(e, /^\S+ 0\/0 /, `owned by root: ${e}`);
+  });
+
+  it("runs the image's CLI through the runtime", async () => {
+    assert.ok(node);
+    const pod = {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "help", namespace: "default" },
+      spec: {
+        restartPolicy: "Never",
+        containers: [{ name: "help", image: node.image.ref, imagePullPolicy: "Never", args: ["--help"] }],
+      },
+    };
+    await node.kubectl(["apply", "-f", "-"], JSON.stringify(pod));
+    await node.kubectl(["wait", "--for=jsonpath={.status.phase}=Succeeded", "pod/help", "--timeout=120s"]);
+    assert.match(await node.kubectl(["logs", "help"]), /--leader-elect/);
+    await node.kubectl(["delete", "pod", "help", "--wait=false"]);
   });
 
   it("runs the image's pods Ready through the kubelet's probes, with one Lease holder", async () => {

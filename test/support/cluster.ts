@@ -107,6 +107,19 @@ function trySh(cmd: string, args: readonly string[]): boolean {
   }
 }
 
+/** The state of slot `slot` as a cluster there names it (for what a vanished cluster left). */
+export function orphanState(slot: number): ClusterState {
+  return {
+    slot,
+    dir: path.join(os.tmpdir(), `${DIR_PREFIX}slot-${slot}-gone`),
+    netns: `kubeprovisioner-node-${slot}`,
+    hostLink: `kpc${slot}h`,
+    cgroup: `kubeprovisioner-cluster-${slot}`,
+    ownerPid: 0,
+    interactive: false,
+  };
+}
+
 function addressesOf(slot: number): {
   host: string;
   node: string;
@@ -282,6 +295,7 @@ function removeNetns(name: string): void {
 }
 
 function alive(pid: number): boolean {
+  if (pid <= 0) return false;
   try {
     process.kill(pid, 0);
     return true;
@@ -441,11 +455,8 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
   const slot = takeSlot();
   const a = addressesOf(slot);
   const state: ClusterState = {
-    slot,
+    ...orphanState(slot),
     dir,
-    netns: `kubeprovisioner-node-${slot}`,
-    hostLink: `kpc${slot}h`,
-    cgroup: `kubeprovisioner-cluster-${slot}`,
     ownerPid: process.pid,
     interactive: opts.interactive ?? false,
   };
