@@ -1,10 +1,11 @@
 /**
  * The chart's pods on a real kubelet, the reduced pass of `make test` (the full one is
  * `make test-cluster`): the image built from the Dockerfile (cached by content) with the layout
- * the chart expects, its CLI run by the runtime, a single-node
- * cluster of real parts, `helm install` with the default values except the AWS endpoint (moto on
- * the host) and a credentials Secret, the samples Ready in moto, then the leader's container
- * SIGKILLed: it restarts through the kubelet, and every object still has exactly one resource.
+ * the chart expects, its CLI run by the runtime, a single-node cluster of real parts, `helm
+ * install` with no values at all (Ready without AWS credentials while there are no objects),
+ * then an upgrade to moto's endpoint on the host and a credentials Secret, the samples Ready in
+ * moto, and the leader's container SIGKILLed: it restarts through the kubelet, and every object
+ * still has exactly one resource.
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -12,7 +13,15 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { waitFor } from "../support/process.ts";
 import { samples } from "./flow-support.ts";
-import { startChartNode, waitForReadyPods, waitForSamplesReady, type ChartNode } from "./node-support.ts";
+import { CHART_DIR } from "./helm.ts";
+import {
+  NS,
+  RELEASE,
+  startChartNode,
+  waitForReadyPods,
+  waitForSamplesReady,
+  type ChartNode,
+} from "./node-support.ts";
 
 /** The resources the samples ask for, per kind. */
 function expectedCounts(): { buckets: number; queues: number; instances: number } {
@@ -98,9 +107,10 @@ describe("the chart on a real node (reduced pass)", () => {
     await node.kubectl(["delete", "pod", "help", "--wait=false"]);
   });
 
-  it("runs the image's pods Ready through the kubelet's probes, with one Lease holder", async () => {
+  it("runs the image's pods Ready through the kubelet's probes with no values at all, with one Lease holder", async () => {
     assert.ok(node);
-    await node.install();
+    // As a user installs it: no image values, no AWS credentials; Ready while there are no objects.
+    await node.helm(["install", RELEASE, CHART_DIR, "--namespace", NS, "--wait", "--timeout", "180s"]);
     const pods = await waitForReadyPods(node, 2);
     let holder = "";
     await waitFor("a Lease holder", async () => (holder = await node!.leaseHolder()) !== "", 60_000, 500);
@@ -112,6 +122,8 @@ describe("the chart on a real node (reduced pass)", () => {
 
   it("makes every sample Ready in moto, one resource per object", async () => {
     assert.ok(node);
+    await node.install([], "upgrade"); // moto's endpoint and the credentials Secret
+    await waitForReadyPods(node, 2);
     for (const s of samples()) {
       const profile = s.spec.iamInstanceProfile;
       if (typeof profile === "string") await node.moto.createInstanceProfile(profile);
