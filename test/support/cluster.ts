@@ -341,13 +341,29 @@ function hostFilesOf(state: ClusterState, ids: readonly string[]): string[] {
     out.push(path.join("/var/lib/cni/results", `kubeprovisioner-${id}-eth0`));
     out.push(path.join("/var/lib/cni/results", `cni-loopback-${id}-lo`));
   }
-  // The kubelet's device-plugin socket has a fixed path.
+  // The kubelet's device-plugin socket has a fixed path, and so has its folder of links to the
+  // containers' logs (which are in the cluster's folder).
   out.push("/var/lib/kubelet/device-plugins/kubelet.sock");
+  try {
+    for (const name of readdirSync(CONTAINER_LOG_LINKS)) {
+      const link = path.join(CONTAINER_LOG_LINKS, name);
+      try {
+        if (readlinkSync(link).startsWith(`${state.dir}/`)) out.push(link);
+      } catch {
+        // not a link
+      }
+    }
+  } catch {
+    // no such folder
+  }
   return out;
 }
 
+const CONTAINER_LOG_LINKS = "/var/log/containers";
+
 /** Folders on the host that only exist for the node's parts; removed when empty. */
 const HOST_FOLDERS = [
+  CONTAINER_LOG_LINKS,
   "/var/lib/kubelet/device-plugins",
   "/var/lib/kubelet",
   "/var/lib/cni/results",
