@@ -410,9 +410,15 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       },
       request: req,
       async kubectl(args, kopts = {}) {
-        const child = execFileP(toolPath("kubectl"), ["--kubeconfig", kubeconfigPath, ...args], {
-          maxBuffer: 32 * 1024 * 1024,
-        });
+        // Its discovery cache stays in the working folder, which stop() removes.
+        const cacheDir = path.join(dir, "kubectl-cache");
+        const child = execFileP(
+          toolPath("kubectl"),
+          ["--kubeconfig", kubeconfigPath, `--cache-dir=${cacheDir}`, ...args],
+          {
+            maxBuffer: 32 * 1024 * 1024,
+          },
+        );
         if (kopts.input !== undefined) {
           child.child.stdin?.end(kopts.input);
         }
