@@ -5,6 +5,7 @@
  * from the API server, the runtime (crictl) and moto.
  */
 import { DescribeInstancesCommand } from "@aws-sdk/client-ec2";
+import path from "node:path";
 import { ListBucketsCommand } from "@aws-sdk/client-s3";
 import { ListQueuesCommand } from "@aws-sdk/client-sqs";
 import { startCluster, type Cluster } from "../support/cluster.ts";
@@ -64,7 +65,11 @@ export async function startChartNode(log: (l: string) => void = () => undefined)
     await cluster.stop();
     throw err;
   }
-  const env = { KUBECONFIG: cluster.kubeconfigPath };
+  // helm's discovery cache (client-go's, like kubectl's) stays in the cluster's folder.
+  const env = {
+    KUBECONFIG: cluster.kubeconfigPath,
+    KUBECACHEDIR: path.join(cluster.state.dir, "kube-cache"),
+  };
   const kubectl = async (args: string[], input?: string): Promise<string> =>
     (await cluster.cp.kubectl(args, input === undefined ? {} : { input })).stdout;
   const runHelm = async (args: string[]): Promise<string> => {
