@@ -200,6 +200,82 @@ const lifecycleRuleSchema = s.object(
   },
 );
 
+/** S3 Object Lock (CreateBucket ObjectLockEnabledForBucket, PutObjectLockConfiguration). */
+const objectLockSchema = s.object(
+  {
+    enabled: s.boolean({
+      description:
+        "Create the bucket with S3 Object Lock on. Needs versioning: true. Set at creation only: " +
+        "it cannot be added, changed or removed afterwards.",
+      required: true,
+    }),
+    defaultRetention: s.object(
+      {
+        mode: s.enumOf(["GOVERNANCE", "COMPLIANCE"], {
+          description:
+            "GOVERNANCE: principals with s3:BypassGovernanceRetention may delete a version early. " +
+            "COMPLIANCE: nobody can, the root user included, until the retention ends.",
+          required: true,
+        }),
+        days: s.integer({
+          description: "Retention period in days (exactly one of days or years).",
+          minimum: 1,
+          maximum: 36500,
+        }),
+        years: s.integer({
+          description: "Retention period in years (exactly one of days or years).",
+          minimum: 1,
+          maximum: 100,
+        }),
+      },
+      {
+        description:
+          "The retention S3 applies to every new object version. Unset: not managed. Set: enforced " +
+          "and repaired on drift. Mutable.",
+        validations: [
+          {
+            rule: "has(self.days) != has(self.years)",
+            message: "defaultRetention needs exactly one of days or years",
+          },
+        ],
+      },
+    ),
+  },
+  {
+    description:
+      "S3 Object Lock: object versions that cannot be deleted or overwritten for a retention " +
+      "period. A deletion of the bucket never bypasses it: while locked versions remain it waits " +
+      "with Ready=False, reason BucketObjectsLocked.",
+    validations: [
+      {
+        rule: "!has(self.defaultRetention) || self.enabled",
+        message: "defaultRetention needs objectLock.enabled: true",
+        fieldPath: ".defaultRetention",
+      },
+    ],
+  },
+);
+
+/** The spec rules of Object Lock: set at creation only, and only on a versioned bucket. */
+const objectLockRules = [
+  {
+    rule:
+      "(has(self.objectLock) && self.objectLock.enabled) == " +
+      "(has(oldSelf.objectLock) && oldSelf.objectLock.enabled)",
+    message:
+      "objectLock.enabled is immutable: S3 turns Object Lock on only when it creates the bucket, " +
+      "and a locked bucket stays locked",
+    fieldPath: ".objectLock",
+  },
+  {
+    rule: "!has(self.objectLock) || !self.objectLock.enabled || self.versioning",
+    message:
+      "objectLock.enabled needs versioning: true: S3 Object Lock works on versioned buckets only, " +
+      "and their versioning cannot be suspended",
+    fieldPath: ".versioning",
+  },
+];
+
 /** The keys of the ConfigMap `spec.writeOutputsTo` names, with what each holds. */
 export const S3_BUCKET_OUTPUT_KEYS = [
   ["BUCKET_NAME", "the bucket name"],
@@ -268,8 +344,13 @@ export const s3BucketSpecSchema = s.object(
         "object); BucketOwnerPreferred and ObjectWriter keep them. Unset: not managed (new buckets " +
         "get BucketOwnerEnforced). Set at creation and repaired on drift. Mutable.",
     }),
+    objectLock: objectLockSchema,
   },
-  { description: "Desired state of the S3 bucket.", required: true, validations: [accountRefKept] },
+  {
+    description: "Desired state of the S3 bucket.",
+    required: true,
+    validations: [accountRefKept, ...objectLockRules],
+  },
 );
 
 /** Schema of `S3Bucket.status`. */

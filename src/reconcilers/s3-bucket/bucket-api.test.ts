@@ -112,6 +112,44 @@ describe("BucketApi.deleteVersions", () => {
     });
   });
 
+  it("counts the versions S3 Object Lock keeps, without ever asking to bypass governance retention", async () => {
+    const { client, inputs } = clientAnswering({
+      Errors: [
+        {
+          Key: "a",
+          VersionId: "v1",
+          Code: "AccessDenied",
+          Message: "Access Denied because object protected by object lock.",
+        },
+        {
+          Key: "b",
+          VersionId: "v2",
+          Code: "AccessDenied",
+          Message: "Access Denied because object protected by object lock.",
+        },
+      ],
+    });
+    const refs = [
+      { Key: "a", VersionId: "v1" },
+      { Key: "b", VersionId: "v2" },
+      { Key: "c", VersionId: "v3" },
+    ];
+    assert.deepEqual(await api(client).deleteVersions(refs), { locked: 2 });
+    assert.equal((inputs[0] as Record<string, unknown>)["BypassGovernanceRetention"], undefined);
+    // A lock refusal beside another refusal: the other one is the failure.
+    const mixed = clientAnswering({
+      Errors: [
+        { Key: "a", Code: "AccessDenied", Message: "Access Denied because object protected by object lock." },
+        { Key: "b", Code: "InternalError", Message: "try again" },
+      ],
+    });
+    await assert.rejects(
+      api(mixed.client).deleteVersions(refs),
+      (err: unknown) =>
+        err instanceof AwsError && err.code === "InternalError" && /for 1 of 3 keys/.test(err.message),
+    );
+  });
+
   it("fails when S3 refuses a key, with that key's code and kind", async () => {
     const { client } = clientAnswering({
       Errors: [{ Key: "a", Code: "AccessDenied", Message: "Access Denied" }],

@@ -72,6 +72,16 @@ export const s3BucketKind: KindModule = defineKind<S3BucketObject, S3BucketView>
       action: "s3:PutBucketOwnershipControls",
       when: "only for buckets that set objectOwnership (also on CreateBucket with it)",
     },
+    {
+      action: "s3:GetBucketObjectLockConfiguration",
+      calls: ["GetObjectLockConfiguration"],
+      when: "only for buckets that set objectLock.defaultRetention",
+    },
+    {
+      action: "s3:PutBucketObjectLockConfiguration",
+      calls: ["PutObjectLockConfiguration"],
+      when: "only for buckets that set objectLock (also on CreateBucket with Object Lock enabled)",
+    },
   ],
   outputs: s3BucketOutputs,
   driver: (deps) => new S3BucketDriver({ aws: deps.aws, tagPolicy: deps.tagPolicy }),

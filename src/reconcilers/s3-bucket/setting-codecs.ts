@@ -13,12 +13,15 @@ import {
   GetBucketLifecycleConfigurationCommand,
   GetBucketOwnershipControlsCommand,
   GetBucketPolicyCommand,
+  GetObjectLockConfigurationCommand,
   GetPublicAccessBlockCommand,
   PutBucketEncryptionCommand,
   PutBucketLifecycleConfigurationCommand,
   PutBucketOwnershipControlsCommand,
   PutBucketPolicyCommand,
+  PutObjectLockConfigurationCommand,
   PutPublicAccessBlockCommand,
+  type ObjectLockRetentionMode,
   type ObjectOwnership,
   type ServerSideEncryption,
   type TransitionStorageClass,
@@ -31,6 +34,7 @@ import {
   type BucketSettings,
   type Encryption,
   type LifecycleRule,
+  type ObjectLockRetention,
   type PublicAccessBlock,
 } from "./settings.ts";
 
@@ -188,6 +192,45 @@ export const SETTING_CODECS: { readonly [K in BucketSetting]: SettingCodec<K> } 
       );
     },
   },
+
+  objectLock: {
+    // S3 answers a bucket created without Object Lock with this code.
+    notConfigured: ["ObjectLockConfigurationNotFoundError"],
+    none: null,
+    async read(s3) {
+      const r = await s3.call(
+        "GetObjectLockConfiguration",
+        new GetObjectLockConfigurationCommand({ Bucket: s3.bucket }),
+      );
+      const d = r.ObjectLockConfiguration?.Rule?.DefaultRetention;
+      if (d?.Mode === undefined) return null;
+      const retention: ObjectLockRetention = {
+        mode: d.Mode,
+        days: positive(d.Days),
+        years: positive(d.Years),
+      };
+      return retention;
+    },
+    async write(s3, r) {
+      // S3 takes ObjectLockEnabled with every configuration; the spec allows defaultRetention
+      // only with objectLock.enabled, which went with CreateBucket.
+      await s3.call(
+        "PutObjectLockConfiguration",
+        new PutObjectLockConfigurationCommand({
+          Bucket: s3.bucket,
+          ObjectLockConfiguration: {
+            ObjectLockEnabled: "Enabled",
+            Rule: {
+              DefaultRetention: {
+                Mode: r.mode as ObjectLockRetentionMode,
+                ...(r.years !== undefined ? { Years: r.years } : { Days: r.days }),
+              },
+            },
+          },
+        }),
+      );
+    },
+  },
 };
 
 /** One lifecycle rule as PutBucketLifecycleConfiguration takes it. */
@@ -212,6 +255,11 @@ function lifecycleRule(r: LifecycleRule) {
         }
       : {}),
   };
+}
+
+/** A retention period S3 reports as absent or 0 (moto sends both fields) becomes undefined. */
+function positive(n: number | undefined): number | undefined {
+  return n === undefined || n === 0 ? undefined : n;
 }
 
 /** Empty strings (S3 may send an empty key ID) become undefined. */

@@ -89,6 +89,31 @@ describe("bucket settings", () => {
     assert.deepEqual(settingChanges(none, { lifecycleRules: [] }), []);
   });
 
+  it("manages Object Lock's default retention only when the spec sets it", () => {
+    assert.deepEqual(managedSettings(spec({ versioning: true, objectLock: { enabled: true } })), []);
+    const desired = desiredSettings(
+      spec({
+        versioning: true,
+        objectLock: { enabled: true, defaultRetention: { mode: "GOVERNANCE", days: 30 } },
+      }),
+    );
+    assert.deepEqual(desired.objectLock, { mode: "GOVERNANCE", days: 30, years: undefined });
+    assert.deepEqual(
+      settingChanges(desired, { objectLock: { mode: "GOVERNANCE", days: 30, years: undefined } }),
+      [],
+    );
+    assert.deepEqual(
+      settingChanges(desired, { objectLock: { mode: "COMPLIANCE", days: undefined, years: 1 } }).map(
+        (c) => c.description,
+      ),
+      ["objectLock: defaultRetention COMPLIANCE 1 year -> GOVERNANCE 30 days"],
+    );
+    assert.deepEqual(
+      settingChanges(desired, { objectLock: null }).map((c) => c.description),
+      ["objectLock: defaultRetention none -> GOVERNANCE 30 days"],
+    );
+  });
+
   it("drops a KMS key from AES256 encryption", () => {
     const desired = desiredSettings(spec({ encryption: { algorithm: "AES256", bucketKeyEnabled: false } }));
     assert.deepEqual(desired.encryption, {

@@ -1,6 +1,6 @@
 /**
  * The bucket settings beyond tags and versioning: default encryption, Block Public Access, the
- * bucket policy, lifecycle rules and Object Ownership. One rule for all of them: a setting the
+ * bucket policy, lifecycle rules, Object Ownership and the default retention of Object Lock. One rule for all of them: a setting the
  * spec leaves unset is not managed (never read, never written); a set one is read on every poll,
  * compared in a normal form (policies as JSON values, rules by id) and written only when it
  * differs. Pure functions: the S3 calls are in bucket-api.ts.
@@ -16,6 +16,7 @@ export const BUCKET_SETTINGS = [
   "publicAccessBlock",
   "policy",
   "lifecycleRules",
+  "objectLock",
 ] as const;
 /** One managed setting. */
 export type BucketSetting = (typeof BUCKET_SETTINGS)[number];
@@ -46,6 +47,13 @@ export interface LifecycleRule {
   readonly transitions: readonly { readonly days: number; readonly storageClass: string }[];
 }
 
+/** The default retention of an Object Lock bucket in normal form (one of days or years). */
+export interface ObjectLockRetention {
+  readonly mode: string;
+  readonly days: number | undefined;
+  readonly years: number | undefined;
+}
+
 /**
  * Each setting in normal form. `null`: the bucket has none (S3 answered "not configured"; no
  * lifecycle rules is `[]`). A key that is absent was not read.
@@ -56,6 +64,8 @@ export interface BucketSettings {
   publicAccessBlock?: PublicAccessBlock | null;
   policy?: JsonValue | null;
   lifecycleRules?: readonly LifecycleRule[];
+  /** Managed only when the spec sets objectLock.defaultRetention (enabled goes with CreateBucket). */
+  objectLock?: ObjectLockRetention | null;
 }
 
 /** The settings the spec sets, each in normal form: what the bucket must have. */
@@ -92,6 +102,10 @@ export function desiredSettings(spec: S3BucketSpec): BucketSettings {
         transitions: (r.transitions ?? []).map((t) => ({ days: t.days, storageClass: t.storageClass })),
       })),
     );
+  }
+  const retention = spec.objectLock?.defaultRetention;
+  if (retention !== undefined) {
+    out.objectLock = { mode: retention.mode, days: retention.days, years: retention.years };
   }
   return out;
 }
@@ -159,5 +173,14 @@ function describe(setting: BucketSetting, want: unknown, have: unknown): string 
       const n = (want as readonly LifecycleRule[]).length;
       return `lifecycleRules: ${n} rule${n === 1 ? "" : "s"}`;
     }
+    case "objectLock":
+      return `objectLock: defaultRetention ${retentionText(have as ObjectLockRetention | null | undefined)} -> ${retentionText(want as ObjectLockRetention)}`;
   }
+}
+
+/** `GOVERNANCE 30 days`, `COMPLIANCE 1 year`, or `none`. */
+function retentionText(r: ObjectLockRetention | null | undefined): string {
+  if (r === null || r === undefined) return "none";
+  const [n, unit] = r.years !== undefined ? [r.years, "year"] : [r.days ?? 0, "day"];
+  return `${r.mode} ${n} ${unit}${n === 1 ? "" : "s"}`;
 }
