@@ -375,6 +375,50 @@ export const badCases: BadCase[] = [
     expect: ["every transition must come before expirationDays"],
   },
   {
+    name: "S3 with Object Lock on an unversioned bucket",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", { objectLock: { enabled: true } }),
+    expect: ["spec.versioning", "objectLock.enabled needs versioning: true"],
+  },
+  {
+    name: "S3 with a default retention but Object Lock off",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      objectLock: { enabled: false, defaultRetention: { mode: "GOVERNANCE", days: 1 } },
+    }),
+    expect: ["spec.objectLock.defaultRetention", "defaultRetention needs objectLock.enabled: true"],
+  },
+  {
+    name: "S3 with a default retention of both days and years",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      versioning: true,
+      objectLock: { enabled: true, defaultRetention: { mode: "COMPLIANCE", days: 1, years: 1 } },
+    }),
+    expect: ["defaultRetention needs exactly one of days or years"],
+  },
+  {
+    name: "S3 with a default retention of neither days nor years",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      versioning: true,
+      objectLock: { enabled: true, defaultRetention: { mode: "COMPLIANCE" } },
+    }),
+    expect: ["defaultRetention needs exactly one of days or years"],
+  },
+  {
+    name: "S3 with an unknown retention mode and a retention beyond 100 years",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      versioning: true,
+      objectLock: { enabled: true, defaultRetention: { mode: "LEGAL", years: 101 } },
+    }),
+    expect: [
+      "spec.objectLock.defaultRetention.mode: Unsupported value",
+      "spec.objectLock.defaultRetention.years",
+    ],
+  },
+  {
     name: "S3 with a policy Version that YAML turned into a timestamp",
     kind: "S3Bucket",
     spec: specWith("S3Bucket", {
