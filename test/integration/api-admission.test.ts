@@ -176,6 +176,33 @@ describe("admission of compute.cloud.com/v1 objects", () => {
       assert.match(errorMessage(suspend), /objectLock\.enabled needs versioning: true/);
     });
 
+    it("accepts a redirect website behind full Block Public Access, and CORS rules within AWS's limits", async () => {
+      const spec = specWith("S3Bucket", {
+        publicAccessBlock: {
+          blockPublicAcls: true,
+          ignorePublicAcls: true,
+          blockPublicPolicy: true,
+          restrictPublicBuckets: true,
+        },
+        website: { redirectAllRequestsTo: { hostName: "www.example.com", protocol: "https" } },
+        cors: Array.from({ length: 100 }, (_, i) => ({
+          id: `r${i}`,
+          allowedMethods: ["GET", "HEAD"],
+          allowedOrigins: ["https://*.example.com"],
+          allowedHeaders: ["*"],
+        })),
+      });
+      const res = await create(cp, "S3Bucket", spec, "redirect-s3");
+      assert.equal(res.status, 201, res.text);
+      const served = await create(
+        cp,
+        "S3Bucket",
+        specWith("S3Bucket", { publicAccessBlock: {}, website: { indexDocument: "index.html" } }),
+        "website-s3",
+      );
+      assert.equal(served.status, 201, served.text);
+    });
+
     it("accepts changes of the mutable fields", async () => {
       const accepted: [Kind, Record<string, unknown>][] = [
         [

@@ -419,6 +419,88 @@ export const badCases: BadCase[] = [
     ],
   },
   {
+    name: "S3 with more than 100 CORS rules",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      cors: Array.from({ length: 101 }, () => ({ allowedMethods: ["GET"], allowedOrigins: ["*"] })),
+    }),
+    expect: ["spec.cors: Too many: 101: must have at most 100 items"],
+  },
+  {
+    name: "S3 with a CORS rule without methods or origins",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", { cors: [{ allowedMethods: [], id: "r" }] }),
+    expect: ["spec.cors[0].allowedOrigins: Required value", "spec.cors[0].allowedMethods"],
+  },
+  {
+    name: "S3 with an unknown CORS method",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", { cors: [{ allowedMethods: ["PATCH"], allowedOrigins: ["*"] }] }),
+    expect: ["spec.cors[0].allowedMethods[0]: Unsupported value"],
+  },
+  {
+    name: "S3 with CORS origins and headers of two wildcards",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      cors: [
+        { allowedMethods: ["GET"], allowedOrigins: ["https://*.*.example.com"], allowedHeaders: ["x-*-*"] },
+      ],
+    }),
+    expect: [
+      "each origin may contain at most one * wildcard",
+      "each header may contain at most one * wildcard",
+    ],
+  },
+  {
+    name: "S3 with a website of both documents and a redirect",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      publicAccessBlock: {},
+      website: { indexDocument: "index.html", redirectAllRequestsTo: { hostName: "example.com" } },
+    }),
+    expect: ["website needs exactly one of indexDocument or redirectAllRequestsTo"],
+  },
+  {
+    name: "S3 with a website error document beside a redirect",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      website: { errorDocument: "404.html", redirectAllRequestsTo: { hostName: "example.com" } },
+    }),
+    expect: ["spec.website.errorDocument", "errorDocument is allowed only with indexDocument"],
+  },
+  {
+    name: "S3 with a website redirect of an unknown protocol",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      website: { redirectAllRequestsTo: { hostName: "example.com", protocol: "ftp" } },
+    }),
+    expect: ["spec.website.redirectAllRequestsTo.protocol: Unsupported value"],
+  },
+  {
+    name: "S3 with a website index suffix holding a slash",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", { publicAccessBlock: {}, website: { indexDocument: "docs/index.html" } }),
+    expect: ["spec.website.indexDocument", "should match"],
+  },
+  {
+    name: "S3 with a website but publicAccessBlock unset",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", { website: { indexDocument: "index.html" } }),
+    expect: [
+      "spec.website",
+      "website.indexDocument needs publicAccessBlock set with blockPublicPolicy: false and restrictPublicBuckets: false",
+    ],
+  },
+  {
+    name: "S3 with a website behind Block Public Access",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      publicAccessBlock: { blockPublicPolicy: true },
+      website: { indexDocument: "index.html" },
+    }),
+    expect: ["the website endpoint serves only objects a public bucket policy lets anyone read"],
+  },
+  {
     name: "S3 with a policy Version that YAML turned into a timestamp",
     kind: "S3Bucket",
     spec: specWith("S3Bucket", {

@@ -147,6 +147,8 @@ const S3_QUERY_OPS: Record<string, string> = {
   lifecycle: "BucketLifecycleConfiguration",
   ownershipControls: "BucketOwnershipControls",
   "object-lock": "ObjectLockConfiguration",
+  cors: "BucketCors",
+  website: "BucketWebsite",
   "list-type": "ListObjectsV2",
   versions: "ListObjectVersions",
   delete: "DeleteObjects",

@@ -276,6 +276,127 @@ const objectLockRules = [
   },
 ];
 
+/** One CORS origin or header pattern. */
+const corsPattern = s.string({
+  description: "One origin or header; at most one * wildcard.",
+  minLength: 1,
+  maxLength: 256,
+});
+
+/** The rule on a list of CORS origins or headers: each entry with at most one `*` wildcard. */
+const oneWildcard = (what: string) => ({
+  rule: "self.all(x, x.matches('^[^*]*([*][^*]*)?$'))",
+  message: `each ${what} may contain at most one * wildcard`,
+});
+
+/** One CORS rule (PutBucketCors). */
+const corsRuleSchema = s.object(
+  {
+    id: s.string({ description: "Rule ID (at most 255 characters).", minLength: 1, maxLength: 255 }),
+    allowedMethods: s.array(
+      s.enumOf(["GET", "PUT", "POST", "DELETE", "HEAD"], { description: "One HTTP method." }),
+      {
+        description: "HTTP methods a cross-origin request may use.",
+        required: true,
+        minItems: 1,
+        maxItems: 5,
+        listType: "set",
+      },
+    ),
+    allowedOrigins: s.array(corsPattern, {
+      description: "Origins allowed to make cross-origin requests, for example https://app.example.com or *.",
+      required: true,
+      minItems: 1,
+      maxItems: 64,
+      listType: "set",
+      validations: [oneWildcard("origin")],
+    }),
+    allowedHeaders: s.array(corsPattern, {
+      description: "Headers a preflight request may name in Access-Control-Request-Headers.",
+      maxItems: 64,
+      listType: "set",
+      validations: [oneWildcard("header")],
+    }),
+    exposeHeaders: s.array(s.string({ description: "One header.", minLength: 1, maxLength: 256 }), {
+      description: "Response headers browsers may let the page read.",
+      maxItems: 64,
+      listType: "set",
+    }),
+    maxAgeSeconds: s.integer({
+      description: "How long browsers may cache the preflight answer, in seconds.",
+      minimum: 0,
+      maximum: 2147483647,
+    }),
+  },
+  { description: "One CORS rule: which origins may call the bucket with which methods and headers." },
+);
+
+/** The static website of the bucket (PutBucketWebsite). */
+const websiteSchema = s.object(
+  {
+    indexDocument: s.string({
+      description:
+        "Suffix appended to requests for a folder (index.html: a request for images/ returns " +
+        "images/index.html). Not empty and without a slash.",
+      minLength: 1,
+      maxLength: 1024,
+      pattern: "^[^/]+$",
+    }),
+    errorDocument: s.string({
+      description: "Object key returned on a 4XX error. Only with indexDocument.",
+      minLength: 1,
+      maxLength: 1024,
+    }),
+    redirectAllRequestsTo: s.object(
+      {
+        hostName: s.string({
+          description: "Host every request is redirected to.",
+          required: true,
+          minLength: 1,
+          maxLength: 253,
+        }),
+        protocol: s.enumOf(["http", "https"], {
+          description: "Protocol of the redirect; unset: the protocol of the original request.",
+        }),
+      },
+      { description: "Redirect every request to another host instead of serving documents." },
+    ),
+  },
+  {
+    description:
+      "The bucket's static website endpoint: documents (indexDocument, errorDocument) or a " +
+      "redirect of every request (redirectAllRequestsTo). Unset: not managed. Set: enforced and " +
+      "repaired on drift (routing rules added out of band are drift). Mutable.",
+    validations: [
+      {
+        rule: "has(self.indexDocument) != has(self.redirectAllRequestsTo)",
+        message: "website needs exactly one of indexDocument or redirectAllRequestsTo",
+      },
+      {
+        rule: "!has(self.errorDocument) || has(self.indexDocument)",
+        message: "errorDocument is allowed only with indexDocument",
+        fieldPath: ".errorDocument",
+      },
+    ],
+  },
+);
+
+/** A website that serves documents needs Block Public Access switches that let a policy make it public. */
+const websiteRules = [
+  {
+    rule:
+      "!has(self.website) || !has(self.website.indexDocument) || (has(self.publicAccessBlock) && " +
+      "!self.publicAccessBlock.blockPublicPolicy && !self.publicAccessBlock.restrictPublicBuckets)",
+    message:
+      "website.indexDocument needs publicAccessBlock set with blockPublicPolicy: false and " +
+      "restrictPublicBuckets: false: the website endpoint serves only objects a public bucket " +
+      "policy lets anyone read, and S3 turns every Block Public Access switch on for a new bucket " +
+      "(a redirectAllRequestsTo website needs neither; for a private bucket behind CloudFront use " +
+      "its REST endpoint with origin access control, not a website)",
+    fieldPath: ".website",
+  },
+];
+
 /** The keys of the ConfigMap `spec.writeOutputsTo` names, with what each holds. */
 export const S3_BUCKET_OUTPUT_KEYS = [
   ["BUCKET_NAME", "the bucket name"],
@@ -345,11 +466,19 @@ export const s3BucketSpecSchema = s.object(
         "get BucketOwnerEnforced). Set at creation and repaired on drift. Mutable.",
     }),
     objectLock: objectLockSchema,
+    cors: s.array(corsRuleSchema, {
+      description:
+        "CORS rules of the bucket, in the order S3 tries them (the first match applies). Unset: not " +
+        "managed. Set: the bucket has exactly these rules (an empty list removes them). At most " +
+        "100 rules (S3 also caps the configuration at 64 KB). Mutable.",
+      maxItems: 100,
+    }),
+    website: websiteSchema,
   },
   {
     description: "Desired state of the S3 bucket.",
     required: true,
-    validations: [accountRefKept, ...objectLockRules],
+    validations: [accountRefKept, ...objectLockRules, ...websiteRules],
   },
 );
 

@@ -242,6 +242,8 @@ describe("S3BucketDriver", () => {
         "policy",
         "lifecycleRules",
         "objectLock",
+        "cors",
+        "website",
       ]);
       assert.deepEqual(s3.mutations(), ["PutBucketTagging", "PutBucketVersioning"]);
       assert.equal(b.tags.a, "1");

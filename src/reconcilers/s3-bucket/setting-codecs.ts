@@ -8,34 +8,43 @@
  * driver and {@link BucketApi} stay as they are.
  */
 import {
+  DeleteBucketCorsCommand,
   DeleteBucketLifecycleCommand,
+  GetBucketCorsCommand,
   GetBucketEncryptionCommand,
   GetBucketLifecycleConfigurationCommand,
   GetBucketOwnershipControlsCommand,
   GetBucketPolicyCommand,
+  GetBucketWebsiteCommand,
   GetObjectLockConfigurationCommand,
   GetPublicAccessBlockCommand,
+  PutBucketCorsCommand,
   PutBucketEncryptionCommand,
   PutBucketLifecycleConfigurationCommand,
   PutBucketOwnershipControlsCommand,
   PutBucketPolicyCommand,
+  PutBucketWebsiteCommand,
   PutObjectLockConfigurationCommand,
   PutPublicAccessBlockCommand,
   type ObjectLockRetentionMode,
   type ObjectOwnership,
+  type Protocol,
   type ServerSideEncryption,
   type TransitionStorageClass,
 } from "@aws-sdk/client-s3";
 import type { JsonValue } from "../../api/schema/openapi.ts";
 import type { BucketCalls } from "./bucket-api.ts";
 import {
+  normalCorsRule,
   normalRules,
   type BucketSetting,
   type BucketSettings,
+  type CorsRule,
   type Encryption,
   type LifecycleRule,
   type ObjectLockRetention,
   type PublicAccessBlock,
+  type Website,
 } from "./settings.ts";
 
 /** Reads and writes one setting `K` of one bucket. */
@@ -231,7 +240,92 @@ export const SETTING_CODECS: { readonly [K in BucketSetting]: SettingCodec<K> } 
       );
     },
   },
+
+  cors: {
+    notConfigured: ["NoSuchCORSConfiguration"],
+    none: [],
+    async read(s3) {
+      const r = await s3.call("GetBucketCors", new GetBucketCorsCommand({ Bucket: s3.bucket }));
+      return (r.CORSRules ?? []).map((x) =>
+        normalCorsRule({
+          id: nonEmpty(x.ID),
+          allowedMethods: x.AllowedMethods ?? [],
+          allowedOrigins: x.AllowedOrigins ?? [],
+          allowedHeaders: x.AllowedHeaders ?? [],
+          exposeHeaders: x.ExposeHeaders ?? [],
+          maxAgeSeconds: x.MaxAgeSeconds,
+        }),
+      );
+    },
+    async write(s3, rules) {
+      if (rules.length === 0) {
+        await s3.call("DeleteBucketCors", new DeleteBucketCorsCommand({ Bucket: s3.bucket }));
+        return;
+      }
+      await s3.call(
+        "PutBucketCors",
+        new PutBucketCorsCommand({
+          Bucket: s3.bucket,
+          CORSConfiguration: { CORSRules: rules.map(corsRule) },
+        }),
+      );
+    },
+  },
+
+  website: {
+    notConfigured: ["NoSuchWebsiteConfiguration"],
+    none: null,
+    async read(s3) {
+      const r = await s3.call("GetBucketWebsite", new GetBucketWebsiteCommand({ Bucket: s3.bucket }));
+      const redirect = r.RedirectAllRequestsTo;
+      const website: Website = {
+        indexDocument: nonEmpty(r.IndexDocument?.Suffix),
+        errorDocument: nonEmpty(r.ErrorDocument?.Key),
+        redirectAllRequestsTo:
+          redirect?.HostName !== undefined
+            ? { hostName: redirect.HostName, protocol: nonEmpty(redirect.Protocol) }
+            : undefined,
+        routingRules: r.RoutingRules?.length ?? 0,
+      };
+      return website;
+    },
+    async write(s3, w) {
+      // PutBucketWebsite replaces the whole configuration, routing rules included.
+      await s3.call(
+        "PutBucketWebsite",
+        new PutBucketWebsiteCommand({
+          Bucket: s3.bucket,
+          WebsiteConfiguration:
+            w.redirectAllRequestsTo !== undefined
+              ? {
+                  RedirectAllRequestsTo: {
+                    HostName: w.redirectAllRequestsTo.hostName,
+                    ...(w.redirectAllRequestsTo.protocol !== undefined
+                      ? { Protocol: w.redirectAllRequestsTo.protocol as Protocol }
+                      : {}),
+                  },
+                }
+              : {
+                  ...(w.indexDocument !== undefined ? { IndexDocument: { Suffix: w.indexDocument } } : {}),
+                  ...(w.errorDocument !== undefined ? { ErrorDocument: { Key: w.errorDocument } } : {}),
+                },
+        }),
+      );
+    },
+  },
 };
+
+/** One CORS rule as PutBucketCors takes it (absent lists and fields left out). */
+function corsRule(r: CorsRule) {
+  return {
+    ...(r.id !== undefined ? { ID: r.id } : {}),
+    AllowedMethods: [...r.allowedMethods],
+    AllowedOrigins: [...r.allowedOrigins],
+    ...(r.allowedHeaders.length > 0 ? { AllowedHeaders: [...r.allowedHeaders] } : {}),
+    ...(r.exposeHeaders.length > 0 ? { ExposeHeaders: [...r.exposeHeaders] } : {}),
+    ...(r.maxAgeSeconds !== undefined ? { MaxAgeSeconds: r.maxAgeSeconds } : {}),
+  };
+}
 
 /** One lifecycle rule as PutBucketLifecycleConfiguration takes it. */
 function lifecycleRule(r: LifecycleRule) {

@@ -1,6 +1,7 @@
 /**
  * The bucket settings beyond tags and versioning: default encryption, Block Public Access, the
- * bucket policy, lifecycle rules, Object Ownership and the default retention of Object Lock. One rule for all of them: a setting the
+ * bucket policy, lifecycle rules, Object Ownership, the default retention of Object Lock, CORS
+ * and the static website. One rule for all of them: a setting the
  * spec leaves unset is not managed (never read, never written); a set one is read on every poll,
  * compared in a normal form (policies as JSON values, rules by id) and written only when it
  * differs. Pure functions: the S3 calls are in bucket-api.ts.
@@ -17,6 +18,8 @@ export const BUCKET_SETTINGS = [
   "policy",
   "lifecycleRules",
   "objectLock",
+  "cors",
+  "website",
 ] as const;
 /** One managed setting. */
 export type BucketSetting = (typeof BUCKET_SETTINGS)[number];
@@ -54,6 +57,25 @@ export interface ObjectLockRetention {
   readonly years: number | undefined;
 }
 
+/** One CORS rule in normal form (its lists sorted: S3 treats each as a set). */
+export interface CorsRule {
+  readonly id: string | undefined;
+  readonly allowedMethods: readonly string[];
+  readonly allowedOrigins: readonly string[];
+  readonly allowedHeaders: readonly string[];
+  readonly exposeHeaders: readonly string[];
+  readonly maxAgeSeconds: number | undefined;
+}
+
+/** The static website in normal form; `routingRules` counts rules (the spec never has any). */
+export interface Website {
+  readonly indexDocument: string | undefined;
+  readonly errorDocument: string | undefined;
+  readonly redirectAllRequestsTo:
+    { readonly hostName: string; readonly protocol: string | undefined } | undefined;
+  readonly routingRules: number;
+}
+
 /**
  * Each setting in normal form. `null`: the bucket has none (S3 answered "not configured"; no
  * lifecycle rules is `[]`). A key that is absent was not read.
@@ -66,6 +88,9 @@ export interface BucketSettings {
   lifecycleRules?: readonly LifecycleRule[];
   /** Managed only when the spec sets objectLock.defaultRetention (enabled goes with CreateBucket). */
   objectLock?: ObjectLockRetention | null;
+  /** In S3's order, which matters (the first matching rule applies); none is `[]`. */
+  cors?: readonly CorsRule[];
+  website?: Website | null;
 }
 
 /** The settings the spec sets, each in normal form: what the bucket must have. */
@@ -107,7 +132,43 @@ export function desiredSettings(spec: S3BucketSpec): BucketSettings {
   if (retention !== undefined) {
     out.objectLock = { mode: retention.mode, days: retention.days, years: retention.years };
   }
+  if (spec.cors !== undefined) {
+    out.cors = spec.cors.map((r) =>
+      normalCorsRule({
+        id: r.id,
+        allowedMethods: r.allowedMethods,
+        allowedOrigins: r.allowedOrigins,
+        allowedHeaders: r.allowedHeaders ?? [],
+        exposeHeaders: r.exposeHeaders ?? [],
+        maxAgeSeconds: r.maxAgeSeconds,
+      }),
+    );
+  }
+  if (spec.website !== undefined) {
+    const w = spec.website;
+    out.website = {
+      indexDocument: w.indexDocument,
+      errorDocument: w.errorDocument,
+      redirectAllRequestsTo:
+        w.redirectAllRequestsTo !== undefined
+          ? { hostName: w.redirectAllRequestsTo.hostName, protocol: w.redirectAllRequestsTo.protocol }
+          : undefined,
+      routingRules: 0,
+    };
+  }
   return out;
+}
+
+/** `r` with each of its lists sorted. */
+export function normalCorsRule(r: CorsRule): CorsRule {
+  const sorted = (xs: readonly string[]) => [...xs].sort();
+  return {
+    ...r,
+    allowedMethods: sorted(r.allowedMethods),
+    allowedOrigins: sorted(r.allowedOrigins),
+    allowedHeaders: sorted(r.allowedHeaders),
+    exposeHeaders: sorted(r.exposeHeaders),
+  };
 }
 
 /** The settings the spec manages, in the order they are applied. */
@@ -172,6 +233,16 @@ function describe(setting: BucketSetting, want: unknown, have: unknown): string 
     case "lifecycleRules": {
       const n = (want as readonly LifecycleRule[]).length;
       return `lifecycleRules: ${n} rule${n === 1 ? "" : "s"}`;
+    }
+    case "cors": {
+      const n = (want as readonly CorsRule[]).length;
+      return `cors: ${n} rule${n === 1 ? "" : "s"}`;
+    }
+    case "website": {
+      const w = want as Website;
+      return w.redirectAllRequestsTo !== undefined
+        ? `website: redirect to ${w.redirectAllRequestsTo.hostName}`
+        : `website: index ${w.indexDocument ?? ""}`;
     }
     case "objectLock":
       return `objectLock: defaultRetention ${retentionText(have as ObjectLockRetention | null | undefined)} -> ${retentionText(want as ObjectLockRetention)}`;
