@@ -419,6 +419,58 @@ export const badCases: BadCase[] = [
     ],
   },
   {
+    name: "S3 with a lifecycle rule aborting uploads by tag",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      lifecycleRules: [{ id: "r", tags: { tier: "cold" }, abortIncompleteMultipartUploadDays: 7 }],
+    }),
+    expect: ["abortIncompleteMultipartUploadDays cannot be combined with tags"],
+  },
+  {
+    name: "S3 with a lifecycle tag filter of more than 10 tags",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      lifecycleRules: [
+        {
+          id: "many",
+          expirationDays: 1,
+          tags: Object.fromEntries(Array.from({ length: 11 }, (_, i) => [`k${i}`, "v"])),
+        },
+      ],
+    }),
+    expect: ["spec.lifecycleRules[0].tags: Too many: 11"],
+  },
+  {
+    name: "S3 with a lifecycle tag filter of an empty key",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", { lifecycleRules: [{ id: "empty", expirationDays: 1, tags: { "": "v" } }] }),
+    expect: ["each lifecycle tag key must be 1-128 characters"],
+  },
+  {
+    name: "S3 with a noncurrent transition after noncurrent expiration, and one class twice",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      lifecycleRules: [
+        {
+          id: "late",
+          noncurrentVersionExpirationDays: 30,
+          noncurrentVersionTransitions: [{ noncurrentDays: 60, storageClass: "GLACIER" }],
+        },
+        {
+          id: "twice",
+          noncurrentVersionTransitions: [
+            { noncurrentDays: 30, storageClass: "GLACIER" },
+            { noncurrentDays: 60, storageClass: "GLACIER" },
+          ],
+        },
+      ],
+    }),
+    expect: [
+      "every noncurrent version transition must come before noncurrentVersionExpirationDays",
+      "each storage class may appear in one noncurrent version transition only",
+    ],
+  },
+  {
     name: "S3 with more than 100 CORS rules",
     kind: "S3Bucket",
     spec: specWith("S3Bucket", {

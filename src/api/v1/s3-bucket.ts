@@ -138,6 +138,18 @@ const lifecycleRuleSchema = s.object(
       description: "Apply the rule only to keys starting with this prefix; unset: every object.",
       maxLength: 1024,
     }),
+    tags: s.record(s.string({ description: "Tag value.", maxLength: 256 }), {
+      description:
+        "Apply the rule only to objects carrying every one of these tags (and the prefix, if " +
+        "set): S3's And filter. At most 10 tags.",
+      maxProperties: 10,
+      validations: [
+        {
+          rule: "self.all(k, size(k) >= 1 && size(k) <= 128)",
+          message: "each lifecycle tag key must be 1-128 characters",
+        },
+      ],
+    }),
     expirationDays: s.integer({
       description: "Expire (delete, or add a delete marker to) objects this many days after creation.",
       minimum: 1,
@@ -180,6 +192,33 @@ const lifecycleRuleSchema = s.object(
         ],
       },
     ),
+    noncurrentVersionTransitions: s.array(
+      s.object(
+        {
+          noncurrentDays: s.integer({
+            description: "Days after an object version becomes noncurrent at which it moves.",
+            required: true,
+            minimum: 1,
+            maximum: 36500,
+          }),
+          storageClass: s.enumOf(TRANSITION_CLASSES, {
+            description: "The storage class noncurrent versions move to.",
+            required: true,
+          }),
+        },
+        { description: "Move noncurrent object versions to another storage class after some days." },
+      ),
+      {
+        description: "Storage class transitions of noncurrent object versions (versioned buckets).",
+        maxItems: 6,
+        validations: [
+          {
+            rule: "self.all(t, self.exists_one(u, u.storageClass == t.storageClass))",
+            message: "each storage class may appear in one noncurrent version transition only",
+          },
+        ],
+      },
+    ),
   },
   {
     description: "A lifecycle rule: what S3 does with the objects it selects, and when.",
@@ -187,10 +226,23 @@ const lifecycleRuleSchema = s.object(
       {
         rule:
           "has(self.expirationDays) || has(self.noncurrentVersionExpirationDays) || " +
-          "has(self.abortIncompleteMultipartUploadDays) || (has(self.transitions) && size(self.transitions) > 0)",
+          "has(self.abortIncompleteMultipartUploadDays) || (has(self.transitions) && size(self.transitions) > 0) || " +
+          "(has(self.noncurrentVersionTransitions) && size(self.noncurrentVersionTransitions) > 0)",
         message:
           "a lifecycle rule needs at least one action: expirationDays, noncurrentVersionExpirationDays, " +
-          "abortIncompleteMultipartUploadDays or transitions",
+          "abortIncompleteMultipartUploadDays, transitions or noncurrentVersionTransitions",
+      },
+      {
+        rule: "!has(self.abortIncompleteMultipartUploadDays) || !has(self.tags) || size(self.tags) == 0",
+        message:
+          "abortIncompleteMultipartUploadDays cannot be combined with tags: S3 selects incomplete " +
+          "uploads by prefix only (an upload has no tags before it completes)",
+      },
+      {
+        rule:
+          "!has(self.noncurrentVersionExpirationDays) || !has(self.noncurrentVersionTransitions) || " +
+          "self.noncurrentVersionTransitions.all(t, t.noncurrentDays < self.noncurrentVersionExpirationDays)",
+        message: "every noncurrent version transition must come before noncurrentVersionExpirationDays",
       },
       {
         rule: "!has(self.expirationDays) || !has(self.transitions) || self.transitions.all(t, t.days < self.expirationDays)",

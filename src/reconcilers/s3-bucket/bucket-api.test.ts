@@ -3,6 +3,7 @@ import { describe, it } from "node:test";
 import type { S3Client } from "@aws-sdk/client-s3";
 import { AwsError } from "../../aws/errors.ts";
 import { BucketApi } from "./bucket-api.ts";
+import type { LifecycleRule } from "./settings.ts";
 
 /** A client whose every call answers with `answer` (thrown when it is an Error or AwsError-like). */
 function clientAnswering(answer: unknown): { client: S3Client; inputs: unknown[] } {
@@ -162,6 +163,73 @@ describe("BucketApi.deleteVersions", () => {
     await assert.rejects(
       api(slow.client).deleteVersions([{ Key: "a" }]),
       (err: unknown) => err instanceof AwsError && err.kind === "throttled",
+    );
+  });
+});
+
+describe("BucketApi lifecycle filters", () => {
+  const rule = (over: Partial<LifecycleRule>): LifecycleRule => ({
+    id: "r",
+    enabled: true,
+    prefix: "",
+    tags: {},
+    expirationDays: 30,
+    noncurrentVersionExpirationDays: undefined,
+    abortIncompleteMultipartUploadDays: undefined,
+    transitions: [],
+    noncurrentTransitions: [],
+    ...over,
+  });
+  const filterOf = async (r: LifecycleRule) => {
+    const { client, inputs } = clientAnswering({});
+    await api(client).putSetting({ setting: "lifecycleRules", desired: [r], description: "" });
+    const input = inputs[0] as { LifecycleConfiguration: { Rules: { Filter: unknown }[] } };
+    return input.LifecycleConfiguration.Rules[0]?.Filter;
+  };
+
+  it("sends one criterion on its own and joins two or more with And, as S3 requires", async () => {
+    assert.deepEqual(await filterOf(rule({})), { Prefix: "" });
+    assert.deepEqual(await filterOf(rule({ prefix: "logs/" })), { Prefix: "logs/" });
+    assert.deepEqual(await filterOf(rule({ tags: { tier: "cold" } })), {
+      Tag: { Key: "tier", Value: "cold" },
+    });
+    assert.deepEqual(await filterOf(rule({ prefix: "logs/", tags: { tier: "cold" } })), {
+      And: { Prefix: "logs/", Tags: [{ Key: "tier", Value: "cold" }] },
+    });
+    assert.deepEqual(await filterOf(rule({ tags: { a: "1", b: "2" } })), {
+      And: {
+        Tags: [
+          { Key: "a", Value: "1" },
+          { Key: "b", Value: "2" },
+        ],
+      },
+    });
+  });
+
+  it("reads a tag alone or under And, with the prefix of either form", async () => {
+    const { client } = clientAnswering({
+      Rules: [
+        {
+          ID: "one",
+          Status: "Enabled",
+          Filter: { Tag: { Key: "tier", Value: "cold" } },
+          Expiration: { Days: 5 },
+        },
+        {
+          ID: "two",
+          Status: "Enabled",
+          Filter: { And: { Prefix: "logs/", Tags: [{ Key: "a", Value: "1" }] } },
+          NoncurrentVersionTransitions: [{ NoncurrentDays: 30, StorageClass: "GLACIER" }],
+        },
+      ],
+    });
+    const s = await api(client).settings(["lifecycleRules"]);
+    assert.deepEqual(
+      s.lifecycleRules?.map((r) => [r.id, r.prefix, r.tags, r.noncurrentTransitions]),
+      [
+        ["one", "", { tier: "cold" }, []],
+        ["two", "logs/", { a: "1" }, [{ days: 30, storageClass: "GLACIER" }]],
+      ],
     );
   });
 });

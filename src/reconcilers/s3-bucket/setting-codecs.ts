@@ -26,6 +26,7 @@ import {
   PutBucketWebsiteCommand,
   PutObjectLockConfigurationCommand,
   PutPublicAccessBlockCommand,
+  type LifecycleRuleFilter,
   type ObjectLockRetentionMode,
   type ObjectOwnership,
   type Protocol,
@@ -176,12 +177,17 @@ export const SETTING_CODECS: { readonly [K in BucketSetting]: SettingCodec<K> } 
         (r.Rules ?? []).map((x) => ({
           id: x.ID ?? "",
           enabled: x.Status === "Enabled",
-          prefix: x.Filter?.Prefix ?? x.Prefix ?? "",
+          prefix: x.Filter?.Prefix ?? x.Filter?.And?.Prefix ?? x.Prefix ?? "",
+          tags: filterTags(x.Filter),
           expirationDays: x.Expiration?.Days,
           noncurrentVersionExpirationDays: x.NoncurrentVersionExpiration?.NoncurrentDays,
           abortIncompleteMultipartUploadDays: x.AbortIncompleteMultipartUpload?.DaysAfterInitiation,
           transitions: (x.Transitions ?? []).map((t) => ({
             days: t.Days ?? 0,
+            storageClass: t.StorageClass ?? "",
+          })),
+          noncurrentTransitions: (x.NoncurrentVersionTransitions ?? []).map((t) => ({
+            days: t.NoncurrentDays ?? 0,
             storageClass: t.StorageClass ?? "",
           })),
         })),
@@ -332,7 +338,7 @@ function lifecycleRule(r: LifecycleRule) {
   return {
     ID: r.id,
     Status: r.enabled ? ("Enabled" as const) : ("Disabled" as const),
-    Filter: { Prefix: r.prefix },
+    Filter: lifecycleFilter(r),
     ...(r.expirationDays !== undefined ? { Expiration: { Days: r.expirationDays } } : {}),
     ...(r.noncurrentVersionExpirationDays !== undefined
       ? { NoncurrentVersionExpiration: { NoncurrentDays: r.noncurrentVersionExpirationDays } }
@@ -348,7 +354,33 @@ function lifecycleRule(r: LifecycleRule) {
           })),
         }
       : {}),
+    ...(r.noncurrentTransitions.length > 0
+      ? {
+          NoncurrentVersionTransitions: r.noncurrentTransitions.map((t) => ({
+            NoncurrentDays: t.days,
+            StorageClass: t.storageClass as TransitionStorageClass,
+          })),
+        }
+      : {}),
   };
+}
+
+/**
+ * The filter of a lifecycle rule as S3 takes it: one criterion on its own (the prefix, or a
+ * single tag), two or more joined by And, as S3 requires.
+ */
+function lifecycleFilter(r: LifecycleRule): LifecycleRuleFilter {
+  const tags = Object.entries(r.tags).map(([Key, Value]) => ({ Key, Value }));
+  const [only] = tags;
+  if (only === undefined) return { Prefix: r.prefix };
+  if (tags.length === 1 && r.prefix === "") return { Tag: only };
+  return { And: { ...(r.prefix !== "" ? { Prefix: r.prefix } : {}), Tags: tags } };
+}
+
+/** The tags a lifecycle filter asks for, alone or under And. */
+function filterTags(f: LifecycleRuleFilter | undefined): Record<string, string> {
+  const tags = f?.Tag !== undefined ? [f.Tag] : (f?.And?.Tags ?? []);
+  return Object.fromEntries(tags.map((t) => [t.Key ?? "", t.Value ?? ""]));
 }
 
 /** A retention period S3 reports as absent or 0 (moto sends both fields) becomes undefined. */

@@ -44,10 +44,14 @@ export interface LifecycleRule {
   readonly id: string;
   readonly enabled: boolean;
   readonly prefix: string;
+  /** Tags an object must all carry; `{}` for none. */
+  readonly tags: Readonly<Record<string, string>>;
   readonly expirationDays: number | undefined;
   readonly noncurrentVersionExpirationDays: number | undefined;
   readonly abortIncompleteMultipartUploadDays: number | undefined;
   readonly transitions: readonly { readonly days: number; readonly storageClass: string }[];
+  /** Transitions of noncurrent versions, `days` counted from when a version became noncurrent. */
+  readonly noncurrentTransitions: readonly { readonly days: number; readonly storageClass: string }[];
 }
 
 /** The default retention of an Object Lock bucket in normal form (one of days or years). */
@@ -121,10 +125,15 @@ export function desiredSettings(spec: S3BucketSpec): BucketSettings {
         id: r.id,
         enabled: r.enabled,
         prefix: r.prefix ?? "",
+        tags: r.tags ?? {},
         expirationDays: r.expirationDays,
         noncurrentVersionExpirationDays: r.noncurrentVersionExpirationDays,
         abortIncompleteMultipartUploadDays: r.abortIncompleteMultipartUploadDays,
         transitions: (r.transitions ?? []).map((t) => ({ days: t.days, storageClass: t.storageClass })),
+        noncurrentTransitions: (r.noncurrentVersionTransitions ?? []).map((t) => ({
+          days: t.noncurrentDays,
+          storageClass: t.storageClass,
+        })),
       })),
     );
   }
@@ -177,14 +186,15 @@ export function managedSettings(spec: S3BucketSpec): BucketSetting[] {
   return BUCKET_SETTINGS.filter((k) => k in desired);
 }
 
-/** Rules sorted by id, each with transitions sorted by days, then storage class. */
+/** Rules sorted by id, each with both kinds of transitions sorted by days, then storage class. */
 export function normalRules(rules: readonly LifecycleRule[]): LifecycleRule[] {
+  const byDays = (ts: LifecycleRule["transitions"]) =>
+    [...ts].sort((a, b) => a.days - b.days || a.storageClass.localeCompare(b.storageClass));
   return [...rules]
     .map((r) => ({
       ...r,
-      transitions: [...r.transitions].sort(
-        (a, b) => a.days - b.days || a.storageClass.localeCompare(b.storageClass),
-      ),
+      transitions: byDays(r.transitions),
+      noncurrentTransitions: byDays(r.noncurrentTransitions),
     }))
     .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
