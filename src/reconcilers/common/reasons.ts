@@ -57,7 +57,7 @@ export const Reason = {
   /** Deletion waits because the bucket still holds objects and forceDelete is false. */
   BucketNotEmpty: ConditionReason.BucketNotEmpty,
   /** Deletion waits because S3 Object Lock keeps object versions that forceDelete cannot delete. */
-  BucketObjectsLocked: "BucketObjectsLocked",
+  BucketObjectsLocked: ConditionReason.BucketObjectsLocked,
 
   // SqsQueue.
   /** The dead-letter queue named by queueRef does not exist or has no ARN yet. */
