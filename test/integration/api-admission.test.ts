@@ -140,6 +140,69 @@ describe("admission of compute.cloud.com/v1 objects", () => {
       assert.match(errorMessage(add), /spec\.keyPair: Invalid value: .*keyPair is immutable/);
     });
 
+    it("keeps objectLock.enabled as it was at creation, and lets defaultRetention change", async () => {
+      const lockedSpec = specWith("S3Bucket", {
+        versioning: true,
+        objectLock: { enabled: true, defaultRetention: { mode: "GOVERNANCE", days: 1 } },
+      });
+      assert.equal((await create(cp, "S3Bucket", lockedSpec, "locked-s3")).status, 201);
+      const refused: Record<string, unknown>[] = [
+        { objectLock: { enabled: false, defaultRetention: null } },
+        { objectLock: null },
+      ];
+      for (const spec of refused) {
+        const res = await mergePatch(cp, "S3Bucket", "locked-s3", { spec });
+        assert.equal(res.status, 422, JSON.stringify(spec));
+        assert.match(
+          errorMessage(res),
+          /spec\.objectLock: Invalid value: .*objectLock\.enabled is immutable: S3 turns Object Lock on only when it creates the bucket/,
+        );
+      }
+      const retention = await mergePatch(cp, "S3Bucket", "locked-s3", {
+        spec: { objectLock: { defaultRetention: { mode: "COMPLIANCE", days: null, years: 2 } } },
+      });
+      assert.equal(retention.status, 200, retention.text);
+      const unlocked = await mergePatch(cp, "S3Bucket", names.S3Bucket, {
+        spec: { versioning: true, objectLock: { enabled: true } },
+      });
+      assert.equal(unlocked.status, 422);
+      assert.match(errorMessage(unlocked), /objectLock\.enabled is immutable/);
+      const off = await mergePatch(cp, "S3Bucket", names.S3Bucket, {
+        spec: { objectLock: { enabled: false } },
+      });
+      assert.equal(off.status, 200, off.text);
+      const suspend = await mergePatch(cp, "S3Bucket", "locked-s3", { spec: { versioning: false } });
+      assert.equal(suspend.status, 422);
+      assert.match(errorMessage(suspend), /objectLock\.enabled needs versioning: true/);
+    });
+
+    it("accepts a redirect website behind full Block Public Access, and CORS rules within AWS's limits", async () => {
+      const spec = specWith("S3Bucket", {
+        publicAccessBlock: {
+          blockPublicAcls: true,
+          ignorePublicAcls: true,
+          blockPublicPolicy: true,
+          restrictPublicBuckets: true,
+        },
+        website: { redirectAllRequestsTo: { hostName: "www.example.com", protocol: "https" } },
+        cors: Array.from({ length: 100 }, (_, i) => ({
+          id: `r${i}`,
+          allowedMethods: ["GET", "HEAD"],
+          allowedOrigins: ["https://*.example.com"],
+          allowedHeaders: ["*"],
+        })),
+      });
+      const res = await create(cp, "S3Bucket", spec, "redirect-s3");
+      assert.equal(res.status, 201, res.text);
+      const served = await create(
+        cp,
+        "S3Bucket",
+        specWith("S3Bucket", { publicAccessBlock: {}, website: { indexDocument: "index.html" } }),
+        "website-s3",
+      );
+      assert.equal(served.status, 201, served.text);
+    });
+
     it("accepts changes of the mutable fields", async () => {
       const accepted: [Kind, Record<string, unknown>][] = [
         [

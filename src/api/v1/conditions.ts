@@ -31,6 +31,11 @@ export const ConditionReason = {
   /** Deletion waits because the bucket still holds objects and forceDelete is false. */
   BucketNotEmpty: "BucketNotEmpty",
   /**
+   * Deletion waits because S3 Object Lock keeps object versions (retention or legal hold) that
+   * forceDelete may not delete; the operator never bypasses governance retention.
+   */
+  BucketObjectsLocked: "BucketObjectsLocked",
+  /**
    * The ConfigMap spec.writeOutputsTo names exists and is not this object's (not created by the
    * operator for it); it is never overwritten.
    */

@@ -80,7 +80,7 @@ const kinds = [
     resource: S3BucketResource,
     shortName: "s3b",
     columns: ["BucketName", "State", "Endpoint", "Ready", "Age"],
-    immutable: ["accountRef", "bucketName", "region"],
+    immutable: ["accountRef", "bucketName", "objectLock", "region"],
     status: ["bucketArn", "endpoint", "observedVersioning", "region", "state"],
   },
   {

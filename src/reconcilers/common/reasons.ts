@@ -56,6 +56,8 @@ export const Reason = {
   BucketAccessDenied: "BucketAccessDenied",
   /** Deletion waits because the bucket still holds objects and forceDelete is false. */
   BucketNotEmpty: ConditionReason.BucketNotEmpty,
+  /** Deletion waits because S3 Object Lock keeps object versions that forceDelete cannot delete. */
+  BucketObjectsLocked: ConditionReason.BucketObjectsLocked,
 
   // SqsQueue.
   /** The dead-letter queue named by queueRef does not exist or has no ARN yet. */

@@ -241,6 +241,9 @@ describe("S3BucketDriver", () => {
         "publicAccessBlock",
         "policy",
         "lifecycleRules",
+        "objectLock",
+        "cors",
+        "website",
       ]);
       assert.deepEqual(s3.mutations(), ["PutBucketTagging", "PutBucketVersioning"]);
       assert.equal(b.tags.a, "1");
