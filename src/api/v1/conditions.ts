@@ -35,6 +35,11 @@ export const ConditionReason = {
    * operator for it); it is never overwritten.
    */
   OutputConflict: "OutputConflict",
+  /**
+   * Synced=False: the object carries the `compute.cloud.com/paused: "true"` annotation; the
+   * operator makes no AWS call for it and a deletion waits until the annotation is removed.
+   */
+  Paused: "Paused",
 } as const;
 
 /** Values of `condition.status`. */

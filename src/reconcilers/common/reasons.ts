@@ -23,6 +23,8 @@ export const Reason = {
   DeletedOutOfBand: ConditionReason.DeletedOutOfBand,
   /** The ConfigMap spec.writeOutputsTo names exists and is not this object's. */
   OutputConflict: ConditionReason.OutputConflict,
+  /** Synced=False: the object carries the paused annotation (./pause.ts). */
+  Paused: ConditionReason.Paused,
 
   // The ownership rules (./ownership.ts): the resource found is not this object's to take.
   NotOwned: ConditionReason.NotOwned,

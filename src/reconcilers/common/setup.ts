@@ -7,8 +7,11 @@ import type { Registry } from "prom-client";
 import type { AwsClientSource } from "../../aws/clients.ts";
 import type { Client } from "../../runtime/client/index.ts";
 import type { Clock } from "../../runtime/clock.ts";
+import { PAUSED_ANNOTATION } from "../../api/v1/index.ts";
 import {
+  annotationChanged,
   generationChanged,
+  or,
   newControllerManagedBy,
   type MapFunc,
   type Controller,
@@ -63,7 +66,8 @@ export interface ReconcilerDeps extends ProcessDeps {
  * Builds the controller of one kind and adds it to the manager. The controller enqueues an
  * object when it appears and when its generation changes (a spec edit, the start of a
  * deletion): the operator's own status and finalizer writes do not come back as reconciles that
- * would only observe AWS again. Every reconcile ends with an explicit `requeueAfter` (the short
+ * would only observe AWS again; a change of the paused annotation (./pause.ts) enqueues it too,
+ * so removing it resumes at once. Every reconcile ends with an explicit `requeueAfter` (the short
  * pending poll after a create, the steady poll once settled), and that poll is what catches
  * drift in AWS; a write that lost a conflict requeues itself shortly. The generation filter is
  * on the kind's own source only: `watches` see every change of the objects they watch (a
@@ -85,7 +89,9 @@ export function setupManagedController<T extends ManagedObject, R>(
   countManagedResources(deps.registry, resource.kind, () => client.list());
   const reconciler = managedReconciler(name, resource, connector, deps, outputs);
   const builder = newControllerManagedBy(deps)
-    .for<T>(resource, { predicates: [generationChanged<T>()] })
+    .for<T>(resource, {
+      predicates: [or(generationChanged<T>(), annotationChanged<T>([PAUSED_ANNOTATION]))],
+    })
     .named(name)
     .withOptions({ maxConcurrentReconciles: deps.maxConcurrentReconciles ?? 1 });
   for (const w of watches) builder.watches(w.resource, w.map);
