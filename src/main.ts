@@ -16,7 +16,7 @@ import { helpText } from "./config/flags.ts";
 import { isEntryPoint } from "./entry-point.ts";
 import { ConfigError, parseOptions, type Options } from "./config/options.ts";
 import { AwsClients } from "./aws/clients.ts";
-import { CACHE_OPTIONS, registerControllers } from "./controllers.ts";
+import { cacheOptions, registerControllers } from "./controllers.ts";
 import { InformerFactory } from "./runtime/cache/factory.ts";
 import { systemClock } from "./runtime/clock.ts";
 import { EventBroadcaster } from "./runtime/events/recorder.ts";
@@ -130,7 +130,7 @@ async function run(options: Options, env: NodeJS.ProcessEnv, logger: Logger): Pr
     rest,
     ...(options.watchNamespaces.length > 0 ? { namespaces: [...options.watchNamespaces] } : {}),
     resyncPeriodMs: options.syncPeriodMs,
-    ...CACHE_OPTIONS,
+    ...cacheOptions(options.outputSecretNamespaces),
     logger: logger.child({ component: "cache" }),
     registry,
   });

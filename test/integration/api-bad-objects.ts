@@ -529,9 +529,21 @@ export const badCases: BadCase[] = [
     expect: ["spec.writeOutputsTo.configMapName", "Too long"],
   },
   {
-    name: "EC2 writing outputs without a ConfigMap name",
+    name: "EC2 writing outputs to neither a ConfigMap nor a Secret",
     kind: "Ec2Instance",
     spec: specWith("Ec2Instance", { writeOutputsTo: {} }),
-    expect: ["spec.writeOutputsTo.configMapName: Required value"],
+    expect: ["spec.writeOutputsTo", "writeOutputsTo needs configMapName, secretName or both"],
+  },
+  {
+    name: "SQS writing outputs to an upper-case Secret name",
+    kind: "SqsQueue",
+    spec: specWith("SqsQueue", { writeOutputsTo: { secretName: "Orders" } }),
+    expect: ["spec.writeOutputsTo.secretName", "secretName must be a DNS subdomain name"],
+  },
+  {
+    name: "S3 writing outputs to a 254-character Secret name",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", { writeOutputsTo: { configMapName: "ok", secretName: "a".repeat(254) } }),
+    expect: ["spec.writeOutputsTo.secretName", "Too long"],
   },
 ];

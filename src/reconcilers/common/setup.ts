@@ -28,7 +28,14 @@ import type { AdoptionPolicy, OwnerDirectory } from "./ownership.ts";
 import type { TagPolicy } from "./tags.ts";
 import { ManagedResourceReconciler } from "./flow/reconciler.ts";
 import { countManagedResources, DriftRepairMetrics } from "./metrics.ts";
-import { ConfigMapResource, OutputWriter, type ConfigMap, type OutputValues } from "./outputs.ts";
+import {
+  ConfigMapResource,
+  OutputWriter,
+  SecretResource,
+  type ConfigMap,
+  type OutputValues,
+  type Secret,
+} from "./outputs.ts";
 
 /** What every controller of the process is built from, whatever it reconciles. */
 export interface ProcessDeps {
@@ -60,6 +67,8 @@ export interface ReconcilerDeps extends ProcessDeps {
   pendingMaxMs?: number;
   /** Resolves each object's AWS account (src/accounts). @default the operator's own for every object */
   accounts?: AccountResolver | undefined;
+  /** Namespaces where spec.writeOutputsTo.secretName may be written (`--output-secret-namespaces`). @default none */
+  outputSecretNamespaces?: readonly string[];
 }
 
 /**
@@ -72,8 +81,9 @@ export interface ReconcilerDeps extends ProcessDeps {
  * drift in AWS; a write that lost a conflict requeues itself shortly. The generation filter is
  * on the kind's own source only: `watches` see every change of the objects they watch (a
  * dead-letter queue's status gaining its ARN is what its referrers wait for). With `outputs`, the
- * controller owns the ConfigMaps of `spec.writeOutputsTo`: a change or deletion of one by someone
- * else enqueues its owner, which repairs it.
+ * controller owns the ConfigMaps of `spec.writeOutputsTo`, and its Secrets when
+ * `outputSecretNamespaces` names any namespace (the Secret informer watches only those): a change
+ * or deletion of one by someone else enqueues its owner, which repairs it.
  */
 export function setupManagedController<T extends ManagedObject, R>(
   name: string,
@@ -96,6 +106,7 @@ export function setupManagedController<T extends ManagedObject, R>(
     .withOptions({ maxConcurrentReconciles: deps.maxConcurrentReconciles ?? 1 });
   for (const w of watches) builder.watches(w.resource, w.map);
   if (outputs !== undefined) builder.owns(ConfigMapResource);
+  if (outputs !== undefined && (deps.outputSecretNamespaces ?? []).length > 0) builder.owns(SecretResource);
   for (const s of deps.accounts?.sources ?? [])
     builder.watches(s.resource, (o) => s.affected(o, client.list()));
   return builder.complete(reconciler);
@@ -130,6 +141,10 @@ export function managedReconciler<T extends ManagedObject, R>(
         ? undefined
         : new OutputWriter<T>({
             configMaps: deps.client.resource<ConfigMap>(ConfigMapResource),
+            secrets: {
+              client: deps.client.resource<Secret>(SecretResource),
+              namespaces: deps.outputSecretNamespaces ?? [],
+            },
             values: outputs,
           }),
   });

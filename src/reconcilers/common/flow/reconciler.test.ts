@@ -753,7 +753,8 @@ describe("ManagedResourceReconciler: the outputs hook", () => {
         sync: async (obj, c) => {
           f.log.push("outputs");
           seen.push({ widgetId: obj.status?.widgetId, reported: c.conflictReported });
-          return answer();
+          const message = answer();
+          return message === undefined ? undefined : { reason: "OutputConflict", message };
         },
       },
     });

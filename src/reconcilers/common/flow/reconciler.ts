@@ -337,23 +337,26 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
   }
 
   /**
-   * Writes the outputs ConfigMap of `obj` (with the status just computed). Returns the
-   * OutputConflict conditions when the ConfigMap is not the object's, after a Warning Event the
-   * first time it is seen (a lasting conflict makes no write per poll).
+   * Writes the outputs ConfigMap and Secret of `obj` (with the status just computed). Returns the
+   * OutputConflict conditions when one is not the object's (OutputNotAllowed when the Secret may
+   * not be written in its namespace), after a Warning Event the first time it is seen (a lasting
+   * conflict makes no write per poll).
    */
   async #writeOutputs(obj: T, ctx: DriverContext): Promise<ConditionSet | undefined> {
     const outputs = this.#o.outputs;
     if (outputs === undefined) return undefined;
     const reported =
       getCondition(obj.status?.conditions, ConditionType.Ready)?.reason === Reason.OutputConflict;
-    const message = await outputs.sync(obj, {
+    const refusal = await outputs.sync(obj, {
       signal: ctx.signal,
       logger: ctx.logger,
       conflictReported: reported,
     });
-    if (message === undefined) return undefined;
-    if (!reported) this.#o.recorder.event(obj, "Warning", Reason.OutputConflict, message);
-    return failing(Reason.OutputConflict, message);
+    if (refusal === undefined) return undefined;
+    const ready = getCondition(obj.status?.conditions, ConditionType.Ready);
+    if (ready?.reason !== refusal.reason || ready.message !== refusal.message)
+      this.#o.recorder.event(obj, "Warning", refusal.reason, refusal.message);
+    return failing(refusal.reason, refusal.message);
   }
 
   /**
