@@ -422,6 +422,49 @@ export const badCases: BadCase[] = [
     spec: specWith("SqsQueue", { contentBasedDeduplication: true }),
     expect: ["spec.contentBasedDeduplication", "contentBasedDeduplication applies to FIFO queues only"],
   },
+  // FIFO high throughput
+  {
+    name: "SQS with a deduplication scope on a standard queue",
+    kind: "SqsQueue",
+    spec: specWith("SqsQueue", { deduplicationScope: "messageGroup" }),
+    expect: ["spec.deduplicationScope", "deduplicationScope applies to FIFO queues only"],
+  },
+  {
+    name: "SQS with a throughput limit on a standard queue",
+    kind: "SqsQueue",
+    spec: specWith("SqsQueue", { fifoThroughputLimit: "perQueue" }),
+    expect: ["spec.fifoThroughputLimit", "fifoThroughputLimit applies to FIFO queues only"],
+  },
+  {
+    name: "SQS FIFO with a per-group throughput limit and queue-wide deduplication",
+    kind: "SqsQueue",
+    spec: specWith("SqsQueue", {
+      queueName: "orders.fifo",
+      fifo: true,
+      deduplicationScope: "queue",
+      fifoThroughputLimit: "perMessageGroupId",
+    }),
+    expect: [
+      "spec.fifoThroughputLimit",
+      "fifoThroughputLimit perMessageGroupId requires deduplicationScope: messageGroup",
+    ],
+  },
+  {
+    name: "SQS FIFO with a per-group throughput limit and no deduplication scope",
+    kind: "SqsQueue",
+    spec: specWith("SqsQueue", {
+      queueName: "orders.fifo",
+      fifo: true,
+      fifoThroughputLimit: "perMessageGroupId",
+    }),
+    expect: ["spec.fifoThroughputLimit", "requires deduplicationScope: messageGroup"],
+  },
+  {
+    name: "SQS FIFO with an unknown deduplication scope",
+    kind: "SqsQueue",
+    spec: specWith("SqsQueue", { queueName: "orders.fifo", fifo: true, deduplicationScope: "group" }),
+    expect: ["spec.deduplicationScope", "Unsupported value"],
+  },
   {
     name: "SQS with both kinds of encryption",
     kind: "SqsQueue",
