@@ -17,7 +17,7 @@ import { helpText } from "./config/flags.ts";
 import { isEntryPoint } from "./entry-point.ts";
 import { ConfigError, parseOptions, type Options } from "./config/options.ts";
 import { AwsClients } from "./aws/clients.ts";
-import { CACHE_OPTIONS, registerControllers } from "./controllers.ts";
+import { cacheOptions, registerControllers } from "./controllers.ts";
 import { heapSizing, sizeHeapFromMemoryLimit } from "./heap/ceiling.ts";
 import { HeapFitCheck, HeapTooSmallError } from "./heap/fit-check.ts";
 import { InformerFactory } from "./runtime/cache/factory.ts";
@@ -141,7 +141,7 @@ async function run(options: Options, env: NodeJS.ProcessEnv, logger: Logger): Pr
     rest,
     ...(options.watchNamespaces.length > 0 ? { namespaces: [...options.watchNamespaces] } : {}),
     resyncPeriodMs: options.syncPeriodMs,
-    ...CACHE_OPTIONS,
+    ...cacheOptions(options.outputSecretNamespaces),
     logger: logger.child({ component: "cache" }),
     registry,
   });

@@ -65,6 +65,14 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: "log-format", kind: "string", defaultText: "json", help: "json (one object per line) or text (human-readable, for development)." },
   { name: "watch-namespace", kind: "string", defaultText: "all namespaces", help: "Comma-separated namespaces to watch." },
   {
+    name: "output-secret-namespaces",
+    kind: "string",
+    defaultText: "none",
+    help:
+      "Comma-separated namespaces whose objects may write spec.writeOutputsTo.secretName (the operator " +
+      "lists, watches and writes Secrets there only, under a Role in each); elsewhere it reports OutputNotAllowed.",
+  },
+  {
     name: "adoption",
     kind: "string",
     defaultText: "enabled",

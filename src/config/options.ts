@@ -71,6 +71,8 @@ export interface Options {
   readonly logFormat: LogFormat;
   /** Empty: every namespace. Deduplicated. */
   readonly watchNamespaces: readonly string[];
+  /** Namespaces where spec.writeOutputsTo.secretName may be written; empty: none. Deduplicated. */
+  readonly outputSecretNamespaces: readonly string[];
   /** Whether resources this operator never tagged may be adopted. @default "enabled" */
   readonly adoption: AdoptionPolicy;
   /** Tags every AWS resource carries, under each object's own (`--default-tags`). @default {} */
@@ -184,6 +186,7 @@ export function parseOptions(argv: readonly string[], env: Readonly<Record<strin
     logLevel: get("log-level", (t) => parseChoice(t, LOG_LEVELS), "info"),
     logFormat: get("log-format", (t) => parseChoice(t, LOG_FORMATS), "json"),
     watchNamespaces: Object.freeze(get("watch-namespace", parseNamespaceList, [])),
+    outputSecretNamespaces: Object.freeze(get("output-secret-namespaces", parseNamespaceList, [])),
     adoption: get("adoption", (t) => parseChoice(t, ADOPTION_POLICIES), "enabled"),
     defaultTags: Object.freeze(get("default-tags", parseTagList, {})),
     ignoreTagPrefixes: Object.freeze(get("ignore-tag-prefixes", parseTagPrefixList, [])),

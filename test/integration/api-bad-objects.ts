@@ -600,6 +600,49 @@ export const badCases: BadCase[] = [
     spec: specWith("SqsQueue", { contentBasedDeduplication: true }),
     expect: ["spec.contentBasedDeduplication", "contentBasedDeduplication applies to FIFO queues only"],
   },
+  // FIFO high throughput
+  {
+    name: "SQS with a deduplication scope on a standard queue",
+    kind: "SqsQueue",
+    spec: specWith("SqsQueue", { deduplicationScope: "messageGroup" }),
+    expect: ["spec.deduplicationScope", "deduplicationScope applies to FIFO queues only"],
+  },
+  {
+    name: "SQS with a throughput limit on a standard queue",
+    kind: "SqsQueue",
+    spec: specWith("SqsQueue", { fifoThroughputLimit: "perQueue" }),
+    expect: ["spec.fifoThroughputLimit", "fifoThroughputLimit applies to FIFO queues only"],
+  },
+  {
+    name: "SQS FIFO with a per-group throughput limit and queue-wide deduplication",
+    kind: "SqsQueue",
+    spec: specWith("SqsQueue", {
+      queueName: "orders.fifo",
+      fifo: true,
+      deduplicationScope: "queue",
+      fifoThroughputLimit: "perMessageGroupId",
+    }),
+    expect: [
+      "spec.fifoThroughputLimit",
+      "fifoThroughputLimit perMessageGroupId requires deduplicationScope: messageGroup",
+    ],
+  },
+  {
+    name: "SQS FIFO with a per-group throughput limit and no deduplication scope",
+    kind: "SqsQueue",
+    spec: specWith("SqsQueue", {
+      queueName: "orders.fifo",
+      fifo: true,
+      fifoThroughputLimit: "perMessageGroupId",
+    }),
+    expect: ["spec.fifoThroughputLimit", "requires deduplicationScope: messageGroup"],
+  },
+  {
+    name: "SQS FIFO with an unknown deduplication scope",
+    kind: "SqsQueue",
+    spec: specWith("SqsQueue", { queueName: "orders.fifo", fifo: true, deduplicationScope: "group" }),
+    expect: ["spec.deduplicationScope", "Unsupported value"],
+  },
   {
     name: "SQS with both kinds of encryption",
     kind: "SqsQueue",
@@ -707,9 +750,21 @@ export const badCases: BadCase[] = [
     expect: ["spec.writeOutputsTo.configMapName", "Too long"],
   },
   {
-    name: "EC2 writing outputs without a ConfigMap name",
+    name: "EC2 writing outputs to neither a ConfigMap nor a Secret",
     kind: "Ec2Instance",
     spec: specWith("Ec2Instance", { writeOutputsTo: {} }),
-    expect: ["spec.writeOutputsTo.configMapName: Required value"],
+    expect: ["spec.writeOutputsTo", "writeOutputsTo needs configMapName, secretName or both"],
+  },
+  {
+    name: "SQS writing outputs to an upper-case Secret name",
+    kind: "SqsQueue",
+    spec: specWith("SqsQueue", { writeOutputsTo: { secretName: "Orders" } }),
+    expect: ["spec.writeOutputsTo.secretName", "secretName must be a DNS subdomain name"],
+  },
+  {
+    name: "S3 writing outputs to a 254-character Secret name",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", { writeOutputsTo: { configMapName: "ok", secretName: "a".repeat(254) } }),
+    expect: ["spec.writeOutputsTo.secretName", "Too long"],
   },
 ];

@@ -40,6 +40,16 @@ export const ConditionReason = {
    * operator for it); it is never overwritten.
    */
   OutputConflict: "OutputConflict",
+  /**
+   * spec.writeOutputsTo.secretName is set in a namespace where the operator may not write Secrets
+   * (not one of `--output-secret-namespaces`); no Secret is read or written there.
+   */
+  OutputNotAllowed: "OutputNotAllowed",
+  /**
+   * Synced=False: the object carries the `compute.cloud.com/paused: "true"` annotation; the
+   * operator makes no AWS call for it and a deletion waits until the annotation is removed.
+   */
+  Paused: "Paused",
 } as const;
 
 /** Values of `condition.status`. */

@@ -21,8 +21,12 @@ export const Reason = {
   ReconcileSuccess: "ReconcileSuccess",
   /** The resource was deleted outside the operator and onDeletedOutOfBand is Report. */
   DeletedOutOfBand: ConditionReason.DeletedOutOfBand,
-  /** The ConfigMap spec.writeOutputsTo names exists and is not this object's. */
+  /** The ConfigMap or Secret spec.writeOutputsTo names exists and is not this object's. */
   OutputConflict: ConditionReason.OutputConflict,
+  /** spec.writeOutputsTo.secretName in a namespace outside --output-secret-namespaces. */
+  OutputNotAllowed: ConditionReason.OutputNotAllowed,
+  /** Synced=False: the object carries the paused annotation (./pause.ts). */
+  Paused: ConditionReason.Paused,
 
   // The ownership rules (./ownership.ts): the resource found is not this object's to take.
   NotOwned: ConditionReason.NotOwned,

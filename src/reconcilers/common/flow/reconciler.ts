@@ -28,6 +28,10 @@
  * 6. **Requeue**: short doubling intervals while the resource is in transition, else the poll
  *    period.
  *
+ * Before all of these, a **paused** object (the `compute.cloud.com/paused: "true"` annotation,
+ * ../pause.ts) is only reported: Synced=False, reason Paused, before any connection to its
+ * account, so no AWS call and no finalizer change is made for it; its deletion waits.
+ *
  * A failure anywhere is planned by ./failure.ts (conditions, Event, requeue or error) and
  * executed here.
  */
@@ -60,6 +64,7 @@ import {
   releasedMessage,
 } from "../management-policy.ts";
 import type { OutputWriter } from "../outputs.ts";
+import { isPaused, pausedCondition } from "../pause.ts";
 import { adoptionRefusal, type AdoptionPolicy, type OwnerDirectory } from "../ownership.ts";
 import { Reason } from "../reasons.ts";
 import { available, failing, notTrue, reconciled, type ConditionSet } from "./conditions.ts";
@@ -163,17 +168,38 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     };
     let step: Step;
     try {
-      const { driver, account } = await this.#o.connector.connect(obj, ctx.signal);
-      const run: Run<T, R> = { writer, key, ctx: dctx, driver, account };
-      if (observesOnly(obj)) step = await this.#observeOnly(run);
-      else if (obj.metadata.deletionTimestamp !== undefined) step = await this.#finalize(run);
-      else step = await this.#ensure(run);
+      if (isPaused(obj)) step = await this.#paused(writer);
+      else {
+        const { driver, account } = await this.#o.connector.connect(obj, ctx.signal);
+        const run: Run<T, R> = { writer, key, ctx: dctx, driver, account };
+        if (observesOnly(obj)) step = await this.#observeOnly(run);
+        else if (obj.metadata.deletionTimestamp !== undefined) step = await this.#finalize(run);
+        else step = await this.#ensure(run);
+      }
     } catch (err) {
       return await this.#fail(writer, key, err, ctx);
     }
     const { wait, ...result } = step;
     if (wait !== true) this.#keys.streakEnded(key);
     return result;
+  }
+
+  /**
+   * A paused object (../pause.ts): records Synced=False, reason Paused, with a Normal Event when
+   * the pause (or a deletion waiting for it) begins, and nothing else. No requeue: removing the
+   * annotation enqueues the object (the controller's predicate, ../setup.ts).
+   */
+  async #paused(writer: StatusWriter<T>): Promise<Step> {
+    const obj = writer.stored;
+    const deleting = obj.metadata.deletionTimestamp !== undefined;
+    // Without the finalizer, nothing holds a deleted object back and nothing waits.
+    if (deleting && !hasFinalizer(obj, FINALIZER)) return {};
+    const synced = pausedCondition(deleting);
+    const current = getCondition(obj.status?.conditions, ConditionType.Synced);
+    if (current?.reason !== synced.reason || current.message !== synced.message)
+      this.#o.recorder.event(obj, "Normal", Reason.Paused, synced.message);
+    await writer.write(writer.conditioned({ synced }));
+    return {};
   }
 
   async #finalize({ writer, key, ctx, driver }: Run<T, R>): Promise<Step> {
@@ -318,23 +344,26 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
   }
 
   /**
-   * Writes the outputs ConfigMap of `obj` (with the status just computed). Returns the
-   * OutputConflict conditions when the ConfigMap is not the object's, after a Warning Event the
-   * first time it is seen (a lasting conflict makes no write per poll).
+   * Writes the outputs ConfigMap and Secret of `obj` (with the status just computed). Returns the
+   * OutputConflict conditions when one is not the object's (OutputNotAllowed when the Secret may
+   * not be written in its namespace), after a Warning Event the first time it is seen (a lasting
+   * conflict makes no write per poll).
    */
   async #writeOutputs(obj: T, ctx: DriverContext): Promise<ConditionSet | undefined> {
     const outputs = this.#o.outputs;
     if (outputs === undefined) return undefined;
     const reported =
       getCondition(obj.status?.conditions, ConditionType.Ready)?.reason === Reason.OutputConflict;
-    const message = await outputs.sync(obj, {
+    const refusal = await outputs.sync(obj, {
       signal: ctx.signal,
       logger: ctx.logger,
       conflictReported: reported,
     });
-    if (message === undefined) return undefined;
-    if (!reported) this.#o.recorder.event(obj, "Warning", Reason.OutputConflict, message);
-    return failing(Reason.OutputConflict, message);
+    if (refusal === undefined) return undefined;
+    const ready = getCondition(obj.status?.conditions, ConditionType.Ready);
+    if (ready?.reason !== refusal.reason || ready.message !== refusal.message)
+      this.#o.recorder.event(obj, "Warning", refusal.reason, refusal.message);
+    return failing(refusal.reason, refusal.message);
   }
 
   /**
