@@ -96,11 +96,6 @@ describe("admission of compute.cloud.com/v1 objects", () => {
       { kind: "Ec2Instance", patch: { keyPair: "other" }, expect: "keyPair is immutable" },
       { kind: "Ec2Instance", patch: { keyPair: null }, expect: "keyPair is immutable" },
       { kind: "Ec2Instance", patch: { subnet: "subnet-89abcdef" }, expect: "subnet is immutable" },
-      {
-        kind: "Ec2Instance",
-        patch: { securityGroups: ["sg-89abcdef"] },
-        expect: "securityGroups is immutable",
-      },
       { kind: "Ec2Instance", patch: { userData: "#!/bin/sh\n" }, expect: "userData is immutable" },
       { kind: "Ec2Instance", patch: { associatePublicIP: false }, expect: "associatePublicIP is immutable" },
       {
@@ -152,8 +147,15 @@ describe("admission of compute.cloud.com/v1 objects", () => {
             deletionPolicy: "Retain",
             adoptExisting: true,
             onDeletedOutOfBand: "Report",
+            securityGroups: ["sg-89abcdef", "sg-01234567"],
+            disableApiTermination: true,
+            disableApiStop: true,
+            instanceInitiatedShutdownBehavior: "terminate",
+            monitoring: true,
+            creditSpecification: "unlimited",
           },
         ],
+        ["Ec2Instance", { securityGroups: null, disableApiTermination: null, creditSpecification: null }],
         ["S3Bucket", { versioning: true, forceDelete: true, tags: null, deletionPolicy: "Retain" }],
         ["SqsQueue", { visibilityTimeoutSeconds: 120, messageRetentionSeconds: 60, tags: { a: "b" } }],
       ];

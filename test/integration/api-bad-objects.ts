@@ -95,6 +95,21 @@ export const badCases: BadCase[] = [
     expect: ["spec.securityGroups", "must have at most 16 items"],
   },
   {
+    name: "EC2 with a CPU credit option on a type that is not burstable",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", { instanceType: "m5.large", creditSpecification: "unlimited" }),
+    expect: [
+      "spec.creditSpecification",
+      "creditSpecification applies to burstable instance types only (t2, t3, t3a, t4g)",
+    ],
+  },
+  {
+    name: "EC2 with an unknown shutdown behaviour",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", { instanceInitiatedShutdownBehavior: "hibernate" }),
+    expect: ["spec.instanceInitiatedShutdownBehavior", "Unsupported value"],
+  },
+  {
     name: "EC2 booting from an st1 root volume",
     kind: "Ec2Instance",
     spec: specWith("Ec2Instance", { storage: { rootVolume: { type: "st1", size: 500 } } }),

@@ -68,7 +68,6 @@ const kinds = [
       "instanceId",
       "keyPair",
       "region",
-      "securityGroups",
       "storage",
       "subnet",
       "userData",

@@ -2,10 +2,10 @@
  * The Ec2Instance kind: one EC2 instance, launched from an AMI, with its EBS volumes.
  *
  * Launch parameters are immutable: AWS cannot change the AMI, subnet, zone, key pair or block
- * devices of an instance, and user data or security groups would need the instance rewired.
- * The instance type is mutable: applied while the instance is stopped, and on a running one only
+ * devices of an instance, and user data runs at first boot only. The instance type is mutable: applied while the instance is stopped, and on a running one only
  * when `restartForUpdate` lets the operator stop and start it. Tags, the run state, the hardening
- * settings and the lifecycle policies are mutable.
+ * settings, the security groups, the in-place attributes (protections, shutdown behaviour,
+ * monitoring, CPU credits) and the lifecycle policies are mutable.
  */
 import type { KubeObject, ResourceType } from "../../runtime/kube/object.ts";
 import * as s from "../schema/builder.ts";
@@ -270,8 +270,9 @@ export const ec2InstanceSpecSchema = s.object(
       }),
       {
         description:
-          "IDs of the security groups to attach. Omit for the VPC's default group. Immutable: the " +
-          "operator does not edit network interfaces.",
+          "IDs of the security groups to attach. Omit for the VPC's default group (then not " +
+          "managed). Mutable: a different set is applied in place (ModifyInstanceAttribute Groups) " +
+          "on a running or stopped instance.",
         listType: "set",
         maxItems: 16,
       },
@@ -301,6 +302,35 @@ export const ec2InstanceSpecSchema = s.object(
     }),
     associatePublicIP: s.boolean({
       description: "Give the instance a public IPv4 address. Omit to follow the subnet's setting. Immutable.",
+    }),
+    // In-place instance attributes: set at launch, compared on every poll, repaired in place.
+    disableApiTermination: s.boolean({
+      description:
+        "Termination protection: while true, EC2 refuses TerminateInstances, so deleting the " +
+        "object with deletionPolicy Delete is refused too until it is set false. Read with " +
+        "DescribeInstanceAttribute only when set. Unset: not managed. Mutable.",
+    }),
+    disableApiStop: s.boolean({
+      description:
+        "Stop protection: while true, EC2 refuses StopInstances, so desiredState stopped and a " +
+        "restart for a new instanceType wait until it is set false. Read with " +
+        "DescribeInstanceAttribute only when set. Unset: not managed. Mutable.",
+    }),
+    instanceInitiatedShutdownBehavior: s.enumOf(["stop", "terminate"], {
+      description:
+        "What a shutdown from inside the instance does: stop (the EC2 default) or terminate. Read " +
+        "with DescribeInstanceAttribute only when set. Unset: not managed. Mutable.",
+    }),
+    monitoring: s.boolean({
+      description:
+        "Detailed (1-minute) CloudWatch monitoring: true enables it (MonitorInstances), false " +
+        "disables it (UnmonitorInstances). Unset: not managed. Mutable.",
+    }),
+    creditSpecification: s.enumOf(["standard", "unlimited"], {
+      description:
+        "CPU credit option of a burstable instance (t2, t3, t3a, t4g): standard or unlimited " +
+        "(ModifyInstanceCreditSpecification). Read with DescribeInstanceCreditSpecifications only " +
+        "when set. Unset: not managed. Mutable.",
     }),
     managementPolicy: managementPolicyField("instance", "instanceId (in region)"),
     deletionPolicy: deletionPolicyField("instance"),
@@ -344,10 +374,13 @@ export const ec2InstanceSpecSchema = s.object(
       },
       s.immutablePresence("availabilityZone", "availabilityZone is immutable: an instance cannot move"),
       s.immutablePresence("keyPair", "keyPair is immutable: it is fixed at launch"),
-      s.immutablePresence(
-        "securityGroups",
-        "securityGroups is immutable: create a new Ec2Instance to change it",
-      ),
+      {
+        rule:
+          "!has(self.creditSpecification) || (has(self.instanceType) && " +
+          "self.instanceType.matches('^(t2|t3|t3a|t4g)[.]'))",
+        message: "creditSpecification applies to burstable instance types only (t2, t3, t3a, t4g)",
+        fieldPath: ".creditSpecification",
+      },
       s.immutablePresence("subnet", "subnet is immutable: an instance cannot move between subnets"),
       s.immutablePresence("userData", "userData is immutable: it runs at first boot only"),
       s.immutablePresence("storage", "storage is immutable: block devices are fixed at launch"),

@@ -2,7 +2,7 @@
  * The Ec2Instance driver: finds, launches, repairs and terminates EC2 instances for the shared
  * reconcile flow. Finding is the locator's job (locator.ts: by the ID recorded in status through
  * the per-region batchers, else by ownership tag), repairing the repairs' (repairs.ts: tags,
- * metadata options, instance profile, run state and type); this file launches with the recorded
+ * metadata options, instance profile, in-place attributes, run state and type); this file launches with the recorded
  * idempotency token, tagged at launch, terminates, and describes.
  */
 import {
@@ -32,6 +32,7 @@ import { Reason } from "../common/reasons.ts";
 import { DEFAULT_TAG_POLICY, desiredTagsOf, type TagPolicy } from "../common/tags.ts";
 import { AmiRootDevices } from "./ami-root-device.ts";
 import { needsAmiRootDevice, runInstancesInput } from "./launch.ts";
+import { ATTRIBUTE_SETTINGS } from "./instance-attributes.ts";
 import { InstanceLocator, KIND } from "./locator.ts";
 import {
   instanceStatus,
@@ -87,6 +88,7 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Ec2I
     TAGS_SETTING,
     "metadataOptions",
     "iamInstanceProfile",
+    ...ATTRIBUTE_SETTINGS,
     DESIRED_STATE_SETTING,
     INSTANCE_TYPE_SETTING,
   ]);

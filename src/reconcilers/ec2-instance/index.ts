@@ -36,7 +36,26 @@ export const ec2InstanceKind: KindModule = defineKind<Ec2InstanceObject, Ec2Inst
       action: "ec2:StartInstances",
       when: "only to start an instance that is stopped while desiredState is running",
     },
-    { action: "ec2:ModifyInstanceAttribute", when: "only to change the instanceType of a stopped instance" },
+    {
+      action: "ec2:ModifyInstanceAttribute",
+      when:
+        "only to change the instanceType of a stopped instance, or for objects with securityGroups, " +
+        "disableApiTermination, disableApiStop or instanceInitiatedShutdownBehavior",
+    },
+    {
+      action: "ec2:DescribeInstanceAttribute",
+      when: "only for objects with disableApiTermination, disableApiStop or instanceInitiatedShutdownBehavior",
+    },
+    { action: "ec2:MonitorInstances", when: "only for objects with monitoring" },
+    { action: "ec2:UnmonitorInstances", when: "only for objects with monitoring" },
+    {
+      action: "ec2:DescribeInstanceCreditSpecifications",
+      when: "only for objects with creditSpecification",
+    },
+    {
+      action: "ec2:ModifyInstanceCreditSpecification",
+      when: "only for objects with creditSpecification",
+    },
     { action: "ec2:ModifyInstanceMetadataOptions", when: "only for objects with metadataOptions" },
     { action: "ec2:AssociateIamInstanceProfile", when: "only for objects with iamInstanceProfile" },
     {

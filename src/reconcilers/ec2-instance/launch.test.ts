@@ -43,9 +43,33 @@ describe("runInstancesInput", () => {
       "SecurityGroupIds",
       "NetworkInterfaces",
       "BlockDeviceMappings",
+      "DisableApiTermination",
+      "DisableApiStop",
+      "InstanceInitiatedShutdownBehavior",
+      "Monitoring",
+      "CreditSpecification",
     ]) {
       assert.equal(key in input, false, `${key} should be absent`);
     }
+  });
+
+  it("launches with the protections, shutdown behaviour, monitoring and CPU credits the spec sets", () => {
+    const input = runInstancesInput(
+      {
+        ...base,
+        disableApiTermination: true,
+        disableApiStop: false,
+        instanceInitiatedShutdownBehavior: "terminate",
+        monitoring: true,
+        creditSpecification: "unlimited",
+      },
+      { token: "t", tags },
+    );
+    assert.equal(input.DisableApiTermination, true);
+    assert.equal(input.DisableApiStop, false);
+    assert.equal(input.InstanceInitiatedShutdownBehavior, "terminate");
+    assert.deepEqual(input.Monitoring, { Enabled: true });
+    assert.deepEqual(input.CreditSpecification, { CpuCredits: "unlimited" });
   });
 
   it("base64-encodes user data given as plain UTF-8 text", () => {

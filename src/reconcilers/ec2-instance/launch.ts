@@ -98,6 +98,8 @@ export function blockDeviceMappings(
  *   without `subnet` the field is left to the default VPC's setting. With the interface, subnet
  *   and security groups move onto it (EC2 rejects them at both levels).
  * - `userData` is plain text in the spec and base64 on the wire.
+ * - The in-place attributes (protections, shutdown behaviour, monitoring, CPU credits) go with
+ *   the launch when the spec sets them, so a new instance needs no repair.
  */
 export function runInstancesInput(spec: Ec2InstanceSpec, params: LaunchParams): RunInstancesCommandInput {
   const tags = toEc2Tags(params.tags);
@@ -143,6 +145,17 @@ export function runInstancesInput(spec: Ec2InstanceSpec, params: LaunchParams): 
           ...(groups !== undefined ? { SecurityGroupIds: groups } : {}),
         }),
     ...(mappings.length > 0 ? { BlockDeviceMappings: mappings } : {}),
+    ...(spec.disableApiTermination !== undefined
+      ? { DisableApiTermination: spec.disableApiTermination }
+      : {}),
+    ...(spec.disableApiStop !== undefined ? { DisableApiStop: spec.disableApiStop } : {}),
+    ...(spec.instanceInitiatedShutdownBehavior !== undefined
+      ? { InstanceInitiatedShutdownBehavior: spec.instanceInitiatedShutdownBehavior }
+      : {}),
+    ...(spec.monitoring !== undefined ? { Monitoring: { Enabled: spec.monitoring } } : {}),
+    ...(spec.creditSpecification !== undefined
+      ? { CreditSpecification: { CpuCredits: spec.creditSpecification } }
+      : {}),
     TagSpecifications: [
       { ResourceType: "instance", Tags: tags },
       { ResourceType: "volume", Tags: tags },

@@ -1,7 +1,8 @@
 /**
  * Puts an EC2 instance back in line with its spec: the tags (the desired set, ownership tags
  * included; for an instance being adopted this writes its ownership tags), the metadata options
- * and the instance profile (instance-settings.ts), then the run state and type (run-state.ts),
+ * and the instance profile (instance-settings.ts), the in-place attributes (instance-attributes.ts),
+ * then the run state and type (run-state.ts),
  * last, since the settings are written against the state observed. One call per step, never
  * waiting for EC2 to finish a transition. Every mutating call goes through the locator's
  * {@link InstanceLocator.mutate}, which drops the instance from the lookup snapshot.
@@ -11,11 +12,16 @@ import {
   CreateTagsCommand,
   DeleteTagsCommand,
   DescribeIamInstanceProfileAssociationsCommand,
+  DescribeInstanceAttributeCommand,
+  DescribeInstanceCreditSpecificationsCommand,
   ModifyInstanceAttributeCommand,
+  ModifyInstanceCreditSpecificationCommand,
   ModifyInstanceMetadataOptionsCommand,
+  MonitorInstancesCommand,
   ReplaceIamInstanceProfileAssociationCommand,
   StartInstancesCommand,
   StopInstancesCommand,
+  UnmonitorInstancesCommand,
   type IamInstanceProfileSpecification,
   type Instance,
 } from "@aws-sdk/client-ec2";
@@ -23,6 +29,7 @@ import { toEc2Tags } from "../../aws/ownership.ts";
 import type { AwsClientOf } from "../../aws/service.ts";
 import { InvalidSpecError, type DriftRepair, type DriverContext } from "../common/driver.ts";
 import { desiredTagsOf, repairTags, type TagPolicy } from "../common/tags.ts";
+import { describedAttributesOf, monitoringDrift, securityGroupsDrift } from "./instance-attributes.ts";
 import { metadataOptionsDrift, profileAction, profileMatches } from "./instance-settings.ts";
 import { profileSpecifier } from "./launch.ts";
 import { KIND, type InstanceLocator } from "./locator.ts";
@@ -71,11 +78,12 @@ export class InstanceRepairs {
     );
     if (changes.length > 0) ctx.logger.info({ instanceId: id, changes }, "repaired EC2 instance tags");
     const settings = await this.#repairSettings(obj, instance, send, ctx);
+    const attributes = await this.#repairAttributes(obj, instance, send, ctx);
     if (runState.steps.length > 0) {
       for (const step of runState.steps) await send((ec2, o) => runStep(ec2, id, step, o));
       ctx.logger.info({ instanceId: id, steps: runState.steps }, "changing the EC2 instance's run state");
     }
-    return [...changes, ...settings, ...runState.repairs];
+    return [...changes, ...settings, ...attributes, ...runState.repairs];
   }
 
   /**
@@ -128,6 +136,76 @@ export class InstanceRepairs {
       }
     }
     changes.push({ setting: "iamInstanceProfile", description: `iamInstanceProfile: ${profile}` });
+    return changes;
+  }
+
+  /**
+   * Repairs the in-place attributes the spec sets (instance-attributes.ts) on an instance that is
+   * running or stopped. The security groups and monitoring are compared with the instance EC2
+   * described; the protections, the shutdown behaviour and the credit option are read first,
+   * each only when the spec sets it.
+   */
+  async #repairAttributes(
+    obj: Ec2InstanceObject,
+    instance: Instance,
+    send: Send,
+    ctx: DriverContext,
+  ): Promise<DriftRepair[]> {
+    const state = stateOf(instance);
+    if (state !== "running" && state !== "stopped") return [];
+    const id = requireId(instance);
+    const { spec } = obj;
+    const ec2 = this.#locator.client(spec.region);
+    const read = { abortSignal: ctx.signal };
+    const changes: DriftRepair[] = [];
+    const groups = securityGroupsDrift(spec, instance);
+    if (groups !== undefined) {
+      await send((c, o) => c.send(new ModifyInstanceAttributeCommand({ InstanceId: id, Groups: groups }), o));
+      changes.push({ setting: "securityGroups", description: `securityGroups: ${groups.join(", ")}` });
+    }
+    for (const a of describedAttributesOf(spec)) {
+      const want = a.want(spec);
+      if (want === undefined) continue;
+      const out = await ec2.send(
+        new DescribeInstanceAttributeCommand({ InstanceId: id, Attribute: a.attribute }),
+        read,
+      );
+      if (a.have(out) === want) continue;
+      await send((c, o) => c.send(new ModifyInstanceAttributeCommand(a.modify(id, want)), o));
+      changes.push({ setting: a.setting, description: `${a.setting}: ${String(want)}` });
+    }
+    const monitoring = monitoringDrift(spec, instance);
+    if (monitoring !== undefined) {
+      await send((c, o) =>
+        monitoring
+          ? c.send(new MonitorInstancesCommand({ InstanceIds: [id] }), o)
+          : c.send(new UnmonitorInstancesCommand({ InstanceIds: [id] }), o),
+      );
+      changes.push({
+        setting: "monitoring",
+        description: `monitoring: ${monitoring ? "detailed" : "basic"}`,
+      });
+    }
+    const credits = spec.creditSpecification;
+    if (credits !== undefined) {
+      const out = await ec2.send(
+        new DescribeInstanceCreditSpecificationsCommand({ InstanceIds: [id] }),
+        read,
+      );
+      const have = out.InstanceCreditSpecifications?.find((c) => c.InstanceId === id)?.CpuCredits;
+      if (have !== credits) {
+        await send((c, o) =>
+          c.send(
+            new ModifyInstanceCreditSpecificationCommand({
+              InstanceCreditSpecifications: [{ InstanceId: id, CpuCredits: credits }],
+            }),
+            o,
+          ),
+        );
+        changes.push({ setting: "creditSpecification", description: `creditSpecification: ${credits}` });
+      }
+    }
+    if (changes.length > 0) ctx.logger.info({ instanceId: id, changes }, "repaired EC2 instance attributes");
     return changes;
   }
 
