@@ -7,6 +7,7 @@
  */
 import {
   DescribeImagesCommand,
+  ModifyInstanceAttributeCommand,
   RunInstancesCommand,
   TerminateInstancesCommand,
   type Instance,
@@ -15,6 +16,7 @@ import type { AwsClientSource } from "../../aws/clients.ts";
 import { AwsError } from "../../aws/errors.ts";
 import type { Clock } from "../../runtime/clock.ts";
 import {
+  blocked,
   InvalidSpecError,
   recordedIdOf,
   TAGS_SETTING,
@@ -237,6 +239,9 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Ec2I
         );
         ctx.logger.info({ instanceIds: toTerminate }, "terminating EC2 instances");
       } catch (err) {
+        if (err instanceof AwsError && err.code === TERMINATION_REFUSED) {
+          return await this.#terminationProtected(obj, toTerminate, ctx);
+        }
         // Gone between the lookup and the call: the next poll sees it terminated or unlisted.
         if (!(err instanceof AwsError && err.kind === "not-found")) throw err;
       }
@@ -247,4 +252,36 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Ec2I
       message: `terminating instance${ids.length > 1 ? "s" : ""} ${ids.join(", ")}`,
     };
   }
+
+  /**
+   * EC2 refused to terminate because termination protection is on. With
+   * `disableApiTermination: false` in the spec the operator lifts it (the next pass terminates);
+   * otherwise the deletion is blocked until the spec or a human lifts it.
+   */
+  async #terminationProtected(
+    obj: Ec2InstanceObject,
+    ids: readonly string[],
+    ctx: DriverContext,
+  ): Promise<DeleteOutcome> {
+    if (obj.spec.disableApiTermination !== false) {
+      return blocked(
+        Reason.TerminationProtected,
+        `EC2 refuses to terminate ${ids.join(", ")}: termination protection is on; set ` +
+          "spec.disableApiTermination to false (the operator then lifts it) or deletionPolicy to Retain",
+      );
+    }
+    for (const id of ids) {
+      await this.#locator.mutate(obj.spec.region, [id], (ec2) =>
+        ec2.send(
+          new ModifyInstanceAttributeCommand({ InstanceId: id, DisableApiTermination: { Value: false } }),
+          { abortSignal: ctx.signal },
+        ),
+      );
+    }
+    ctx.logger.info({ instanceIds: ids }, "lifted termination protection to terminate EC2 instances");
+    return { done: false, message: `lifting termination protection of ${ids.join(", ")} to terminate it` };
+  }
 }
+
+/** EC2's code for a TerminateInstances that termination protection refuses. */
+const TERMINATION_REFUSED = "OperationNotPermitted";

@@ -40,6 +40,30 @@ function setup(instance: Partial<Instance> = {}) {
   const driver = new Ec2InstanceDriver({ aws: ec2.source(), clock });
   const i = ec2.add({ ...instance, tags: ownershipTags(owner) });
   const id = i.InstanceId ?? "";
+  /** Runs `p` while stepping the clock past the batch windows it meets (lookups by tag). */
+  const run = async <T>(p: Promise<T>): Promise<T> => {
+    let done = false;
+    const settled = p.then(
+      (v) => ({ ok: true as const, v }),
+      (e: unknown) => ({ ok: false as const, e }),
+    );
+    void settled.then(() => (done = true));
+    for (let n = 0; n < 10 && !done; n++) await clock.advance(10);
+    const r = await settled;
+    if (!r.ok) throw r.e;
+    return r.v;
+  };
+  const remove = async (obj: Ec2InstanceObject) => {
+    const doomed = { ...obj, metadata: { ...obj.metadata, deletionTimestamp: "2025-01-01T00:00:00Z" } };
+    const current = structuredClone(ec2.instances.get(id) ?? {});
+    return await run(
+      driver.delete(
+        doomed,
+        { exists: true, resource: current, ownership: "owned" },
+        contextFor(doomed, "instanceId"),
+      ),
+    );
+  };
   const update = async (obj: Ec2InstanceObject) => {
     const current = structuredClone(ec2.instances.get(id) ?? {});
     return await driver.update(
@@ -48,7 +72,7 @@ function setup(instance: Partial<Instance> = {}) {
       contextFor(obj, "instanceId"),
     );
   };
-  return { ec2, id, update };
+  return { ec2, id, update, remove };
 }
 
 describe("security groups and monitoring, from the DescribeInstances answer", () => {
@@ -156,5 +180,37 @@ describe("Ec2InstanceDriver.update: attributes changed in place", () => {
     const { ec2, update } = setup({ State: { Name: "stopping" }, Monitoring: { State: "disabled" } });
     await update(object({ monitoring: true, disableApiTermination: true, securityGroups: ["sg-1"] }));
     assert.deepEqual(ec2.calls, []);
+  });
+});
+
+describe("Ec2InstanceDriver.delete of an instance with termination protection", () => {
+  it("is blocked with reason TerminationProtected while the spec does not lift the protection", async () => {
+    const { ec2, id, remove } = setup();
+    ec2.attributesOf(id).disableApiTermination = true;
+    for (const spec of [{}, { disableApiTermination: true }]) {
+      const outcome = await remove(object(spec));
+      assert.equal(outcome.done, false);
+      assert.equal(
+        outcome.done === false && outcome.blocked === true && outcome.reason,
+        "TerminationProtected",
+      );
+    }
+    assert.equal(ec2.count("ModifyInstanceAttribute"), 0, "the protection is not lifted unasked");
+    assert.equal(ec2.instances.get(id)?.State?.Name, "running");
+  });
+
+  it("lifts the protection when the spec sets disableApiTermination false, then terminates", async () => {
+    const { ec2, id, remove } = setup();
+    ec2.attributesOf(id).disableApiTermination = true;
+    const obj = object({ disableApiTermination: false });
+    const first = await remove(obj);
+    assert.deepEqual(first, {
+      done: false,
+      message: `lifting termination protection of ${id} to terminate it`,
+    });
+    assert.equal(ec2.attributesOf(id).disableApiTermination, false);
+    const second = await remove(obj);
+    assert.equal(second.done === false && second.blocked !== true && second.state, "shutting-down");
+    assert.equal(ec2.instances.get(id)?.State?.Name, "shutting-down");
   });
 });

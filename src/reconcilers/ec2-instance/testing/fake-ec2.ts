@@ -142,6 +142,16 @@ export class FakeEc2 {
       this.calls.push({ op: "TerminateInstances", region, input: cmd.input });
       const ids = cmd.input.InstanceIds ?? [];
       for (const id of ids) this.#require(id, "TerminateInstances");
+      const protectedId = ids.find((id) => this.attributes.get(id)?.disableApiTermination === true);
+      if (protectedId !== undefined) {
+        throw new AwsError({
+          kind: "terminal",
+          code: "OperationNotPermitted",
+          service: "ec2",
+          operation: "TerminateInstances",
+          message: `EC2 TerminateInstances failed with OperationNotPermitted: The instance '${protectedId}' may not be terminated`,
+        });
+      }
       for (const id of ids) {
         const instance = this.instances.get(id);
         if (instance !== undefined && instance.State?.Name !== "terminated")
