@@ -96,7 +96,6 @@ describe("admission of compute.cloud.com/v1 objects", () => {
       { kind: "Ec2Instance", patch: { keyPair: "other" }, expect: "keyPair is immutable" },
       { kind: "Ec2Instance", patch: { keyPair: null }, expect: "keyPair is immutable" },
       { kind: "Ec2Instance", patch: { subnet: "subnet-89abcdef" }, expect: "subnet is immutable" },
-      { kind: "Ec2Instance", patch: { userData: "#!/bin/sh\n" }, expect: "userData is immutable" },
       { kind: "Ec2Instance", patch: { associatePublicIP: false }, expect: "associatePublicIP is immutable" },
       {
         kind: "Ec2Instance",
@@ -153,9 +152,13 @@ describe("admission of compute.cloud.com/v1 objects", () => {
             instanceInitiatedShutdownBehavior: "terminate",
             monitoring: true,
             creditSpecification: "unlimited",
+            userData: "#!/bin/sh\necho changed\n",
           },
         ],
-        ["Ec2Instance", { securityGroups: null, disableApiTermination: null, creditSpecification: null }],
+        [
+          "Ec2Instance",
+          { securityGroups: null, disableApiTermination: null, creditSpecification: null, userData: null },
+        ],
         ["S3Bucket", { versioning: true, forceDelete: true, tags: null, deletionPolicy: "Retain" }],
         ["SqsQueue", { visibilityTimeoutSeconds: 120, messageRetentionSeconds: 60, tags: { a: "b" } }],
       ];

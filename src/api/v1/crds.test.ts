@@ -70,7 +70,6 @@ const kinds = [
       "region",
       "storage",
       "subnet",
-      "userData",
     ],
     status: ["instanceId", "launchTime", "privateDNS", "privateIP", "publicDNS", "publicIP", "state"],
   },

@@ -2,8 +2,9 @@
  * The Ec2Instance kind: one EC2 instance, launched from an AMI, with its EBS volumes.
  *
  * Launch parameters are immutable: AWS cannot change the AMI, subnet, zone, key pair or block
- * devices of an instance, and user data runs at first boot only. The instance type is mutable: applied while the instance is stopped, and on a running one only
- * when `restartForUpdate` lets the operator stop and start it. Tags, the run state, the hardening
+ * devices of an instance. The instance type and the user data are mutable: applied while the
+ * instance is stopped, and on a running one only when `restartForUpdate` lets the operator stop
+ * and start it. Tags, the run state, the hardening
  * settings, the security groups, the in-place attributes (protections, shutdown behaviour,
  * monitoring, CPU credits) and the lifecycle policies are mutable.
  */
@@ -229,7 +230,7 @@ export const ec2InstanceSpecSchema = s.object(
     restartForUpdate: s.boolean({
       description:
         "Allow the operator to stop and start a running instance to apply a change that needs it " +
-        "stopped (instanceType). Omit or false: such a change waits with Synced=False, reason " +
+        "stopped (instanceType, userData). Omit or false: such a change waits with Synced=False, reason " +
         "RestartRequired, until the instance is stopped or this is set. Mutable.",
     }),
     amiId: s.string({
@@ -284,8 +285,11 @@ export const ec2InstanceSpecSchema = s.object(
     }),
     userData: s.string({
       description:
-        "User data as plain text (the operator base64-encodes it), at most 16384 characters. It " +
-        "runs at first boot only, so it is immutable.",
+        "User data as plain text (the operator base64-encodes it), at most 16384 characters. " +
+        "Mutable: EC2 changes it only on a stopped instance (ModifyInstanceAttribute), so a change " +
+        "on a running one waits with Synced=False, reason RestartRequired, unless restartForUpdate " +
+        "lets the operator stop and start it. Read with DescribeInstanceAttribute only when set; " +
+        "unset: not managed. Cloud-init runs most user data at first boot only.",
       maxLength: 16384,
     }),
     tags: tagsField("instance"),
@@ -382,7 +386,6 @@ export const ec2InstanceSpecSchema = s.object(
         fieldPath: ".creditSpecification",
       },
       s.immutablePresence("subnet", "subnet is immutable: an instance cannot move between subnets"),
-      s.immutablePresence("userData", "userData is immutable: it runs at first boot only"),
       s.immutablePresence("storage", "storage is immutable: block devices are fixed at launch"),
       s.immutablePresence("associatePublicIP", "associatePublicIP is immutable: it is fixed at launch"),
     ],

@@ -45,7 +45,12 @@ import {
   type Ec2InstanceView,
 } from "./model.ts";
 import { InstanceRepairs } from "./repairs.ts";
-import { DESIRED_STATE_SETTING, INSTANCE_TYPE_SETTING, runStateReadiness } from "./run-state.ts";
+import {
+  DESIRED_STATE_SETTING,
+  INSTANCE_TYPE_SETTING,
+  runStateReadiness,
+  USER_DATA_SETTING,
+} from "./run-state.ts";
 
 /** Options of {@link Ec2InstanceDriver}. */
 export interface Ec2InstanceDriverOptions {
@@ -93,6 +98,7 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Ec2I
     ...ATTRIBUTE_SETTINGS,
     DESIRED_STATE_SETTING,
     INSTANCE_TYPE_SETTING,
+    USER_DATA_SETTING,
   ]);
   /** Steady polls of all instances land together, so the batcher can merge their lookups. */
   readonly alignPolls = true;
@@ -177,7 +183,10 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Ec2I
     instance: Instance,
     obj: Ec2InstanceObject,
   ): Description<NonNullable<Ec2InstanceObject["status"]>> {
-    return { status: instanceStatus(instance), readiness: runStateReadiness(obj.spec, instance) };
+    return {
+      status: instanceStatus(instance),
+      readiness: runStateReadiness(obj.spec, instance, this.#repairs.factsOf(instance)),
+    };
   }
 
   /**

@@ -30,7 +30,7 @@ export const ec2InstanceKind: KindModule = defineKind<Ec2InstanceObject, Ec2Inst
     { action: "ec2:DeleteTags" },
     {
       action: "ec2:StopInstances",
-      when: "only for desiredState stopped or a restart for a new instanceType",
+      when: "only for desiredState stopped or a restart for a new instanceType or userData",
     },
     {
       action: "ec2:StartInstances",
@@ -39,12 +39,14 @@ export const ec2InstanceKind: KindModule = defineKind<Ec2InstanceObject, Ec2Inst
     {
       action: "ec2:ModifyInstanceAttribute",
       when:
-        "only to change the instanceType of a stopped instance, or for objects with securityGroups, " +
-        "disableApiTermination, disableApiStop or instanceInitiatedShutdownBehavior",
+        "only to change the instanceType or userData of a stopped instance, or for objects with " +
+        "securityGroups, disableApiTermination, disableApiStop or instanceInitiatedShutdownBehavior",
     },
     {
       action: "ec2:DescribeInstanceAttribute",
-      when: "only for objects with disableApiTermination, disableApiStop or instanceInitiatedShutdownBehavior",
+      when:
+        "only for objects with userData, disableApiTermination, disableApiStop or " +
+        "instanceInitiatedShutdownBehavior",
     },
     { action: "ec2:MonitorInstances", when: "only for objects with monitoring" },
     { action: "ec2:UnmonitorInstances", when: "only for objects with monitoring" },

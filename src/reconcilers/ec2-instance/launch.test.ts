@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { Ec2InstanceSpec } from "../../api/v1/index.ts";
-import { blockDeviceMappings, needsAmiRootDevice, runInstancesInput } from "./launch.ts";
+import { blockDeviceMappings, needsAmiRootDevice, runInstancesInput, sameUserData } from "./launch.ts";
 
 const base: Ec2InstanceSpec = {
   instanceType: "t3.micro",
@@ -70,6 +70,17 @@ describe("runInstancesInput", () => {
     assert.equal(input.InstanceInitiatedShutdownBehavior, "terminate");
     assert.deepEqual(input.Monitoring, { Enabled: true });
     assert.deepEqual(input.CreditSpecification, { CpuCredits: "unlimited" });
+  });
+
+  it("compares user data with EC2's base64 of it as bytes, so its encoding is never drift", () => {
+    const text = "#!/bin/bash\necho héllo\n";
+    const b64 = Buffer.from(text, "utf8").toString("base64");
+    assert.equal(sameUserData(text, b64), true);
+    assert.equal(sameUserData(text, `${b64.slice(0, 8)}\n${b64.slice(8)}`), true, "line breaks");
+    assert.equal(sameUserData("ab", "YWI"), true, "no padding");
+    assert.equal(sameUserData(text, Buffer.from("#!/bin/sh\n").toString("base64")), false);
+    assert.equal(sameUserData("", undefined), true, "none reported and none wanted");
+    assert.equal(sameUserData(text, undefined), false);
   });
 
   it("base64-encodes user data given as plain UTF-8 text", () => {

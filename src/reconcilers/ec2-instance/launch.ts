@@ -125,9 +125,7 @@ export function runInstancesInput(spec: Ec2InstanceSpec, params: LaunchParams): 
     ...(spec.availabilityZone !== undefined
       ? { Placement: { AvailabilityZone: spec.availabilityZone } }
       : {}),
-    ...(spec.userData !== undefined
-      ? { UserData: Buffer.from(spec.userData, "utf8").toString("base64") }
-      : {}),
+    ...(spec.userData !== undefined ? { UserData: encodeUserData(spec.userData) } : {}),
     ...(useInterface
       ? {
           NetworkInterfaces: [
@@ -161,6 +159,21 @@ export function runInstancesInput(spec: Ec2InstanceSpec, params: LaunchParams): 
       { ResourceType: "volume", Tags: tags },
     ],
   };
+}
+
+/** The spec's plain-text user data as EC2 takes it in RunInstances: base64 of its UTF-8 bytes. */
+export function encodeUserData(text: string): string {
+  return Buffer.from(text, "utf8").toString("base64");
+}
+
+/**
+ * Whether the user data EC2 reports (DescribeInstanceAttribute `userData`: base64, absent when
+ * the instance has none) is the spec's plain text. Compared as bytes after decoding, so padding
+ * or line breaks in EC2's encoding are never drift.
+ */
+export function sameUserData(text: string, reported: string | undefined): boolean {
+  const have = Buffer.from(reported ?? "", "base64");
+  return have.equals(Buffer.from(text, "utf8"));
 }
 
 /** An instance profile as EC2 takes it: `{Arn}` for an ARN, else `{Name}`. */

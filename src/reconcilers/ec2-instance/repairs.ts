@@ -2,7 +2,7 @@
  * Puts an EC2 instance back in line with its spec: the tags (the desired set, ownership tags
  * included; for an instance being adopted this writes its ownership tags), the metadata options
  * and the instance profile (instance-settings.ts), the in-place attributes (instance-attributes.ts),
- * then the run state and type (run-state.ts),
+ * then the run state, type and user data (run-state.ts),
  * last, since the settings are written against the state observed. One call per step, never
  * waiting for EC2 to finish a transition. Every mutating call goes through the locator's
  * {@link InstanceLocator.mutate}, which drops the instance from the lookup snapshot.
@@ -31,16 +31,18 @@ import { InvalidSpecError, type DriftRepair, type DriverContext } from "../commo
 import { desiredTagsOf, repairTags, type TagPolicy } from "../common/tags.ts";
 import { describedAttributesOf, monitoringDrift, securityGroupsDrift } from "./instance-attributes.ts";
 import { metadataOptionsDrift, profileAction, profileMatches } from "./instance-settings.ts";
-import { profileSpecifier } from "./launch.ts";
+import { encodeUserData, profileSpecifier, sameUserData } from "./launch.ts";
 import { KIND, type InstanceLocator } from "./locator.ts";
 import { instanceTags, requireId, stateOf, type Ec2InstanceObject } from "./model.ts";
-import { planRunState, type RunStateStep } from "./run-state.ts";
+import { planRunState, type RunStateFacts, type RunStateStep } from "./run-state.ts";
 import { Reason } from "../common/reasons.ts";
 
 /** Repairs the drift of instances; see the module comment. */
 export class InstanceRepairs {
   readonly #locator: InstanceLocator;
   readonly #tagPolicy: TagPolicy;
+  /** What {@link repair} read beside each instance it was given, for its readiness. */
+  readonly #facts = new WeakMap<Instance, RunStateFacts>();
 
   constructor(locator: InstanceLocator, tagPolicy: TagPolicy) {
     this.#locator = locator;
@@ -54,7 +56,9 @@ export class InstanceRepairs {
    */
   async repair(obj: Ec2InstanceObject, instance: Instance, ctx: DriverContext): Promise<DriftRepair[]> {
     const id = requireId(instance);
-    const runState = planRunState(obj.spec, instance);
+    const facts = await this.#runStateFacts(obj, instance, ctx);
+    this.#facts.set(instance, facts);
+    const runState = planRunState(obj.spec, instance, facts);
     if (runState.restartRequired !== undefined) {
       throw new InvalidSpecError(Reason.RestartRequired, runState.restartRequired);
     }
@@ -84,6 +88,34 @@ export class InstanceRepairs {
       ctx.logger.info({ instanceId: id, steps: runState.steps }, "changing the EC2 instance's run state");
     }
     return [...changes, ...settings, ...attributes, ...runState.repairs];
+  }
+
+  /** What the last {@link repair} of this very `instance` read beside it (none: nothing differs). */
+  factsOf(instance: Instance): RunStateFacts | undefined {
+    return this.#facts.get(instance);
+  }
+
+  /**
+   * Reads the user data (DescribeInstanceAttribute) only when the spec sets it and the instance
+   * is running or stopped, the states in which a change can be planned.
+   */
+  async #runStateFacts(
+    obj: Ec2InstanceObject,
+    instance: Instance,
+    ctx: DriverContext,
+  ): Promise<RunStateFacts> {
+    const want = obj.spec.userData;
+    const state = stateOf(instance);
+    if (want === undefined || (state !== "running" && state !== "stopped")) return { userDataDiffers: false };
+    const out = await this.#locator
+      .client(obj.spec.region)
+      .send(
+        new DescribeInstanceAttributeCommand({ InstanceId: requireId(instance), Attribute: "userData" }),
+        {
+          abortSignal: ctx.signal,
+        },
+      );
+    return { userDataDiffers: !sameUserData(want, out.UserData?.Value) };
   }
 
   /**
@@ -240,7 +272,12 @@ async function runStep(
   switch (step.call) {
     case "ModifyInstanceAttribute":
       await ec2.send(
-        new ModifyInstanceAttributeCommand({ InstanceId: id, InstanceType: { Value: step.instanceType } }),
+        new ModifyInstanceAttributeCommand(
+          step.instanceType !== undefined
+            ? { InstanceId: id, InstanceType: { Value: step.instanceType } }
+            : // The Attribute/Value form, with the value base64-encoded as EC2 documents it.
+              { InstanceId: id, Attribute: "userData", Value: encodeUserData(step.userData) },
+        ),
         opts,
       );
       return;
