@@ -99,6 +99,26 @@ describe("admission of compute.cloud.com/v1 objects", () => {
       { kind: "Ec2Instance", patch: { associatePublicIP: false }, expect: "associatePublicIP is immutable" },
       {
         kind: "Ec2Instance",
+        patch: { marketOptions: { marketType: "spot" } },
+        expect: "marketOptions is immutable: EC2 fixes the market at launch",
+      },
+      {
+        kind: "Ec2Instance",
+        patch: { placement: { tenancy: "dedicated" } },
+        expect: "placement is immutable: tenancy and placement group are fixed at launch",
+      },
+      {
+        kind: "Ec2Instance",
+        patch: { privateIpAddress: "10.0.0.6" },
+        expect: "privateIpAddress is immutable: the primary private address is fixed at launch",
+      },
+      {
+        kind: "Ec2Instance",
+        patch: { hibernation: false },
+        expect: "hibernation is immutable: EC2 enables it at launch only",
+      },
+      {
+        kind: "Ec2Instance",
         patch: { storage: { rootVolume: { size: 11 } } },
         expect: "storage is immutable",
       },

@@ -142,15 +142,13 @@ describe("Ec2Instance user data", () => {
       `Synced observed generation ${generation}`,
       (o) => cond(o, "Synced")?.observedGeneration === generation,
     );
-    await env
-      .ec2()
-      .send(
-        new ModifyInstanceAttributeCommand({
-          InstanceId: id,
-          Attribute: "userData",
-          Value: base64("other\n"),
-        }),
-      );
+    await env.ec2().send(
+      new ModifyInstanceAttributeCommand({
+        InstanceId: id,
+        Attribute: "userData",
+        Value: base64("other\n"),
+      }),
+    );
     await env.waitPolls(1);
     const reads = env.proxy.count("DescribeInstanceAttribute");
     const mutations = env.mutations();

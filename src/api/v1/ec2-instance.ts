@@ -336,6 +336,56 @@ export const ec2InstanceSpecSchema = s.object(
         "(ModifyInstanceCreditSpecification). Read with DescribeInstanceCreditSpecifications only " +
         "when set. Unset: not managed. Mutable.",
     }),
+    // Launch options fixed at creation: EC2 cannot change them on an existing instance.
+    marketOptions: s.object(
+      {
+        marketType: s.enumOf(["spot"], {
+          description: "spot: launch a one-time Spot Instance, terminated when EC2 interrupts it.",
+          required: true,
+        }),
+        maxPrice: s.string({
+          description:
+            'The most to pay per instance hour, in US dollars (for example "0.05"). Omit for the ' +
+            "On-Demand price.",
+          maxLength: 16,
+          pattern: "^[0-9]+(\\.[0-9]+)?$",
+        }),
+      },
+      {
+        description:
+          "Run as a one-time Spot Instance (RunInstances InstanceMarketOptions). EC2 cannot stop a " +
+          "one-time Spot Instance, so desiredState stopped and restartForUpdate are refused with " +
+          "it; an instance EC2 interrupts is terminated, and onDeletedOutOfBand decides what " +
+          "follows. Immutable.",
+      },
+    ),
+    placement: s.object(
+      {
+        tenancy: s.enumOf(["default", "dedicated", "host"], {
+          description:
+            "default (shared hardware), dedicated (single-tenant hardware) or host (a Dedicated Host).",
+        }),
+        groupName: s.string({
+          description: "Name of an existing placement group to launch into.",
+          minLength: 1,
+          maxLength: 255,
+        }),
+      },
+      { description: "Tenancy and placement group of the instance, fixed at launch. Immutable." },
+    ),
+    privateIpAddress: s.string({
+      description:
+        "The primary private IPv4 address, from the range of spec.subnet (required with it). Omit " +
+        "to let EC2 choose. Immutable.",
+      maxLength: 15,
+      pattern:
+        "^((25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])$",
+    }),
+    hibernation: s.boolean({
+      description:
+        "Launch the instance able to hibernate (HibernationOptions.Configured); needs an encrypted " +
+        "root volume (storage.rootVolume.encrypted: true). Immutable.",
+    }),
     managementPolicy: managementPolicyField("instance", "instanceId (in region)"),
     deletionPolicy: deletionPolicyField("instance"),
     adoptExisting: adoptExistingField(
@@ -388,6 +438,39 @@ export const ec2InstanceSpecSchema = s.object(
       s.immutablePresence("subnet", "subnet is immutable: an instance cannot move between subnets"),
       s.immutablePresence("storage", "storage is immutable: block devices are fixed at launch"),
       s.immutablePresence("associatePublicIP", "associatePublicIP is immutable: it is fixed at launch"),
+      s.immutablePresence("marketOptions", "marketOptions is immutable: EC2 fixes the market at launch"),
+      s.immutablePresence(
+        "placement",
+        "placement is immutable: tenancy and placement group are fixed at launch",
+      ),
+      s.immutablePresence(
+        "privateIpAddress",
+        "privateIpAddress is immutable: the primary private address is fixed at launch",
+      ),
+      s.immutablePresence("hibernation", "hibernation is immutable: EC2 enables it at launch only"),
+      {
+        rule: "!has(self.marketOptions) || self.desiredState != 'stopped'",
+        message: "a one-time Spot Instance cannot be stopped: marketOptions needs desiredState running",
+        fieldPath: ".desiredState",
+      },
+      {
+        rule: "!has(self.marketOptions) || !has(self.restartForUpdate) || !self.restartForUpdate",
+        message: "a one-time Spot Instance cannot be stopped: marketOptions does not allow restartForUpdate",
+        fieldPath: ".restartForUpdate",
+      },
+      {
+        rule: "!has(self.privateIpAddress) || has(self.subnet)",
+        message: "privateIpAddress needs subnet: the address must lie in the subnet's range",
+        fieldPath: ".privateIpAddress",
+      },
+      {
+        rule:
+          "!has(self.hibernation) || !self.hibernation || (has(self.storage) && " +
+          "has(self.storage.rootVolume) && has(self.storage.rootVolume.encrypted) && " +
+          "self.storage.rootVolume.encrypted)",
+        message: "hibernation needs an encrypted root volume: set storage.rootVolume.encrypted: true",
+        fieldPath: ".hibernation",
+      },
     ],
   },
 );

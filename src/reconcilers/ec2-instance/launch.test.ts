@@ -48,6 +48,9 @@ describe("runInstancesInput", () => {
       "InstanceInitiatedShutdownBehavior",
       "Monitoring",
       "CreditSpecification",
+      "InstanceMarketOptions",
+      "HibernationOptions",
+      "PrivateIpAddress",
     ]) {
       assert.equal(key in input, false, `${key} should be absent`);
     }
@@ -70,6 +73,48 @@ describe("runInstancesInput", () => {
     assert.equal(input.InstanceInitiatedShutdownBehavior, "terminate");
     assert.deepEqual(input.Monitoring, { Enabled: true });
     assert.deepEqual(input.CreditSpecification, { CpuCredits: "unlimited" });
+  });
+
+  it("launches a one-time Spot Instance, with tenancy, placement group, private address and hibernation", () => {
+    const input = runInstancesInput(
+      {
+        ...base,
+        availabilityZone: "eu-west-1b",
+        subnet: "subnet-01234567",
+        marketOptions: { marketType: "spot", maxPrice: "0.05" },
+        placement: { tenancy: "dedicated", groupName: "cluster-a" },
+        privateIpAddress: "10.0.0.5",
+        hibernation: true,
+      },
+      { token: "t", tags },
+    );
+    assert.deepEqual(input.InstanceMarketOptions, {
+      MarketType: "spot",
+      SpotOptions: {
+        SpotInstanceType: "one-time",
+        InstanceInterruptionBehavior: "terminate",
+        MaxPrice: "0.05",
+      },
+    });
+    assert.deepEqual(input.Placement, {
+      AvailabilityZone: "eu-west-1b",
+      Tenancy: "dedicated",
+      GroupName: "cluster-a",
+    });
+    assert.equal(input.PrivateIpAddress, "10.0.0.5");
+    assert.equal(input.SubnetId, "subnet-01234567");
+    assert.deepEqual(input.HibernationOptions, { Configured: true });
+    const spot = runInstancesInput({ ...base, marketOptions: { marketType: "spot" } }, { token: "t", tags });
+    assert.equal("MaxPrice" in (spot.InstanceMarketOptions?.SpotOptions ?? {}), false, "On-Demand price cap");
+  });
+
+  it("puts the private address on the network interface when the launch uses one", () => {
+    const input = runInstancesInput(
+      { ...base, subnet: "subnet-01234567", associatePublicIP: true, privateIpAddress: "10.0.0.5" },
+      { token: "t", tags },
+    );
+    assert.equal("PrivateIpAddress" in input, false);
+    assert.equal(input.NetworkInterfaces?.[0]?.PrivateIpAddress, "10.0.0.5");
   });
 
   it("compares user data with EC2's base64 of it as bytes, so its encoding is never drift", () => {
