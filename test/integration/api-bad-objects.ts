@@ -95,6 +95,82 @@ export const badCases: BadCase[] = [
     expect: ["spec.securityGroups", "must have at most 16 items"],
   },
   {
+    name: "EC2 with a CPU credit option on a type that is not burstable",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", { instanceType: "m5.large", creditSpecification: "unlimited" }),
+    expect: [
+      "spec.creditSpecification",
+      "creditSpecification applies to burstable instance types only (t2, t3, t3a, t4g)",
+    ],
+  },
+  {
+    name: "EC2 with an unknown shutdown behaviour",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", { instanceInitiatedShutdownBehavior: "hibernate" }),
+    expect: ["spec.instanceInitiatedShutdownBehavior", "Unsupported value"],
+  },
+  {
+    name: "EC2 one-time Spot Instance that should be stopped",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", { marketOptions: { marketType: "spot" }, desiredState: "stopped" }),
+    expect: [
+      "spec.desiredState",
+      "a one-time Spot Instance cannot be stopped: marketOptions needs desiredState running",
+    ],
+  },
+  {
+    name: "EC2 one-time Spot Instance allowed to restart",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", { marketOptions: { marketType: "spot" }, restartForUpdate: true }),
+    expect: ["spec.restartForUpdate", "marketOptions does not allow restartForUpdate"],
+  },
+  {
+    name: "EC2 Spot Instance with a malformed maximum price",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", { marketOptions: { marketType: "spot", maxPrice: "$0.05" } }),
+    expect: ["spec.marketOptions.maxPrice", "should match"],
+  },
+  {
+    name: "EC2 with a market other than spot",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", { marketOptions: { marketType: "capacity-block" } }),
+    expect: ["spec.marketOptions.marketType", "Unsupported value"],
+  },
+  {
+    name: "EC2 with a private address but no subnet",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", {
+      privateIpAddress: "10.0.0.5",
+      subnet: undefined,
+      associatePublicIP: undefined,
+    }),
+    expect: [
+      "spec.privateIpAddress",
+      "privateIpAddress needs subnet: the address must lie in the subnet's range",
+    ],
+  },
+  {
+    name: "EC2 with a private address that is not IPv4",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", { privateIpAddress: "10.0.0.256" }),
+    expect: ["spec.privateIpAddress", "should match"],
+  },
+  {
+    name: "EC2 hibernation without an encrypted root volume",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", { hibernation: true, storage: { rootVolume: { size: 10 } } }),
+    expect: [
+      "spec.hibernation",
+      "hibernation needs an encrypted root volume: set storage.rootVolume.encrypted: true",
+    ],
+  },
+  {
+    name: "EC2 with an unknown tenancy",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", { placement: { tenancy: "shared" } }),
+    expect: ["spec.placement.tenancy", "Unsupported value"],
+  },
+  {
     name: "EC2 booting from an st1 root volume",
     kind: "Ec2Instance",
     spec: specWith("Ec2Instance", { storage: { rootVolume: { type: "st1", size: 500 } } }),

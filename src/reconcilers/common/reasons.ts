@@ -48,6 +48,8 @@ export const Reason = {
   RestartRequired: "RestartRequired",
   /** amiId or instanceType is missing on an object about to launch (admission requires both unless it only observes). */
   MissingLaunchFields: "MissingLaunchFields",
+  /** Deletion waits because EC2 refuses to terminate an instance with termination protection. */
+  TerminationProtected: "TerminationProtected",
 
   // S3Bucket.
   /** The name is taken by another AWS account (or the operator may not read the bucket). */
