@@ -415,6 +415,105 @@ export const badCases: BadCase[] = [
     }),
     expect: ["spec.policy.Statement[0].Effect", "Unsupported value"],
   },
+  // S3 event notifications (S3Bucket notifications, SqsQueue allowS3Notifications)
+  {
+    name: "S3 notification with both queueRef and queueArn",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      notifications: {
+        queues: [
+          {
+            id: "n",
+            events: ["s3:ObjectCreated:*"],
+            queueRef: { name: "q" },
+            queueArn: "arn:aws:sqs:us-east-1:123456789012:q",
+          },
+        ],
+      },
+    }),
+    expect: ["a queue notification takes exactly one of queueRef and queueArn"],
+  },
+  {
+    name: "S3 notification without a target",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", { notifications: { queues: [{ id: "n", events: ["s3:ObjectCreated:*"] }] } }),
+    expect: ["a queue notification takes exactly one of queueRef and queueArn"],
+  },
+  {
+    name: "S3 notification with an unknown event type",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      notifications: { queues: [{ id: "n", events: ["s3:ObjectMade"], queueRef: { name: "q" } }] },
+    }),
+    expect: ["spec.notifications.queues[0].events[0]", "Unsupported value"],
+  },
+  {
+    name: "S3 notification without events",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      notifications: { queues: [{ id: "n", events: [], queueRef: { name: "q" } }] },
+    }),
+    expect: ["spec.notifications.queues[0].events"],
+  },
+  {
+    name: "S3 notification with a repeated event type",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      notifications: {
+        queues: [{ id: "n", events: ["s3:ObjectCreated:*", "s3:ObjectCreated:*"], queueRef: { name: "q" } }],
+      },
+    }),
+    expect: ["spec.notifications.queues[0].events[1]", "Duplicate value"],
+  },
+  {
+    name: "S3 notifications with a repeated id",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      notifications: {
+        queues: [
+          { id: "n", events: ["s3:ObjectCreated:*"], queueRef: { name: "q" } },
+          { id: "n", events: ["s3:ObjectRemoved:*"], queueRef: { name: "q" } },
+        ],
+      },
+    }),
+    expect: ["spec.notifications.queues[1]", "Duplicate value"],
+  },
+  {
+    name: "S3 notification to a FIFO queue ARN",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      notifications: {
+        queues: [
+          { id: "n", events: ["s3:ObjectCreated:*"], queueArn: "arn:aws:sqs:us-east-1:123456789012:q.fifo" },
+        ],
+      },
+    }),
+    expect: ["spec.notifications.queues[0].queueArn"],
+  },
+  {
+    name: "SQS FIFO queue allowing S3 notifications",
+    kind: "SqsQueue",
+    spec: specWith("SqsQueue", {
+      fifo: true,
+      queueName: "orders.fifo",
+      allowS3Notifications: [{ bucketRef: { name: "b" } }],
+    }),
+    expect: ["S3 sends event notifications to standard queues only: allowS3Notifications needs fifo: false"],
+  },
+  {
+    name: "SQS queue allowing one bucket twice",
+    kind: "SqsQueue",
+    spec: specWith("SqsQueue", {
+      allowS3Notifications: [{ bucketRef: { name: "b" } }, { bucketRef: { name: "b" } }],
+    }),
+    expect: ["each bucketRef may appear once"],
+  },
+  {
+    name: "SQS queue allowing no bucket",
+    kind: "SqsQueue",
+    spec: specWith("SqsQueue", { allowS3Notifications: [] }),
+    expect: ["spec.allowS3Notifications"],
+  },
   // SqsQueue settings
   {
     name: "SQS with content-based deduplication on a standard queue",

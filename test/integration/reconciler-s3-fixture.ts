@@ -32,6 +32,7 @@ export class S3Env extends ReconcilerEnv<BucketObj> {
           "PutBucketLifecycleConfiguration",
           "DeleteBucketLifecycle",
           "PutBucketOwnershipControls",
+          "PutBucketNotificationConfiguration",
           "DeleteBucket",
           "DeleteObjects",
           "DeleteObject",

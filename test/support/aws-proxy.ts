@@ -146,6 +146,7 @@ const S3_QUERY_OPS: Record<string, string> = {
   publicAccessBlock: "PublicAccessBlock",
   lifecycle: "BucketLifecycleConfiguration",
   ownershipControls: "BucketOwnershipControls",
+  notification: "BucketNotificationConfiguration",
   "list-type": "ListObjectsV2",
   versions: "ListObjectVersions",
   delete: "DeleteObjects",

@@ -200,6 +200,124 @@ const lifecycleRuleSchema = s.object(
   },
 );
 
+/** The S3 event types a notification may name (the S3 event notification types). */
+export const S3_NOTIFICATION_EVENTS = [
+  "s3:ObjectCreated:*",
+  "s3:ObjectCreated:Put",
+  "s3:ObjectCreated:Post",
+  "s3:ObjectCreated:Copy",
+  "s3:ObjectCreated:CompleteMultipartUpload",
+  "s3:ObjectRemoved:*",
+  "s3:ObjectRemoved:Delete",
+  "s3:ObjectRemoved:DeleteMarkerCreated",
+  "s3:ObjectRestore:*",
+  "s3:ObjectRestore:Post",
+  "s3:ObjectRestore:Completed",
+  "s3:ObjectRestore:Delete",
+  "s3:ReducedRedundancyLostObject",
+  "s3:Replication:*",
+  "s3:Replication:OperationFailedReplication",
+  "s3:Replication:OperationMissedThreshold",
+  "s3:Replication:OperationReplicatedAfterThreshold",
+  "s3:Replication:OperationNotTracked",
+  "s3:LifecycleExpiration:*",
+  "s3:LifecycleExpiration:Delete",
+  "s3:LifecycleExpiration:DeleteMarkerCreated",
+  "s3:LifecycleTransition",
+  "s3:IntelligentTiering",
+  "s3:ObjectTagging:*",
+  "s3:ObjectTagging:Put",
+  "s3:ObjectTagging:Delete",
+  "s3:ObjectAcl:Put",
+] as const;
+
+/** One queue notification (a QueueConfiguration of PutBucketNotificationConfiguration). */
+const queueNotificationSchema = s.object(
+  {
+    id: s.string({
+      description: "Notification ID, unique within the bucket (1-255 characters).",
+      required: true,
+      minLength: 1,
+      maxLength: 255,
+    }),
+    events: s.array(
+      s.enumOf(S3_NOTIFICATION_EVENTS, { description: "An S3 event type, such as s3:ObjectCreated:*." }),
+      {
+        description: "The event types that send a message; at least one, each once.",
+        required: true,
+        minItems: 1,
+        maxItems: S3_NOTIFICATION_EVENTS.length,
+        listType: "set",
+      },
+    ),
+    filter: s.object(
+      {
+        prefix: s.string({
+          description: "Only keys starting with this prefix.",
+          minLength: 1,
+          maxLength: 1024,
+        }),
+        suffix: s.string({
+          description: "Only keys ending with this suffix.",
+          minLength: 1,
+          maxLength: 1024,
+        }),
+      },
+      { description: "Narrows the notification to matching keys; unset: every key." },
+    ),
+    queueRef: s.object(
+      {
+        name: s.string({
+          description: "Name of an SqsQueue object in this namespace.",
+          required: true,
+          minLength: 1,
+          maxLength: 253,
+        }),
+      },
+      {
+        description:
+          "The queue as an SqsQueue object in this namespace, in the bucket's region. The bucket " +
+          "waits (NotificationTargetNotReady) until that queue is Ready and its " +
+          "spec.allowS3Notifications names this bucket, so that S3 may send to it.",
+      },
+    ),
+    queueArn: s.string({
+      description:
+        "The queue's ARN, for a queue this cluster does not manage; its policy must let " +
+        "s3.amazonaws.com send messages with this bucket as aws:SourceArn.",
+      maxLength: 256,
+      pattern: "^arn:aws[a-z-]*:sqs:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]+$",
+    }),
+  },
+  {
+    description: "Send a message to an SQS queue when one of the events happens to a matching key.",
+    validations: [
+      {
+        rule: "has(self.queueRef) != has(self.queueArn)",
+        message: "a queue notification takes exactly one of queueRef and queueArn",
+      },
+    ],
+  },
+);
+
+/** Event notifications of the bucket (PutBucketNotificationConfiguration). */
+const notificationsSchema = s.object(
+  {
+    queues: s.array(queueNotificationSchema, {
+      description: "Notifications to SQS queues, identified by id. S3 sends only to standard queues.",
+      listType: "map",
+      listMapKeys: ["id"],
+      maxItems: 100,
+    }),
+  },
+  {
+    description:
+      "Event notifications. Unset: not managed. Set: the bucket has exactly these destinations " +
+      "(any other destination, such as an SNS topic, a Lambda function or EventBridge, is " +
+      "removed); {} removes every one. Mutable.",
+  },
+);
+
 /** The keys of the ConfigMap `spec.writeOutputsTo` names, with what each holds. */
 export const S3_BUCKET_OUTPUT_KEYS = [
   ["BUCKET_NAME", "the bucket name"],
@@ -268,6 +386,7 @@ export const s3BucketSpecSchema = s.object(
         "object); BucketOwnerPreferred and ObjectWriter keep them. Unset: not managed (new buckets " +
         "get BucketOwnerEnforced). Set at creation and repaired on drift. Mutable.",
     }),
+    notifications: notificationsSchema,
   },
   { description: "Desired state of the S3 bucket.", required: true, validations: [accountRefKept] },
 );

@@ -62,6 +62,16 @@ export const Reason = {
   DeadLetterQueueNotReady: "DeadLetterQueueNotReady",
   /** The dead-letter queue named by queueRef is of the other type, or in another region. */
   DeadLetterQueueMismatch: "DeadLetterQueueMismatch",
+
+  // S3 event notifications to SQS queues (S3Bucket spec.notifications, SqsQueue spec.allowS3Notifications).
+  /** S3Bucket: a queue named by queueRef does not exist, is not Ready, or does not allow this bucket yet. */
+  NotificationTargetNotReady: "NotificationTargetNotReady",
+  /** S3Bucket: a queue named by queueRef can never receive its notifications (another region, FIFO). */
+  NotificationTargetMismatch: "NotificationTargetMismatch",
+  /** SqsQueue: a bucket named in allowS3Notifications does not exist as an S3Bucket object. */
+  NotificationSourceNotFound: "NotificationSourceNotFound",
+  /** SqsQueue: spec.policy uses a Sid that allowS3Notifications manages. */
+  PolicyStatementConflict: "PolicyStatementConflict",
 } as const;
 
 /** AWS codes contain dots (`InvalidAMIID.NotFound`); condition reasons may not. */

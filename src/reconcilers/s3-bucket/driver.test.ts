@@ -241,6 +241,7 @@ describe("S3BucketDriver", () => {
         "publicAccessBlock",
         "policy",
         "lifecycleRules",
+        "notifications",
       ]);
       assert.deepEqual(s3.mutations(), ["PutBucketTagging", "PutBucketVersioning"]);
       assert.equal(b.tags.a, "1");

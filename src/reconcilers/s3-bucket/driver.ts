@@ -13,13 +13,14 @@
 import type { AwsClientSource } from "../../aws/clients.ts";
 import { AwsError } from "../../aws/errors.ts";
 import type { TagMap } from "../../aws/ownership.ts";
-import { S3BucketResource } from "../../api/v1/index.ts";
+import { ConditionType, isConditionTrue, S3BucketResource, type SqsQueue } from "../../api/v1/index.ts";
 import { Reason } from "../common/reasons.ts";
 import { systemClock, type Clock } from "../../runtime/clock.ts";
 import { taggedOwner, verdictOf, type Verdict } from "../common/ownership.ts";
 import { DEFAULT_TAG_POLICY, desiredTagsOf, repairTags, type TagPolicy } from "../common/tags.ts";
 import {
   blocked,
+  DependencyNotReadyError,
   InvalidSpecError,
   recordedIdOf,
   TAGS_SETTING,
@@ -47,6 +48,7 @@ import {
   managedSettings,
   settingChanges,
   type BucketSettings,
+  type ResolvedTargets,
 } from "./settings.ts";
 import { bucketEndpoint } from "./endpoint.ts";
 
@@ -62,6 +64,11 @@ export interface S3BucketDriverOptions {
   maxDeleteBatchesPerPass?: number;
   /** What the operator may do to a bucket's tags. @default DEFAULT_TAG_POLICY */
   tagPolicy?: TagPolicy | undefined;
+  /**
+   * SqsQueue objects from the shared cache, for notification queues named by queueRef.
+   * @default none: a queueRef is never ready
+   */
+  queues?: (ref: { namespace: string; name: string }) => Readonly<SqsQueue> | undefined;
 }
 
 /**
@@ -94,8 +101,10 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
   readonly #maxBatches: number;
   readonly #clock: Clock;
   readonly #tagPolicy: TagPolicy;
+  readonly #queues: S3BucketDriverOptions["queues"];
 
   constructor(opts: S3BucketDriverOptions) {
+    this.#queues = opts.queues;
     this.#aws = opts.aws;
     this.#clock = opts.clock ?? systemClock;
     this.#tagPolicy = opts.tagPolicy ?? DEFAULT_TAG_POLICY;
@@ -185,8 +194,70 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
     return verdictOf(tags, obj, { untaggedIsOwn });
   }
 
+  /**
+   * The ARNs of the queues spec.notifications names by queueRef, read from the cache: each must
+   * exist, be a standard queue in the bucket's region, allow this bucket in its
+   * spec.allowS3Notifications, and be Ready and Synced with that spec reconciled (so the grant is in its
+   * policy before S3 checks the destination).
+   * @throws DependencyNotReadyError while one is missing, not Ready or not allowing this bucket yet.
+   * @throws InvalidSpecError when one can never serve (another region, a FIFO queue).
+   */
+  #resolve(obj: S3BucketObject): ResolvedTargets {
+    const namespace = obj.metadata.namespace ?? "";
+    const queueArns = new Map<string, string>();
+    for (const n of obj.spec.notifications?.queues ?? []) {
+      const name = n.queueRef?.name;
+      if (name === undefined || queueArns.has(name)) continue;
+      const queue = this.#queues?.({ namespace, name });
+      if (queue === undefined) {
+        throw new DependencyNotReadyError(
+          Reason.NotificationTargetNotReady,
+          `notification ${n.id}: the queue ${name} does not exist in namespace ${namespace}`,
+        );
+      }
+      if (queue.spec.region !== obj.spec.region) {
+        throw new InvalidSpecError(
+          Reason.NotificationTargetMismatch,
+          `notification ${n.id}: the queue ${name} is in ${queue.spec.region}, not in ${obj.spec.region}; ` +
+            `S3 sends notifications only to queues in the bucket's region`,
+        );
+      }
+      if (queue.spec.fifo) {
+        throw new InvalidSpecError(
+          Reason.NotificationTargetMismatch,
+          `notification ${n.id}: the queue ${name} is a FIFO queue; S3 sends notifications to standard queues only`,
+        );
+      }
+      const me = obj.metadata.name ?? "";
+      if (!(queue.spec.allowS3Notifications ?? []).some((a) => a.bucketRef.name === me)) {
+        throw new DependencyNotReadyError(
+          Reason.NotificationTargetNotReady,
+          `notification ${n.id}: the queue ${name} does not allow this bucket to send to it: add ` +
+            `{bucketRef: {name: ${me}}} to its spec.allowS3Notifications`,
+        );
+      }
+      const arn = queue.status?.queueArn;
+      const reconciled = (queue.status?.observedGeneration ?? -1) >= (queue.metadata.generation ?? 0);
+      if (
+        arn === undefined ||
+        arn === "" ||
+        !reconciled ||
+        !isConditionTrue(queue.status?.conditions, ConditionType.Ready) ||
+        !isConditionTrue(queue.status?.conditions, ConditionType.Synced)
+      ) {
+        throw new DependencyNotReadyError(
+          Reason.NotificationTargetNotReady,
+          `notification ${n.id}: waiting for the queue ${name} to be Ready with this bucket allowed`,
+        );
+      }
+      queueArns.set(name, arn);
+    }
+    return { queueArns };
+  }
+
   async create(obj: S3BucketObject, _token: string, ctx: DriverContext): Promise<S3BucketView> {
     const { bucketName: name, region } = obj.spec;
+    const resolved = this.#resolve(obj); // may wait for a notification queue: before anything exists
     const tags = desiredTagsOf(obj, S3BucketResource.kind, this.#tagPolicy); // may throw TooManyTags: before anything exists
     const api = this.#api(obj, ctx);
     let outcome: "created" | "already-owned";
@@ -214,7 +285,7 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
       versioning = target;
     }
     // Object Ownership went with CreateBucket; every other managed setting is written now.
-    const desired = desiredSettings(obj.spec);
+    const desired = desiredSettings(obj.spec, resolved);
     const created: BucketSettings = { objectOwnership: obj.spec.objectOwnership ?? null };
     for (const change of settingChanges(desired, created)) await api.putSetting(change);
     const endpoint = await bucketEndpoint(this.#aws.client("s3", region), name, region);
@@ -228,6 +299,7 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
     ctx: DriverContext,
   ): Promise<DriftRepair[]> {
     const bucket = observed.resource;
+    const resolved = this.#resolve(obj);
     const api = this.#api(obj, ctx);
     const { changes } = await repairTags(
       desiredTagsOf(obj, S3BucketResource.kind, this.#tagPolicy),
@@ -243,7 +315,7 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
         description: `versioning: ${bucket.versioning ?? "never enabled"} -> ${target}`,
       });
     }
-    for (const change of settingChanges(desiredSettings(obj.spec), bucket.settings)) {
+    for (const change of settingChanges(desiredSettings(obj.spec, resolved), bucket.settings)) {
       await api.putSetting(change);
       changes.push({ setting: change.setting, description: change.description });
     }

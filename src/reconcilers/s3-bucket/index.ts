@@ -1,14 +1,30 @@
 /**
  * The S3Bucket kind: the shared managed-resource flow with the S3 bucket driver.
  */
-import { S3BucketResource, s3BucketCrd } from "../../api/v1/index.ts";
+import {
+  S3BucketResource,
+  s3BucketCrd,
+  SqsQueueResource,
+  type S3Bucket,
+  type SqsQueue,
+} from "../../api/v1/index.ts";
 import { defineKind, type KindModule } from "../common/kind.ts";
+import { referenceKey, referrers } from "../common/references.ts";
 import { s3BucketOutputs } from "./outputs.ts";
 import type { S3BucketView, S3BucketObject } from "./model.ts";
 import { S3BucketDriver } from "./driver.ts";
 
 export { S3BucketDriver, type S3BucketDriverOptions } from "./driver.ts";
 export type { S3BucketView, S3BucketObject } from "./model.ts";
+
+/** The cache index of buckets by the SqsQueue objects their notifications name: `namespace/name`. */
+export const NOTIFICATION_QUEUE_INDEX = "notificationQueueRef";
+
+/** The {@link NOTIFICATION_QUEUE_INDEX} values of `b`: the queues its notifications name by queueRef. */
+export function notificationQueueIndex(b: Readonly<S3Bucket>): string[] {
+  const names = (b.spec.notifications?.queues ?? []).flatMap((q) => (q.queueRef ? [q.queueRef.name] : []));
+  return [...new Set(names)].map((name) => referenceKey(b.metadata.namespace, name));
+}
 
 /** The `s3bucket` controller's kind. */
 export const s3BucketKind: KindModule = defineKind<S3BucketObject, S3BucketView>({
@@ -72,7 +88,32 @@ export const s3BucketKind: KindModule = defineKind<S3BucketObject, S3BucketView>
       action: "s3:PutBucketOwnershipControls",
       when: "only for buckets that set objectOwnership (also on CreateBucket with it)",
     },
+    {
+      action: "s3:GetBucketNotification",
+      calls: ["GetBucketNotificationConfiguration"],
+      when: "only for buckets that set notifications",
+    },
+    {
+      action: "s3:PutBucketNotification",
+      calls: ["PutBucketNotificationConfiguration"],
+      when: "only for buckets that set notifications",
+    },
   ],
   outputs: s3BucketOutputs,
-  driver: (deps) => new S3BucketDriver({ aws: deps.aws, tagPolicy: deps.tagPolicy }),
+  driver: (deps) => {
+    const queues = deps.client.resource<SqsQueue>(SqsQueueResource);
+    return new S3BucketDriver({ aws: deps.aws, tagPolicy: deps.tagPolicy, queues: (ref) => queues.get(ref) });
+  },
+  // A change of a queue enqueues the buckets whose notifications name it, so they pick up its
+  // readiness, its ARN or its deletion at once instead of at the next poll.
+  indexers: { [NOTIFICATION_QUEUE_INDEX]: notificationQueueIndex },
+  watches: (deps) => {
+    const buckets = deps.client.resource<S3Bucket>(S3BucketResource);
+    return [
+      {
+        resource: SqsQueueResource,
+        map: (changed) => referrers((key) => buckets.byIndex(NOTIFICATION_QUEUE_INDEX, key), changed),
+      },
+    ];
+  },
 });

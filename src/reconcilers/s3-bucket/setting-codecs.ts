@@ -11,14 +11,17 @@ import {
   DeleteBucketLifecycleCommand,
   GetBucketEncryptionCommand,
   GetBucketLifecycleConfigurationCommand,
+  GetBucketNotificationConfigurationCommand,
   GetBucketOwnershipControlsCommand,
   GetBucketPolicyCommand,
   GetPublicAccessBlockCommand,
   PutBucketEncryptionCommand,
   PutBucketLifecycleConfigurationCommand,
+  PutBucketNotificationConfigurationCommand,
   PutBucketOwnershipControlsCommand,
   PutBucketPolicyCommand,
   PutPublicAccessBlockCommand,
+  type Event,
   type ObjectOwnership,
   type ServerSideEncryption,
   type TransitionStorageClass,
@@ -26,11 +29,13 @@ import {
 import type { JsonValue } from "../../api/schema/openapi.ts";
 import type { BucketCalls } from "./bucket-api.ts";
 import {
+  normalNotifications,
   normalRules,
   type BucketSetting,
   type BucketSettings,
   type Encryption,
   type LifecycleRule,
+  type Notifications,
   type PublicAccessBlock,
 } from "./settings.ts";
 
@@ -188,7 +193,63 @@ export const SETTING_CODECS: { readonly [K in BucketSetting]: SettingCodec<K> } 
       );
     },
   },
+
+  notifications: {
+    // S3 answers a bucket without notifications with an empty configuration, not an error.
+    notConfigured: [],
+    none: { queues: [], otherDestinations: 0 },
+    async read(s3) {
+      const r = await s3.call(
+        "GetBucketNotificationConfiguration",
+        new GetBucketNotificationConfigurationCommand({ Bucket: s3.bucket }),
+      );
+      return normalNotifications({
+        queues: (r.QueueConfigurations ?? []).map((q) => {
+          const rules = q.Filter?.Key?.FilterRules ?? [];
+          const rule = (name: string) => rules.find((f) => f.Name?.toLowerCase() === name)?.Value ?? "";
+          return {
+            id: q.Id ?? "",
+            queueArn: q.QueueArn ?? "",
+            events: q.Events ?? [],
+            prefix: rule("prefix"),
+            suffix: rule("suffix"),
+          };
+        }),
+        otherDestinations:
+          (r.TopicConfigurations?.length ?? 0) +
+          (r.LambdaFunctionConfigurations?.length ?? 0) +
+          (r.EventBridgeConfiguration !== undefined ? 1 : 0),
+      });
+    },
+    async write(s3, n) {
+      await s3.call(
+        "PutBucketNotificationConfiguration",
+        new PutBucketNotificationConfigurationCommand({
+          Bucket: s3.bucket,
+          NotificationConfiguration: notificationConfiguration(n),
+        }),
+      );
+    },
+  },
 };
+
+/** The configuration PutBucketNotificationConfiguration takes for `n` (which has no other destinations). */
+function notificationConfiguration(n: Notifications) {
+  return {
+    QueueConfigurations: n.queues.map((q) => {
+      const rules = [
+        ...(q.prefix !== "" ? [{ Name: "prefix" as const, Value: q.prefix }] : []),
+        ...(q.suffix !== "" ? [{ Name: "suffix" as const, Value: q.suffix }] : []),
+      ];
+      return {
+        Id: q.id,
+        QueueArn: q.queueArn,
+        Events: q.events as Event[],
+        ...(rules.length > 0 ? { Filter: { Key: { FilterRules: rules } } } : {}),
+      };
+    }),
+  };
+}
 
 /** One lifecycle rule as PutBucketLifecycleConfiguration takes it. */
 function lifecycleRule(r: LifecycleRule) {

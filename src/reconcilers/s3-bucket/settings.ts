@@ -16,6 +16,7 @@ export const BUCKET_SETTINGS = [
   "publicAccessBlock",
   "policy",
   "lifecycleRules",
+  "notifications",
 ] as const;
 /** One managed setting. */
 export type BucketSetting = (typeof BUCKET_SETTINGS)[number];
@@ -46,6 +47,30 @@ export interface LifecycleRule {
   readonly transitions: readonly { readonly days: number; readonly storageClass: string }[];
 }
 
+/** One queue notification in normal form (events sorted; an absent filter is ""). */
+export interface QueueNotification {
+  readonly id: string;
+  readonly queueArn: string;
+  readonly events: readonly string[];
+  readonly prefix: string;
+  readonly suffix: string;
+}
+
+/**
+ * The bucket's notification destinations in normal form: its queues sorted by id, and how many
+ * destinations of other kinds (SNS topics, Lambda functions, EventBridge) it has, which a
+ * managed configuration never holds.
+ */
+export interface Notifications {
+  readonly queues: readonly QueueNotification[];
+  readonly otherDestinations: number;
+}
+
+/** What the driver resolved for the spec: the ARNs of the SqsQueue objects notifications name, by name. */
+export interface ResolvedTargets {
+  readonly queueArns?: ReadonlyMap<string, string>;
+}
+
 /**
  * Each setting in normal form. `null`: the bucket has none (S3 answered "not configured"; no
  * lifecycle rules is `[]`). A key that is absent was not read.
@@ -56,10 +81,11 @@ export interface BucketSettings {
   publicAccessBlock?: PublicAccessBlock | null;
   policy?: JsonValue | null;
   lifecycleRules?: readonly LifecycleRule[];
+  notifications?: Notifications;
 }
 
 /** The settings the spec sets, each in normal form: what the bucket must have. */
-export function desiredSettings(spec: S3BucketSpec): BucketSettings {
+export function desiredSettings(spec: S3BucketSpec, resolved: ResolvedTargets = {}): BucketSettings {
   const out: BucketSettings = {};
   if (spec.objectOwnership !== undefined) out.objectOwnership = spec.objectOwnership;
   if (spec.encryption !== undefined) {
@@ -93,13 +119,49 @@ export function desiredSettings(spec: S3BucketSpec): BucketSettings {
       })),
     );
   }
+  if (spec.notifications !== undefined)
+    out.notifications = desiredNotifications(spec.notifications, resolved);
   return out;
 }
 
-/** The settings the spec manages, in the order they are applied. */
+/** The settings the spec manages (sets), in the order they are applied. */
 export function managedSettings(spec: S3BucketSpec): BucketSetting[] {
-  const desired = desiredSettings(spec);
-  return BUCKET_SETTINGS.filter((k) => k in desired);
+  return BUCKET_SETTINGS.filter((k) => spec[k] !== undefined);
+}
+
+/**
+ * spec.notifications in normal form, each queueRef replaced by the ARN `resolved` holds for it.
+ * @throws Error when a queueRef was not resolved (the driver resolves every one first).
+ */
+function desiredNotifications(
+  n: NonNullable<S3BucketSpec["notifications"]>,
+  resolved: ResolvedTargets,
+): Notifications {
+  return normalNotifications({
+    queues: (n.queues ?? []).map((q) => {
+      const arn =
+        q.queueArn ?? (q.queueRef !== undefined ? resolved.queueArns?.get(q.queueRef.name) : undefined);
+      if (arn === undefined) throw new Error(`notification ${q.id}: its queueRef was not resolved to an ARN`);
+      return {
+        id: q.id,
+        queueArn: arn,
+        events: q.events,
+        prefix: q.filter?.prefix ?? "",
+        suffix: q.filter?.suffix ?? "",
+      };
+    }),
+    otherDestinations: 0,
+  });
+}
+
+/** Queues sorted by id, each with its events sorted. */
+export function normalNotifications(n: Notifications): Notifications {
+  return {
+    ...n,
+    queues: [...n.queues]
+      .map((q) => ({ ...q, events: [...q.events].sort() }))
+      .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)),
+  };
 }
 
 /** Rules sorted by id, each with transitions sorted by days, then storage class. */
@@ -158,6 +220,10 @@ function describe(setting: BucketSetting, want: unknown, have: unknown): string 
     case "lifecycleRules": {
       const n = (want as readonly LifecycleRule[]).length;
       return `lifecycleRules: ${n} rule${n === 1 ? "" : "s"}`;
+    }
+    case "notifications": {
+      const n = want as Notifications;
+      return `notifications: ${n.queues.length} queue${n.queues.length === 1 ? "" : "s"}`;
     }
   }
 }
