@@ -216,6 +216,29 @@ describe("S3Bucket notifications to an SqsQueue, by reference", () => {
     await s3.waitGone("elsewhere");
   });
 
+  it("refuses a queue by reference in another region, or a FIFO one", async () => {
+    await sqs.create("west", {
+      queueName: "west",
+      region: "us-west-2",
+      allowS3Notifications: [{ bucketRef: { name: "far" } }],
+    });
+    await sqs.create("ordered", { queueName: "ordered.fifo", fifo: true });
+    const target = (queue: string) => ({
+      bucketName: `far-${queue}`,
+      notifications: { queues: [{ id: "n", events: ["s3:ObjectCreated:*"], queueRef: { name: queue } }] },
+    });
+    await s3.create("far", target("west"));
+    await s3.create("fifo", target("ordered"));
+    const far = await s3.waitReason("far", "NotificationTargetMismatch");
+    assert.match(ready(far)?.message ?? "", /the queue west is in us-west-2, not in us-east-1/);
+    const fifo = await s3.waitReason("fifo", "NotificationTargetMismatch");
+    assert.match(ready(fifo)?.message ?? "", /the queue ordered is a FIFO queue/);
+    for (const name of ["far", "fifo"]) {
+      await s3.delete(name);
+      await s3.waitGone(name);
+    }
+  });
+
   it("refuses a queue policy that uses the grant's Sid itself", async () => {
     await sqs.create("clash", {
       queueName: "clash",

@@ -98,3 +98,58 @@ describe("bucket settings", () => {
     });
   });
 });
+
+describe("bucket notifications", () => {
+  const notifications = {
+    queues: [
+      { id: "b", events: ["s3:ObjectRemoved:*", "s3:ObjectCreated:*"], queueRef: { name: "q" } },
+      {
+        id: "a",
+        events: ["s3:ObjectCreated:Put"],
+        filter: { prefix: "in/" },
+        queueArn: "arn:aws:sqs:us-east-1:123456789012:other",
+      },
+    ],
+  } as const;
+  const resolved = { queueArns: new Map([["q", "arn:aws:sqs:us-east-1:123456789012:q"]]) };
+
+  it("puts queueRefs' resolved ARNs in, sorts by id and events, and has no other destination", () => {
+    const desired = desiredSettings(spec({ notifications: notifications as never }), resolved);
+    assert.deepEqual(desired.notifications, {
+      queues: [
+        {
+          id: "a",
+          queueArn: "arn:aws:sqs:us-east-1:123456789012:other",
+          events: ["s3:ObjectCreated:Put"],
+          prefix: "in/",
+          suffix: "",
+        },
+        {
+          id: "b",
+          queueArn: "arn:aws:sqs:us-east-1:123456789012:q",
+          events: ["s3:ObjectCreated:*", "s3:ObjectRemoved:*"],
+          prefix: "",
+          suffix: "",
+        },
+      ],
+      otherDestinations: 0,
+    });
+    assert.deepEqual(managedSettings(spec({ notifications: notifications as never })), ["notifications"]);
+  });
+
+  it("refuses to build the configuration of an unresolved queueRef", () => {
+    assert.throws(() => desiredSettings(spec({ notifications: notifications as never })), /not resolved/);
+  });
+
+  it("counts another destination on the bucket as drift, described by the queues", () => {
+    const desired = desiredSettings(spec({ notifications: notifications as never }), resolved);
+    const want = desired.notifications;
+    assert.ok(want);
+    assert.deepEqual(settingChanges(desired, { notifications: want }), []);
+    const changes = settingChanges(desired, { notifications: { ...want, otherDestinations: 1 } });
+    assert.deepEqual(
+      changes.map((c) => [c.setting, c.description]),
+      [["notifications", "notifications: 2 queues"]],
+    );
+  });
+});
