@@ -514,6 +514,77 @@ export const badCases: BadCase[] = [
     spec: specWith("SqsQueue", { allowS3Notifications: [] }),
     expect: ["spec.allowS3Notifications"],
   },
+  // S3 replication (S3Bucket replication)
+  {
+    name: "S3 replication without versioning",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      replication: {
+        roleArn: "arn:aws:iam::123456789012:role/r",
+        rules: [{ id: "r", priority: 1, destination: { bucketArn: "arn:aws:s3:::dest" } }],
+      },
+    }),
+    expect: ["replication requires versioning: true (S3 replicates only from versioned buckets)"],
+  },
+  {
+    name: "S3 replication destination with both bucketRef and bucketArn",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      versioning: true,
+      replication: {
+        roleArn: "arn:aws:iam::123456789012:role/r",
+        rules: [
+          { id: "r", priority: 1, destination: { bucketRef: { name: "d" }, bucketArn: "arn:aws:s3:::dest" } },
+        ],
+      },
+    }),
+    expect: ["a replication destination takes exactly one of bucketRef and bucketArn"],
+  },
+  {
+    name: "S3 replication rules sharing a priority",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      versioning: true,
+      replication: {
+        roleArn: "arn:aws:iam::123456789012:role/r",
+        rules: [
+          { id: "a", priority: 1, destination: { bucketArn: "arn:aws:s3:::dest" } },
+          { id: "b", priority: 1, destination: { bucketArn: "arn:aws:s3:::other" } },
+        ],
+      },
+    }),
+    expect: ["each replication rule needs its own priority"],
+  },
+  {
+    name: "S3 replication with a role that is not an IAM role ARN",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      versioning: true,
+      replication: {
+        roleArn: "s3-replication",
+        rules: [{ id: "r", priority: 1, destination: { bucketArn: "arn:aws:s3:::dest" } }],
+      },
+    }),
+    expect: ["spec.replication.roleArn"],
+  },
+  {
+    name: "S3 replication without rules",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      versioning: true,
+      replication: { roleArn: "arn:aws:iam::123456789012:role/r", rules: [] },
+    }),
+    expect: ["spec.replication.rules"],
+  },
+  {
+    name: "S3 replication rule without a destination",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      versioning: true,
+      replication: { roleArn: "arn:aws:iam::123456789012:role/r", rules: [{ id: "r", priority: 1 }] },
+    }),
+    expect: ["spec.replication.rules[0].destination: Required value"],
+  },
   // SqsQueue settings
   {
     name: "SQS with content-based deduplication on a standard queue",

@@ -33,6 +33,7 @@ export class S3Env extends ReconcilerEnv<BucketObj> {
           "DeleteBucketLifecycle",
           "PutBucketOwnershipControls",
           "PutBucketNotificationConfiguration",
+          "PutBucketReplication",
           "DeleteBucket",
           "DeleteObjects",
           "DeleteObject",

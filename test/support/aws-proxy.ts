@@ -147,6 +147,7 @@ const S3_QUERY_OPS: Record<string, string> = {
   lifecycle: "BucketLifecycleConfiguration",
   ownershipControls: "BucketOwnershipControls",
   notification: "BucketNotificationConfiguration",
+  replication: "BucketReplication",
   "list-type": "ListObjectsV2",
   versions: "ListObjectVersions",
   delete: "DeleteObjects",

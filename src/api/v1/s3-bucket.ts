@@ -318,6 +318,114 @@ const notificationsSchema = s.object(
   },
 );
 
+/** Storage classes a replica may be stored in. */
+const REPLICA_STORAGE_CLASSES = [
+  "STANDARD",
+  "REDUCED_REDUNDANCY",
+  "STANDARD_IA",
+  "ONEZONE_IA",
+  "INTELLIGENT_TIERING",
+  "GLACIER",
+  "DEEP_ARCHIVE",
+  "GLACIER_IR",
+] as const;
+
+/** One replication rule (a Rule of PutBucketReplication). */
+const replicationRuleSchema = s.object(
+  {
+    id: s.string({
+      description: "Rule ID, unique within the bucket (1-255 characters).",
+      required: true,
+      minLength: 1,
+      maxLength: 255,
+    }),
+    priority: s.integer({
+      description: "Which rule wins when several select an object: the highest; each rule its own.",
+      required: true,
+      minimum: 0,
+      maximum: 2147483647,
+    }),
+    enabled: s.boolean({ description: "Whether S3 applies the rule.", default: true }),
+    prefix: s.string({
+      description: "Replicate only keys starting with this prefix; unset: every object.",
+      maxLength: 1024,
+    }),
+    destination: s.object(
+      {
+        bucketRef: s.object(
+          {
+            name: s.string({
+              description: "Name of an S3Bucket object in this namespace.",
+              required: true,
+              minLength: 1,
+              maxLength: 253,
+            }),
+          },
+          {
+            description:
+              "The destination as an S3Bucket object in this namespace. The bucket waits " +
+              "(ReplicationDestinationNotReady) until that bucket is Ready with versioning: true.",
+          },
+        ),
+        bucketArn: s.string({
+          description: "The destination bucket's ARN, for a bucket this cluster does not manage.",
+          maxLength: 128,
+          pattern: "^arn:aws[a-z-]*:s3:::[a-z0-9][a-z0-9.-]*[a-z0-9]$",
+        }),
+        storageClass: s.enumOf(REPLICA_STORAGE_CLASSES, {
+          description: "Storage class of the replicas; unset: the source object's.",
+        }),
+      },
+      {
+        description: "Where the rule replicates to: exactly one of bucketRef and bucketArn.",
+        required: true,
+        validations: [
+          {
+            rule: "has(self.bucketRef) != has(self.bucketArn)",
+            message: "a replication destination takes exactly one of bucketRef and bucketArn",
+          },
+        ],
+      },
+    ),
+    deleteMarkerReplication: s.boolean({
+      description: "Replicate delete markers too.",
+      default: false,
+    }),
+  },
+  { description: "A replication rule: which objects S3 copies, and where to." },
+);
+
+/** Replication of the bucket's objects to other buckets (PutBucketReplication). */
+const replicationSchema = s.object(
+  {
+    roleArn: s.string({
+      description: "The IAM role S3 assumes to replicate objects.",
+      required: true,
+      maxLength: 2048,
+      pattern: "^arn:aws[a-z-]*:iam::[0-9]{12}:role/.+$",
+    }),
+    rules: s.array(replicationRuleSchema, {
+      description: "The replication rules, identified by id; at least one.",
+      required: true,
+      listType: "map",
+      listMapKeys: ["id"],
+      minItems: 1,
+      maxItems: 1000,
+      validations: [
+        {
+          rule: "self.all(r, self.exists_one(q, q.priority == r.priority))",
+          message: "each replication rule needs its own priority",
+        },
+      ],
+    }),
+  },
+  {
+    description:
+      "Replication to other buckets. Needs versioning: true here and on every destination. " +
+      "Unset: not managed. Set: the bucket has exactly this configuration. Mutable.",
+  },
+);
+
 /** The keys of the ConfigMap `spec.writeOutputsTo` names, with what each holds. */
 export const S3_BUCKET_OUTPUT_KEYS = [
   ["BUCKET_NAME", "the bucket name"],
@@ -387,8 +495,20 @@ export const s3BucketSpecSchema = s.object(
         "get BucketOwnerEnforced). Set at creation and repaired on drift. Mutable.",
     }),
     notifications: notificationsSchema,
+    replication: replicationSchema,
   },
-  { description: "Desired state of the S3 bucket.", required: true, validations: [accountRefKept] },
+  {
+    description: "Desired state of the S3 bucket.",
+    required: true,
+    validations: [
+      accountRefKept,
+      {
+        rule: "!has(self.replication) || self.versioning",
+        message: "replication requires versioning: true (S3 replicates only from versioned buckets)",
+        fieldPath: ".replication",
+      },
+    ],
+  },
 );
 
 /** Schema of `S3Bucket.status`. */

@@ -72,6 +72,14 @@ export const Reason = {
   NotificationSourceNotFound: "NotificationSourceNotFound",
   /** SqsQueue: spec.policy uses a Sid that allowS3Notifications manages. */
   PolicyStatementConflict: "PolicyStatementConflict",
+
+  // S3 replication (S3Bucket spec.replication).
+  /** A destination named by bucketRef does not exist or is not Ready with versioning enabled yet. */
+  ReplicationDestinationNotReady: "ReplicationDestinationNotReady",
+  /** A destination named by bucketRef does not set versioning: true, which S3 requires. */
+  ReplicationDestinationNotVersioned: "ReplicationDestinationNotVersioned",
+  /** A rule names the bucket itself as its destination. */
+  ReplicationDestinationMismatch: "ReplicationDestinationMismatch",
 } as const;
 
 /** AWS codes contain dots (`InvalidAMIID.NotFound`); condition reasons may not. */

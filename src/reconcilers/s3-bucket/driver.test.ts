@@ -242,6 +242,7 @@ describe("S3BucketDriver", () => {
         "policy",
         "lifecycleRules",
         "notifications",
+        "replication",
       ]);
       assert.deepEqual(s3.mutations(), ["PutBucketTagging", "PutBucketVersioning"]);
       assert.equal(b.tags.a, "1");

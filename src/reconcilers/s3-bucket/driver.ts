@@ -13,7 +13,13 @@
 import type { AwsClientSource } from "../../aws/clients.ts";
 import { AwsError } from "../../aws/errors.ts";
 import type { TagMap } from "../../aws/ownership.ts";
-import { ConditionType, isConditionTrue, S3BucketResource, type SqsQueue } from "../../api/v1/index.ts";
+import {
+  ConditionType,
+  isConditionTrue,
+  S3BucketResource,
+  type S3Bucket,
+  type SqsQueue,
+} from "../../api/v1/index.ts";
 import { Reason } from "../common/reasons.ts";
 import { systemClock, type Clock } from "../../runtime/clock.ts";
 import { taggedOwner, verdictOf, type Verdict } from "../common/ownership.ts";
@@ -69,6 +75,11 @@ export interface S3BucketDriverOptions {
    * @default none: a queueRef is never ready
    */
   queues?: (ref: { namespace: string; name: string }) => Readonly<SqsQueue> | undefined;
+  /**
+   * S3Bucket objects from the shared cache, for replication destinations named by bucketRef.
+   * @default none: a bucketRef is never ready
+   */
+  buckets?: (ref: { namespace: string; name: string }) => Readonly<S3Bucket> | undefined;
 }
 
 /**
@@ -102,8 +113,10 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
   readonly #clock: Clock;
   readonly #tagPolicy: TagPolicy;
   readonly #queues: S3BucketDriverOptions["queues"];
+  readonly #buckets: S3BucketDriverOptions["buckets"];
 
   constructor(opts: S3BucketDriverOptions) {
+    this.#buckets = opts.buckets;
     this.#queues = opts.queues;
     this.#aws = opts.aws;
     this.#clock = opts.clock ?? systemClock;
@@ -203,6 +216,61 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
    * @throws InvalidSpecError when one can never serve (another region, a FIFO queue).
    */
   #resolve(obj: S3BucketObject): ResolvedTargets {
+    return { queueArns: this.#notificationQueues(obj), bucketArns: this.#replicationDestinations(obj) };
+  }
+
+  /**
+   * The ARNs of the buckets spec.replication names by bucketRef, read from the cache: each must
+   * exist with versioning: true, and be Ready with that spec reconciled (versioning enabled).
+   * @throws DependencyNotReadyError while one is missing, not versioned or not Ready.
+   * @throws InvalidSpecError for a rule that names this bucket itself.
+   */
+  #replicationDestinations(obj: S3BucketObject): Map<string, string> {
+    const namespace = obj.metadata.namespace ?? "";
+    const arns = new Map<string, string>();
+    for (const rule of obj.spec.replication?.rules ?? []) {
+      const name = rule.destination.bucketRef?.name;
+      if (name === undefined || arns.has(name)) continue;
+      if (name === obj.metadata.name) {
+        throw new InvalidSpecError(
+          Reason.ReplicationDestinationMismatch,
+          `replication rule ${rule.id}: a bucket cannot replicate to itself`,
+        );
+      }
+      const dest = this.#buckets?.({ namespace, name });
+      if (dest === undefined) {
+        throw new DependencyNotReadyError(
+          Reason.ReplicationDestinationNotReady,
+          `replication rule ${rule.id}: the bucket ${name} does not exist in namespace ${namespace}`,
+        );
+      }
+      if (!dest.spec.versioning) {
+        throw new DependencyNotReadyError(
+          Reason.ReplicationDestinationNotVersioned,
+          `replication rule ${rule.id}: the destination bucket ${name} does not set versioning: true; ` +
+            `S3 replicates only to versioned buckets`,
+        );
+      }
+      const arn = dest.status?.bucketArn;
+      const reconciled = (dest.status?.observedGeneration ?? -1) >= (dest.metadata.generation ?? 0);
+      if (
+        arn === undefined ||
+        !reconciled ||
+        !isConditionTrue(dest.status?.conditions, ConditionType.Ready) ||
+        !isConditionTrue(dest.status?.conditions, ConditionType.Synced)
+      ) {
+        throw new DependencyNotReadyError(
+          Reason.ReplicationDestinationNotReady,
+          `replication rule ${rule.id}: waiting for the destination bucket ${name} to be Ready with versioning enabled`,
+        );
+      }
+      arns.set(name, arn);
+    }
+    return arns;
+  }
+
+  /** The notification queues' ARNs; see {@link S3BucketDriver.#resolve}. */
+  #notificationQueues(obj: S3BucketObject): Map<string, string> {
     const namespace = obj.metadata.namespace ?? "";
     const queueArns = new Map<string, string>();
     for (const n of obj.spec.notifications?.queues ?? []) {
@@ -252,7 +320,7 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
       }
       queueArns.set(name, arn);
     }
-    return { queueArns };
+    return queueArns;
   }
 
   async create(obj: S3BucketObject, _token: string, ctx: DriverContext): Promise<S3BucketView> {

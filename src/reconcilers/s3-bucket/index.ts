@@ -26,6 +26,17 @@ export function notificationQueueIndex(b: Readonly<S3Bucket>): string[] {
   return [...new Set(names)].map((name) => referenceKey(b.metadata.namespace, name));
 }
 
+/** The cache index of buckets by the S3Bucket objects their replication rules name: `namespace/name`. */
+export const REPLICATION_DESTINATION_INDEX = "replicationDestinationRef";
+
+/** The {@link REPLICATION_DESTINATION_INDEX} values of `b`: the buckets its rules name by bucketRef. */
+export function replicationDestinationIndex(b: Readonly<S3Bucket>): string[] {
+  const names = (b.spec.replication?.rules ?? []).flatMap((r) =>
+    r.destination.bucketRef ? [r.destination.bucketRef.name] : [],
+  );
+  return [...new Set(names)].map((name) => referenceKey(b.metadata.namespace, name));
+}
+
 /** The `s3bucket` controller's kind. */
 export const s3BucketKind: KindModule = defineKind<S3BucketObject, S3BucketView>({
   name: "s3bucket",
@@ -98,21 +109,50 @@ export const s3BucketKind: KindModule = defineKind<S3BucketObject, S3BucketView>
       calls: ["PutBucketNotificationConfiguration"],
       when: "only for buckets that set notifications",
     },
+    {
+      action: "s3:GetReplicationConfiguration",
+      calls: ["GetBucketReplication"],
+      when: "only for buckets that set replication",
+    },
+    {
+      action: "s3:PutReplicationConfiguration",
+      calls: ["PutBucketReplication"],
+      when: "only for buckets that set replication",
+    },
+    {
+      action: "iam:PassRole",
+      calls: ["PutBucketReplication"],
+      when: "only for buckets that set replication: passing spec.replication.roleArn to S3",
+    },
   ],
   outputs: s3BucketOutputs,
   driver: (deps) => {
     const queues = deps.client.resource<SqsQueue>(SqsQueueResource);
-    return new S3BucketDriver({ aws: deps.aws, tagPolicy: deps.tagPolicy, queues: (ref) => queues.get(ref) });
+    const buckets = deps.client.resource<S3Bucket>(S3BucketResource);
+    return new S3BucketDriver({
+      aws: deps.aws,
+      tagPolicy: deps.tagPolicy,
+      queues: (ref) => queues.get(ref),
+      buckets: (ref) => buckets.get(ref),
+    });
   },
   // A change of a queue enqueues the buckets whose notifications name it, so they pick up its
   // readiness, its ARN or its deletion at once instead of at the next poll.
-  indexers: { [NOTIFICATION_QUEUE_INDEX]: notificationQueueIndex },
+  // A change of a bucket enqueues the buckets that replicate to it (its versioning, its deletion).
+  indexers: {
+    [NOTIFICATION_QUEUE_INDEX]: notificationQueueIndex,
+    [REPLICATION_DESTINATION_INDEX]: replicationDestinationIndex,
+  },
   watches: (deps) => {
     const buckets = deps.client.resource<S3Bucket>(S3BucketResource);
     return [
       {
         resource: SqsQueueResource,
         map: (changed) => referrers((key) => buckets.byIndex(NOTIFICATION_QUEUE_INDEX, key), changed),
+      },
+      {
+        resource: S3BucketResource,
+        map: (changed) => referrers((key) => buckets.byIndex(REPLICATION_DESTINATION_INDEX, key), changed),
       },
     ];
   },

@@ -14,22 +14,26 @@ import {
   GetBucketNotificationConfigurationCommand,
   GetBucketOwnershipControlsCommand,
   GetBucketPolicyCommand,
+  GetBucketReplicationCommand,
   GetPublicAccessBlockCommand,
   PutBucketEncryptionCommand,
   PutBucketLifecycleConfigurationCommand,
   PutBucketNotificationConfigurationCommand,
   PutBucketOwnershipControlsCommand,
   PutBucketPolicyCommand,
+  PutBucketReplicationCommand,
   PutPublicAccessBlockCommand,
   type Event,
   type ObjectOwnership,
   type ServerSideEncryption,
+  type StorageClass,
   type TransitionStorageClass,
 } from "@aws-sdk/client-s3";
 import type { JsonValue } from "../../api/schema/openapi.ts";
 import type { BucketCalls } from "./bucket-api.ts";
 import {
   normalNotifications,
+  normalReplication,
   normalRules,
   type BucketSetting,
   type BucketSettings,
@@ -37,6 +41,7 @@ import {
   type LifecycleRule,
   type Notifications,
   type PublicAccessBlock,
+  type Replication,
 } from "./settings.ts";
 
 /** Reads and writes one setting `K` of one bucket. */
@@ -227,6 +232,53 @@ export const SETTING_CODECS: { readonly [K in BucketSetting]: SettingCodec<K> } 
         new PutBucketNotificationConfigurationCommand({
           Bucket: s3.bucket,
           NotificationConfiguration: notificationConfiguration(n),
+        }),
+      );
+    },
+  },
+
+  replication: {
+    notConfigured: ["ReplicationConfigurationNotFoundError"],
+    none: null,
+    async read(s3) {
+      const r = await s3.call("GetBucketReplication", new GetBucketReplicationCommand({ Bucket: s3.bucket }));
+      const c = r.ReplicationConfiguration;
+      if (c === undefined) return null;
+      const replication: Replication = normalReplication({
+        roleArn: c.Role ?? "",
+        rules: (c.Rules ?? []).map((x) => ({
+          id: x.ID ?? "",
+          priority: Number(x.Priority ?? 0),
+          enabled: x.Status === "Enabled",
+          prefix: x.Filter?.Prefix ?? x.Prefix ?? "",
+          destinationArn: x.Destination?.Bucket ?? "",
+          storageClass: nonEmpty(x.Destination?.StorageClass),
+          deleteMarkerReplication: x.DeleteMarkerReplication?.Status === "Enabled",
+        })),
+      });
+      return replication;
+    },
+    async write(s3, r) {
+      await s3.call(
+        "PutBucketReplication",
+        new PutBucketReplicationCommand({
+          Bucket: s3.bucket,
+          ReplicationConfiguration: {
+            Role: r.roleArn,
+            Rules: r.rules.map((x) => ({
+              ID: x.id,
+              Priority: x.priority,
+              Status: x.enabled ? ("Enabled" as const) : ("Disabled" as const),
+              Filter: { Prefix: x.prefix },
+              Destination: {
+                Bucket: x.destinationArn,
+                ...(x.storageClass !== undefined ? { StorageClass: x.storageClass as StorageClass } : {}),
+              },
+              DeleteMarkerReplication: {
+                Status: x.deleteMarkerReplication ? ("Enabled" as const) : ("Disabled" as const),
+              },
+            })),
+          },
         }),
       );
     },

@@ -153,3 +153,68 @@ describe("bucket notifications", () => {
     );
   });
 });
+
+describe("bucket replication", () => {
+  const replication = {
+    roleArn: "arn:aws:iam::123456789012:role/r",
+    rules: [
+      {
+        id: "z",
+        priority: 2,
+        enabled: true,
+        deleteMarkerReplication: false,
+        destination: { bucketRef: { name: "replica" } },
+      },
+      {
+        id: "a",
+        priority: 1,
+        enabled: false,
+        prefix: "logs/",
+        deleteMarkerReplication: true,
+        destination: { bucketArn: "arn:aws:s3:::elsewhere", storageClass: "GLACIER" },
+      },
+    ],
+  } as const;
+  const resolved = { bucketArns: new Map([["replica", "arn:aws:s3:::replica"]]) };
+
+  it("puts bucketRefs' resolved ARNs in and sorts the rules by id", () => {
+    const desired = desiredSettings(spec({ versioning: true, replication: replication as never }), resolved);
+    assert.deepEqual(desired.replication, {
+      roleArn: "arn:aws:iam::123456789012:role/r",
+      rules: [
+        {
+          id: "a",
+          priority: 1,
+          enabled: false,
+          prefix: "logs/",
+          destinationArn: "arn:aws:s3:::elsewhere",
+          storageClass: "GLACIER",
+          deleteMarkerReplication: true,
+        },
+        {
+          id: "z",
+          priority: 2,
+          enabled: true,
+          prefix: "",
+          destinationArn: "arn:aws:s3:::replica",
+          storageClass: undefined,
+          deleteMarkerReplication: false,
+        },
+      ],
+    });
+    const want = desired.replication;
+    assert.ok(want);
+    assert.deepEqual(settingChanges(desired, { replication: want }), []);
+    assert.deepEqual(
+      settingChanges(desired, { replication: null }).map((c) => c.description),
+      ["replication: 2 rules"],
+    );
+  });
+
+  it("refuses to build the configuration of an unresolved bucketRef", () => {
+    assert.throws(
+      () => desiredSettings(spec({ versioning: true, replication: replication as never })),
+      /not resolved/,
+    );
+  });
+});

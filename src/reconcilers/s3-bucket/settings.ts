@@ -17,6 +17,7 @@ export const BUCKET_SETTINGS = [
   "policy",
   "lifecycleRules",
   "notifications",
+  "replication",
 ] as const;
 /** One managed setting. */
 export type BucketSetting = (typeof BUCKET_SETTINGS)[number];
@@ -66,9 +67,30 @@ export interface Notifications {
   readonly otherDestinations: number;
 }
 
-/** What the driver resolved for the spec: the ARNs of the SqsQueue objects notifications name, by name. */
+/** One replication rule in normal form (an absent prefix is "", an absent storage class undefined). */
+export interface ReplicationRule {
+  readonly id: string;
+  readonly priority: number;
+  readonly enabled: boolean;
+  readonly prefix: string;
+  readonly destinationArn: string;
+  readonly storageClass: string | undefined;
+  readonly deleteMarkerReplication: boolean;
+}
+
+/** The replication configuration in normal form: the role and the rules sorted by id. */
+export interface Replication {
+  readonly roleArn: string;
+  readonly rules: readonly ReplicationRule[];
+}
+
+/**
+ * What the driver resolved for the spec, by object name: the ARNs of the SqsQueue objects
+ * notifications name, and of the S3Bucket objects replication rules name.
+ */
 export interface ResolvedTargets {
   readonly queueArns?: ReadonlyMap<string, string>;
+  readonly bucketArns?: ReadonlyMap<string, string>;
 }
 
 /**
@@ -82,6 +104,7 @@ export interface BucketSettings {
   policy?: JsonValue | null;
   lifecycleRules?: readonly LifecycleRule[];
   notifications?: Notifications;
+  replication?: Replication | null;
 }
 
 /** The settings the spec sets, each in normal form: what the bucket must have. */
@@ -121,6 +144,7 @@ export function desiredSettings(spec: S3BucketSpec, resolved: ResolvedTargets = 
   }
   if (spec.notifications !== undefined)
     out.notifications = desiredNotifications(spec.notifications, resolved);
+  if (spec.replication !== undefined) out.replication = desiredReplication(spec.replication, resolved);
   return out;
 }
 
@@ -152,6 +176,40 @@ function desiredNotifications(
     }),
     otherDestinations: 0,
   });
+}
+
+/**
+ * spec.replication in normal form, each bucketRef replaced by the ARN `resolved` holds for it.
+ * @throws Error when a bucketRef was not resolved (the driver resolves every one first).
+ */
+function desiredReplication(
+  r: NonNullable<S3BucketSpec["replication"]>,
+  resolved: ResolvedTargets,
+): Replication {
+  return normalReplication({
+    roleArn: r.roleArn,
+    rules: r.rules.map((rule) => {
+      const d = rule.destination;
+      const arn =
+        d.bucketArn ?? (d.bucketRef !== undefined ? resolved.bucketArns?.get(d.bucketRef.name) : undefined);
+      if (arn === undefined)
+        throw new Error(`replication rule ${rule.id}: its bucketRef was not resolved to an ARN`);
+      return {
+        id: rule.id,
+        priority: rule.priority,
+        enabled: rule.enabled,
+        prefix: rule.prefix ?? "",
+        destinationArn: arn,
+        storageClass: d.storageClass,
+        deleteMarkerReplication: rule.deleteMarkerReplication,
+      };
+    }),
+  });
+}
+
+/** Rules sorted by id. */
+export function normalReplication(r: Replication): Replication {
+  return { ...r, rules: [...r.rules].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)) };
 }
 
 /** Queues sorted by id, each with its events sorted. */
@@ -220,6 +278,10 @@ function describe(setting: BucketSetting, want: unknown, have: unknown): string 
     case "lifecycleRules": {
       const n = (want as readonly LifecycleRule[]).length;
       return `lifecycleRules: ${n} rule${n === 1 ? "" : "s"}`;
+    }
+    case "replication": {
+      const n = (want as Replication).rules.length;
+      return `replication: ${n} rule${n === 1 ? "" : "s"}`;
     }
     case "notifications": {
       const n = want as Notifications;
