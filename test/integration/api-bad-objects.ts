@@ -585,6 +585,33 @@ export const badCases: BadCase[] = [
     }),
     expect: ["spec.replication.rules[0].destination: Required value"],
   },
+  // S3 server access logging (S3Bucket logging, allowLoggingFrom)
+  {
+    name: "S3 logging with both targetBucketRef and targetBucket",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", { logging: { targetBucketRef: { name: "logs" }, targetBucket: "logs" } }),
+    expect: ["logging takes exactly one of targetBucketRef and targetBucket"],
+  },
+  {
+    name: "S3 logging without a target",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", { logging: { targetPrefix: "x/" } }),
+    expect: ["logging takes exactly one of targetBucketRef and targetBucket"],
+  },
+  {
+    name: "S3 allowing one bucket's logs twice",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      allowLoggingFrom: [{ bucketRef: { name: "b" } }, { bucketRef: { name: "b" } }],
+    }),
+    expect: ["each bucketRef may appear once"],
+  },
+  {
+    name: "S3 allowing logs from no bucket",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", { allowLoggingFrom: [] }),
+    expect: ["spec.allowLoggingFrom"],
+  },
   // SqsQueue settings
   {
     name: "SQS with content-based deduplication on a standard queue",

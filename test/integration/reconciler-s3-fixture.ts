@@ -34,6 +34,7 @@ export class S3Env extends ReconcilerEnv<BucketObj> {
           "PutBucketOwnershipControls",
           "PutBucketNotificationConfiguration",
           "PutBucketReplication",
+          "PutBucketLogging",
           "DeleteBucket",
           "DeleteObjects",
           "DeleteObject",

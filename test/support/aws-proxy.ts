@@ -148,6 +148,7 @@ const S3_QUERY_OPS: Record<string, string> = {
   ownershipControls: "BucketOwnershipControls",
   notification: "BucketNotificationConfiguration",
   replication: "BucketReplication",
+  logging: "BucketLogging",
   "list-type": "ListObjectsV2",
   versions: "ListObjectVersions",
   delete: "DeleteObjects",

@@ -496,6 +496,84 @@ export const s3BucketSpecSchema = s.object(
     }),
     notifications: notificationsSchema,
     replication: replicationSchema,
+    logging: s.object(
+      {
+        targetBucketRef: s.object(
+          {
+            name: s.string({
+              description: "Name of an S3Bucket object in this namespace.",
+              required: true,
+              minLength: 1,
+              maxLength: 253,
+            }),
+          },
+          {
+            description:
+              "The target as another S3Bucket object in this namespace, in the bucket's region. The " +
+              "bucket waits (LoggingTargetNotReady) until that bucket is Ready and its " +
+              "spec.allowLoggingFrom names this bucket.",
+          },
+        ),
+        targetBucket: s.string({
+          description:
+            "The target bucket's name, for a bucket this cluster does not manage; its policy must " +
+            "let logging.s3.amazonaws.com put objects with this bucket as aws:SourceArn.",
+          minLength: 3,
+          maxLength: 63,
+          pattern: "^[a-z0-9][a-z0-9.-]*[a-z0-9]$",
+        }),
+        targetPrefix: s.string({
+          description: "Prefix of the log objects' keys in the target bucket.",
+          default: "",
+          maxLength: 1024,
+        }),
+      },
+      {
+        description:
+          "Server access logging into another bucket: exactly one of targetBucketRef and " +
+          "targetBucket. Unset: not managed. Mutable.",
+        validations: [
+          {
+            rule: "has(self.targetBucketRef) != has(self.targetBucket)",
+            message: "logging takes exactly one of targetBucketRef and targetBucket",
+          },
+        ],
+      },
+    ),
+    allowLoggingFrom: s.array(
+      s.object(
+        {
+          bucketRef: s.object(
+            {
+              name: s.string({
+                description: "Name of an S3Bucket object in this namespace.",
+                required: true,
+                minLength: 1,
+                maxLength: 253,
+              }),
+            },
+            { description: "The bucket as an S3Bucket object in this namespace.", required: true },
+          ),
+        },
+        { description: "A bucket whose server access logs may be written into this bucket." },
+      ),
+      {
+        description:
+          "Buckets whose server access logs may be written here. Each adds one statement to this " +
+          "bucket's policy, Sid s3-logging-<bucketName>, allowing logging.s3.amazonaws.com " +
+          "s3:PutObject with that bucket as aws:SourceArn; the statements are merged with " +
+          "spec.policy, which must not use those Sids. Unset: not managed (removing it leaves the " +
+          "bucket's policy as it is). Mutable.",
+        minItems: 1,
+        maxItems: 50,
+        validations: [
+          {
+            rule: "self.all(a, self.exists_one(b, b.bucketRef.name == a.bucketRef.name))",
+            message: "each bucketRef may appear once",
+          },
+        ],
+      },
+    ),
   },
   {
     description: "Desired state of the S3 bucket.",

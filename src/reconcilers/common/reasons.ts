@@ -73,6 +73,14 @@ export const Reason = {
   /** SqsQueue: spec.policy uses a Sid that allowS3Notifications manages. */
   PolicyStatementConflict: "PolicyStatementConflict",
 
+  // S3 server access logging (S3Bucket spec.logging and spec.allowLoggingFrom).
+  /** The target named by targetBucketRef does not exist, is not Ready, or does not allow this bucket yet. */
+  LoggingTargetNotReady: "LoggingTargetNotReady",
+  /** The target named by targetBucketRef can never take the logs (this bucket itself, another region). */
+  LoggingTargetMismatch: "LoggingTargetMismatch",
+  /** A bucket named in allowLoggingFrom does not exist as an S3Bucket object. */
+  LoggingSourceNotFound: "LoggingSourceNotFound",
+
   // S3 replication (S3Bucket spec.replication).
   /** A destination named by bucketRef does not exist or is not Ready with versioning enabled yet. */
   ReplicationDestinationNotReady: "ReplicationDestinationNotReady",

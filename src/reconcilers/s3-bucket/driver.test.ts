@@ -243,6 +243,7 @@ describe("S3BucketDriver", () => {
         "lifecycleRules",
         "notifications",
         "replication",
+        "logging",
       ]);
       assert.deepEqual(s3.mutations(), ["PutBucketTagging", "PutBucketVersioning"]);
       assert.equal(b.tags.a, "1");

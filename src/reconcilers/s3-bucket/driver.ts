@@ -51,6 +51,7 @@ import { createdInWindow, createWindow } from "./crash-window.ts";
 import {
   BUCKET_SETTINGS,
   desiredSettings,
+  loggingSid,
   managedSettings,
   settingChanges,
   type BucketSettings,
@@ -216,7 +217,102 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
    * @throws InvalidSpecError when one can never serve (another region, a FIFO queue).
    */
   #resolve(obj: S3BucketObject): ResolvedTargets {
-    return { queueArns: this.#notificationQueues(obj), bucketArns: this.#replicationDestinations(obj) };
+    return {
+      queueArns: this.#notificationQueues(obj),
+      bucketArns: this.#replicationDestinations(obj),
+      ...this.#loggingTarget(obj),
+      ...this.#loggingSources(obj),
+    };
+  }
+
+  /**
+   * The bucket name of the S3Bucket spec.logging.targetBucketRef names, from the cache: it must
+   * be another bucket in this region whose spec.allowLoggingFrom names this one, Ready and Synced
+   * with that spec reconciled (so the grant is in its policy before S3 checks it).
+   * @throws DependencyNotReadyError while it is missing, not Ready or not allowing this bucket yet.
+   * @throws InvalidSpecError when it is this bucket or in another region.
+   */
+  #loggingTarget(obj: S3BucketObject): Pick<ResolvedTargets, "loggingTarget"> {
+    const name = obj.spec.logging?.targetBucketRef?.name;
+    if (name === undefined) return {};
+    const namespace = obj.metadata.namespace ?? "";
+    const me = obj.metadata.name ?? "";
+    if (name === me) {
+      throw new InvalidSpecError(
+        Reason.LoggingTargetMismatch,
+        "logging: targetBucketRef names this bucket itself; name another bucket",
+      );
+    }
+    const target = this.#buckets?.({ namespace, name });
+    if (target === undefined) {
+      throw new DependencyNotReadyError(
+        Reason.LoggingTargetNotReady,
+        `logging: the bucket ${name} does not exist in namespace ${namespace}`,
+      );
+    }
+    if (target.spec.region !== obj.spec.region) {
+      throw new InvalidSpecError(
+        Reason.LoggingTargetMismatch,
+        `logging: the bucket ${name} is in ${target.spec.region}, not in ${obj.spec.region}; ` +
+          `S3 writes access logs only into a bucket of the same region`,
+      );
+    }
+    if (!(target.spec.allowLoggingFrom ?? []).some((a) => a.bucketRef.name === me)) {
+      throw new DependencyNotReadyError(
+        Reason.LoggingTargetNotReady,
+        `logging: the bucket ${name} does not allow this bucket's logs: add {bucketRef: {name: ${me}}} ` +
+          `to its spec.allowLoggingFrom`,
+      );
+    }
+    const reconciled = (target.status?.observedGeneration ?? -1) >= (target.metadata.generation ?? 0);
+    if (
+      target.status?.bucketArn === undefined ||
+      !reconciled ||
+      !isConditionTrue(target.status.conditions, ConditionType.Ready) ||
+      !isConditionTrue(target.status.conditions, ConditionType.Synced)
+    ) {
+      throw new DependencyNotReadyError(
+        Reason.LoggingTargetNotReady,
+        `logging: waiting for the bucket ${name} to be Ready with this bucket allowed`,
+      );
+    }
+    return { loggingTarget: target.spec.bucketName };
+  }
+
+  /**
+   * The buckets spec.allowLoggingFrom names, from the cache: each must exist as an S3Bucket object
+   * (its bucket need not exist yet), and spec.policy must not use the Sids of their statements.
+   * @throws DependencyNotReadyError while a named S3Bucket object does not exist.
+   * @throws InvalidSpecError when spec.policy uses one of those Sids.
+   */
+  #loggingSources(obj: S3BucketObject): Pick<ResolvedTargets, "loggingSources"> {
+    const allowed = obj.spec.allowLoggingFrom;
+    if (allowed === undefined) return {};
+    const namespace = obj.metadata.namespace ?? "";
+    const sources = allowed.map(({ bucketRef: { name } }) => {
+      const source = this.#buckets?.({ namespace, name });
+      if (source === undefined) {
+        throw new DependencyNotReadyError(
+          Reason.LoggingSourceNotFound,
+          `allowLoggingFrom: the S3Bucket ${name} does not exist in namespace ${namespace}`,
+        );
+      }
+      const bucketName = source.spec.bucketName;
+      return { bucketName, bucketArn: bucketArn(bucketName, source.spec.region) };
+    });
+    const taken = new Set(sources.map((b) => loggingSid(b.bucketName)));
+    const conflicts = (obj.spec.policy?.Statement ?? []).flatMap((st) => {
+      const sid = (st as { Sid?: unknown }).Sid;
+      return typeof sid === "string" && taken.has(sid) ? [sid] : [];
+    });
+    if (conflicts.length > 0) {
+      throw new InvalidSpecError(
+        Reason.PolicyStatementConflict,
+        `spec.policy has the statement Sid ${conflicts.join(", ")}, which allowLoggingFrom manages: ` +
+          `remove that statement from spec.policy or the bucket from allowLoggingFrom`,
+      );
+    }
+    return { loggingSources: sources };
   }
 
   /**

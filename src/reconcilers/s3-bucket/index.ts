@@ -37,6 +37,22 @@ export function replicationDestinationIndex(b: Readonly<S3Bucket>): string[] {
   return [...new Set(names)].map((name) => referenceKey(b.metadata.namespace, name));
 }
 
+/**
+ * The cache index of buckets by the S3Bucket objects their logging names, as target
+ * (targetBucketRef) or as source (allowLoggingFrom): `namespace/name`.
+ */
+export const LOGGING_PEER_INDEX = "loggingBucketRef";
+
+/** The {@link LOGGING_PEER_INDEX} values of `b`. */
+export function loggingPeerIndex(b: Readonly<S3Bucket>): string[] {
+  const target = b.spec.logging?.targetBucketRef?.name;
+  const names = [
+    ...(target !== undefined ? [target] : []),
+    ...(b.spec.allowLoggingFrom ?? []).map((a) => a.bucketRef.name),
+  ];
+  return [...new Set(names)].map((name) => referenceKey(b.metadata.namespace, name));
+}
+
 /** The `s3bucket` controller's kind. */
 export const s3BucketKind: KindModule = defineKind<S3BucketObject, S3BucketView>({
   name: "s3bucket",
@@ -82,8 +98,8 @@ export const s3BucketKind: KindModule = defineKind<S3BucketObject, S3BucketView>
       calls: ["PutPublicAccessBlock"],
       when: "only for buckets that set publicAccessBlock",
     },
-    { action: "s3:GetBucketPolicy", when: "only for buckets that set a policy" },
-    { action: "s3:PutBucketPolicy", when: "only for buckets that set a policy" },
+    { action: "s3:GetBucketPolicy", when: "only for buckets that set a policy or allowLoggingFrom" },
+    { action: "s3:PutBucketPolicy", when: "only for buckets that set a policy or allowLoggingFrom" },
     {
       action: "s3:GetLifecycleConfiguration",
       calls: ["GetBucketLifecycleConfiguration"],
@@ -109,6 +125,8 @@ export const s3BucketKind: KindModule = defineKind<S3BucketObject, S3BucketView>
       calls: ["PutBucketNotificationConfiguration"],
       when: "only for buckets that set notifications",
     },
+    { action: "s3:GetBucketLogging", when: "only for buckets that set logging" },
+    { action: "s3:PutBucketLogging", when: "only for buckets that set logging" },
     {
       action: "s3:GetReplicationConfiguration",
       calls: ["GetBucketReplication"],
@@ -142,6 +160,7 @@ export const s3BucketKind: KindModule = defineKind<S3BucketObject, S3BucketView>
   indexers: {
     [NOTIFICATION_QUEUE_INDEX]: notificationQueueIndex,
     [REPLICATION_DESTINATION_INDEX]: replicationDestinationIndex,
+    [LOGGING_PEER_INDEX]: loggingPeerIndex,
   },
   watches: (deps) => {
     const buckets = deps.client.resource<S3Bucket>(S3BucketResource);
@@ -153,6 +172,10 @@ export const s3BucketKind: KindModule = defineKind<S3BucketObject, S3BucketView>
       {
         resource: S3BucketResource,
         map: (changed) => referrers((key) => buckets.byIndex(REPLICATION_DESTINATION_INDEX, key), changed),
+      },
+      {
+        resource: S3BucketResource,
+        map: (changed) => referrers((key) => buckets.byIndex(LOGGING_PEER_INDEX, key), changed),
       },
     ];
   },

@@ -11,6 +11,7 @@ import {
   DeleteBucketLifecycleCommand,
   GetBucketEncryptionCommand,
   GetBucketLifecycleConfigurationCommand,
+  GetBucketLoggingCommand,
   GetBucketNotificationConfigurationCommand,
   GetBucketOwnershipControlsCommand,
   GetBucketPolicyCommand,
@@ -18,6 +19,7 @@ import {
   GetPublicAccessBlockCommand,
   PutBucketEncryptionCommand,
   PutBucketLifecycleConfigurationCommand,
+  PutBucketLoggingCommand,
   PutBucketNotificationConfigurationCommand,
   PutBucketOwnershipControlsCommand,
   PutBucketPolicyCommand,
@@ -232,6 +234,29 @@ export const SETTING_CODECS: { readonly [K in BucketSetting]: SettingCodec<K> } 
         new PutBucketNotificationConfigurationCommand({
           Bucket: s3.bucket,
           NotificationConfiguration: notificationConfiguration(n),
+        }),
+      );
+    },
+  },
+
+  logging: {
+    // S3 answers a bucket without logging with an empty status, not an error.
+    notConfigured: [],
+    none: null,
+    async read(s3) {
+      const r = await s3.call("GetBucketLogging", new GetBucketLoggingCommand({ Bucket: s3.bucket }));
+      const l = r.LoggingEnabled;
+      if (l?.TargetBucket === undefined) return null;
+      return { targetBucket: l.TargetBucket, targetPrefix: l.TargetPrefix ?? "" };
+    },
+    async write(s3, l) {
+      await s3.call(
+        "PutBucketLogging",
+        new PutBucketLoggingCommand({
+          Bucket: s3.bucket,
+          BucketLoggingStatus: {
+            LoggingEnabled: { TargetBucket: l.targetBucket, TargetPrefix: l.targetPrefix },
+          },
         }),
       );
     },

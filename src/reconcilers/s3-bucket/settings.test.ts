@@ -218,3 +218,39 @@ describe("bucket replication", () => {
     );
   });
 });
+
+describe("bucket logging and the log grants", () => {
+  it("writes logs to the resolved target, with the spec's prefix", () => {
+    const desired = desiredSettings(
+      spec({ logging: { targetBucketRef: { name: "logs" }, targetPrefix: "site/" } }),
+      { loggingTarget: "team-logs" },
+    );
+    assert.deepEqual(desired.logging, { targetBucket: "team-logs", targetPrefix: "site/" });
+    assert.throws(
+      () => desiredSettings(spec({ logging: { targetBucketRef: { name: "logs" }, targetPrefix: "" } })),
+      /not resolved/,
+    );
+  });
+
+  it("manages the policy for allowLoggingFrom, appending one grant per bucket after spec.policy's", () => {
+    const s = spec({ policy: policy as never, allowLoggingFrom: [{ bucketRef: { name: "x" } }] });
+    assert.deepEqual(managedSettings(spec({ allowLoggingFrom: [{ bucketRef: { name: "x" } }] })), ["policy"]);
+    const sources = [
+      { bucketName: "zeta", bucketArn: "arn:aws:s3:::zeta" },
+      { bucketName: "alpha", bucketArn: "arn:aws:s3:::alpha" },
+    ];
+    const grant = (b: string) => ({
+      Sid: `s3-logging-${b}`,
+      Effect: "Allow",
+      Principal: { Service: "logging.s3.amazonaws.com" },
+      Action: "s3:PutObject",
+      Resource: `arn:aws:s3:::${s.bucketName}/*`,
+      Condition: { ArnLike: { "aws:SourceArn": `arn:aws:s3:::${b}` } },
+    });
+    assert.deepEqual(desiredSettings(s, { loggingSources: sources }).policy, {
+      ...policy,
+      Statement: [...policy.Statement, grant("alpha"), grant("zeta")],
+    });
+    assert.throws(() => desiredSettings(s), /not resolved/);
+  });
+});

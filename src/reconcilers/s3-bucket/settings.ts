@@ -8,6 +8,7 @@
 import { isDeepStrictEqual } from "node:util";
 import type { S3BucketSpec } from "../../api/v1/index.ts";
 import type { JsonValue } from "../../api/schema/openapi.ts";
+import { s3BucketArn } from "../../aws/partition.ts";
 
 /** The settings this file manages, in the order they are applied. */
 export const BUCKET_SETTINGS = [
@@ -18,6 +19,7 @@ export const BUCKET_SETTINGS = [
   "lifecycleRules",
   "notifications",
   "replication",
+  "logging",
 ] as const;
 /** One managed setting. */
 export type BucketSetting = (typeof BUCKET_SETTINGS)[number];
@@ -91,6 +93,45 @@ export interface Replication {
 export interface ResolvedTargets {
   readonly queueArns?: ReadonlyMap<string, string>;
   readonly bucketArns?: ReadonlyMap<string, string>;
+  /** The bucket name of the S3Bucket logging.targetBucketRef names. */
+  readonly loggingTarget?: string;
+  /** The bucket names and ARNs of the S3Bucket objects allowLoggingFrom names. */
+  readonly loggingSources?: readonly { readonly bucketName: string; readonly bucketArn: string }[];
+}
+
+/** Server access logging in normal form. */
+export interface Logging {
+  readonly targetBucket: string;
+  readonly targetPrefix: string;
+}
+
+/** The Sid of the bucket policy statement that lets bucket `bucketName` write its access logs here. */
+export function loggingSid(bucketName: string): string {
+  return `s3-logging-${bucketName}`;
+}
+
+/**
+ * The bucket policy the spec manages: spec.policy (or an empty 2012-10-17 policy) with one
+ * statement per bucket allowLoggingFrom names appended, sorted by bucket name:
+ * logging.s3.amazonaws.com may s3:PutObject into this bucket when aws:SourceArn is that bucket.
+ */
+export function bucketPolicy(
+  policy: S3BucketSpec["policy"],
+  bucketArn: string,
+  sources: NonNullable<ResolvedTargets["loggingSources"]>,
+): JsonValue {
+  const grants = [...sources]
+    .sort((a, b) => (a.bucketName < b.bucketName ? -1 : a.bucketName > b.bucketName ? 1 : 0))
+    .map((b) => ({
+      Sid: loggingSid(b.bucketName),
+      Effect: "Allow",
+      Principal: { Service: "logging.s3.amazonaws.com" },
+      Action: "s3:PutObject",
+      Resource: `${bucketArn}/*`,
+      Condition: { ArnLike: { "aws:SourceArn": b.bucketArn } },
+    }));
+  const base = (policy ?? { Version: "2012-10-17", Statement: [] }) as { Statement: unknown[] };
+  return normalJson({ ...base, Statement: [...base.Statement, ...grants] } as JsonValue);
 }
 
 /**
@@ -105,6 +146,7 @@ export interface BucketSettings {
   lifecycleRules?: readonly LifecycleRule[];
   notifications?: Notifications;
   replication?: Replication | null;
+  logging?: Logging | null;
 }
 
 /** The settings the spec sets, each in normal form: what the bucket must have. */
@@ -128,7 +170,11 @@ export function desiredSettings(spec: S3BucketSpec, resolved: ResolvedTargets = 
       restrictPublicBuckets: p.restrictPublicBuckets,
     };
   }
-  if (spec.policy !== undefined) out.policy = normalJson(spec.policy as JsonValue);
+  if (spec.allowLoggingFrom !== undefined) {
+    const sources = resolved.loggingSources;
+    if (sources === undefined) throw new Error("allowLoggingFrom was not resolved to bucket ARNs");
+    out.policy = bucketPolicy(spec.policy, s3BucketArn(spec.bucketName, spec.region), sources);
+  } else if (spec.policy !== undefined) out.policy = normalJson(spec.policy as JsonValue);
   if (spec.lifecycleRules !== undefined) {
     out.lifecycleRules = normalRules(
       spec.lifecycleRules.map((r) => ({
@@ -145,12 +191,19 @@ export function desiredSettings(spec: S3BucketSpec, resolved: ResolvedTargets = 
   if (spec.notifications !== undefined)
     out.notifications = desiredNotifications(spec.notifications, resolved);
   if (spec.replication !== undefined) out.replication = desiredReplication(spec.replication, resolved);
+  if (spec.logging !== undefined) {
+    const target = spec.logging.targetBucket ?? resolved.loggingTarget;
+    if (target === undefined) throw new Error("logging.targetBucketRef was not resolved to a bucket");
+    out.logging = { targetBucket: target, targetPrefix: spec.logging.targetPrefix };
+  }
   return out;
 }
 
 /** The settings the spec manages (sets), in the order they are applied. */
 export function managedSettings(spec: S3BucketSpec): BucketSetting[] {
-  return BUCKET_SETTINGS.filter((k) => spec[k] !== undefined);
+  return BUCKET_SETTINGS.filter(
+    (k) => spec[k] !== undefined || (k === "policy" && spec.allowLoggingFrom !== undefined),
+  );
 }
 
 /**
@@ -278,6 +331,10 @@ function describe(setting: BucketSetting, want: unknown, have: unknown): string 
     case "lifecycleRules": {
       const n = (want as readonly LifecycleRule[]).length;
       return `lifecycleRules: ${n} rule${n === 1 ? "" : "s"}`;
+    }
+    case "logging": {
+      const l = want as Logging;
+      return `logging: ${l.targetBucket}/${l.targetPrefix}`;
     }
     case "replication": {
       const n = (want as Replication).rules.length;
