@@ -13,14 +13,9 @@
 import type { AwsClientSource } from "../../aws/clients.ts";
 import { AwsError } from "../../aws/errors.ts";
 import type { TagMap } from "../../aws/ownership.ts";
-import {
-  ConditionType,
-  isConditionTrue,
-  S3BucketResource,
-  type S3Bucket,
-  type SqsQueue,
-} from "../../api/v1/index.ts";
+import { S3BucketResource, type S3Bucket, type SqsQueue } from "../../api/v1/index.ts";
 import { Reason } from "../common/reasons.ts";
+import { conflictingSids, readyAsSpecified } from "../common/references.ts";
 import { systemClock, type Clock } from "../../runtime/clock.ts";
 import { taggedOwner, verdictOf, type Verdict } from "../common/ownership.ts";
 import { DEFAULT_TAG_POLICY, desiredTagsOf, repairTags, type TagPolicy } from "../common/tags.ts";
@@ -208,14 +203,7 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
     return verdictOf(tags, obj, { untaggedIsOwn });
   }
 
-  /**
-   * The ARNs of the queues spec.notifications names by queueRef, read from the cache: each must
-   * exist, be a standard queue in the bucket's region, allow this bucket in its
-   * spec.allowS3Notifications, and be Ready and Synced with that spec reconciled (so the grant is in its
-   * policy before S3 checks the destination).
-   * @throws DependencyNotReadyError while one is missing, not Ready or not allowing this bucket yet.
-   * @throws InvalidSpecError when one can never serve (another region, a FIFO queue).
-   */
+  /** Every reference the spec makes, resolved from the cache; see each part for what it waits for. */
   #resolve(obj: S3BucketObject): ResolvedTargets {
     return {
       queueArns: this.#notificationQueues(obj),
@@ -264,13 +252,7 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
           `to its spec.allowLoggingFrom`,
       );
     }
-    const reconciled = (target.status?.observedGeneration ?? -1) >= (target.metadata.generation ?? 0);
-    if (
-      target.status?.bucketArn === undefined ||
-      !reconciled ||
-      !isConditionTrue(target.status.conditions, ConditionType.Ready) ||
-      !isConditionTrue(target.status.conditions, ConditionType.Synced)
-    ) {
+    if (target.status?.bucketArn === undefined || !readyAsSpecified(target)) {
       throw new DependencyNotReadyError(
         Reason.LoggingTargetNotReady,
         `logging: waiting for the bucket ${name} to be Ready with this bucket allowed`,
@@ -300,11 +282,10 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
       const bucketName = source.spec.bucketName;
       return { bucketName, bucketArn: bucketArn(bucketName, source.spec.region) };
     });
-    const taken = new Set(sources.map((b) => loggingSid(b.bucketName)));
-    const conflicts = (obj.spec.policy?.Statement ?? []).flatMap((st) => {
-      const sid = (st as { Sid?: unknown }).Sid;
-      return typeof sid === "string" && taken.has(sid) ? [sid] : [];
-    });
+    const conflicts = conflictingSids(
+      obj.spec.policy,
+      sources.map((b) => loggingSid(b.bucketName)),
+    );
     if (conflicts.length > 0) {
       throw new InvalidSpecError(
         Reason.PolicyStatementConflict,
@@ -348,13 +329,7 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
         );
       }
       const arn = dest.status?.bucketArn;
-      const reconciled = (dest.status?.observedGeneration ?? -1) >= (dest.metadata.generation ?? 0);
-      if (
-        arn === undefined ||
-        !reconciled ||
-        !isConditionTrue(dest.status?.conditions, ConditionType.Ready) ||
-        !isConditionTrue(dest.status?.conditions, ConditionType.Synced)
-      ) {
+      if (arn === undefined || !readyAsSpecified(dest)) {
         throw new DependencyNotReadyError(
           Reason.ReplicationDestinationNotReady,
           `replication rule ${rule.id}: waiting for the destination bucket ${name} to be Ready with versioning enabled`,
@@ -365,7 +340,14 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
     return arns;
   }
 
-  /** The notification queues' ARNs; see {@link S3BucketDriver.#resolve}. */
+  /**
+   * The ARNs of the queues spec.notifications names by queueRef, read from the cache: each must
+   * exist, be a standard queue in the bucket's region, allow this bucket in its
+   * spec.allowS3Notifications, and be Ready and Synced with that spec reconciled (so the grant is in its
+   * policy before S3 checks the destination).
+   * @throws DependencyNotReadyError while one is missing, not Ready or not allowing this bucket yet.
+   * @throws InvalidSpecError when one can never serve (another region, a FIFO queue).
+   */
   #notificationQueues(obj: S3BucketObject): Map<string, string> {
     const namespace = obj.metadata.namespace ?? "";
     const queueArns = new Map<string, string>();
@@ -401,14 +383,7 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
         );
       }
       const arn = queue.status?.queueArn;
-      const reconciled = (queue.status?.observedGeneration ?? -1) >= (queue.metadata.generation ?? 0);
-      if (
-        arn === undefined ||
-        arn === "" ||
-        !reconciled ||
-        !isConditionTrue(queue.status?.conditions, ConditionType.Ready) ||
-        !isConditionTrue(queue.status?.conditions, ConditionType.Synced)
-      ) {
+      if (arn === undefined || arn === "" || !readyAsSpecified(queue)) {
         throw new DependencyNotReadyError(
           Reason.NotificationTargetNotReady,
           `notification ${n.id}: waiting for the queue ${name} to be Ready with this bucket allowed`,

@@ -28,6 +28,7 @@ import {
 } from "../../api/v1/index.ts";
 import { s3BucketArn } from "../../aws/partition.ts";
 import { Reason } from "../common/reasons.ts";
+import { conflictingSids } from "../common/references.ts";
 import type { AwsClientSource } from "../../aws/clients.ts";
 import { isAwsErrorKind } from "../../aws/errors.ts";
 import { fromSqsTags, toSqsTags, type TagMap } from "../../aws/ownership.ts";
@@ -48,7 +49,6 @@ import {
   SqsAttribute,
   attributeDrift,
   attributeUpdate,
-  conflictingSids,
   createAttributes,
   managedAttributes,
   describeAttributeChanges,

@@ -3,7 +3,6 @@ import { describe, it } from "node:test";
 import {
   attributeDrift,
   attributeUpdate,
-  conflictingSids,
   createAttributes,
   describeAttributeChanges,
   managedAttributes,
@@ -13,6 +12,7 @@ import {
   queueNameOfUrl,
   queuePolicy,
 } from "./model.ts";
+import { conflictingSids } from "../common/references.ts";
 import { DEFAULT_TAG_POLICY, describeTagPlan, planTags } from "../common/tags.ts";
 import type { TagMap } from "../../aws/ownership.ts";
 

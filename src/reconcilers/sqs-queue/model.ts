@@ -96,15 +96,6 @@ export function s3NotificationSid(bucketName: string): string {
   return `s3-notifications-${bucketName}`;
 }
 
-/** The Sids of `policy`'s statements that are also among `sids`. */
-export function conflictingSids(policy: SqsQueueSpec["policy"], sids: readonly string[]): string[] {
-  const taken = new Set(sids);
-  return (policy?.Statement ?? []).flatMap((st) => {
-    const sid = (st as { Sid?: unknown }).Sid;
-    return typeof sid === "string" && taken.has(sid) ? [sid] : [];
-  });
-}
-
 /**
  * The queue policy the spec manages: spec.policy (or an empty 2012-10-17 policy) with one
  * statement per allowed bucket appended, sorted by bucket name: s3.amazonaws.com may
