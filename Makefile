@@ -22,6 +22,7 @@ LINT_TESTS := "test/lint/**/*.test.ts"
 UNIT_TESTS := "src/**/*.test.ts"
 INTEGRATION_TESTS := "test/integration/**/*.test.ts"
 E2E_TESTS := "test/e2e/**/*.test.ts"
+CLUSTER_TESTS := "test/cluster/**/*.test.ts"
 FAULT_TESTS := "test/faults/**/*.test.ts"
 # Test files run this many at a time. Each file starts its own etcd, kube-apiserver, moto and
 # operator on free loopback ports, and spends most of its time waiting on poll periods rather
@@ -44,8 +45,8 @@ node: ## Install Node 24 into the tool cache when the system Node is too old
 	@bash hack/tools.sh node
 
 .PHONY: tools
-tools: node ## Install every test tool (Node, moto, etcd, kube-apiserver, kube-controller-manager, kubectl, helm, promtool)
-	@bash hack/tools.sh moto etcd kube-apiserver kube-controller-manager kubectl helm promtool
+tools: node ## Install every test tool (Node, moto, etcd, kube-apiserver, kube-controller-manager, kubectl, helm, promtool, and a node's: kubelet, kube-scheduler, kube-proxy, crictl, containerd, runc, CNI plugins, buildah)
+	@bash hack/tools.sh moto etcd kube-apiserver kube-controller-manager kubectl helm promtool node-tools
 
 node_modules/.installed: package-lock.json | node
 	npm ci --no-audit --no-fund
@@ -98,6 +99,12 @@ test-integration: deps tools ## Integration tests (real kube-apiserver and moto)
 test-e2e: deps tools ## Helm end-to-end tests
 	$(NODE_TEST) --test-concurrency=$(TEST_CONCURRENCY) --test-timeout=$(SLOW_TEST_TIMEOUT_MS) $(E2E_TESTS)
 
+# The chart on a real node: the image built from the Dockerfile, a kubelet on containerd, every
+# check of docs/cluster.md. One file at a time: each runs a whole cluster.
+.PHONY: test-cluster
+test-cluster: deps tools ## The chart on a single-node cluster of real parts, full pass (docs/cluster.md)
+	$(NODE_TEST) --test-concurrency=1 --test-timeout=$(SLOW_TEST_TIMEOUT_MS) $(CLUSTER_TESTS)
+
 .PHONY: test-faults
 test-faults: deps tools ## Fault suite at full size (about 12 min); figures in bench/results/faults.json, docs/reliability.md
 	FAULTS_PROFILE=full FAULTS_RESULTS=1 $(NODE_TEST) --test-concurrency=1 --test-timeout=$(FAULT_TEST_TIMEOUT_MS) $(FAULT_TESTS)
@@ -119,6 +126,14 @@ soak: deps tools ## Soak: SOAK_OBJECTS objects, drift every minute, for SOAK_MIN
 .PHONY: dev
 dev: deps tools ## Run locally end to end: control plane, moto, CRDs, the operator, the samples
 	node hack/dev.ts
+
+.PHONY: cluster
+cluster: deps tools ## A single-node cluster of real parts with the operator image loaded, to try the chart (docs/cluster.md); Ctrl-C stops it
+	node hack/cluster.ts
+
+.PHONY: cluster-down
+cluster-down: deps ## Stop the clusters 'make cluster' started and check that nothing is left behind
+	node hack/cluster.ts down
 
 ## --- benchmarks ------------------------------------------------------------------------------
 

@@ -2,7 +2,11 @@
 # Installs the tools the tests and `make dev` use into a per-user cache keyed by version, and links
 # them into ./bin. Each tool is built or installed only when its pinned version is not cached yet.
 #
-#   hack/tools.sh node|kube-apiserver|kube-controller-manager|etcd|kubectl|helm|promtool|moto|all
+#   hack/tools.sh node|kube-apiserver|kube-controller-manager|etcd|kubectl|helm|promtool|moto|node-tools|all
+#
+# node-tools is what `make cluster` runs a node with: the kubelet, kube-scheduler and kube-proxy
+# (built like kube-apiserver), crictl, a static pause binary for the sandbox image, and the
+# Debian packages of the container runtime and the image builder (installed with apt-get as root).
 #
 # Pins live in hack/versions.env. Honoured overrides (nothing is built when they are set):
 #   KUBEBUILDER_ASSETS (a folder holding kube-apiserver, etcd, kubectl),
@@ -146,6 +150,69 @@ tool_kube_controller_manager() {
   link "$dir/kube-controller-manager" kube-controller-manager
 }
 
+# ---- a node: kubelet, kube-scheduler, kube-proxy, crictl, pause, and the runtime packages ----
+_k8s_node() { _k8s_build "$1" kubelet kube-scheduler kube-proxy; }
+
+_crictl() {
+  local out=$1
+  GOBIN="$out" CGO_ENABLED=0 go install -trimpath \
+    -ldflags "-s -w -X sigs.k8s.io/cri-tools/pkg/version.Version=$CRI_TOOLS_VERSION" \
+    "sigs.k8s.io/cri-tools/cmd/crictl@$CRI_TOOLS_VERSION"
+  "$out/crictl" --version
+}
+
+# The pod sandbox's process: waits for SIGTERM or SIGINT and reaps nothing else. Static, so the
+# sandbox image holds this one file.
+_pause() {
+  local out=$1 src="$1/src"
+  mkdir -p "$src"
+  printf 'module kubeprovisioner.local/pause\n\ngo 1.26\n' >"$src/go.mod"
+  cat >"$src/main.go" <<'GO'
+// Command pause holds a pod's namespaces open until it is told to stop.
+package main
+
+import (
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	c := make(chan os.Signal, 1)
+	signal.Notify(c, syscall.SIGTERM, syscall.SIGINT)
+	<-c
+}
+GO
+  (cd "$src" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$out/pause" .) || return 1
+  rm -rf "$src"
+}
+
+# Debian packages of the node's runtime and of the image builder; only missing ones are installed.
+node_packages() {
+  local missing=() p
+  for p in $NODE_PACKAGES; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p"); done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  [ "$(id -u)" -eq 0 ] || { log "missing Debian packages (install them as root): ${missing[*]}"; return 1; }
+  log "installing ${missing[*]} with apt-get"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+tool_node_tools() {
+  node_packages
+  local dir="$cache/k8s-node-$K8S_VERSION" cri="$cache/crictl-$CRI_TOOLS_VERSION" pause="$cache/pause-1"
+  [ -x "$dir/kubelet" ] && [ -x "$dir/kube-scheduler" ] && [ -x "$dir/kube-proxy" ] || {
+    log "building kubelet, kube-scheduler and kube-proxy $K8S_VERSION from the Go module proxy (several minutes)"
+    build_into "$dir" _k8s_node
+  }
+  [ -x "$cri/crictl" ] || { log "building crictl $CRI_TOOLS_VERSION"; build_into "$cri" _crictl; }
+  [ -x "$pause/pause" ] || { log "building the pause binary"; build_into "$pause" _pause; }
+  local t
+  for t in kubelet kube-scheduler kube-proxy; do link "$dir/$t" "$t"; done
+  link "$cri/crictl" crictl
+  link "$pause/pause" pause
+}
+
 # ---- etcd: a wrapper main around etcdmain, no replaces ---------------------------------------
 _etcd() {
   local out=$1 src="$1/src"
@@ -236,7 +303,8 @@ main() {
       kube-controller-manager) tool_kube_controller_manager ;;
       promtool) tool_promtool ;;
       moto) tool_moto ;;
-      all) tool_node; tool_moto; tool_etcd; tool_kube_apiserver; tool_kubectl; tool_kube_controller_manager; tool_helm; tool_promtool ;;
+      node-tools) tool_node_tools ;;
+      all) tool_node; tool_moto; tool_etcd; tool_kube_apiserver; tool_kubectl; tool_kube_controller_manager; tool_helm; tool_promtool; tool_node_tools ;;
       *) log "unknown tool: $t"; exit 2 ;;
     esac
   done

@@ -4,9 +4,14 @@
  */
 import type { Registry } from "prom-client";
 import { setupAccounts, type AccountClientFactory } from "./accounts/index.ts";
+import { ChangeEvents } from "./change-events/index.ts";
 import type { Options } from "./config/options.ts";
 import { KINDS } from "./kinds.ts";
-import { outputCacheIndexers, outputCacheSelector } from "./reconcilers/common/outputs.ts";
+import {
+  outputCacheIndexers,
+  outputCacheNamespaces,
+  outputCacheSelector,
+} from "./reconcilers/common/outputs.ts";
 import { CacheOwnerDirectory } from "./reconcilers/common/owner-directory.ts";
 import type { ProcessDeps, ReconcilerDeps } from "./reconcilers/common/setup.ts";
 import { tagPolicy } from "./reconcilers/common/tags.ts";
@@ -31,19 +36,28 @@ export interface ControllerDeps {
   readonly logger: Logger;
   readonly registry: Registry;
   readonly clock: Clock;
+  /** The operator's own Pod (the downward API's $POD_NAMESPACE and $POD_NAME), for Events about the process. */
+  readonly pod?: { readonly namespace: string; readonly name: string } | undefined;
 }
 
 /**
- * How the shared cache holds each resource, for the InformerFactory: the ConfigMaps are watched
- * only with the label the operator puts on the ones it writes, and indexed by their controller;
- * each kind's objects carry the indexes the kind asks for.
+ * How the shared cache holds each resource, for the InformerFactory: the ConfigMaps and Secrets
+ * are watched only with the label the operator puts on the ones it writes, and indexed by their
+ * controller, the Secrets only in `outputSecretNamespaces` (`--output-secret-namespaces`); each
+ * kind's objects carry the indexes the kind asks for.
  */
-export const CACHE_OPTIONS: Pick<InformerFactoryOptions, "labelSelectorFor" | "indexersFor"> = {
-  labelSelectorFor: outputCacheSelector,
-  indexersFor: (resource) =>
-    outputCacheIndexers(resource) ??
-    KINDS.find((k) => k.resource.group === resource.group && k.resource.plural === resource.plural)?.indexers,
-};
+export function cacheOptions(
+  outputSecretNamespaces: readonly string[],
+): Pick<InformerFactoryOptions, "labelSelectorFor" | "indexersFor" | "namespacesFor"> {
+  return {
+    labelSelectorFor: outputCacheSelector,
+    indexersFor: (resource) =>
+      outputCacheIndexers(resource) ??
+      KINDS.find((k) => k.resource.group === resource.group && k.resource.plural === resource.plural)
+        ?.indexers,
+    namespacesFor: (resource) => outputCacheNamespaces(resource, outputSecretNamespaces),
+  };
+}
 
 /** Adds the controller of every kind in the registry to `manager` (leader-gated runnables). */
 export function registerControllers(manager: Manager, deps: ControllerDeps): void {
@@ -65,6 +79,23 @@ export function registerControllers(manager: Manager, deps: ControllerDeps): voi
     checkIntervalMs: deps.options.pollIntervalMs,
     stsRegion: deps.options.awsRegion,
   });
+  const changeEvents = new ChangeEvents({
+    kinds: KINDS,
+    client,
+    informers: deps.informers,
+    queue: deps.options.changeEvents,
+    aws: deps.aws,
+    accountClients: (account) => accounts.clientsOf(account),
+    pollIntervalWithEventsMs: deps.options.pollIntervalWithEventsMs,
+    pollIntervalMs: deps.options.pollIntervalMs,
+    region: deps.options.awsRegion,
+    recorder: deps.events.recorderFor("change-events"),
+    pod: deps.pod,
+    registry: deps.registry,
+    logger: deps.logger.child({ component: "change-events" }),
+    clock: deps.clock,
+  });
+  manager.add(changeEvents);
   const shared: ReconcilerDeps = {
     ...processDeps,
     aws: deps.aws,
@@ -83,6 +114,8 @@ export function registerControllers(manager: Manager, deps: ControllerDeps): voi
     pendingInitialMs: deps.options.pendingPollInitialMs,
     pendingMaxMs: deps.options.pendingPollMaxMs,
     accounts,
+    resync: changeEvents,
+    outputSecretNamespaces: deps.options.outputSecretNamespaces,
   };
   for (const kind of KINDS) kind.setup(shared);
 }

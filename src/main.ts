@@ -11,12 +11,15 @@ import "./node-guard.ts";
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
+import { getHeapStatistics } from "node:v8";
 import { collectDefaultMetrics } from "prom-client";
 import { helpText } from "./config/flags.ts";
 import { isEntryPoint } from "./entry-point.ts";
 import { ConfigError, parseOptions, type Options } from "./config/options.ts";
 import { AwsClients } from "./aws/clients.ts";
-import { CACHE_OPTIONS, registerControllers } from "./controllers.ts";
+import { cacheOptions, registerControllers } from "./controllers.ts";
+import { heapSizing, sizeHeapFromMemoryLimit } from "./heap/ceiling.ts";
+import { HeapFitCheck, HeapTooSmallError } from "./heap/fit-check.ts";
 import { InformerFactory } from "./runtime/cache/factory.ts";
 import { systemClock } from "./runtime/clock.ts";
 import { EventBroadcaster } from "./runtime/events/recorder.ts";
@@ -25,7 +28,7 @@ import { SERVICE_ACCOUNT_DIR } from "./runtime/kube/kubeconfig.ts";
 import { createLogger, type Logger } from "./runtime/logging.ts";
 import { LeaderElector } from "./runtime/manager/leader-election.ts";
 import { LeaseLock } from "./runtime/manager/lease-lock.ts";
-import { LeaderElectionLostError, Manager } from "./runtime/manager/manager.ts";
+import { LeaderElectionLostError, Manager, RunnableError } from "./runtime/manager/manager.ts";
 import { handleShutdownSignals } from "./runtime/manager/signals.ts";
 import { DelegatingAuth } from "./runtime/metrics/auth.ts";
 import { defaultRegistry } from "./runtime/metrics/registry.ts";
@@ -64,13 +67,21 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
       process.stderr.write(`${PROGRAM}: ${err.message}\n`);
       return err.exitCode;
     }
+    if (err instanceof RunnableError && err.cause instanceof HeapTooSmallError) {
+      logger.fatal(err.cause.message);
+      process.stderr.write(`${PROGRAM}: ${err.cause.message}\n`);
+      return 1;
+    }
     logger.fatal({ err }, "exiting after a fatal error");
     return 1;
   }
 }
 
 async function run(options: Options, env: NodeJS.ProcessEnv, logger: Logger): Promise<number> {
-  logger.info({ version: version(), options }, "starting");
+  logger.info(
+    { version: version(), options, heap: heapSizing(getHeapStatistics().heap_size_limit, env) },
+    "starting",
+  );
   const registry = defaultRegistry;
   collectDefaultMetrics({ register: registry });
   const kc = loadKubeConfig(options.kubeconfig, env);
@@ -130,13 +141,20 @@ async function run(options: Options, env: NodeJS.ProcessEnv, logger: Logger): Pr
     rest,
     ...(options.watchNamespaces.length > 0 ? { namespaces: [...options.watchNamespaces] } : {}),
     resyncPeriodMs: options.syncPeriodMs,
-    ...CACHE_OPTIONS,
+    ...cacheOptions(options.outputSecretNamespaces),
     logger: logger.child({ component: "cache" }),
     registry,
   });
   const events = new EventBroadcaster({ client: rest, logger, registry });
   manager.add(informers);
   manager.add(events);
+  manager.add(
+    new HeapFitCheck({
+      waitForCacheSync: (signal) => informers.waitForCacheSync(signal),
+      cachedObjects: () => informers.informers().reduce((n, inf) => n + inf.store.keys().length, 0),
+      logger: logger.child({ component: "heap" }),
+    }),
+  );
   // The SDK's credential chain (STS for IRSA/web identity) needs a region of its own; each
   // resource names the region it lives in.
   if (options.awsRegion !== undefined && !process.env.AWS_REGION) process.env.AWS_REGION = options.awsRegion;
@@ -157,6 +175,7 @@ async function run(options: Options, env: NodeJS.ProcessEnv, logger: Logger): Pr
     logger,
     registry,
     clock: systemClock,
+    pod: env.POD_NAMESPACE && env.POD_NAME ? { namespace: env.POD_NAMESPACE, name: env.POD_NAME } : undefined,
   });
 
   const signals = handleShutdownSignals({
@@ -218,6 +237,8 @@ function version(): string {
 }
 
 if (isEntryPoint(import.meta.url)) {
+  // Replaces the process once, when the heap ceiling is to follow the container's memory limit.
+  sizeHeapFromMemoryLimit();
   main(process.argv.slice(2), process.env).then(
     (code) => process.exit(code),
     (err: unknown) => {

@@ -22,7 +22,7 @@ import { Session } from "node:inspector/promises";
 import { parseArgs } from "node:util";
 import { Registry } from "prom-client";
 import { AwsClients } from "../../src/aws/clients.ts";
-import { CACHE_OPTIONS } from "../../src/controllers.ts";
+import { cacheOptions } from "../../src/controllers.ts";
 import { KINDS } from "../../src/kinds.ts";
 import type { KindModule } from "../../src/reconcilers/common/kind.ts";
 import { CacheOwnerDirectory } from "../../src/reconcilers/common/owner-directory.ts";
@@ -113,7 +113,7 @@ try {
   await cp.request("POST", "/api/v1/namespaces", { metadata: { name: NS } });
   const rest = RestClient.fromKubeConfig(cp.kubeConfig(), { registry });
   // The operator's own cache settings (the outputs ConfigMaps' selector and index).
-  const informers = new InformerFactory({ rest, registry, ...CACHE_OPTIONS });
+  const informers = new InformerFactory({ rest, registry, ...cacheOptions([]) });
   const client = new Client({ rest, cache: informers });
   const deps: ReconcilerDeps = {
     client,

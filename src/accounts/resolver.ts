@@ -160,6 +160,11 @@ export class CacheAccountResolver implements AccountResolver {
     return { name, accountId: account.status?.accountId, aws: this.#o.sessions.entry(account).aws };
   }
 
+  /** The clients acting with `account`'s assumed role (for reading its change-event queue). */
+  clientsOf(account: Readonly<AwsAccount>): AwsClientSource {
+    return this.#o.sessions.entry(account).aws;
+  }
+
   /** The operator's own account ID: asked once (GetCallerIdentity); undefined while unknown. */
   async #ownAccountId(): Promise<string | undefined> {
     if (this.#ownId !== undefined) return this.#ownId;

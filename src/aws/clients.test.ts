@@ -1,9 +1,11 @@
 import assert from "node:assert/strict";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { describe, it } from "node:test";
 import { Registry } from "prom-client";
 import { DescribeImagesCommand, DescribeInstancesCommand, RunInstancesCommand } from "@aws-sdk/client-ec2";
 import { ListQueuesCommand } from "@aws-sdk/client-sqs";
-import { AwsClients, s3EndpointOverridden } from "./clients.ts";
+import { AwsClients, OPERATOR_USER_AGENT, s3EndpointOverridden } from "./clients.ts";
 import { AWS_METRIC_NAMES } from "./metrics.ts";
 import type { RateBudget } from "./rate-budget.ts";
 import { AwsError } from "./errors.ts";
@@ -149,6 +151,40 @@ describe("AwsClients", () => {
       assert.equal(await s3.config.region(), "us-east-1");
     } finally {
       clients.destroy();
+    }
+  });
+
+  it("sends the operator's product in the User-Agent header, which CloudTrail records as userAgent", async () => {
+    const agents: string[] = [];
+    const server = createServer((req, res) => {
+      agents.push(req.headers["user-agent"] ?? "");
+      res.writeHead(200, { "content-type": "text/xml" });
+      res.end("<ListQueuesResponse><ListQueuesResult></ListQueuesResult></ListQueuesResponse>");
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as AddressInfo;
+    const clients = new AwsClients({
+      registry: new Registry(),
+      endpoint: `http://127.0.0.1:${port}`,
+      maxAttempts: 1,
+    });
+    const saved = { id: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRET_ACCESS_KEY };
+    process.env.AWS_ACCESS_KEY_ID = "testing";
+    process.env.AWS_SECRET_ACCESS_KEY = "testing";
+    try {
+      await clients
+        .client("sqs", "us-east-1")
+        .send(new ListQueuesCommand({}))
+        .catch(() => undefined);
+      assert.equal(agents.length, 1);
+      assert.ok(agents[0]?.split(" ").includes(OPERATOR_USER_AGENT), agents[0]);
+    } finally {
+      if (saved.id === undefined) delete process.env.AWS_ACCESS_KEY_ID;
+      else process.env.AWS_ACCESS_KEY_ID = saved.id;
+      if (saved.secret === undefined) delete process.env.AWS_SECRET_ACCESS_KEY;
+      else process.env.AWS_SECRET_ACCESS_KEY = saved.secret;
+      clients.destroy();
+      server.close();
     }
   });
 

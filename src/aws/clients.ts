@@ -35,6 +35,12 @@ import {
   type BaseClientConfig,
 } from "./service.ts";
 
+/**
+ * The product every client adds to its User-Agent header. CloudTrail records that header as
+ * `userAgent`, which is how the operator tells its own calls in change events (src/change-events).
+ */
+export const OPERATOR_USER_AGENT = "kubeprovisioner";
+
 /** Options for {@link AwsClients}. Normalized once in the constructor. */
 export interface AwsClientsOptions {
   /** Deadline for one HTTP attempt, from sending to the full response. @default 10000 */
@@ -319,6 +325,7 @@ export class AwsClients implements AwsClientSource {
       region,
       maxAttempts: this.#opts.maxAttempts,
       retryMode: "standard",
+      customUserAgent: OPERATOR_USER_AGENT,
       logger,
       requestHandler: {
         requestTimeout: this.#opts.requestTimeoutMs,

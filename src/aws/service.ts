@@ -18,6 +18,8 @@ export interface BaseClientConfig {
   credentials?: AwsCredentialIdentityProvider;
   maxAttempts: number;
   retryMode: string;
+  /** Added to the User-Agent header (see OPERATOR_USER_AGENT in ./clients.ts). */
+  customUserAgent: string;
   logger: ReturnType<typeof sdkLogger>;
   requestHandler: {
     requestTimeout: number;

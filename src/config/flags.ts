@@ -65,6 +65,14 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: "log-format", kind: "string", defaultText: "json", help: "json (one object per line) or text (human-readable, for development)." },
   { name: "watch-namespace", kind: "string", defaultText: "all namespaces", help: "Comma-separated namespaces to watch." },
   {
+    name: "output-secret-namespaces",
+    kind: "string",
+    defaultText: "none",
+    help:
+      "Comma-separated namespaces whose objects may write spec.writeOutputsTo.secretName (the operator " +
+      "lists, watches and writes Secrets there only, under a Role in each); elsewhere it reports OutputNotAllowed.",
+  },
+  {
     name: "adoption",
     kind: "string",
     defaultText: "enabled",
@@ -95,6 +103,20 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: "max-concurrent-reconciles", kind: "string", defaultText: "16", help: "Reconciles running at once per controller (1-1000)." },
   { name: "sync-period", kind: "string", defaultText: "10h", help: "Interval at which cached objects are re-delivered to the controllers." },
   { name: "poll-interval", kind: "string", defaultText: "5m", help: "Steady-state requeue of a converged object, to notice drift in AWS." },
+  {
+    name: "change-events",
+    kind: "string",
+    defaultText: "none",
+    help:
+      "The SQS queue, as a URL or ARN, that EventBridge rules feed with AWS change events of the operator's own account " +
+      "(docs/aws.md, Change events): an event enqueues the object of the resource it names at once. AwsAccounts name theirs in spec.changeEvents.",
+  },
+  {
+    name: "poll-interval-with-events",
+    kind: "string",
+    defaultText: "1h",
+    help: "Steady-state requeue of a converged object while the change-event queue of its account is read; --poll-interval applies whenever it cannot be.",
+  },
   {
     name: "pending-poll-initial",
     kind: "string",

@@ -33,6 +33,7 @@ test("defaults match the kubebuilder scaffold and the documented values", () => 
   assert.equal(o.logLevel, "info");
   assert.equal(o.logFormat, "json");
   assert.deepEqual(o.watchNamespaces, []);
+  assert.deepEqual(o.outputSecretNamespaces, [], "no namespace may hold outputs Secrets unless named");
   assert.equal(o.maxConcurrentReconciles, 16);
   assert.equal(o.syncPeriodMs, 36_000_000);
   assert.equal(o.pollIntervalMs, 300_000);
@@ -87,6 +88,8 @@ test("a bad value names the flag and the accepted values on one line", () => {
   assert.match(refuse(["--metrics-secure=maybe"]), /--metrics-secure: expected true or false/);
   assert.match(refuse(["--metrics-bind-address=8443"]), /--metrics-bind-address: expected host:port/);
   assert.match(refuse(["--watch-namespace=Bad_NS"]), /--watch-namespace/);
+  assert.deepEqual(run(["--output-secret-namespaces=apps, jobs,apps"]).outputSecretNamespaces, ["apps", "jobs"]);
+  assert.match(refuse(["--output-secret-namespaces=Bad_NS"]), /--output-secret-namespaces/);
   assert.match(refuse([], { KUBEPROVISIONER_POLL_INTERVAL: "5" }), /--poll-interval \(from \$KUBEPROVISIONER_POLL_INTERVAL\)/);
   assert.match(refuse(["--aws-region=mars"]), /--aws-region: expected an AWS region/);
 });

@@ -3,6 +3,7 @@
  * else in the program reads `process.argv` or `KUBEPROVISIONER_*` variables.
  */
 import { parseArgs } from "node:util";
+import { parseQueueAddress, QueueAddressError, type QueueAddress } from "../aws/queue-address.ts";
 import { BUDGET_NAMES, parseBudgetSpec, type BudgetName, type BudgetSize } from "../aws/budget-plan.ts";
 import {
   DEFAULT_PENDING_INITIAL_MS,
@@ -70,6 +71,8 @@ export interface Options {
   readonly logFormat: LogFormat;
   /** Empty: every namespace. Deduplicated. */
   readonly watchNamespaces: readonly string[];
+  /** Namespaces where spec.writeOutputsTo.secretName may be written; empty: none. Deduplicated. */
+  readonly outputSecretNamespaces: readonly string[];
   /** Whether resources this operator never tagged may be adopted. @default "enabled" */
   readonly adoption: AdoptionPolicy;
   /** Tags every AWS resource carries, under each object's own (`--default-tags`). @default {} */
@@ -87,6 +90,10 @@ export interface Options {
   readonly syncPeriodMs: number;
   /** @default 300000 (5m) */
   readonly pollIntervalMs: number;
+  /** The change-event queue of the operator's own account (`--change-events`). @default none */
+  readonly changeEvents: QueueAddress | undefined;
+  /** The steady poll while the object's change-event queue is read. @default 3600000 (1h) */
+  readonly pollIntervalWithEventsMs: number;
   /** First poll interval of a resource in transition, doubling per poll. @default 2000 */
   readonly pendingPollInitialMs: number;
   /** Cap of the transition poll interval. @default 30000 */
@@ -166,6 +173,7 @@ export function parseOptions(argv: readonly string[], env: Readonly<Record<strin
     renewDeadlineMs: get("leader-election-renew-deadline", (t) => parsePositiveDuration(t, 1_000), 10_000),
     retryPeriodMs: get("leader-election-retry-period", (t) => parsePositiveDuration(t, 100), 2_000),
   });
+  const awsRegion = get("aws-region", parseRegion, undefined);
   const options: Options = {
     leaderElect: get("leader-elect", parseBool, false),
     leaderElectionId: get("leader-election-id", parseObjectName, "c56fc483.cloud.com"),
@@ -178,6 +186,7 @@ export function parseOptions(argv: readonly string[], env: Readonly<Record<strin
     logLevel: get("log-level", (t) => parseChoice(t, LOG_LEVELS), "info"),
     logFormat: get("log-format", (t) => parseChoice(t, LOG_FORMATS), "json"),
     watchNamespaces: Object.freeze(get("watch-namespace", parseNamespaceList, [])),
+    outputSecretNamespaces: Object.freeze(get("output-secret-namespaces", parseNamespaceList, [])),
     adoption: get("adoption", (t) => parseChoice(t, ADOPTION_POLICIES), "enabled"),
     defaultTags: Object.freeze(get("default-tags", parseTagList, {})),
     ignoreTagPrefixes: Object.freeze(get("ignore-tag-prefixes", parseTagPrefixList, [])),
@@ -193,7 +202,9 @@ export function parseOptions(argv: readonly string[], env: Readonly<Record<strin
     pendingPollMaxMs: get("pending-poll-max", (t) => parsePositiveDuration(t, 100), DEFAULT_PENDING_MAX_MS),
     gracefulShutdownTimeoutMs: get("graceful-shutdown-timeout", (t) => parsePositiveDuration(t, 0), 30_000),
     kubeconfig: get("kubeconfig", parseNonEmpty, undefined),
-    awsRegion: get("aws-region", parseRegion, undefined),
+    awsRegion,
+    changeEvents: get("change-events", (t) => parseQueue(t, awsRegion), undefined),
+    pollIntervalWithEventsMs: get("poll-interval-with-events", (t) => parsePositiveDuration(t, 1_000), 3_600_000),
     awsRateBudgets: get("aws-rate-budgets", parseRateBudgets, {}),
     awsRequestTimeoutMs: get("aws-request-timeout", (t) => parsePositiveDuration(t, 100), 10_000),
     awsConnectTimeoutMs: get("aws-connect-timeout", (t) => parsePositiveDuration(t, 100), 3_000),
@@ -233,6 +244,15 @@ function validateTags(defaults: Readonly<Record<string, string>>, prefixes: read
         `invalid value for --default-tags: tag ${JSON.stringify(key)} lies under ${JSON.stringify(prefix)} of --ignore-tag-prefixes, whose tags the operator never writes over`,
       );
     }
+  }
+}
+
+function parseQueue(text: string, region: string | undefined): QueueAddress {
+  try {
+    return parseQueueAddress(text, region);
+  } catch (err) {
+    if (err instanceof QueueAddressError) throw new ValueError(`an SQS queue URL or ARN (${err.message})`);
+    throw err;
   }
 }
 

@@ -10,18 +10,27 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { awsAccountModule } from "../accounts/index.ts";
 import { generatedManifests } from "../api/gen/manifests.ts";
+import { CHANGE_EVENTS_IAM } from "../change-events/iam.ts";
 import { KINDS } from "../kinds.ts";
 import { AWS_DOC, withIamTable } from "./iam.ts";
 import { IAM_POLICY, IAM_POLICY_TAG_SCOPED, renderIamPolicy } from "./iam-policy.ts";
-import { KINDS_HELPERS, MANAGER_CLUSTERROLE, renderKindsHelpers, renderManagerClusterRole } from "./rbac.ts";
+import {
+  KINDS_HELPERS,
+  MANAGER_CLUSTERROLE,
+  OUTPUT_SECRETS_ROLE,
+  renderKindsHelpers,
+  renderManagerClusterRole,
+  renderOutputSecretsRole,
+} from "./rbac.ts";
 
 /** Generated files keyed by path relative to `root`, the repository root. */
 export function generatedFiles(root: string): Map<string, string> {
   const files = generatedManifests([...KINDS.map((k) => k.crd()), awsAccountModule.crd()]);
   files.set(MANAGER_CLUSTERROLE, renderManagerClusterRole(KINDS, awsAccountModule.kubernetes));
   files.set(KINDS_HELPERS, renderKindsHelpers(KINDS));
-  files.set(AWS_DOC, withIamTable(readFileSync(join(root, AWS_DOC), "utf8"), KINDS));
-  files.set(IAM_POLICY, renderIamPolicy(KINDS, false));
-  files.set(IAM_POLICY_TAG_SCOPED, renderIamPolicy(KINDS, true));
+  files.set(OUTPUT_SECRETS_ROLE, renderOutputSecretsRole());
+  files.set(AWS_DOC, withIamTable(readFileSync(join(root, AWS_DOC), "utf8"), KINDS, [CHANGE_EVENTS_IAM]));
+  files.set(IAM_POLICY, renderIamPolicy(KINDS, false, [CHANGE_EVENTS_IAM]));
+  files.set(IAM_POLICY_TAG_SCOPED, renderIamPolicy(KINDS, true, [CHANGE_EVENTS_IAM]));
   return files;
 }

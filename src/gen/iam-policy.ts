@@ -12,7 +12,7 @@
  * does not name are allowed on any resource in both policies. Pure: returns text.
  */
 import { MANAGED_BY_VALUE, OWNERSHIP_TAGS } from "../api/v1/group.ts";
-import type { KindModule } from "../reconcilers/common/kind.ts";
+import type { IamFeature, KindModule } from "../reconcilers/common/kind.ts";
 
 /** Path of the policy that allows every action on any resource, relative to the repository root. */
 export const IAM_POLICY = "config/iam/policy.json";
@@ -109,6 +109,9 @@ export const TAG_SCOPED_GRANTS: readonly ScopedGrant[] = [
       "ec2:StartInstances",
       "ec2:ModifyInstanceAttribute",
       "ec2:ModifyInstanceMetadataOptions",
+      "ec2:MonitorInstances",
+      "ec2:UnmonitorInstances",
+      "ec2:ModifyInstanceCreditSpecification",
       "ec2:AssociateIamInstanceProfile",
       "ec2:ReplaceIamInstanceProfileAssociation",
       "ec2:CreateTags",
@@ -162,6 +165,7 @@ export function iamPolicy(
   kinds: readonly KindModule[],
   tagScoped: boolean,
   grants: readonly ScopedGrant[] = TAG_SCOPED_GRANTS,
+  features: readonly IamFeature[] = [],
 ): PolicyDocument {
   const statements: PolicyStatement[] = [];
   for (const kind of kinds) {
@@ -176,10 +180,22 @@ export function iamPolicy(
       if (granted.length > 0) statements.push(statement(kind, grant, granted));
     }
   }
+  // A feature's actions act on resources the user names (a queue), which carry no ownership tag.
+  for (const f of features)
+    statements.push({
+      Sid: f.sid,
+      Effect: "Allow",
+      Action: [...new Set(f.iam.map((a) => a.action))],
+      Resource: "*",
+    });
   return { Version: "2012-10-17", Statement: statements };
 }
 
 /** The policy as the file holds it: JSON with two-space indentation and a final newline. */
-export function renderIamPolicy(kinds: readonly KindModule[], tagScoped: boolean): string {
-  return JSON.stringify(iamPolicy(kinds, tagScoped), null, 2) + "\n";
+export function renderIamPolicy(
+  kinds: readonly KindModule[],
+  tagScoped: boolean,
+  features: readonly IamFeature[] = [],
+): string {
+  return JSON.stringify(iamPolicy(kinds, tagScoped, TAG_SCOPED_GRANTS, features), null, 2) + "\n";
 }

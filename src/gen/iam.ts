@@ -3,7 +3,7 @@
  * calls, and when. The table sits between two marker comments in the hand-written page; only
  * that section is generated. Pure: returns text.
  */
-import { callsOf, type KindModule } from "../reconcilers/common/kind.ts";
+import { callsOf, type IamFeature, type KindModule } from "../reconcilers/common/kind.ts";
 
 /** Path of the page, relative to the repository root. */
 export const AWS_DOC = "docs/aws.md";
@@ -11,12 +11,11 @@ export const AWS_DOC = "docs/aws.md";
 const BEGIN = "<!-- BEGIN generated IAM table: `make manifests` writes it from src/kinds.ts -->";
 const END = "<!-- END generated IAM table -->";
 
-/** The IAM table: one row per kind and action, in registry order. */
-export function renderIamTable(kinds: readonly KindModule[]): string {
-  const rows = kinds.flatMap((k) =>
-    k.iam.map(
-      (a) => `| ${k.resource.kind} | \`${a.action}\` | ${callsOf(a).join(", ")} | ${a.when ?? "always"} |`,
-    ),
+/** The IAM table: one row per kind and action, in registry order, then the features' rows. */
+export function renderIamTable(kinds: readonly KindModule[], features: readonly IamFeature[] = []): string {
+  const parts = [...kinds.map((k) => ({ name: k.resource.kind, iam: k.iam })), ...features];
+  const rows = parts.flatMap((k) =>
+    k.iam.map((a) => `| ${k.name} | \`${a.action}\` | ${callsOf(a).join(", ")} | ${a.when ?? "always"} |`),
   );
   return ["| Kind | Action | Calls | Needed |", "| --- | --- | --- | --- |", ...rows].join("\n") + "\n";
 }
@@ -25,9 +24,13 @@ export function renderIamTable(kinds: readonly KindModule[]): string {
  * `doc` with the text between the markers replaced by the table of `kinds`.
  * @throws Error when the markers are missing or out of order.
  */
-export function withIamTable(doc: string, kinds: readonly KindModule[]): string {
+export function withIamTable(
+  doc: string,
+  kinds: readonly KindModule[],
+  features: readonly IamFeature[] = [],
+): string {
   const from = doc.indexOf(BEGIN);
   const to = doc.indexOf(END);
   if (from < 0 || to < from) throw new Error(`${AWS_DOC} lacks the markers ${BEGIN} ... ${END}`);
-  return doc.slice(0, from + BEGIN.length) + "\n\n" + renderIamTable(kinds) + "\n" + doc.slice(to);
+  return doc.slice(0, from + BEGIN.length) + "\n\n" + renderIamTable(kinds, features) + "\n" + doc.slice(to);
 }

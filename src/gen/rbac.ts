@@ -5,9 +5,13 @@
  * authentication behind a chart value). Pure: returns the template text.
  */
 import type { KindModule, KubeRule } from "../reconcilers/common/kind.ts";
+import { OUTPUT_SECRET_RULES } from "../reconcilers/common/outputs.ts";
 
 /** Path of the template, relative to the repository root. */
 export const MANAGER_CLUSTERROLE = "charts/kubeprovisioner/templates/rbac/manager-clusterrole.yaml";
+
+/** Path of the template of the Roles for the outputs Secrets, one per namespace of `outputs.secretNamespaces`. */
+export const OUTPUT_SECRETS_ROLE = "charts/kubeprovisioner/templates/rbac/output-secrets-role.yaml";
 
 /** Path of the chart's helpers naming the kinds' resources (used by the user-facing roles and NOTES). */
 export const KINDS_HELPERS = "charts/kubeprovisioner/templates/_kinds.tpl";
@@ -131,6 +135,60 @@ export function renderManagerClusterRole(
     "  - kind: ServiceAccount\n" +
     '    name: {{ include "kubeprovisioner.serviceAccountName" . }}\n' +
     "    namespace: {{ .Release.Namespace }}\n" +
+    "{{- end }}\n"
+  );
+}
+
+/**
+ * The template of the Roles (and their bindings) that let the operator write the Secrets of
+ * spec.writeOutputsTo.secretName: one in each namespace of `.Values.outputs.secretNamespaces`,
+ * nothing cluster-wide. RBAC cannot limit `create` to some names or labels, nor `list` and `watch`
+ * to a label selector, so the narrowest grant is per namespace; the deployment gets the same list
+ * as `--output-secret-namespaces`, so the operator reads and writes Secrets nowhere else.
+ */
+export function renderOutputSecretsRole(): string {
+  const name = '{{ include "kubeprovisioner.fullname" $ }}-output-secrets';
+  return (
+    "{{- /*\n" +
+    HEADER.replace(/^# /gm, "") +
+    comment(
+      "Writing spec.writeOutputsTo.secretName: the Secret verbs below, in each namespace of " +
+        ".Values.outputs.secretNamespaces only (the operator's --output-secret-namespaces), never " +
+        "cluster-wide. RBAC cannot restrict create to the Secrets the operator owns, nor list and " +
+        "watch to its label, so a namespace listed here lets the operator read every Secret in it: " +
+        "list only namespaces whose Secrets it may see. test/e2e/helm.test.ts proves each verb is used.",
+      "",
+    ).replace(/^# /gm, "") +
+    "*/}}\n" +
+    "{{- if .Values.rbac.create }}\n" +
+    "{{- range .Values.outputs.secretNamespaces }}\n" +
+    "---\n" +
+    "apiVersion: rbac.authorization.k8s.io/v1\n" +
+    "kind: Role\n" +
+    "metadata:\n" +
+    `  name: ${name}\n` +
+    "  namespace: {{ . }}\n" +
+    "  labels:\n" +
+    '    {{- include "kubeprovisioner.labels" $ | nindent 4 }}\n' +
+    "rules:\n" +
+    OUTPUT_SECRET_RULES.map((r) => renderRule(r, "  ")).join("") +
+    "---\n" +
+    "apiVersion: rbac.authorization.k8s.io/v1\n" +
+    "kind: RoleBinding\n" +
+    "metadata:\n" +
+    `  name: ${name}\n` +
+    "  namespace: {{ . }}\n" +
+    "  labels:\n" +
+    '    {{- include "kubeprovisioner.labels" $ | nindent 4 }}\n' +
+    "roleRef:\n" +
+    "  apiGroup: rbac.authorization.k8s.io\n" +
+    "  kind: Role\n" +
+    `  name: ${name}\n` +
+    "subjects:\n" +
+    "  - kind: ServiceAccount\n" +
+    '    name: {{ include "kubeprovisioner.serviceAccountName" $ }}\n' +
+    "    namespace: {{ $.Release.Namespace }}\n" +
+    "{{- end }}\n" +
     "{{- end }}\n"
   );
 }

@@ -174,6 +174,44 @@ describe("helm chart values", () => {
       assert.deepEqual(secretsAnywhere, [], "no ClusterRole grants Secrets");
     });
 
+    it("grants the outputs Secrets only in outputs.secretNamespaces, separately from the external IDs, and passes the same list as a flag", async () => {
+      const plain = await renderChart();
+      assert.equal(plain.filter((x) => x.metadata.name === `${FULL}-output-secrets`).length, 0);
+      assert.ok(!container(plain).args.some((a) => a.startsWith("--output-secret-namespaces")));
+      const m = await renderChart({}, [
+        "--set",
+        "outputs.secretNamespaces={apps-1,apps-2}",
+        "--set",
+        "awsAccounts.externalIdSecretNamespaces={apps-1}",
+      ]);
+      assert.ok(container(m).args.includes("--output-secret-namespaces=apps-1,apps-2"));
+      const roles = m.filter((x) => x.kind === "Role" && x.metadata.name === `${FULL}-output-secrets`);
+      assert.deepEqual(roles.map((r) => r.metadata.namespace).sort(), ["apps-1", "apps-2"]);
+      for (const r of roles) {
+        assert.deepEqual(at(r, "rules"), [
+          {
+            apiGroups: [""],
+            resources: ["secrets"],
+            verbs: ["get", "list", "watch", "create", "update", "delete"],
+          },
+        ]);
+      }
+      const bindings = m.filter(
+        (x) => x.kind === "RoleBinding" && x.metadata.name === `${FULL}-output-secrets`,
+      );
+      assert.deepEqual(
+        bindings.map((b) => at(b, "roleRef", "name")),
+        [`${FULL}-output-secrets`, `${FULL}-output-secrets`],
+      );
+      const ids = m.filter((x) => x.kind === "Role" && x.metadata.name === `${FULL}-external-ids`);
+      assert.deepEqual(at(ids[0], "rules"), [{ apiGroups: [""], resources: ["secrets"], verbs: ["get"] }]);
+      const secretsAnywhere = m
+        .filter((x) => x.kind === "ClusterRole")
+        .flatMap((r) => (at(r, "rules") as { resources?: string[] }[] | undefined) ?? [])
+        .filter((rule) => rule.resources?.includes("secrets"));
+      assert.deepEqual(secretsAnywhere, [], "no ClusterRole grants Secrets");
+    });
+
     it("passes controller settings as flags", async () => {
       const m = await renderChart({}, [
         "--set",

@@ -10,7 +10,9 @@
  * add and release (patch), status writes, a repeated Warning Event (create, then patch), the
  * Lease (get, create, update, release on SIGTERM), the outputs ConfigMap of a sample (the
  * informer's list and watch, create, an update repairing an edit, the get after a create met a
- * foreign ConfigMap, delete when writeOutputsTo is removed), and authenticated /metrics scrapes
+ * foreign ConfigMap, delete when writeOutputsTo is removed), the same for its outputs Secret in
+ * the one namespace `outputs.secretNamespaces` grants (a Role there, nothing on Secrets
+ * cluster-wide), and authenticated /metrics scrapes
  * (TokenReview, SubjectAccessReview).
  *
  * Beside the operator's own RBAC: the chart's view and edit ClusterRoles, aggregated into the
@@ -89,6 +91,8 @@ describe("helm install on a real API server, then the operator under the chart's
 
   it("helm install creates the CRDs, the RBAC and the Deployment", async () => {
     await kubectl(["create", "namespace", NS]);
+    // The samples' namespace exists first: the chart puts the outputs-Secret Role in it.
+    await kubectl(["create", "namespace", APPS]);
     await kubectl([
       "-n",
       NS,
@@ -115,6 +119,8 @@ describe("helm install on a real API server, then the operator under the chart's
       `aws.endpoint=${moto.endpoint}`,
       "--set",
       "metrics.dashboard.enabled=true",
+      "--set",
+      `outputs.secretNamespaces={${APPS}}`,
     ]);
     assert.equal(res.code, 0, res.stderr);
     assert.match(res.stdout, /STATUS: deployed/);
@@ -349,7 +355,6 @@ describe("helm install on a real API server, then the operator under the chart's
   });
 
   it("the three samples become Ready, backed by resources in AWS", async () => {
-    await kubectl(["create", "namespace", APPS]);
     for (const s of samples()) {
       const profile = s.spec.iamInstanceProfile;
       if (typeof profile === "string") await moto.createInstanceProfile(profile);
@@ -377,15 +382,31 @@ describe("helm install on a real API server, then the operator under the chart's
     }
   });
 
-  it("the jobs sample's outputs ConfigMap is written, repaired, never written over a foreign one, and deleted with writeOutputsTo", async () => {
+  it("the jobs sample's outputs ConfigMap and Secret are written, repaired, never written over foreign ones, and deleted with writeOutputsTo", async () => {
     const cms = `/api/v1/namespaces/${APPS}/configmaps`;
+    const secrets = `/api/v1/namespaces/${APPS}/secrets`;
     type Cm = { metadata: { ownerReferences?: { name: string }[] }; data?: Record<string, string> };
     const configMap = async (name: string): Promise<Cm | undefined> => {
       const res = await cp.request("GET", `${cms}/${name}`);
       return res.status === 404 ? undefined : (res.body as Cm);
     };
+    const secret = async (name: string): Promise<Cm | undefined> => {
+      const res = await cp.request("GET", `${secrets}/${name}`);
+      return res.status === 404 ? undefined : (res.body as Cm);
+    };
     const jobs = sampleOf("SqsQueue", "jobs");
     const cmName = String((jobs.spec.writeOutputsTo as { configMapName: string }).configMapName);
+    const secretName = `${cmName}-secret`;
+    // The Secret beside the sample's ConfigMap (the Secret informer's list and watch, create).
+    await kubectl([
+      "patch",
+      "-n",
+      APPS,
+      "sqsqueue/jobs",
+      "--type=merge",
+      "-p",
+      JSON.stringify({ spec: { writeOutputsTo: { secretName } } }),
+    ]);
     let written: Cm | undefined;
     // Written once the queue exists (create; the informer's list and watch).
     await withLog(
@@ -398,6 +419,36 @@ describe("helm install on a real API server, then the operator under the chart's
     );
     assert.equal(written?.data?.QUEUE_NAME, jobs.spec.queueName);
     assert.equal(written?.metadata.ownerReferences?.[0]?.name, "jobs");
+    let writtenSecret: Cm | undefined;
+    await withLog(
+      waitFor(
+        "the jobs outputs Secret",
+        async () => (writtenSecret = await secret(secretName))?.data?.QUEUE_URL !== undefined,
+        60_000,
+        200,
+      ),
+    );
+    assert.equal(
+      Buffer.from(writtenSecret?.data?.QUEUE_URL ?? "", "base64").toString(),
+      written?.data?.QUEUE_URL,
+      "the Secret holds the ConfigMap's values",
+    );
+    // Edited by someone else: put back (update).
+    const secretEdit = await cp.request(
+      "PATCH",
+      `${secrets}/${secretName}`,
+      { stringData: { QUEUE_URL: "x" } },
+      "application/merge-patch+json",
+    );
+    assert.equal(secretEdit.status, 200, secretEdit.text);
+    await withLog(
+      waitFor(
+        "the outputs Secret repaired",
+        async () => (await secret(secretName))?.data?.QUEUE_URL === writtenSecret?.data?.QUEUE_URL,
+        60_000,
+        200,
+      ),
+    );
     // Edited by someone else: put back (update).
     const edit = await cp.request(
       "PATCH",
@@ -420,6 +471,11 @@ describe("helm install on a real API server, then the operator under the chart's
       data: { a: "b" },
     });
     assert.equal(foreign.status, 201, foreign.text);
+    const foreignSecret = await cp.request("POST", secrets, {
+      metadata: { name: "not-the-operators" },
+      stringData: { a: "b" },
+    });
+    assert.equal(foreignSecret.status, 201, foreignSecret.text);
     await kubectl(
       ["apply", "-n", APPS, "-f", "-"],
       JSON.stringify({
@@ -429,7 +485,7 @@ describe("helm install on a real API server, then the operator under the chart's
         spec: {
           queueName: "kp-e2e-conflicted",
           region: "us-east-1",
-          writeOutputsTo: { configMapName: "not-the-operators" },
+          writeOutputsTo: { configMapName: "not-the-operators", secretName: "not-the-operators" },
         },
       }),
     );
@@ -446,6 +502,12 @@ describe("helm install on a real API server, then the operator under the chart's
       { a: "b" },
       "the foreign ConfigMap is untouched",
     );
+    // The same reconcile met 409 on the Secret's create and a get found it foreign.
+    assert.deepEqual(
+      (await secret("not-the-operators"))?.data,
+      { a: Buffer.from("b").toString("base64") },
+      "the foreign Secret is untouched",
+    );
     await kubectl(["delete", "-n", APPS, "sqsqueue/conflicted", `--timeout=${TIMEOUT}`]);
     // writeOutputsTo removed: the ConfigMap goes (delete).
     await kubectl([
@@ -459,8 +521,8 @@ describe("helm install on a real API server, then the operator under the chart's
     ]);
     await withLog(
       waitFor(
-        "the outputs ConfigMap deleted",
-        async () => (await configMap(cmName)) === undefined,
+        "the outputs ConfigMap and Secret deleted",
+        async () => (await configMap(cmName)) === undefined && (await secret(secretName)) === undefined,
         60_000,
         200,
       ),
@@ -613,6 +675,7 @@ describe("helm install on a real API server, then the operator under the chart's
       for (const p of [
         `/apis/rbac.authorization.k8s.io/v1/clusterroles/${FULL}-manager`,
         `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles/${FULL}-leader-election`,
+        `/apis/rbac.authorization.k8s.io/v1/namespaces/${APPS}/roles/${FULL}-output-secrets`,
       ]) {
         const got = await cp.request("GET", p);
         assert.equal(got.status, 200, got.text);

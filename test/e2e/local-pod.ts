@@ -43,11 +43,16 @@ export interface LocalPodOptions {
   readonly extraEnv?: Readonly<Record<string, string>>;
 }
 
+/**
+ * The pod's environment as the kubelet resolves it: values, Secret keys, and the downward API's
+ * namespace and name (`podName`: the name the local process plays).
+ */
 async function resolveEnv(
   cp: ControlPlane,
-  namespace: string,
+  pod: { namespace: string; podName: string },
   vars: readonly EnvVar[],
 ): Promise<Record<string, string>> {
+  const { namespace } = pod;
   const out: Record<string, string> = {};
   for (const v of vars) {
     if (v.value !== undefined) {
@@ -66,6 +71,8 @@ async function resolveEnv(
       out[v.name] = Buffer.from(b64, "base64").toString("utf8");
     } else if (v.valueFrom?.fieldRef?.fieldPath === "metadata.namespace") {
       out[v.name] = namespace;
+    } else if (v.valueFrom?.fieldRef?.fieldPath === "metadata.name") {
+      out[v.name] = pod.podName;
     } else {
       throw new Error(`env ${v.name}: unsupported source ${JSON.stringify(v.valueFrom)}`);
     }
@@ -99,7 +106,11 @@ export async function startLocalPod(cp: ControlPlane, opts: LocalPodOptions): Pr
     }),
     `--kubeconfig=${opts.kubeconfigPath}`,
   ];
-  const podEnv = await resolveEnv(cp, opts.namespace, manager.env ?? []);
+  const podEnv = await resolveEnv(
+    cp,
+    { namespace: opts.namespace, podName: `${opts.deployment}-local` },
+    manager.env ?? [],
+  );
   // Only what a container would have: no KUBECONFIG, no AWS_* of the test process.
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,

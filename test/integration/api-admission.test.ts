@@ -96,13 +96,27 @@ describe("admission of compute.cloud.com/v1 objects", () => {
       { kind: "Ec2Instance", patch: { keyPair: "other" }, expect: "keyPair is immutable" },
       { kind: "Ec2Instance", patch: { keyPair: null }, expect: "keyPair is immutable" },
       { kind: "Ec2Instance", patch: { subnet: "subnet-89abcdef" }, expect: "subnet is immutable" },
+      { kind: "Ec2Instance", patch: { associatePublicIP: false }, expect: "associatePublicIP is immutable" },
       {
         kind: "Ec2Instance",
-        patch: { securityGroups: ["sg-89abcdef"] },
-        expect: "securityGroups is immutable",
+        patch: { marketOptions: { marketType: "spot" } },
+        expect: "marketOptions is immutable: EC2 fixes the market at launch",
       },
-      { kind: "Ec2Instance", patch: { userData: "#!/bin/sh\n" }, expect: "userData is immutable" },
-      { kind: "Ec2Instance", patch: { associatePublicIP: false }, expect: "associatePublicIP is immutable" },
+      {
+        kind: "Ec2Instance",
+        patch: { placement: { tenancy: "dedicated" } },
+        expect: "placement is immutable: tenancy and placement group are fixed at launch",
+      },
+      {
+        kind: "Ec2Instance",
+        patch: { privateIpAddress: "10.0.0.6" },
+        expect: "privateIpAddress is immutable: the primary private address is fixed at launch",
+      },
+      {
+        kind: "Ec2Instance",
+        patch: { hibernation: false },
+        expect: "hibernation is immutable: EC2 enables it at launch only",
+      },
       {
         kind: "Ec2Instance",
         patch: { storage: { rootVolume: { size: 11 } } },
@@ -140,6 +154,69 @@ describe("admission of compute.cloud.com/v1 objects", () => {
       assert.match(errorMessage(add), /spec\.keyPair: Invalid value: .*keyPair is immutable/);
     });
 
+    it("keeps objectLock.enabled as it was at creation, and lets defaultRetention change", async () => {
+      const lockedSpec = specWith("S3Bucket", {
+        versioning: true,
+        objectLock: { enabled: true, defaultRetention: { mode: "GOVERNANCE", days: 1 } },
+      });
+      assert.equal((await create(cp, "S3Bucket", lockedSpec, "locked-s3")).status, 201);
+      const refused: Record<string, unknown>[] = [
+        { objectLock: { enabled: false, defaultRetention: null } },
+        { objectLock: null },
+      ];
+      for (const spec of refused) {
+        const res = await mergePatch(cp, "S3Bucket", "locked-s3", { spec });
+        assert.equal(res.status, 422, JSON.stringify(spec));
+        assert.match(
+          errorMessage(res),
+          /spec\.objectLock: Invalid value: .*objectLock\.enabled is immutable: S3 turns Object Lock on only when it creates the bucket/,
+        );
+      }
+      const retention = await mergePatch(cp, "S3Bucket", "locked-s3", {
+        spec: { objectLock: { defaultRetention: { mode: "COMPLIANCE", days: null, years: 2 } } },
+      });
+      assert.equal(retention.status, 200, retention.text);
+      const unlocked = await mergePatch(cp, "S3Bucket", names.S3Bucket, {
+        spec: { versioning: true, objectLock: { enabled: true } },
+      });
+      assert.equal(unlocked.status, 422);
+      assert.match(errorMessage(unlocked), /objectLock\.enabled is immutable/);
+      const off = await mergePatch(cp, "S3Bucket", names.S3Bucket, {
+        spec: { objectLock: { enabled: false } },
+      });
+      assert.equal(off.status, 200, off.text);
+      const suspend = await mergePatch(cp, "S3Bucket", "locked-s3", { spec: { versioning: false } });
+      assert.equal(suspend.status, 422);
+      assert.match(errorMessage(suspend), /objectLock\.enabled needs versioning: true/);
+    });
+
+    it("accepts a redirect website behind full Block Public Access, and CORS rules within AWS's limits", async () => {
+      const spec = specWith("S3Bucket", {
+        publicAccessBlock: {
+          blockPublicAcls: true,
+          ignorePublicAcls: true,
+          blockPublicPolicy: true,
+          restrictPublicBuckets: true,
+        },
+        website: { redirectAllRequestsTo: { hostName: "www.example.com", protocol: "https" } },
+        cors: Array.from({ length: 100 }, (_, i) => ({
+          id: `r${i}`,
+          allowedMethods: ["GET", "HEAD"],
+          allowedOrigins: ["https://*.example.com"],
+          allowedHeaders: ["*"],
+        })),
+      });
+      const res = await create(cp, "S3Bucket", spec, "redirect-s3");
+      assert.equal(res.status, 201, res.text);
+      const served = await create(
+        cp,
+        "S3Bucket",
+        specWith("S3Bucket", { publicAccessBlock: {}, website: { indexDocument: "index.html" } }),
+        "website-s3",
+      );
+      assert.equal(served.status, 201, served.text);
+    });
+
     it("accepts changes of the mutable fields", async () => {
       const accepted: [Kind, Record<string, unknown>][] = [
         [
@@ -152,7 +229,18 @@ describe("admission of compute.cloud.com/v1 objects", () => {
             deletionPolicy: "Retain",
             adoptExisting: true,
             onDeletedOutOfBand: "Report",
+            securityGroups: ["sg-89abcdef", "sg-01234567"],
+            disableApiTermination: true,
+            disableApiStop: true,
+            instanceInitiatedShutdownBehavior: "terminate",
+            monitoring: true,
+            creditSpecification: "unlimited",
+            userData: "#!/bin/sh\necho changed\n",
           },
+        ],
+        [
+          "Ec2Instance",
+          { securityGroups: null, disableApiTermination: null, creditSpecification: null, userData: null },
         ],
         ["S3Bucket", { versioning: true, forceDelete: true, tags: null, deletionPolicy: "Retain" }],
         ["SqsQueue", { visibilityTimeoutSeconds: 120, messageRetentionSeconds: 60, tags: { a: "b" } }],

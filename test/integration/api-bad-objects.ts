@@ -95,6 +95,82 @@ export const badCases: BadCase[] = [
     expect: ["spec.securityGroups", "must have at most 16 items"],
   },
   {
+    name: "EC2 with a CPU credit option on a type that is not burstable",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", { instanceType: "m5.large", creditSpecification: "unlimited" }),
+    expect: [
+      "spec.creditSpecification",
+      "creditSpecification applies to burstable instance types only (t2, t3, t3a, t4g)",
+    ],
+  },
+  {
+    name: "EC2 with an unknown shutdown behaviour",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", { instanceInitiatedShutdownBehavior: "hibernate" }),
+    expect: ["spec.instanceInitiatedShutdownBehavior", "Unsupported value"],
+  },
+  {
+    name: "EC2 one-time Spot Instance that should be stopped",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", { marketOptions: { marketType: "spot" }, desiredState: "stopped" }),
+    expect: [
+      "spec.desiredState",
+      "a one-time Spot Instance cannot be stopped: marketOptions needs desiredState running",
+    ],
+  },
+  {
+    name: "EC2 one-time Spot Instance allowed to restart",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", { marketOptions: { marketType: "spot" }, restartForUpdate: true }),
+    expect: ["spec.restartForUpdate", "marketOptions does not allow restartForUpdate"],
+  },
+  {
+    name: "EC2 Spot Instance with a malformed maximum price",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", { marketOptions: { marketType: "spot", maxPrice: "$0.05" } }),
+    expect: ["spec.marketOptions.maxPrice", "should match"],
+  },
+  {
+    name: "EC2 with a market other than spot",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", { marketOptions: { marketType: "capacity-block" } }),
+    expect: ["spec.marketOptions.marketType", "Unsupported value"],
+  },
+  {
+    name: "EC2 with a private address but no subnet",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", {
+      privateIpAddress: "10.0.0.5",
+      subnet: undefined,
+      associatePublicIP: undefined,
+    }),
+    expect: [
+      "spec.privateIpAddress",
+      "privateIpAddress needs subnet: the address must lie in the subnet's range",
+    ],
+  },
+  {
+    name: "EC2 with a private address that is not IPv4",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", { privateIpAddress: "10.0.0.256" }),
+    expect: ["spec.privateIpAddress", "should match"],
+  },
+  {
+    name: "EC2 hibernation without an encrypted root volume",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", { hibernation: true, storage: { rootVolume: { size: 10 } } }),
+    expect: [
+      "spec.hibernation",
+      "hibernation needs an encrypted root volume: set storage.rootVolume.encrypted: true",
+    ],
+  },
+  {
+    name: "EC2 with an unknown tenancy",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", { placement: { tenancy: "shared" } }),
+    expect: ["spec.placement.tenancy", "Unsupported value"],
+  },
+  {
     name: "EC2 booting from an st1 root volume",
     kind: "Ec2Instance",
     spec: specWith("Ec2Instance", { storage: { rootVolume: { type: "st1", size: 500 } } }),
@@ -375,6 +451,184 @@ export const badCases: BadCase[] = [
     expect: ["every transition must come before expirationDays"],
   },
   {
+    name: "S3 with Object Lock on an unversioned bucket",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", { objectLock: { enabled: true } }),
+    expect: ["spec.versioning", "objectLock.enabled needs versioning: true"],
+  },
+  {
+    name: "S3 with a default retention but Object Lock off",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      objectLock: { enabled: false, defaultRetention: { mode: "GOVERNANCE", days: 1 } },
+    }),
+    expect: ["spec.objectLock.defaultRetention", "defaultRetention needs objectLock.enabled: true"],
+  },
+  {
+    name: "S3 with a default retention of both days and years",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      versioning: true,
+      objectLock: { enabled: true, defaultRetention: { mode: "COMPLIANCE", days: 1, years: 1 } },
+    }),
+    expect: ["defaultRetention needs exactly one of days or years"],
+  },
+  {
+    name: "S3 with a default retention of neither days nor years",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      versioning: true,
+      objectLock: { enabled: true, defaultRetention: { mode: "COMPLIANCE" } },
+    }),
+    expect: ["defaultRetention needs exactly one of days or years"],
+  },
+  {
+    name: "S3 with an unknown retention mode and a retention beyond 100 years",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      versioning: true,
+      objectLock: { enabled: true, defaultRetention: { mode: "LEGAL", years: 101 } },
+    }),
+    expect: [
+      "spec.objectLock.defaultRetention.mode: Unsupported value",
+      "spec.objectLock.defaultRetention.years",
+    ],
+  },
+  {
+    name: "S3 with a lifecycle rule aborting uploads by tag",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      lifecycleRules: [{ id: "r", tags: { tier: "cold" }, abortIncompleteMultipartUploadDays: 7 }],
+    }),
+    expect: ["abortIncompleteMultipartUploadDays cannot be combined with tags"],
+  },
+  {
+    name: "S3 with a lifecycle tag filter of more than 10 tags",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      lifecycleRules: [
+        {
+          id: "many",
+          expirationDays: 1,
+          tags: Object.fromEntries(Array.from({ length: 11 }, (_, i) => [`k${i}`, "v"])),
+        },
+      ],
+    }),
+    expect: ["spec.lifecycleRules[0].tags: Too many: 11"],
+  },
+  {
+    name: "S3 with a lifecycle tag filter of an empty key",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", { lifecycleRules: [{ id: "empty", expirationDays: 1, tags: { "": "v" } }] }),
+    expect: ["each lifecycle tag key must be 1-128 characters"],
+  },
+  {
+    name: "S3 with a noncurrent transition after noncurrent expiration, and one class twice",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      lifecycleRules: [
+        {
+          id: "late",
+          noncurrentVersionExpirationDays: 30,
+          noncurrentVersionTransitions: [{ noncurrentDays: 60, storageClass: "GLACIER" }],
+        },
+        {
+          id: "twice",
+          noncurrentVersionTransitions: [
+            { noncurrentDays: 30, storageClass: "GLACIER" },
+            { noncurrentDays: 60, storageClass: "GLACIER" },
+          ],
+        },
+      ],
+    }),
+    expect: [
+      "every noncurrent version transition must come before noncurrentVersionExpirationDays",
+      "each storage class may appear in one noncurrent version transition only",
+    ],
+  },
+  {
+    name: "S3 with more than 100 CORS rules",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      cors: Array.from({ length: 101 }, () => ({ allowedMethods: ["GET"], allowedOrigins: ["*"] })),
+    }),
+    expect: ["spec.cors: Too many: 101: must have at most 100 items"],
+  },
+  {
+    name: "S3 with a CORS rule without methods or origins",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", { cors: [{ allowedMethods: [], id: "r" }] }),
+    expect: ["spec.cors[0].allowedOrigins: Required value", "spec.cors[0].allowedMethods"],
+  },
+  {
+    name: "S3 with an unknown CORS method",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", { cors: [{ allowedMethods: ["PATCH"], allowedOrigins: ["*"] }] }),
+    expect: ["spec.cors[0].allowedMethods[0]: Unsupported value"],
+  },
+  {
+    name: "S3 with CORS origins and headers of two wildcards",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      cors: [
+        { allowedMethods: ["GET"], allowedOrigins: ["https://*.*.example.com"], allowedHeaders: ["x-*-*"] },
+      ],
+    }),
+    expect: [
+      "each origin may contain at most one * wildcard",
+      "each header may contain at most one * wildcard",
+    ],
+  },
+  {
+    name: "S3 with a website of both documents and a redirect",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      publicAccessBlock: {},
+      website: { indexDocument: "index.html", redirectAllRequestsTo: { hostName: "example.com" } },
+    }),
+    expect: ["website needs exactly one of indexDocument or redirectAllRequestsTo"],
+  },
+  {
+    name: "S3 with a website error document beside a redirect",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      website: { errorDocument: "404.html", redirectAllRequestsTo: { hostName: "example.com" } },
+    }),
+    expect: ["spec.website.errorDocument", "errorDocument is allowed only with indexDocument"],
+  },
+  {
+    name: "S3 with a website redirect of an unknown protocol",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      website: { redirectAllRequestsTo: { hostName: "example.com", protocol: "ftp" } },
+    }),
+    expect: ["spec.website.redirectAllRequestsTo.protocol: Unsupported value"],
+  },
+  {
+    name: "S3 with a website index suffix holding a slash",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", { publicAccessBlock: {}, website: { indexDocument: "docs/index.html" } }),
+    expect: ["spec.website.indexDocument", "should match"],
+  },
+  {
+    name: "S3 with a website but publicAccessBlock unset",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", { website: { indexDocument: "index.html" } }),
+    expect: [
+      "spec.website",
+      "website.indexDocument needs publicAccessBlock set with blockPublicPolicy: false and restrictPublicBuckets: false",
+    ],
+  },
+  {
+    name: "S3 with a website behind Block Public Access",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      publicAccessBlock: { blockPublicPolicy: true },
+      website: { indexDocument: "index.html" },
+    }),
+    expect: ["the website endpoint serves only objects a public bucket policy lets anyone read"],
+  },
+  {
     name: "S3 with a policy Version that YAML turned into a timestamp",
     kind: "S3Bucket",
     spec: specWith("S3Bucket", {
@@ -619,6 +873,49 @@ export const badCases: BadCase[] = [
     spec: specWith("SqsQueue", { contentBasedDeduplication: true }),
     expect: ["spec.contentBasedDeduplication", "contentBasedDeduplication applies to FIFO queues only"],
   },
+  // FIFO high throughput
+  {
+    name: "SQS with a deduplication scope on a standard queue",
+    kind: "SqsQueue",
+    spec: specWith("SqsQueue", { deduplicationScope: "messageGroup" }),
+    expect: ["spec.deduplicationScope", "deduplicationScope applies to FIFO queues only"],
+  },
+  {
+    name: "SQS with a throughput limit on a standard queue",
+    kind: "SqsQueue",
+    spec: specWith("SqsQueue", { fifoThroughputLimit: "perQueue" }),
+    expect: ["spec.fifoThroughputLimit", "fifoThroughputLimit applies to FIFO queues only"],
+  },
+  {
+    name: "SQS FIFO with a per-group throughput limit and queue-wide deduplication",
+    kind: "SqsQueue",
+    spec: specWith("SqsQueue", {
+      queueName: "orders.fifo",
+      fifo: true,
+      deduplicationScope: "queue",
+      fifoThroughputLimit: "perMessageGroupId",
+    }),
+    expect: [
+      "spec.fifoThroughputLimit",
+      "fifoThroughputLimit perMessageGroupId requires deduplicationScope: messageGroup",
+    ],
+  },
+  {
+    name: "SQS FIFO with a per-group throughput limit and no deduplication scope",
+    kind: "SqsQueue",
+    spec: specWith("SqsQueue", {
+      queueName: "orders.fifo",
+      fifo: true,
+      fifoThroughputLimit: "perMessageGroupId",
+    }),
+    expect: ["spec.fifoThroughputLimit", "requires deduplicationScope: messageGroup"],
+  },
+  {
+    name: "SQS FIFO with an unknown deduplication scope",
+    kind: "SqsQueue",
+    spec: specWith("SqsQueue", { queueName: "orders.fifo", fifo: true, deduplicationScope: "group" }),
+    expect: ["spec.deduplicationScope", "Unsupported value"],
+  },
   {
     name: "SQS with both kinds of encryption",
     kind: "SqsQueue",
@@ -726,9 +1023,21 @@ export const badCases: BadCase[] = [
     expect: ["spec.writeOutputsTo.configMapName", "Too long"],
   },
   {
-    name: "EC2 writing outputs without a ConfigMap name",
+    name: "EC2 writing outputs to neither a ConfigMap nor a Secret",
     kind: "Ec2Instance",
     spec: specWith("Ec2Instance", { writeOutputsTo: {} }),
-    expect: ["spec.writeOutputsTo.configMapName: Required value"],
+    expect: ["spec.writeOutputsTo", "writeOutputsTo needs configMapName, secretName or both"],
+  },
+  {
+    name: "SQS writing outputs to an upper-case Secret name",
+    kind: "SqsQueue",
+    spec: specWith("SqsQueue", { writeOutputsTo: { secretName: "Orders" } }),
+    expect: ["spec.writeOutputsTo.secretName", "secretName must be a DNS subdomain name"],
+  },
+  {
+    name: "S3 writing outputs to a 254-character Secret name",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", { writeOutputsTo: { configMapName: "ok", secretName: "a".repeat(254) } }),
+    expect: ["spec.writeOutputsTo.secretName", "Too long"],
   },
 ];

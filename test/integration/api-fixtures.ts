@@ -46,6 +46,7 @@ export const validS3: S3BucketSpecInput = {
   bucketName: "my-bucket.example-1",
   region: "eu-west-1",
   tags: { env: "dev" },
+  writeOutputsTo: { secretName: "my-bucket-outputs" },
 };
 export const validSqs: SqsQueueSpecInput = { queueName: "orders", region: "us-east-1" };
 export const valid: Record<Kind, object> = { Ec2Instance: validEc2, S3Bucket: validS3, SqsQueue: validSqs };

@@ -44,6 +44,7 @@ const FOREIGN_FLAGS: Readonly<Record<string, string>> = {
   "field-selector": "kubectl",
   "watch-cache": "kube-apiserver",
   "test-timeout": "node --test",
+  "max-old-space-size": "node (V8)",
   queue: "the work-queue benchmark",
   flag: "the boolean syntax, spelled generically",
   "no-flag": "the boolean syntax, spelled generically",

@@ -105,6 +105,8 @@ export interface AwsProxyOptions {
   latencyMs?: () => number;
   /** Refuses calls with EC2's throttling answer; they are recorded with status 503. */
   gate?: RequestGate;
+  /** The address to listen on (a cluster's pods reach the host's address of their link). @default 127.0.0.1 */
+  host?: string;
 }
 
 /** EC2's answer to a call whose throttling bucket is empty. */
@@ -149,6 +151,9 @@ const S3_QUERY_OPS: Record<string, string> = {
   notification: "BucketNotificationConfiguration",
   replication: "BucketReplication",
   logging: "BucketLogging",
+  "object-lock": "ObjectLockConfiguration",
+  cors: "BucketCors",
+  website: "BucketWebsite",
   "list-type": "ListObjectsV2",
   versions: "ListObjectVersions",
   delete: "DeleteObjects",
@@ -333,11 +338,11 @@ export async function startAwsProxy(target: string, opts: AwsProxyOptions = {}):
       else handle();
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => server.listen(0, opts.host ?? "127.0.0.1", resolve));
   const addr = server.address();
   if (addr === null || typeof addr === "string") throw new Error("proxy has no port");
   return {
-    endpoint: `http://127.0.0.1:${addr.port}`,
+    endpoint: `http://${opts.host ?? "127.0.0.1"}:${addr.port}`,
     calls,
     count: (op) => calls.filter((c) => c.operation === op).length,
     onResponse: (op, hook) => {

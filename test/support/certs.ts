@@ -24,8 +24,8 @@ export interface Pki {
 
 const ecKey = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
 
-/** Creates the CA, serving certificate and SA keys in `dir`. */
-export function createPki(dir: string): Pki {
+/** Creates the CA, serving certificate (for 127.0.0.1, localhost and `extraIPs`) and SA keys in `dir`. */
+export function createPki(dir: string, extraIPs: readonly string[] = []): Pki {
   openssl(
     [
       "req",
@@ -46,7 +46,7 @@ export function createPki(dir: string): Pki {
     dir,
     "apiserver",
     "/CN=kube-apiserver",
-    "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n",
+    `subjectAltName=${["IP:127.0.0.1", "DNS:localhost", ...extraIPs.map((ip) => `IP:${ip}`)].join(",")}\nextendedKeyUsage=serverAuth\n`,
   );
   const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
   writeFileSync(path.join(dir, "sa.key"), privateKey.export({ type: "pkcs8", format: "pem" }));
@@ -62,7 +62,8 @@ export function createPki(dir: string): Pki {
   };
 }
 
-function issue(dir: string, name: string, subject: string, ext: string): void {
+/** Issues `<name>.crt` and `<name>.key` in `dir`, signed by the CA there, with OpenSSL extensions `ext`. */
+export function issue(dir: string, name: string, subject: string, ext: string): void {
   writeFileSync(path.join(dir, `${name}.ext`), ext);
   openssl(["req", ...ecKey, "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", subject], dir);
   openssl(

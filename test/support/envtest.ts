@@ -31,8 +31,25 @@ const execFileP = promisify(execFile);
 export interface ControlPlaneOptions {
   /** Install the CRDs of config/crd once the API server is ready. @default false */
   installCRDs?: boolean;
-  /** Extra kube-apiserver flags (`--name=value`). */
-  apiServerFlags?: string[];
+  /** Extra kube-apiserver flags (`--name=value`); a later flag overrides an earlier one. */
+  apiServerFlags?: string[] | ((pki: Pki) => string[]);
+  /** Extra kube-controller-manager flags. */
+  controllerManagerFlags?: (pki: Pki) => string[];
+  /** Folder to create the working folder in. @default the system's temporary folder */
+  parentDir?: string;
+  /**
+   * The address kube-apiserver listens on and advertises (the `kubernetes` Service's endpoint),
+   * also in its serving certificate. @default 127.0.0.1
+   */
+  address?: string;
+  /** The Service IP range. @default 10.0.0.0/24 */
+  serviceClusterIPRange?: string;
+  /** Extra IP addresses in the serving certificate (e.g. the `kubernetes` Service's ClusterIP). */
+  servingIPs?: string[];
+  /** kube-apiserver's --authorization-mode. @default RBAC */
+  authorizationMode?: string;
+  /** Run the ServiceAccount admission plugin (pods get their token volume). @default false */
+  serviceAccountAdmission?: boolean;
   /** Readiness timeout per component. @default 120000 */
   startTimeoutMs?: number;
   /**
@@ -174,13 +191,17 @@ function insecureGet(url: string): Promise<number> {
 export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise<ControlPlane> {
   // Generous: three test files start their back ends at once (TEST_CONCURRENCY) on two cores.
   const timeout = opts.startTimeoutMs ?? 120_000;
-  const dir = mkdtempSync(path.join(os.tmpdir(), "kubeprovisioner-envtest-"));
+  const dir = mkdtempSync(path.join(opts.parentDir ?? os.tmpdir(), "kubeprovisioner-envtest-"));
+  const address = opts.address ?? "127.0.0.1";
   trackTempDir(dir);
   let etcd: Supervised | undefined;
   let apiserver: Supervised | undefined;
   let controllerManager: Supervised | undefined;
   try {
-    const pki: Pki = createPki(dir);
+    const pki: Pki = createPki(dir, [
+      ...(address === "127.0.0.1" ? [] : [address]),
+      ...(opts.servingIPs ?? []),
+    ]);
     const ca = readFileSync(pki.caCert, "utf8");
     const adminPem = clientCert(pki, "admin", ["system:masters"]);
     const admin: Admin = { ...adminPem, ca };
@@ -212,11 +233,11 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       timeout,
     );
 
-    const server = `https://127.0.0.1:${apiPort}`;
+    const server = `https://${address}:${apiPort}`;
     const apiArgs = [
       `--etcd-servers=${etcdUrl}`,
-      `--bind-address=127.0.0.1`,
-      `--advertise-address=127.0.0.1`,
+      `--bind-address=${address}`,
+      `--advertise-address=${address}`,
       `--secure-port=${apiPort}`,
       `--cert-dir=${dir}`,
       `--tls-cert-file=${pki.serverCert}`,
@@ -225,12 +246,12 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       `--service-account-key-file=${pki.saPub}`,
       `--service-account-signing-key-file=${pki.saKey}`,
       `--service-account-issuer=https://kubernetes.default.svc.cluster.local`,
-      `--authorization-mode=RBAC`,
-      `--service-cluster-ip-range=10.0.0.0/24`,
+      `--authorization-mode=${opts.authorizationMode ?? "RBAC"}`,
+      `--service-cluster-ip-range=${opts.serviceClusterIPRange ?? "10.0.0.0/24"}`,
       `--allow-privileged=true`,
-      `--disable-admission-plugins=ServiceAccount`,
+      ...(opts.serviceAccountAdmission ? [] : [`--disable-admission-plugins=ServiceAccount`]),
       `--profiling=false`,
-      ...(opts.apiServerFlags ?? []),
+      ...(typeof opts.apiServerFlags === "function" ? opts.apiServerFlags(pki) : (opts.apiServerFlags ?? [])),
     ];
     const apiLog = path.join(dir, "kube-apiserver.log");
     const launchApi = async (): Promise<void> => {
@@ -268,6 +289,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
           `--secure-port=${port}`,
           `--cert-dir=${path.join(dir, "kube-controller-manager")}`,
           "--profiling=false",
+          ...(opts.controllerManagerFlags?.(pki) ?? []),
         ],
         { logFile: log },
       );
@@ -388,9 +410,15 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       },
       request: req,
       async kubectl(args, kopts = {}) {
-        const child = execFileP(toolPath("kubectl"), ["--kubeconfig", kubeconfigPath, ...args], {
-          maxBuffer: 32 * 1024 * 1024,
-        });
+        // Its discovery cache stays in the working folder, which stop() removes.
+        const cacheDir = path.join(dir, "kubectl-cache");
+        const child = execFileP(
+          toolPath("kubectl"),
+          ["--kubeconfig", kubeconfigPath, `--cache-dir=${cacheDir}`, ...args],
+          {
+            maxBuffer: 32 * 1024 * 1024,
+          },
+        );
         if (kopts.input !== undefined) {
           child.child.stdin?.end(kopts.input);
         }

@@ -52,6 +52,38 @@ function single(
   };
 }
 
+/**
+ * One case whose kubeconfig is written as plain YAML (not JSON), so a value's type is what a YAML
+ * reader makes of it: `cluster` and `user` are the entries' lines, indented under their keys.
+ */
+function yamlText(name: string, cluster: (ctx: CaseContext) => string, user: string): ConformanceCase {
+  return {
+    name,
+    setup: (ctx) => ({
+      files: {
+        config: [
+          "apiVersion: v1",
+          "kind: Config",
+          "clusters:",
+          "- name: c",
+          "  cluster:",
+          `    ${cluster(ctx)}`,
+          "users:",
+          "- name: u",
+          "  user:",
+          `    ${user}`,
+          "contexts:",
+          "- name: x",
+          "  context: {cluster: c, user: u}",
+          "current-context: x",
+          "",
+        ].join("\n"),
+      },
+      kubeconfig: "config",
+    }),
+  };
+}
+
 const execUser = (apiVersion: string, command = "plugin", more: Entry = {}): Entry => ({
   exec: { apiVersion, command, ...(apiVersion === V1 ? { interactiveMode: "Never" } : {}), ...more },
 });
@@ -517,6 +549,32 @@ export const CASES: ConformanceCase[] = [
     token: "t",
   }),
   single("tls-server-name", (ctx) => tls(ctx, { "tls-server-name": "kube.internal" }), { token: "t" }),
+  yamlText(
+    "YAML 1.1: insecure-skip-tls-verify: yes",
+    (ctx) => `server: ${ctx.server}\n    insecure-skip-tls-verify: yes`,
+    "token: t",
+  ),
+  yamlText(
+    "YAML 1.1: insecure-skip-tls-verify: off with a CA",
+    (ctx) =>
+      `server: ${ctx.server}\n    certificate-authority-data: ${ctx.caB64}\n    insecure-skip-tls-verify: off`,
+    "token: t",
+  ),
+  yamlText(
+    "YAML 1.1: token: yes",
+    (ctx) => `server: ${ctx.server}\n    certificate-authority-data: ${ctx.caB64}`,
+    "token: yes",
+  ),
+  yamlText(
+    "YAML 1.1: token: 0777",
+    (ctx) => `server: ${ctx.server}\n    certificate-authority-data: ${ctx.caB64}`,
+    "token: 0777",
+  ),
+  yamlText(
+    "YAML 1.1: token: 2012-10-17",
+    (ctx) => `server: ${ctx.server}\n    certificate-authority-data: ${ctx.caB64}`,
+    "token: 2012-10-17",
+  ),
   single(
     "tls-server-name the certificate does not name",
     (ctx) => tls(ctx, { "tls-server-name": "other.internal" }),

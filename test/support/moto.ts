@@ -63,7 +63,7 @@ async function createInstanceProfile(endpoint: string, name: string): Promise<vo
 }
 
 /** Starts moto (or attaches to AWS_ENDPOINT_URL) and waits until it answers. */
-export async function startMoto(opts: { startTimeoutMs?: number } = {}): Promise<Moto> {
+export async function startMoto(opts: { startTimeoutMs?: number; host?: string } = {}): Promise<Moto> {
   const external = process.env.AWS_ENDPOINT_URL;
   const reset = async (endpoint: string): Promise<void> => {
     const res = await fetch(`${endpoint}/moto-api/reset`, { method: "POST" });
@@ -83,8 +83,10 @@ export async function startMoto(opts: { startTimeoutMs?: number } = {}): Promise
   const dir = mkdtempSync(path.join(os.tmpdir(), "kubeprovisioner-moto-"));
   trackTempDir(dir);
   const port = await freePort();
-  const endpoint = `http://127.0.0.1:${port}`;
-  const proc: Supervised = startProcess(server, ["-H", "127.0.0.1", "-p", String(port)], {
+  // A cluster's pods reach moto at the host's address on the node's link.
+  const host = opts.host ?? "127.0.0.1";
+  const endpoint = `http://${host}:${port}`;
+  const proc: Supervised = startProcess(server, ["-H", host, "-p", String(port)], {
     logFile: path.join(dir, "moto.log"),
     env: { ...process.env, MOTO_PORT: String(port) },
   });

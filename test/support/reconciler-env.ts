@@ -89,6 +89,8 @@ export interface EnvOptions {
   proxy?: AwsProxyOptions;
   /** kube-controller-manager controllers to run beside the API server. @default none */
   controllers?: string[];
+  /** More environment of the operator process (such as the downward API's POD_NAME). @default none */
+  operatorEnv?: Record<string, string>;
 }
 
 /** A running environment for one test file, for objects of one kind of `compute.cloud.com/v1`. */
@@ -104,6 +106,7 @@ export class ReconcilerEnv<O extends KubeObj> {
   readonly #operatorEntry: string | undefined;
   readonly #proxyOptions: AwsProxyOptions;
   readonly #controllers: string[] | undefined;
+  readonly #operatorEnv: Record<string, string>;
   readonly #clients = new Map<string, { destroy(): void }>();
   #starts = 0;
   #metronome = false;
@@ -115,6 +118,7 @@ export class ReconcilerEnv<O extends KubeObj> {
     this.#operatorEntry = opts.operatorEntry;
     this.#proxyOptions = opts.proxy ?? {};
     this.#controllers = opts.controllers;
+    this.#operatorEnv = opts.operatorEnv ?? {};
   }
 
   /** The collection path of the kind in the namespace. */
@@ -147,7 +151,7 @@ export class ReconcilerEnv<O extends KubeObj> {
   async startOperator(extraArgs: readonly string[] = []): Promise<OperatorProcess> {
     this.op = await startOperator({
       kubeconfig: this.cp.kubeconfigPath,
-      env: { ...this.moto.env, AWS_ENDPOINT_URL: this.proxy.endpoint },
+      env: { ...this.moto.env, AWS_ENDPOINT_URL: this.proxy.endpoint, ...this.#operatorEnv },
       dir: this.cp.dir,
       name: `operator-${++this.#starts}`,
       ...(this.#operatorEntry !== undefined ? { entry: this.#operatorEntry } : {}),

@@ -15,7 +15,17 @@ const overrides: Record<string, string> = {
 
 /** Absolute path of a test tool; throws with the command that installs it when it is missing. */
 export function toolPath(
-  name: "kube-apiserver" | "kube-controller-manager" | "etcd" | "kubectl" | "helm" | "promtool",
+  name:
+    | "kube-apiserver"
+    | "kube-controller-manager"
+    | "etcd"
+    | "kubectl"
+    | "helm"
+    | "promtool"
+    | "kubelet"
+    | "kube-scheduler"
+    | "kube-proxy"
+    | "crictl",
 ): string {
   const envName = overrides[name];
   const fromEnv = envName !== undefined ? process.env[envName] : undefined;

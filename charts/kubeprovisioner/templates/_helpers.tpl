@@ -89,6 +89,15 @@ Combinations values.schema.json cannot express. Each failure names the values in
 
 {{/* Environment of the manager container: AWS settings and extraEnv. Empty when none is set. */}}
 {{- define "kubeprovisioner.env" -}}
+# The Pod's own name: Events about the operator's change-event queue name it.
+- name: POD_NAMESPACE
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.namespace
+- name: POD_NAME
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.name
 {{- with .Values.aws.region }}
 - name: AWS_REGION
   value: {{ . | quote }}

@@ -46,6 +46,21 @@ export const AccountReason = {
   AccountChanged: "AccountChanged",
 } as const;
 
+/**
+ * The condition an AwsAccount with `spec.changeEvents` carries, and its reasons; the same
+ * reasons name the Events about the operator's own queue (`--change-events`).
+ */
+export const ChangeEventsReason = {
+  /** Condition type. */
+  ChangeEvents: "ChangeEvents",
+  /** The queue is read; objects are polled every --poll-interval-with-events. */
+  Receiving: "Receiving",
+  /** The queue cannot be read; objects are polled every --poll-interval. */
+  QueueUnreadable: "QueueUnreadable",
+  /** spec.changeEvents.queue names no queue. */
+  InvalidQueue: "InvalidQueue",
+} as const;
+
 const labelSelectorSchema = s.object(
   {
     matchLabels: s.record(s.string({ description: "Label value.", maxLength: 63 }), {
@@ -140,6 +155,34 @@ export const awsAccountSpecSchema = s.object(
       minimum: 900,
       maximum: 43200,
     }),
+    changeEvents: s.object(
+      {
+        queue: s.string({
+          description:
+            "The SQS queue that EventBridge rules in this account feed with its change events (see " +
+            "docs/aws.md, Change events): its URL (https://sqs.<region>.amazonaws.com/<account>/<name>) " +
+            "or its ARN (arn:aws:sqs:<region>:<account>:<name>). The operator reads it with this " +
+            "account's role and deletes what it reads: give each operator its own queue.",
+          required: true,
+          minLength: 1,
+          maxLength: 1024,
+          validations: [
+            {
+              rule: "self.startsWith('https://') || self.startsWith('http://') || self.matches('^arn:aws[a-z-]*:sqs:')",
+              message:
+                "queue must be the queue's URL (https://sqs.<region>.amazonaws.com/<account>/<name>) or ARN " +
+                "(arn:aws:sqs:<region>:<account>:<name>); a queue name alone says neither account nor region",
+            },
+          ],
+        }),
+      },
+      {
+        description:
+          "Change events of this account's resources. While the queue is read, an event enqueues the " +
+          "object of the resource it names at once, and the objects using this account are polled only " +
+          "every --poll-interval-with-events; the ChangeEvents condition says whether it is read.",
+      },
+    ),
     allowedNamespaces: s.object(
       {
         names: s.array(s.string({ description: "A namespace name.", minLength: 1, maxLength: 63 }), {

@@ -314,43 +314,63 @@ export function iamPolicyField(description: string) {
   );
 }
 
+/** A ConfigMap or Secret name of `writeOutputsTo`: a DNS subdomain name, checked by CEL. */
+function outputNameField(field: string, description: string) {
+  return s.string({
+    description,
+    minLength: 1,
+    maxLength: 253,
+    validations: [
+      {
+        rule: "!format.dns1123Subdomain().validate(self).hasValue()",
+        message:
+          `${field} must be a DNS subdomain name: lower-case letters, digits, '-' and '.', ` +
+          "starting and ending with a letter or digit",
+      },
+    ],
+  });
+}
+
 /**
- * `writeOutputsTo`: the ConfigMap the operator writes the resource's identifiers into, for
- * applications to read with `envFrom`. `keys` are the ConfigMap keys of the kind, each with what
+ * `writeOutputsTo`: the ConfigMap and/or Secret the operator writes the resource's identifiers
+ * into, for applications to read with `envFrom`. `keys` are the keys of the kind, each with what
  * it holds.
  */
 export function writeOutputsToField(what: string, keys: readonly (readonly [key: string, holds: string])[]) {
   const list = keys.map(([k, holds]) => `${k} (${holds})`).join(", ");
   return s.object(
     {
-      configMapName: s.string({
-        description:
-          "Name of the ConfigMap, in this object's namespace: a DNS subdomain name (lower-case " +
+      configMapName: outputNameField(
+        "configMapName",
+        "Name of the ConfigMap, in this object's namespace: a DNS subdomain name (lower-case " +
           "letters, digits, '-' and '.', at most 253 characters). Mutable: on a change the " +
           "operator deletes the ConfigMap it wrote under the old name.",
-        required: true,
-        minLength: 1,
-        maxLength: 253,
-        validations: [
-          {
-            rule: "!format.dns1123Subdomain().validate(self).hasValue()",
-            message:
-              "configMapName must be a DNS subdomain name: lower-case letters, digits, '-' and '.', " +
-              "starting and ending with a letter or digit",
-          },
-        ],
-      }),
+      ),
+      secretName: outputNameField(
+        "secretName",
+        "Name of a Secret (type Opaque), in this object's namespace, holding the same keys as the " +
+          "ConfigMap, for values kept out of ConfigMaps: a DNS subdomain name. Written only in the " +
+          "namespaces the operator is allowed to write Secrets in (--output-secret-namespaces); " +
+          "elsewhere the object reports Ready=False with reason OutputNotAllowed. Mutable: on a " +
+          "change the operator deletes the Secret it wrote under the old name.",
+      ),
     },
     {
       description:
-        `Write the ${what}'s identifiers into a ConfigMap owned by this object, for pods to read ` +
-        `with envFrom: ${list}. A key whose value AWS does not report (yet) is left out. The ` +
-        `ConfigMap is rewritten when a value changes and repaired when someone else edits or ` +
+        `Write the ${what}'s identifiers into a ConfigMap and/or a Secret owned by this object, ` +
+        `for pods to read with envFrom: ${list}. A key whose value AWS does not report (yet) is ` +
+        `left out. Each is rewritten when a value changes and repaired when someone else edits or ` +
         `deletes it; it carries the label compute.cloud.com/managed-by: kubeprovisioner and an ` +
         `ownerReference to this object, so it is garbage-collected with it. An existing ConfigMap ` +
-        `of that name that this object does not own is never overwritten: the object reports ` +
-        `Ready=False with reason OutputConflict. Unset: no ConfigMap; removing the field deletes ` +
-        `the one the operator wrote. Mutable.`,
+        `or Secret of that name that this object does not own is never overwritten: the object ` +
+        `reports Ready=False with reason OutputConflict. Unset: none; removing a name deletes ` +
+        `what the operator wrote under it. Mutable.`,
+      validations: [
+        {
+          rule: "has(self.configMapName) || has(self.secretName)",
+          message: "writeOutputsTo needs configMapName, secretName or both",
+        },
+      ],
     },
   );
 }

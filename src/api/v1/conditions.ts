@@ -31,10 +31,25 @@ export const ConditionReason = {
   /** Deletion waits because the bucket still holds objects and forceDelete is false. */
   BucketNotEmpty: "BucketNotEmpty",
   /**
+   * Deletion waits because S3 Object Lock keeps object versions (retention or legal hold) that
+   * forceDelete may not delete; the operator never bypasses governance retention.
+   */
+  BucketObjectsLocked: "BucketObjectsLocked",
+  /**
    * The ConfigMap spec.writeOutputsTo names exists and is not this object's (not created by the
    * operator for it); it is never overwritten.
    */
   OutputConflict: "OutputConflict",
+  /**
+   * spec.writeOutputsTo.secretName is set in a namespace where the operator may not write Secrets
+   * (not one of `--output-secret-namespaces`); no Secret is read or written there.
+   */
+  OutputNotAllowed: "OutputNotAllowed",
+  /**
+   * Synced=False: the object carries the `compute.cloud.com/paused: "true"` annotation; the
+   * operator makes no AWS call for it and a deletion waits until the annotation is removed.
+   */
+  Paused: "Paused",
 } as const;
 
 /** Values of `condition.status`. */

@@ -2,10 +2,11 @@
  * The Ec2Instance kind: one EC2 instance, launched from an AMI, with its EBS volumes.
  *
  * Launch parameters are immutable: AWS cannot change the AMI, subnet, zone, key pair or block
- * devices of an instance, and user data or security groups would need the instance rewired.
- * The instance type is mutable: applied while the instance is stopped, and on a running one only
- * when `restartForUpdate` lets the operator stop and start it. Tags, the run state, the hardening
- * settings and the lifecycle policies are mutable.
+ * devices of an instance. The instance type and the user data are mutable: applied while the
+ * instance is stopped, and on a running one only when `restartForUpdate` lets the operator stop
+ * and start it. Tags, the run state, the hardening
+ * settings, the security groups, the in-place attributes (protections, shutdown behaviour,
+ * monitoring, CPU credits) and the lifecycle policies are mutable.
  */
 import type { KubeObject, ResourceType } from "../../runtime/kube/object.ts";
 import * as s from "../schema/builder.ts";
@@ -229,7 +230,7 @@ export const ec2InstanceSpecSchema = s.object(
     restartForUpdate: s.boolean({
       description:
         "Allow the operator to stop and start a running instance to apply a change that needs it " +
-        "stopped (instanceType). Omit or false: such a change waits with Synced=False, reason " +
+        "stopped (instanceType, userData). Omit or false: such a change waits with Synced=False, reason " +
         "RestartRequired, until the instance is stopped or this is set. Mutable.",
     }),
     amiId: s.string({
@@ -270,8 +271,9 @@ export const ec2InstanceSpecSchema = s.object(
       }),
       {
         description:
-          "IDs of the security groups to attach. Omit for the VPC's default group. Immutable: the " +
-          "operator does not edit network interfaces.",
+          "IDs of the security groups to attach. Omit for the VPC's default group (then not " +
+          "managed). Mutable: a different set is applied in place (ModifyInstanceAttribute Groups) " +
+          "on a running or stopped instance.",
         listType: "set",
         maxItems: 16,
       },
@@ -283,8 +285,11 @@ export const ec2InstanceSpecSchema = s.object(
     }),
     userData: s.string({
       description:
-        "User data as plain text (the operator base64-encodes it), at most 16384 characters. It " +
-        "runs at first boot only, so it is immutable.",
+        "User data as plain text (the operator base64-encodes it), at most 16384 characters. " +
+        "Mutable: EC2 changes it only on a stopped instance (ModifyInstanceAttribute), so a change " +
+        "on a running one waits with Synced=False, reason RestartRequired, unless restartForUpdate " +
+        "lets the operator stop and start it. Read with DescribeInstanceAttribute only when set; " +
+        "unset: not managed. Cloud-init runs most user data at first boot only.",
       maxLength: 16384,
     }),
     tags: tagsField("instance"),
@@ -301,6 +306,85 @@ export const ec2InstanceSpecSchema = s.object(
     }),
     associatePublicIP: s.boolean({
       description: "Give the instance a public IPv4 address. Omit to follow the subnet's setting. Immutable.",
+    }),
+    // In-place instance attributes: set at launch, compared on every poll, repaired in place.
+    disableApiTermination: s.boolean({
+      description:
+        "Termination protection: while true, EC2 refuses TerminateInstances, so deleting the " +
+        "object with deletionPolicy Delete is refused too until it is set false. Read with " +
+        "DescribeInstanceAttribute only when set. Unset: not managed. Mutable.",
+    }),
+    disableApiStop: s.boolean({
+      description:
+        "Stop protection: while true, EC2 refuses StopInstances, so desiredState stopped and a " +
+        "restart for a new instanceType wait until it is set false. Read with " +
+        "DescribeInstanceAttribute only when set. Unset: not managed. Mutable.",
+    }),
+    instanceInitiatedShutdownBehavior: s.enumOf(["stop", "terminate"], {
+      description:
+        "What a shutdown from inside the instance does: stop (the EC2 default) or terminate. Read " +
+        "with DescribeInstanceAttribute only when set. Unset: not managed. Mutable.",
+    }),
+    monitoring: s.boolean({
+      description:
+        "Detailed (1-minute) CloudWatch monitoring: true enables it (MonitorInstances), false " +
+        "disables it (UnmonitorInstances). Unset: not managed. Mutable.",
+    }),
+    creditSpecification: s.enumOf(["standard", "unlimited"], {
+      description:
+        "CPU credit option of a burstable instance (t2, t3, t3a, t4g): standard or unlimited " +
+        "(ModifyInstanceCreditSpecification). Read with DescribeInstanceCreditSpecifications only " +
+        "when set. Unset: not managed. Mutable.",
+    }),
+    // Launch options fixed at creation: EC2 cannot change them on an existing instance.
+    marketOptions: s.object(
+      {
+        marketType: s.enumOf(["spot"], {
+          description: "spot: launch a one-time Spot Instance, terminated when EC2 interrupts it.",
+          required: true,
+        }),
+        maxPrice: s.string({
+          description:
+            'The most to pay per instance hour, in US dollars (for example "0.05"). Omit for the ' +
+            "On-Demand price.",
+          maxLength: 16,
+          pattern: "^[0-9]+(\\.[0-9]+)?$",
+        }),
+      },
+      {
+        description:
+          "Run as a one-time Spot Instance (RunInstances InstanceMarketOptions). EC2 cannot stop a " +
+          "one-time Spot Instance, so desiredState stopped and restartForUpdate are refused with " +
+          "it; an instance EC2 interrupts is terminated, and onDeletedOutOfBand decides what " +
+          "follows. Immutable.",
+      },
+    ),
+    placement: s.object(
+      {
+        tenancy: s.enumOf(["default", "dedicated", "host"], {
+          description:
+            "default (shared hardware), dedicated (single-tenant hardware) or host (a Dedicated Host).",
+        }),
+        groupName: s.string({
+          description: "Name of an existing placement group to launch into.",
+          minLength: 1,
+          maxLength: 255,
+        }),
+      },
+      { description: "Tenancy and placement group of the instance, fixed at launch. Immutable." },
+    ),
+    privateIpAddress: s.string({
+      description:
+        "The primary private IPv4 address, from the range of spec.subnet (required with it). Omit " +
+        "to let EC2 choose. Immutable.",
+      maxLength: 15,
+      pattern:
+        "^((25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])$",
+    }),
+    hibernation: s.boolean({
+      description:
+        "Launch the instance able to hibernate (HibernationOptions.Configured); needs an encrypted " +
+        "root volume (storage.rootVolume.encrypted: true). Immutable.",
     }),
     managementPolicy: managementPolicyField("instance", "instanceId (in region)"),
     deletionPolicy: deletionPolicyField("instance"),
@@ -344,14 +428,49 @@ export const ec2InstanceSpecSchema = s.object(
       },
       s.immutablePresence("availabilityZone", "availabilityZone is immutable: an instance cannot move"),
       s.immutablePresence("keyPair", "keyPair is immutable: it is fixed at launch"),
-      s.immutablePresence(
-        "securityGroups",
-        "securityGroups is immutable: create a new Ec2Instance to change it",
-      ),
+      {
+        rule:
+          "!has(self.creditSpecification) || (has(self.instanceType) && " +
+          "self.instanceType.matches('^(t2|t3|t3a|t4g)[.]'))",
+        message: "creditSpecification applies to burstable instance types only (t2, t3, t3a, t4g)",
+        fieldPath: ".creditSpecification",
+      },
       s.immutablePresence("subnet", "subnet is immutable: an instance cannot move between subnets"),
-      s.immutablePresence("userData", "userData is immutable: it runs at first boot only"),
       s.immutablePresence("storage", "storage is immutable: block devices are fixed at launch"),
       s.immutablePresence("associatePublicIP", "associatePublicIP is immutable: it is fixed at launch"),
+      s.immutablePresence("marketOptions", "marketOptions is immutable: EC2 fixes the market at launch"),
+      s.immutablePresence(
+        "placement",
+        "placement is immutable: tenancy and placement group are fixed at launch",
+      ),
+      s.immutablePresence(
+        "privateIpAddress",
+        "privateIpAddress is immutable: the primary private address is fixed at launch",
+      ),
+      s.immutablePresence("hibernation", "hibernation is immutable: EC2 enables it at launch only"),
+      {
+        rule: "!has(self.marketOptions) || self.desiredState != 'stopped'",
+        message: "a one-time Spot Instance cannot be stopped: marketOptions needs desiredState running",
+        fieldPath: ".desiredState",
+      },
+      {
+        rule: "!has(self.marketOptions) || !has(self.restartForUpdate) || !self.restartForUpdate",
+        message: "a one-time Spot Instance cannot be stopped: marketOptions does not allow restartForUpdate",
+        fieldPath: ".restartForUpdate",
+      },
+      {
+        rule: "!has(self.privateIpAddress) || has(self.subnet)",
+        message: "privateIpAddress needs subnet: the address must lie in the subnet's range",
+        fieldPath: ".privateIpAddress",
+      },
+      {
+        rule:
+          "!has(self.hibernation) || !self.hibernation || (has(self.storage) && " +
+          "has(self.storage.rootVolume) && has(self.storage.rootVolume.encrypted) && " +
+          "self.storage.rootVolume.encrypted)",
+        message: "hibernation needs an encrypted root volume: set storage.rootVolume.encrypted: true",
+        fieldPath: ".hibernation",
+      },
     ],
   },
 );

@@ -16,6 +16,13 @@ export const API_VERSION = `${GROUP}/${VERSION}` as const;
 /** The finalizer the reconcilers add before creating anything in AWS. */
 export const FINALIZER = `${GROUP}/finalizer`;
 
+/**
+ * The annotation that pauses an object: with the value `"true"` the operator makes no AWS call
+ * for it and changes none of its finalizers (a deletion waits) until the annotation is removed
+ * or set to anything else.
+ */
+export const PAUSED_ANNOTATION = `${GROUP}/paused`;
+
 /** `kubectl get aws` and `kubectl get kubeprovisioner` list every kind of the group. */
 export const CATEGORIES = ["aws", "kubeprovisioner"] as const;
 

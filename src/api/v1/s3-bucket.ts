@@ -138,6 +138,18 @@ const lifecycleRuleSchema = s.object(
       description: "Apply the rule only to keys starting with this prefix; unset: every object.",
       maxLength: 1024,
     }),
+    tags: s.record(s.string({ description: "Tag value.", maxLength: 256 }), {
+      description:
+        "Apply the rule only to objects carrying every one of these tags (and the prefix, if " +
+        "set): S3's And filter. At most 10 tags.",
+      maxProperties: 10,
+      validations: [
+        {
+          rule: "self.all(k, size(k) >= 1 && size(k) <= 128)",
+          message: "each lifecycle tag key must be 1-128 characters",
+        },
+      ],
+    }),
     expirationDays: s.integer({
       description: "Expire (delete, or add a delete marker to) objects this many days after creation.",
       minimum: 1,
@@ -180,6 +192,33 @@ const lifecycleRuleSchema = s.object(
         ],
       },
     ),
+    noncurrentVersionTransitions: s.array(
+      s.object(
+        {
+          noncurrentDays: s.integer({
+            description: "Days after an object version becomes noncurrent at which it moves.",
+            required: true,
+            minimum: 1,
+            maximum: 36500,
+          }),
+          storageClass: s.enumOf(TRANSITION_CLASSES, {
+            description: "The storage class noncurrent versions move to.",
+            required: true,
+          }),
+        },
+        { description: "Move noncurrent object versions to another storage class after some days." },
+      ),
+      {
+        description: "Storage class transitions of noncurrent object versions (versioned buckets).",
+        maxItems: 6,
+        validations: [
+          {
+            rule: "self.all(t, self.exists_one(u, u.storageClass == t.storageClass))",
+            message: "each storage class may appear in one noncurrent version transition only",
+          },
+        ],
+      },
+    ),
   },
   {
     description: "A lifecycle rule: what S3 does with the objects it selects, and when.",
@@ -187,10 +226,23 @@ const lifecycleRuleSchema = s.object(
       {
         rule:
           "has(self.expirationDays) || has(self.noncurrentVersionExpirationDays) || " +
-          "has(self.abortIncompleteMultipartUploadDays) || (has(self.transitions) && size(self.transitions) > 0)",
+          "has(self.abortIncompleteMultipartUploadDays) || (has(self.transitions) && size(self.transitions) > 0) || " +
+          "(has(self.noncurrentVersionTransitions) && size(self.noncurrentVersionTransitions) > 0)",
         message:
           "a lifecycle rule needs at least one action: expirationDays, noncurrentVersionExpirationDays, " +
-          "abortIncompleteMultipartUploadDays or transitions",
+          "abortIncompleteMultipartUploadDays, transitions or noncurrentVersionTransitions",
+      },
+      {
+        rule: "!has(self.abortIncompleteMultipartUploadDays) || !has(self.tags) || size(self.tags) == 0",
+        message:
+          "abortIncompleteMultipartUploadDays cannot be combined with tags: S3 selects incomplete " +
+          "uploads by prefix only (an upload has no tags before it completes)",
+      },
+      {
+        rule:
+          "!has(self.noncurrentVersionExpirationDays) || !has(self.noncurrentVersionTransitions) || " +
+          "self.noncurrentVersionTransitions.all(t, t.noncurrentDays < self.noncurrentVersionExpirationDays)",
+        message: "every noncurrent version transition must come before noncurrentVersionExpirationDays",
       },
       {
         rule: "!has(self.expirationDays) || !has(self.transitions) || self.transitions.all(t, t.days < self.expirationDays)",
@@ -426,6 +478,203 @@ const replicationSchema = s.object(
   },
 );
 
+/** S3 Object Lock (CreateBucket ObjectLockEnabledForBucket, PutObjectLockConfiguration). */
+const objectLockSchema = s.object(
+  {
+    enabled: s.boolean({
+      description:
+        "Create the bucket with S3 Object Lock on. Needs versioning: true. Set at creation only: " +
+        "it cannot be added, changed or removed afterwards.",
+      required: true,
+    }),
+    defaultRetention: s.object(
+      {
+        mode: s.enumOf(["GOVERNANCE", "COMPLIANCE"], {
+          description:
+            "GOVERNANCE: principals with s3:BypassGovernanceRetention may delete a version early. " +
+            "COMPLIANCE: nobody can, the root user included, until the retention ends.",
+          required: true,
+        }),
+        days: s.integer({
+          description: "Retention period in days (exactly one of days or years).",
+          minimum: 1,
+          maximum: 36500,
+        }),
+        years: s.integer({
+          description: "Retention period in years (exactly one of days or years).",
+          minimum: 1,
+          maximum: 100,
+        }),
+      },
+      {
+        description:
+          "The retention S3 applies to every new object version. Unset: not managed. Set: enforced " +
+          "and repaired on drift. Mutable.",
+        validations: [
+          {
+            rule: "has(self.days) != has(self.years)",
+            message: "defaultRetention needs exactly one of days or years",
+          },
+        ],
+      },
+    ),
+  },
+  {
+    description:
+      "S3 Object Lock: object versions that cannot be deleted or overwritten for a retention " +
+      "period. A deletion of the bucket never bypasses it: while locked versions remain it waits " +
+      "with Ready=False, reason BucketObjectsLocked.",
+    validations: [
+      {
+        rule: "!has(self.defaultRetention) || self.enabled",
+        message: "defaultRetention needs objectLock.enabled: true",
+        fieldPath: ".defaultRetention",
+      },
+    ],
+  },
+);
+
+/** The spec rules of Object Lock: set at creation only, and only on a versioned bucket. */
+const objectLockRules = [
+  {
+    rule:
+      "(has(self.objectLock) && self.objectLock.enabled) == " +
+      "(has(oldSelf.objectLock) && oldSelf.objectLock.enabled)",
+    message:
+      "objectLock.enabled is immutable: S3 turns Object Lock on only when it creates the bucket, " +
+      "and a locked bucket stays locked",
+    fieldPath: ".objectLock",
+  },
+  {
+    rule: "!has(self.objectLock) || !self.objectLock.enabled || self.versioning",
+    message:
+      "objectLock.enabled needs versioning: true: S3 Object Lock works on versioned buckets only, " +
+      "and their versioning cannot be suspended",
+    fieldPath: ".versioning",
+  },
+];
+
+/** One CORS origin or header pattern. */
+const corsPattern = s.string({
+  description: "One origin or header; at most one * wildcard.",
+  minLength: 1,
+  maxLength: 256,
+});
+
+/** The rule on a list of CORS origins or headers: each entry with at most one `*` wildcard. */
+const oneWildcard = (what: string) => ({
+  rule: "self.all(x, x.matches('^[^*]*([*][^*]*)?$'))",
+  message: `each ${what} may contain at most one * wildcard`,
+});
+
+/** One CORS rule (PutBucketCors). */
+const corsRuleSchema = s.object(
+  {
+    id: s.string({ description: "Rule ID (at most 255 characters).", minLength: 1, maxLength: 255 }),
+    allowedMethods: s.array(
+      s.enumOf(["GET", "PUT", "POST", "DELETE", "HEAD"], { description: "One HTTP method." }),
+      {
+        description: "HTTP methods a cross-origin request may use.",
+        required: true,
+        minItems: 1,
+        maxItems: 5,
+        listType: "set",
+      },
+    ),
+    allowedOrigins: s.array(corsPattern, {
+      description: "Origins allowed to make cross-origin requests, for example https://app.example.com or *.",
+      required: true,
+      minItems: 1,
+      maxItems: 64,
+      listType: "set",
+      validations: [oneWildcard("origin")],
+    }),
+    allowedHeaders: s.array(corsPattern, {
+      description: "Headers a preflight request may name in Access-Control-Request-Headers.",
+      maxItems: 64,
+      listType: "set",
+      validations: [oneWildcard("header")],
+    }),
+    exposeHeaders: s.array(s.string({ description: "One header.", minLength: 1, maxLength: 256 }), {
+      description: "Response headers browsers may let the page read.",
+      maxItems: 64,
+      listType: "set",
+    }),
+    maxAgeSeconds: s.integer({
+      description: "How long browsers may cache the preflight answer, in seconds.",
+      minimum: 0,
+      maximum: 2147483647,
+    }),
+  },
+  { description: "One CORS rule: which origins may call the bucket with which methods and headers." },
+);
+
+/** The static website of the bucket (PutBucketWebsite). */
+const websiteSchema = s.object(
+  {
+    indexDocument: s.string({
+      description:
+        "Suffix appended to requests for a folder (index.html: a request for images/ returns " +
+        "images/index.html). Not empty and without a slash.",
+      minLength: 1,
+      maxLength: 1024,
+      pattern: "^[^/]+$",
+    }),
+    errorDocument: s.string({
+      description: "Object key returned on a 4XX error. Only with indexDocument.",
+      minLength: 1,
+      maxLength: 1024,
+    }),
+    redirectAllRequestsTo: s.object(
+      {
+        hostName: s.string({
+          description: "Host every request is redirected to.",
+          required: true,
+          minLength: 1,
+          maxLength: 253,
+        }),
+        protocol: s.enumOf(["http", "https"], {
+          description: "Protocol of the redirect; unset: the protocol of the original request.",
+        }),
+      },
+      { description: "Redirect every request to another host instead of serving documents." },
+    ),
+  },
+  {
+    description:
+      "The bucket's static website endpoint: documents (indexDocument, errorDocument) or a " +
+      "redirect of every request (redirectAllRequestsTo). Unset: not managed. Set: enforced and " +
+      "repaired on drift (routing rules added out of band are drift). Mutable.",
+    validations: [
+      {
+        rule: "has(self.indexDocument) != has(self.redirectAllRequestsTo)",
+        message: "website needs exactly one of indexDocument or redirectAllRequestsTo",
+      },
+      {
+        rule: "!has(self.errorDocument) || has(self.indexDocument)",
+        message: "errorDocument is allowed only with indexDocument",
+        fieldPath: ".errorDocument",
+      },
+    ],
+  },
+);
+
+/** A website that serves documents needs Block Public Access switches that let a policy make it public. */
+const websiteRules = [
+  {
+    rule:
+      "!has(self.website) || !has(self.website.indexDocument) || (has(self.publicAccessBlock) && " +
+      "!self.publicAccessBlock.blockPublicPolicy && !self.publicAccessBlock.restrictPublicBuckets)",
+    message:
+      "website.indexDocument needs publicAccessBlock set with blockPublicPolicy: false and " +
+      "restrictPublicBuckets: false: the website endpoint serves only objects a public bucket " +
+      "policy lets anyone read, and S3 turns every Block Public Access switch on for a new bucket " +
+      "(a redirectAllRequestsTo website needs neither; for a private bucket behind CloudFront use " +
+      "its REST endpoint with origin access control, not a website)",
+    fieldPath: ".website",
+  },
+];
+
 /** The keys of the ConfigMap `spec.writeOutputsTo` names, with what each holds. */
 export const S3_BUCKET_OUTPUT_KEYS = [
   ["BUCKET_NAME", "the bucket name"],
@@ -574,12 +823,23 @@ export const s3BucketSpecSchema = s.object(
         ],
       },
     ),
+    objectLock: objectLockSchema,
+    cors: s.array(corsRuleSchema, {
+      description:
+        "CORS rules of the bucket, in the order S3 tries them (the first match applies). Unset: not " +
+        "managed. Set: the bucket has exactly these rules (an empty list removes them). At most " +
+        "100 rules (S3 also caps the configuration at 64 KB). Mutable.",
+      maxItems: 100,
+    }),
+    website: websiteSchema,
   },
   {
     description: "Desired state of the S3 bucket.",
     required: true,
     validations: [
       accountRefKept,
+      ...objectLockRules,
+      ...websiteRules,
       {
         rule: "!has(self.replication) || self.versioning",
         message: "replication requires versioning: true (S3 replicates only from versioned buckets)",

@@ -98,6 +98,18 @@ export const sqsQueueSpecSchema = s.object(
         "FIFO only: deduplicate by a SHA-256 hash of the body when a message has no " +
         "deduplication ID. Unset: not managed. Mutable.",
     }),
+    // FIFO high throughput.
+    deduplicationScope: s.enumOf(["messageGroup", "queue"], {
+      description:
+        "FIFO only: whether message deduplication applies per message group (messageGroup, needed " +
+        "for high throughput) or across the queue (queue, the SQS default). Unset: not managed. Mutable.",
+    }),
+    fifoThroughputLimit: s.enumOf(["perQueue", "perMessageGroupId"], {
+      description:
+        "FIFO only: whether the throughput quota applies to the whole queue (perQueue, the SQS " +
+        "default) or to each message group (perMessageGroupId: high throughput, allowed only with " +
+        "deduplicationScope: messageGroup). Unset: not managed. Mutable.",
+    }),
     encryption: s.object(
       {
         sqsManaged: s.boolean({
@@ -231,6 +243,26 @@ export const sqsQueueSpecSchema = s.object(
         rule: "!has(self.contentBasedDeduplication) || self.fifo",
         message: "contentBasedDeduplication applies to FIFO queues only",
         fieldPath: ".contentBasedDeduplication",
+      },
+      // FIFO high throughput: the pairs SQS accepts.
+      {
+        rule: "!has(self.deduplicationScope) || self.fifo",
+        message: "deduplicationScope applies to FIFO queues only",
+        fieldPath: ".deduplicationScope",
+      },
+      {
+        rule: "!has(self.fifoThroughputLimit) || self.fifo",
+        message: "fifoThroughputLimit applies to FIFO queues only",
+        fieldPath: ".fifoThroughputLimit",
+      },
+      {
+        rule:
+          "!has(self.fifoThroughputLimit) || self.fifoThroughputLimit != 'perMessageGroupId' || " +
+          "(has(self.deduplicationScope) && self.deduplicationScope == 'messageGroup')",
+        message:
+          "fifoThroughputLimit perMessageGroupId requires deduplicationScope: messageGroup " +
+          "(SQS allows the per-group limit only with per-group deduplication)",
+        fieldPath: ".fifoThroughputLimit",
       },
       {
         rule:

@@ -53,6 +53,11 @@ export interface FlowFacts {
    * create call and the status write.
    */
   readonly createStartedAt: number | undefined;
+  /**
+   * An AWS change event named the resource since the last reconcile (./resync.ts): observe it
+   * afresh, never from a snapshot read before the change.
+   */
+  readonly changeHinted?: boolean;
 }
 
 /**

@@ -5,6 +5,7 @@
  * expectations and the IAM table of docs/aws.md are all derived from that list.
  */
 import type { CustomResourceDefinition } from "../../api/schema/crd.ts";
+import { CHANGE_EVENT_INDEX, type ChangeEventNaming } from "../../change-events/naming.ts";
 import type { IndexFunc } from "../../runtime/cache/index.ts";
 import type { Controller, MapFunc } from "../../runtime/controller/index.ts";
 import type { KubeObject, ResourceType } from "../../runtime/kube/object.ts";
@@ -22,6 +23,15 @@ export interface IamAction {
   readonly calls?: readonly string[];
   /** When the driver calls it, if not always: a short phrase for the IAM table. */
   readonly when?: string;
+}
+
+/** IAM that a part of the operator other than a kind needs (change events), for the same table and policies. */
+export interface IamFeature {
+  /** How the IAM table names it, in the Kind column. */
+  readonly name: string;
+  /** Its policy statement's Sid (letters and digits only). */
+  readonly sid: string;
+  readonly iam: readonly IamAction[];
 }
 
 /** The API operations that need `action`. */
@@ -54,6 +64,8 @@ export interface KindModule {
    * (the queues that name a dead-letter queue) without a scan.
    */
   readonly indexers: Readonly<Record<string, IndexFunc<KubeObject>>>;
+  /** How its resources are named in AWS change events (src/change-events); none: events skip it. */
+  readonly changeEvents?: ChangeEventNaming | undefined;
   /** Builds its controller (the shared flow with its driver) and adds it to `deps.manager`. */
   setup(deps: ReconcilerDeps): Controller;
   /** Builds its reconciler alone (the shared flow with its driver), without a controller. */
@@ -109,6 +121,11 @@ export interface KindDefinition<T extends ManagedObject, R> {
   readonly outputs?: (obj: T) => OutputValues;
   /** Indexes of the kind's objects in the shared cache (see {@link KindModule.indexers}). */
   readonly indexers?: Readonly<Record<string, IndexFunc<T>>>;
+  /**
+   * How the kind's resources are named in AWS change events; its `namesOf` becomes the cache
+   * index {@link CHANGE_EVENT_INDEX}.
+   */
+  readonly changeEvents?: ChangeEventNaming<T>;
 }
 
 /** The module of the kind `def`. */
@@ -120,7 +137,11 @@ export function defineKind<T extends ManagedObject, R>(def: KindDefinition<T, R>
     iam: def.iam,
     kubernetes: [...flowRules(def.resource), ...(def.outputs !== undefined ? OUTPUT_RULES : [])],
     // The cache holds the kind's objects only; an index of them reads them as such.
-    indexers: (def.indexers ?? {}) as Readonly<Record<string, IndexFunc<KubeObject>>>,
+    indexers: {
+      ...def.indexers,
+      ...(def.changeEvents !== undefined ? { [CHANGE_EVENT_INDEX]: def.changeEvents.namesOf } : {}),
+    } as Readonly<Record<string, IndexFunc<KubeObject>>>,
+    changeEvents: def.changeEvents as ChangeEventNaming | undefined,
     setup: (deps) =>
       setupManagedController<T, R>(
         def.name,

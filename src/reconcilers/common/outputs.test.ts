@@ -6,10 +6,14 @@ import {
   ConfigMapResource,
   conflictMessage,
   desiredConfigMap,
+  desiredSecret,
   outputCacheIndexers,
+  outputCacheNamespaces,
   outputCacheSelector,
   outputData,
   repairedConfigMap,
+  repairedSecret,
+  SecretResource,
   type ConfigMap,
 } from "./outputs.ts";
 import { widgetObject, widgetResource } from "./testing/widget.ts";
@@ -108,5 +112,37 @@ describe("outputs ConfigMap", () => {
     assert.deepEqual(index(desiredConfigMap(owner, "o", {})), ["uid-1"]);
     assert.deepEqual(index({ metadata: { name: "x" } }), []);
     assert.equal(outputCacheIndexers(widgetResource), undefined);
+  });
+
+  it("writes a Secret of type Opaque with the same keys, base64-encoded, and repairs it like a ConfigMap", () => {
+    const secret = desiredSecret(owner, "orders-secret", {
+      QUEUE_URL: "https://sqs.example/q",
+      EMPTY_SAFE: "é",
+    });
+    assert.equal(secret.type, "Opaque");
+    assert.deepEqual(secret.metadata, desiredConfigMap(owner, "orders-secret", {}).metadata);
+    assert.deepEqual(secret.data, {
+      QUEUE_URL: Buffer.from("https://sqs.example/q").toString("base64"),
+      EMPTY_SAFE: Buffer.from("é").toString("base64"),
+    });
+    const stored = Object.freeze({ ...secret, metadata: { ...secret.metadata, resourceVersion: "3" } });
+    assert.equal(repairedSecret(stored, { QUEUE_URL: "https://sqs.example/q", EMPTY_SAFE: "é" }), undefined);
+    const next = repairedSecret(
+      { ...stored, metadata: { ...stored.metadata, labels: {} }, stringData: { X: "1" } },
+      { QUEUE_URL: "u" },
+    );
+    assert.deepEqual(next?.data, { QUEUE_URL: Buffer.from("u").toString("base64") });
+    assert.equal(next?.stringData, undefined);
+    assert.equal(next?.type, "Opaque", "the type is kept");
+    assert.equal(next?.metadata.labels?.[MANAGED_BY_LABEL], MANAGED_BY_VALUE);
+    assert.match(conflictMessage({ metadata: { name: "s" } }, "Secret"), /^Secret s exists .*secretName$/);
+  });
+
+  it("caches Secrets by the same label and index, and only in the namespaces it may write them in", () => {
+    assert.equal(outputCacheSelector(SecretResource), `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`);
+    assert.ok(outputCacheIndexers(SecretResource)?.[CONTROLLER_UID_INDEX]);
+    assert.deepEqual(outputCacheNamespaces(SecretResource, ["apps"]), ["apps"]);
+    assert.equal(outputCacheNamespaces(ConfigMapResource, ["apps"]), undefined);
+    assert.equal(outputCacheNamespaces(widgetResource, ["apps"]), undefined);
   });
 });

@@ -1,13 +1,19 @@
 /**
- * `spec.writeOutputsTo`: the ConfigMap an object's identifiers are written into, for applications
- * to read with `envFrom`. Every kind supplies a pure function from the object (its spec and the
- * status the flow just computed) to its output values; this module owns the ConfigMap.
+ * `spec.writeOutputsTo`: the ConfigMap (`configMapName`) and the Secret (`secretName`) an
+ * object's identifiers are written into, for applications to read with `envFrom`; both hold the
+ * same keys. Every kind supplies a pure function from the object (its spec and the status the
+ * flow just computed) to its output values; this module owns the ConfigMap and the Secret, one
+ * {@link OutputTarget} each, under the same rules (a Secret holds its values base64-encoded in
+ * `data`, as the API stores them).
  *
- * The ConfigMap is the object's when it carries an ownerReference to it with `controller: true`
- * (the garbage collector deletes it with the object). The operator labels every ConfigMap it
- * writes with {@link MANAGED_BY_LABEL}, and its ConfigMap informer lists and watches only that
- * label ({@link OUTPUT_CONFIGMAP_SELECTOR}), so the cache holds the operator's ConfigMaps and no
- * others, indexed by the UID of their controller. Per reconcile:
+ * The ConfigMap (Secret) is the object's when it carries an ownerReference to it with
+ * `controller: true` (the garbage collector deletes it with the object). The operator labels
+ * every one it writes with {@link MANAGED_BY_LABEL}, and its ConfigMap and Secret informers list
+ * and watch only that label ({@link OUTPUT_CONFIGMAP_SELECTOR}), so the cache holds the
+ * operator's ConfigMaps and Secrets and no others, indexed by the UID of their controller.
+ * Secrets are written only in the namespaces the operator is told it may write them in
+ * (`--output-secret-namespaces`, granted by a Role in each): elsewhere a secretName is reported
+ * with reason OutputNotAllowed and no Secret is read or written. Per reconcile and target:
  *
  * - the object's own ConfigMaps under another name (configMapName changed, or writeOutputsTo
  *   removed) are deleted;
@@ -29,6 +35,7 @@ import type { KubeObject, OwnerReference, ResourceType } from "../../runtime/kub
 import type { Logger } from "../../runtime/logging.ts";
 import type { ManagedObject } from "./driver.ts";
 import type { KubeRule } from "./kind.ts";
+import { Reason } from "./reasons.ts";
 
 /** Where ConfigMaps are served. */
 export const ConfigMapResource: ResourceType = Object.freeze({
@@ -39,6 +46,15 @@ export const ConfigMapResource: ResourceType = Object.freeze({
   namespaced: true,
 });
 
+/** Where Secrets are served. */
+export const SecretResource: ResourceType = Object.freeze({
+  group: "",
+  version: "v1",
+  plural: "secrets",
+  kind: "Secret",
+  namespaced: true,
+});
+
 /** A core/v1 ConfigMap, as far as this module reads and writes it. */
 export interface ConfigMap extends KubeObject {
   data?: Record<string, string>;
@@ -46,28 +62,49 @@ export interface ConfigMap extends KubeObject {
   immutable?: boolean;
 }
 
-/** The label selector of the operator's ConfigMap informer. */
+/** A core/v1 Secret, as far as this module reads and writes it (`data` values are base64). */
+export interface Secret extends KubeObject {
+  type?: string;
+  data?: Record<string, string>;
+  stringData?: Record<string, string>;
+  immutable?: boolean;
+}
+
+/** The label selector of the operator's ConfigMap and Secret informers. */
 export const OUTPUT_CONFIGMAP_SELECTOR = `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`;
 
-const isConfigMaps = (r: ResourceType): boolean =>
-  r.group === ConfigMapResource.group && r.plural === ConfigMapResource.plural;
+const isOutputResource = (r: ResourceType): boolean =>
+  [ConfigMapResource, SecretResource].some((o) => r.group === o.group && r.plural === o.plural);
 
 /** The label selector the informer of `resource` watches with, if any. */
 export function outputCacheSelector(resource: ResourceType): string | undefined {
-  return isConfigMaps(resource) ? OUTPUT_CONFIGMAP_SELECTOR : undefined;
+  return isOutputResource(resource) ? OUTPUT_CONFIGMAP_SELECTOR : undefined;
 }
 
 /**
- * The indexes the informer of `resource` needs: the ConfigMaps by the UID of their controller,
- * so an object's ConfigMaps are found without a scan of its namespace.
+ * The indexes the informer of `resource` needs: the ConfigMaps and Secrets by the UID of their
+ * controller, so an object's ConfigMaps and Secrets are found without a scan of its namespace.
  */
 export function outputCacheIndexers(
   resource: ResourceType,
 ): Readonly<Record<string, IndexFunc<KubeObject>>> | undefined {
-  return isConfigMaps(resource) ? { [CONTROLLER_UID_INDEX]: controllerUidIndex } : undefined;
+  return isOutputResource(resource) ? { [CONTROLLER_UID_INDEX]: controllerUidIndex } : undefined;
 }
 
-/** The Kubernetes API calls of this module, for the ClusterRole. */
+/**
+ * The namespaces the informer of `resource` watches, when they are not those of every other
+ * informer: the Secrets only in the namespaces of `--output-secret-namespaces`.
+ */
+export function outputCacheNamespaces(
+  resource: ResourceType,
+  secretNamespaces: readonly string[],
+): string[] | undefined {
+  return resource.group === SecretResource.group && resource.plural === SecretResource.plural
+    ? [...secretNamespaces]
+    : undefined;
+}
+
+/** The Kubernetes API calls of this module on ConfigMaps, for the ClusterRole. */
 export const OUTPUT_RULES: readonly KubeRule[] = [
   {
     apiGroups: [""],
@@ -79,6 +116,25 @@ export const OUTPUT_RULES: readonly KubeRule[] = [
       "ConfigMap (update is a conditional replace). get: after a create met 409 AlreadyExists, " +
       "finding out whose the unlabelled ConfigMap of that name is. delete: the ConfigMap of a " +
       "configMapName that changed or of a writeOutputsTo that was removed.",
+  },
+];
+
+/**
+ * The Kubernetes API calls of this module on Secrets (spec.writeOutputsTo.secretName), for the
+ * Role the chart creates in each namespace of `outputs.secretNamespaces`, never cluster-wide:
+ * RBAC cannot restrict create (nor list and watch) to the Secrets the operator owns or labels.
+ */
+export const OUTPUT_SECRET_RULES: readonly KubeRule[] = [
+  {
+    apiGroups: [""],
+    resources: ["secrets"],
+    verbs: ["get", "list", "watch", "create", "update", "delete"],
+    why:
+      "spec.writeOutputsTo.secretName, in this namespace only. list and watch: the Secret " +
+      `informer (only Secrets labelled ${OUTPUT_CONFIGMAP_SELECTOR}). create and update: writing ` +
+      "and repairing an object's Secret (update is a conditional replace). get: after a create met " +
+      "409 AlreadyExists, finding out whose the unlabelled Secret of that name is. delete: the " +
+      "Secret of a secretName that changed or of a writeOutputsTo that was removed.",
   },
 ];
 
@@ -108,22 +164,40 @@ export function ownerReferenceTo(owner: ManagedObject): OwnerReference {
   };
 }
 
+/** `data` as a Secret stores it: every value base64-encoded. */
+export function secretData(data: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(data).map(([k, v]) => [k, Buffer.from(v, "utf8").toString("base64")]),
+  );
+}
+
+/** The metadata of an output object `name` of `owner`, as it is created. */
+function desiredMetadata(owner: ManagedObject, name: string): KubeObject["metadata"] {
+  return {
+    name,
+    namespace: owner.metadata.namespace ?? "",
+    labels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE },
+    ownerReferences: [ownerReferenceTo(owner)],
+  };
+}
+
 /** The ConfigMap `name` of `owner` holding `data`, as it is created. */
 export function desiredConfigMap(
   owner: ManagedObject,
   name: string,
   data: Record<string, string>,
 ): ConfigMap {
+  return { apiVersion: "v1", kind: "ConfigMap", metadata: desiredMetadata(owner, name), data };
+}
+
+/** The Secret `name` of `owner` holding `data` (plain values), as it is created: type Opaque. */
+export function desiredSecret(owner: ManagedObject, name: string, data: Record<string, string>): Secret {
   return {
     apiVersion: "v1",
-    kind: "ConfigMap",
-    metadata: {
-      name,
-      namespace: owner.metadata.namespace ?? "",
-      labels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE },
-      ownerReferences: [ownerReferenceTo(owner)],
-    },
-    data,
+    kind: "Secret",
+    metadata: desiredMetadata(owner, name),
+    type: "Opaque",
+    data: secretData(data),
   };
 }
 
@@ -146,25 +220,85 @@ export function repairedConfigMap(
   return next;
 }
 
-/** The conflict message for a ConfigMap `cm` that is not `owner`'s; stable for a given owner. */
-export function conflictMessage(cm: Readonly<ConfigMap>): string {
-  const ref = controllerOf(cm);
+/**
+ * `current` (the owner's Secret) with the operator's label and exactly `data` (plain values,
+ * stored base64-encoded), keeping its type and every other label, annotation and owner
+ * reference; `undefined` when it already is so.
+ */
+export function repairedSecret(current: Readonly<Secret>, data: Record<string, string>): Secret | undefined {
+  const encoded = secretData(data);
+  const labelled = current.metadata.labels?.[MANAGED_BY_LABEL] === MANAGED_BY_VALUE;
+  if (labelled && current.stringData === undefined && isDeepStrictEqual(current.data ?? {}, encoded)) {
+    return undefined;
+  }
+  const next = structuredClone(current) as Secret;
+  next.metadata.labels = { ...next.metadata.labels, [MANAGED_BY_LABEL]: MANAGED_BY_VALUE };
+  next.data = encoded;
+  delete next.stringData;
+  return next;
+}
+
+/** What an output object of one kind (ConfigMap, Secret) is, for the rules they share. */
+interface OutputShape<O extends KubeObject & { immutable?: boolean }> {
+  /** `ConfigMap` or `Secret`, for messages. */
+  readonly kind: string;
+  /** The field of spec.writeOutputsTo that names it. */
+  readonly field: "configMapName" | "secretName";
+  desired(owner: ManagedObject, name: string, data: Record<string, string>): O;
+  repaired(current: Readonly<O>, data: Record<string, string>): O | undefined;
+}
+
+const CONFIGMAP_SHAPE: OutputShape<ConfigMap> = {
+  kind: "ConfigMap",
+  field: "configMapName",
+  desired: desiredConfigMap,
+  repaired: repairedConfigMap,
+};
+
+const SECRET_SHAPE: OutputShape<Secret> = {
+  kind: "Secret",
+  field: "secretName",
+  desired: desiredSecret,
+  repaired: repairedSecret,
+};
+
+/**
+ * The conflict message for an output object `o` (a ConfigMap unless `kind` says otherwise) that
+ * is not `owner`'s; stable for a given owner.
+ */
+export function conflictMessage(o: Readonly<KubeObject>, kind: "ConfigMap" | "Secret" = "ConfigMap"): string {
+  const ref = controllerOf(o);
   const whose = ref !== undefined ? `it is controlled by ${ref.kind} ${ref.name}` : "it has no controller";
+  const field = kind === "Secret" ? "secretName" : "configMapName";
   return (
-    `ConfigMap ${cm.metadata.name ?? ""} exists and is not this object's (${whose}); it is left ` +
-    "as it is: delete it or choose another spec.writeOutputsTo.configMapName"
+    `${kind} ${o.metadata.name ?? ""} exists and is not this object's (${whose}); it is left ` +
+    `as it is: delete it or choose another spec.writeOutputsTo.${field}`
   );
 }
 
-/** The ConfigMap calls an {@link OutputWriter} makes (a `ResourceClient<ConfigMap>` fits). */
-export type ConfigMapClient = Pick<
-  ResourceClient<ConfigMap>,
+/** The message of a secretName in a namespace the operator may not write Secrets in. */
+export function secretNotAllowedMessage(namespace: string): string {
+  return (
+    `spec.writeOutputsTo.secretName: the operator may not write Secrets in namespace ${namespace}: ` +
+    "it writes them only in the namespaces of --output-secret-namespaces (chart value " +
+    "outputs.secretNamespaces), where the chart grants it a Role"
+  );
+}
+
+/** The calls an {@link OutputWriter} makes on one resource (a `ResourceClient` fits). */
+export type OutputClient<O extends KubeObject> = Pick<
+  ResourceClient<O>,
   "get" | "byIndex" | "getLive" | "create" | "update" | "delete"
 >;
+
+/** The ConfigMap calls an {@link OutputWriter} makes (a `ResourceClient<ConfigMap>` fits). */
+export type ConfigMapClient = OutputClient<ConfigMap>;
 
 /** Options of {@link OutputWriter}. */
 export interface OutputWriterOptions<T extends ManagedObject> {
   configMaps: ConfigMapClient;
+  /** The Secret calls, and the namespaces Secrets may be written in. @default no Secret is written */
+  secrets?: { client: OutputClient<Secret>; namespaces: readonly string[] };
   /** The kind's output values of an object whose status the flow just computed; pure. */
   values: (obj: T) => OutputValues;
 }
@@ -177,82 +311,140 @@ export interface OutputContext {
   conflictReported: boolean;
 }
 
-/** Writes, repairs and deletes the ConfigMaps of `spec.writeOutputsTo`; see the module comment. */
-export class OutputWriter<T extends ManagedObject> {
-  readonly #cms: ConfigMapClient;
-  readonly #values: (obj: T) => OutputValues;
+/** Why the outputs could not be written: the condition reason and its message. */
+export interface OutputRefusal {
+  readonly reason: typeof Reason.OutputConflict | typeof Reason.OutputNotAllowed;
+  readonly message: string;
+}
 
-  constructor(opts: OutputWriterOptions<T>) {
-    this.#cms = opts.configMaps;
-    this.#values = opts.values;
+/** One output resource the writer keeps in line: its shape and its client. */
+class OutputTarget<O extends KubeObject & { immutable?: boolean }> {
+  readonly #shape: OutputShape<O>;
+  readonly #client: OutputClient<O>;
+
+  constructor(shape: OutputShape<O>, client: OutputClient<O>) {
+    this.#shape = shape;
+    this.#client = client;
   }
 
-  /**
-   * Brings the object's ConfigMaps in line with its spec. Resolves to the conflict message when
-   * the wanted ConfigMap exists and is not the object's, else `undefined`. `obj` carries its
-   * type meta, metadata.uid and the status just computed.
-   */
-  async sync(obj: T, ctx: OutputContext): Promise<string | undefined> {
+  /** Brings the object's outputs of this kind in line; resolves to the conflict message, if any. */
+  async sync(
+    obj: ManagedObject,
+    wanted: string | undefined,
+    data: Record<string, string>,
+    ctx: OutputContext,
+  ): Promise<string | undefined> {
     const namespace = obj.metadata.namespace ?? "";
     const uid = obj.metadata.uid ?? "";
-    const wanted = obj.spec.writeOutputsTo?.configMapName;
-    for (const cm of this.#cms.byIndex(CONTROLLER_UID_INDEX, uid)) {
-      if (cm.metadata.name === wanted || cm.metadata.namespace !== namespace) continue;
-      await this.#delete(cm, ctx);
+    for (const o of this.#client.byIndex(CONTROLLER_UID_INDEX, uid)) {
+      if (o.metadata.name === wanted || o.metadata.namespace !== namespace) continue;
+      await this.#delete(o, ctx);
     }
     if (wanted === undefined) return undefined;
-    const data = outputData(this.#values(obj));
     const ref = { namespace, name: wanted };
-    const cached = this.#cms.get(ref);
+    const cached = this.#client.get(ref);
     if (cached !== undefined) return this.#reconcile(obj, cached, data, ctx);
     if (ctx.conflictReported) {
-      const live = await this.#cms.getLive(ref, { signal: ctx.signal });
+      const live = await this.#client.getLive(ref, { signal: ctx.signal });
       if (live !== undefined) return this.#reconcile(obj, live, data, ctx);
     }
     try {
-      await this.#cms.create(desiredConfigMap(obj, wanted, data), { signal: ctx.signal });
-      ctx.logger.info({ configMap: wanted }, "wrote the outputs ConfigMap");
+      await this.#client.create(this.#shape.desired(obj, wanted, data), { signal: ctx.signal });
+      ctx.logger.info({ [this.#logKey]: wanted }, `wrote the outputs ${this.#shape.kind}`);
       return undefined;
     } catch (err) {
       if (!isAlreadyExists(err)) throw err;
-      const live = await this.#cms.getLive(ref, { signal: ctx.signal });
+      const live = await this.#client.getLive(ref, { signal: ctx.signal });
       // Deleted again in between: the 409 goes to the flow, which looks again shortly.
       if (live === undefined) throw err;
       return this.#reconcile(obj, live, data, ctx);
     }
   }
 
+  get #logKey(): string {
+    return this.#shape.kind === "Secret" ? "secret" : "configMap";
+  }
+
   async #reconcile(
-    obj: T,
-    current: Readonly<ConfigMap>,
+    obj: ManagedObject,
+    current: Readonly<O>,
     data: Record<string, string>,
     ctx: OutputContext,
   ): Promise<string | undefined> {
-    if (controllerOf(current)?.uid !== obj.metadata.uid) return conflictMessage(current);
-    const next = repairedConfigMap(current, data);
+    if (controllerOf(current)?.uid !== obj.metadata.uid)
+      return conflictMessage(current, this.#shape.kind === "Secret" ? "Secret" : "ConfigMap");
+    const next = this.#shape.repaired(current, data);
     if (next === undefined) return undefined;
     const name = current.metadata.name ?? "";
     if (current.immutable === true) {
-      // An immutable ConfigMap cannot be changed, only replaced.
+      // An immutable ConfigMap or Secret cannot be changed, only replaced.
       await this.#delete(current, ctx);
-      await this.#cms.create(desiredConfigMap(obj, name, data), { signal: ctx.signal });
+      await this.#client.create(this.#shape.desired(obj, name, data), { signal: ctx.signal });
     } else {
-      await this.#cms.update(next, { signal: ctx.signal });
+      await this.#client.update(next, { signal: ctx.signal });
     }
-    ctx.logger.info({ configMap: name }, "updated the outputs ConfigMap");
+    ctx.logger.info({ [this.#logKey]: name }, `updated the outputs ${this.#shape.kind}`);
     return undefined;
   }
 
-  async #delete(cm: Readonly<ConfigMap>, ctx: OutputContext): Promise<void> {
-    const uid = cm.metadata.uid;
+  async #delete(o: Readonly<O>, ctx: OutputContext): Promise<void> {
+    const uid = o.metadata.uid;
     try {
-      await this.#cms.delete(cm, {
+      await this.#client.delete(o, {
         signal: ctx.signal,
         ...(uid !== undefined ? { preconditions: { uid } } : {}),
       });
-      ctx.logger.info({ configMap: cm.metadata.name }, "deleted an outputs ConfigMap no longer wanted");
+      ctx.logger.info(
+        { [this.#logKey]: o.metadata.name },
+        `deleted an outputs ${this.#shape.kind} no longer wanted`,
+      );
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }
+  }
+}
+
+/**
+ * Writes, repairs and deletes the ConfigMaps and Secrets of `spec.writeOutputsTo`; see the
+ * module comment.
+ */
+export class OutputWriter<T extends ManagedObject> {
+  readonly #configMaps: OutputTarget<ConfigMap>;
+  readonly #secrets: OutputTarget<Secret> | undefined;
+  readonly #secretNamespaces: ReadonlySet<string>;
+  readonly #values: (obj: T) => OutputValues;
+
+  constructor(opts: OutputWriterOptions<T>) {
+    this.#configMaps = new OutputTarget(CONFIGMAP_SHAPE, opts.configMaps);
+    this.#secrets =
+      opts.secrets === undefined || opts.secrets.namespaces.length === 0
+        ? undefined
+        : new OutputTarget(SECRET_SHAPE, opts.secrets.client);
+    this.#secretNamespaces = new Set(opts.secrets?.namespaces ?? []);
+    this.#values = opts.values;
+  }
+
+  /**
+   * Brings the object's ConfigMaps and Secrets in line with its spec. Resolves to the refusal
+   * when a wanted one exists and is not the object's (OutputConflict), or when the Secret may not
+   * be written in the object's namespace (OutputNotAllowed), else `undefined`. `obj` carries its
+   * type meta, metadata.uid and the status just computed. A Secret is never read or written in a
+   * namespace outside `--output-secret-namespaces`.
+   */
+  async sync(obj: T, ctx: OutputContext): Promise<OutputRefusal | undefined> {
+    const data = outputData(this.#values(obj));
+    const spec = obj.spec.writeOutputsTo;
+    const cm = await this.#configMaps.sync(obj, spec?.configMapName, data, ctx);
+    let secret: OutputRefusal | undefined;
+    if (this.#secrets !== undefined && this.#secretNamespaces.has(obj.metadata.namespace ?? "")) {
+      const message = await this.#secrets.sync(obj, spec?.secretName, data, ctx);
+      if (message !== undefined) secret = { reason: Reason.OutputConflict, message };
+    } else if (spec?.secretName !== undefined) {
+      secret = {
+        reason: Reason.OutputNotAllowed,
+        message: secretNotAllowedMessage(obj.metadata.namespace ?? ""),
+      };
+    }
+    return cm !== undefined ? { reason: Reason.OutputConflict, message: cm } : secret;
   }
 }

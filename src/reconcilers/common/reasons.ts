@@ -21,8 +21,12 @@ export const Reason = {
   ReconcileSuccess: "ReconcileSuccess",
   /** The resource was deleted outside the operator and onDeletedOutOfBand is Report. */
   DeletedOutOfBand: ConditionReason.DeletedOutOfBand,
-  /** The ConfigMap spec.writeOutputsTo names exists and is not this object's. */
+  /** The ConfigMap or Secret spec.writeOutputsTo names exists and is not this object's. */
   OutputConflict: ConditionReason.OutputConflict,
+  /** spec.writeOutputsTo.secretName in a namespace outside --output-secret-namespaces. */
+  OutputNotAllowed: ConditionReason.OutputNotAllowed,
+  /** Synced=False: the object carries the paused annotation (./pause.ts). */
+  Paused: ConditionReason.Paused,
 
   // The ownership rules (./ownership.ts): the resource found is not this object's to take.
   NotOwned: ConditionReason.NotOwned,
@@ -44,6 +48,8 @@ export const Reason = {
   RestartRequired: "RestartRequired",
   /** amiId or instanceType is missing on an object about to launch (admission requires both unless it only observes). */
   MissingLaunchFields: "MissingLaunchFields",
+  /** Deletion waits because EC2 refuses to terminate an instance with termination protection. */
+  TerminationProtected: "TerminationProtected",
 
   // S3Bucket.
   /** The name is taken by another AWS account (or the operator may not read the bucket). */
@@ -56,6 +62,8 @@ export const Reason = {
   BucketAccessDenied: "BucketAccessDenied",
   /** Deletion waits because the bucket still holds objects and forceDelete is false. */
   BucketNotEmpty: ConditionReason.BucketNotEmpty,
+  /** Deletion waits because S3 Object Lock keeps object versions that forceDelete cannot delete. */
+  BucketObjectsLocked: ConditionReason.BucketObjectsLocked,
 
   // SqsQueue.
   /** The dead-letter queue named by queueRef does not exist or has no ARN yet. */

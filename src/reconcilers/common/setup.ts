@@ -7,8 +7,11 @@ import type { Registry } from "prom-client";
 import type { AwsClientSource } from "../../aws/clients.ts";
 import type { Client } from "../../runtime/client/index.ts";
 import type { Clock } from "../../runtime/clock.ts";
+import { PAUSED_ANNOTATION } from "../../api/v1/index.ts";
 import {
+  annotationChanged,
   generationChanged,
+  or,
   newControllerManagedBy,
   type MapFunc,
   type Controller,
@@ -22,10 +25,19 @@ import type { AccountResolver } from "./account.ts";
 import type { ManagedObject } from "./driver.ts";
 import type { Connector } from "./flow/connector.ts";
 import type { AdoptionPolicy, OwnerDirectory } from "./ownership.ts";
+import type { ResyncHooks } from "./resync.ts";
 import type { TagPolicy } from "./tags.ts";
 import { ManagedResourceReconciler } from "./flow/reconciler.ts";
+import { DEFAULT_POLL_INTERVAL_MS } from "./defaults.ts";
 import { countManagedResources, DriftRepairMetrics } from "./metrics.ts";
-import { ConfigMapResource, OutputWriter, type ConfigMap, type OutputValues } from "./outputs.ts";
+import {
+  ConfigMapResource,
+  OutputWriter,
+  SecretResource,
+  type ConfigMap,
+  type OutputValues,
+  type Secret,
+} from "./outputs.ts";
 
 /** What every controller of the process is built from, whatever it reconciles. */
 export interface ProcessDeps {
@@ -57,19 +69,25 @@ export interface ReconcilerDeps extends ProcessDeps {
   pendingMaxMs?: number;
   /** Resolves each object's AWS account (src/accounts). @default the operator's own for every object */
   accounts?: AccountResolver | undefined;
+  /** AWS change events: what enqueues objects besides Kubernetes, and their poll period (./resync.ts). */
+  resync?: ResyncHooks | undefined;
+  /** Namespaces where spec.writeOutputsTo.secretName may be written (`--output-secret-namespaces`). @default none */
+  outputSecretNamespaces?: readonly string[];
 }
 
 /**
  * Builds the controller of one kind and adds it to the manager. The controller enqueues an
  * object when it appears and when its generation changes (a spec edit, the start of a
  * deletion): the operator's own status and finalizer writes do not come back as reconciles that
- * would only observe AWS again. Every reconcile ends with an explicit `requeueAfter` (the short
+ * would only observe AWS again; a change of the paused annotation (./pause.ts) enqueues it too,
+ * so removing it resumes at once. Every reconcile ends with an explicit `requeueAfter` (the short
  * pending poll after a create, the steady poll once settled), and that poll is what catches
  * drift in AWS; a write that lost a conflict requeues itself shortly. The generation filter is
  * on the kind's own source only: `watches` see every change of the objects they watch (a
  * dead-letter queue's status gaining its ARN is what its referrers wait for). With `outputs`, the
- * controller owns the ConfigMaps of `spec.writeOutputsTo`: a change or deletion of one by someone
- * else enqueues its owner, which repairs it.
+ * controller owns the ConfigMaps of `spec.writeOutputsTo`, and its Secrets when
+ * `outputSecretNamespaces` names any namespace (the Secret informer watches only those): a change
+ * or deletion of one by someone else enqueues its owner, which repairs it.
  */
 export function setupManagedController<T extends ManagedObject, R>(
   name: string,
@@ -85,14 +103,19 @@ export function setupManagedController<T extends ManagedObject, R>(
   countManagedResources(deps.registry, resource.kind, () => client.list());
   const reconciler = managedReconciler(name, resource, connector, deps, outputs);
   const builder = newControllerManagedBy(deps)
-    .for<T>(resource, { predicates: [generationChanged<T>()] })
+    .for<T>(resource, {
+      predicates: [or(generationChanged<T>(), annotationChanged<T>([PAUSED_ANNOTATION]))],
+    })
     .named(name)
     .withOptions({ maxConcurrentReconciles: deps.maxConcurrentReconciles ?? 1 });
   for (const w of watches) builder.watches(w.resource, w.map);
   if (outputs !== undefined) builder.owns(ConfigMapResource);
+  if (outputs !== undefined && (deps.outputSecretNamespaces ?? []).length > 0) builder.owns(SecretResource);
   for (const s of deps.accounts?.sources ?? [])
     builder.watches(s.resource, (o) => s.affected(o, client.list()));
-  return builder.complete(reconciler);
+  const controller = builder.complete(reconciler);
+  if (deps.resync !== undefined) controller.watch(deps.resync.source(resource));
+  return controller;
 }
 
 /**
@@ -118,13 +141,28 @@ export function managedReconciler<T extends ManagedObject, R>(
     pollIntervalMs: deps.pollIntervalMs,
     pendingInitialMs: deps.pendingInitialMs,
     pendingMaxMs: deps.pendingMaxMs,
+    pollIntervalFor: deps.resync === undefined ? undefined : pollIntervalOf(deps.resync, deps.pollIntervalMs),
+    takeChangeHint:
+      deps.resync === undefined ? undefined : (key: string) => deps.resync?.takeHint(resource, key) === true,
     driftRepairs: new DriftRepairMetrics(deps.registry, resource.kind, connector.driver.driftSettings),
     outputs:
       outputs === undefined
         ? undefined
         : new OutputWriter<T>({
             configMaps: deps.client.resource<ConfigMap>(ConfigMapResource),
+            secrets: {
+              client: deps.client.resource<Secret>(SecretResource),
+              namespaces: deps.outputSecretNamespaces ?? [],
+            },
             values: outputs,
           }),
   });
+}
+
+/** The steady poll period of an object, from the resync hook and the normal period. */
+function pollIntervalOf(
+  resync: ResyncHooks,
+  normalMs = DEFAULT_POLL_INTERVAL_MS,
+): (obj: Readonly<ManagedObject>) => number {
+  return (obj) => resync.pollIntervalMs(obj, normalMs);
 }

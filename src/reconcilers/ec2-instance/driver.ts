@@ -2,11 +2,12 @@
  * The Ec2Instance driver: finds, launches, repairs and terminates EC2 instances for the shared
  * reconcile flow. Finding is the locator's job (locator.ts: by the ID recorded in status through
  * the per-region batchers, else by ownership tag), repairing the repairs' (repairs.ts: tags,
- * metadata options, instance profile, run state and type); this file launches with the recorded
+ * metadata options, instance profile, in-place attributes, run state and type); this file launches with the recorded
  * idempotency token, tagged at launch, terminates, and describes.
  */
 import {
   DescribeImagesCommand,
+  ModifyInstanceAttributeCommand,
   RunInstancesCommand,
   TerminateInstancesCommand,
   type Instance,
@@ -15,6 +16,7 @@ import type { AwsClientSource } from "../../aws/clients.ts";
 import { AwsError } from "../../aws/errors.ts";
 import type { Clock } from "../../runtime/clock.ts";
 import {
+  blocked,
   InvalidSpecError,
   recordedIdOf,
   TAGS_SETTING,
@@ -32,6 +34,7 @@ import { Reason } from "../common/reasons.ts";
 import { DEFAULT_TAG_POLICY, desiredTagsOf, type TagPolicy } from "../common/tags.ts";
 import { AmiRootDevices } from "./ami-root-device.ts";
 import { needsAmiRootDevice, runInstancesInput } from "./launch.ts";
+import { ATTRIBUTE_SETTINGS } from "./instance-attributes.ts";
 import { InstanceLocator, KIND } from "./locator.ts";
 import {
   instanceStatus,
@@ -42,7 +45,12 @@ import {
   type Ec2InstanceView,
 } from "./model.ts";
 import { InstanceRepairs } from "./repairs.ts";
-import { DESIRED_STATE_SETTING, INSTANCE_TYPE_SETTING, runStateReadiness } from "./run-state.ts";
+import {
+  DESIRED_STATE_SETTING,
+  INSTANCE_TYPE_SETTING,
+  runStateReadiness,
+  USER_DATA_SETTING,
+} from "./run-state.ts";
 
 /** Options of {@link Ec2InstanceDriver}. */
 export interface Ec2InstanceDriverOptions {
@@ -87,8 +95,10 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Ec2I
     TAGS_SETTING,
     "metadataOptions",
     "iamInstanceProfile",
+    ...ATTRIBUTE_SETTINGS,
     DESIRED_STATE_SETTING,
     INSTANCE_TYPE_SETTING,
+    USER_DATA_SETTING,
   ]);
   /** Steady polls of all instances land together, so the batcher can merge their lookups. */
   readonly alignPolls = true;
@@ -173,7 +183,10 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Ec2I
     instance: Instance,
     obj: Ec2InstanceObject,
   ): Description<NonNullable<Ec2InstanceObject["status"]>> {
-    return { status: instanceStatus(instance), readiness: runStateReadiness(obj.spec, instance) };
+    return {
+      status: instanceStatus(instance),
+      readiness: runStateReadiness(obj.spec, instance, this.#repairs.factsOf(instance)),
+    };
   }
 
   /**
@@ -235,6 +248,9 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Ec2I
         );
         ctx.logger.info({ instanceIds: toTerminate }, "terminating EC2 instances");
       } catch (err) {
+        if (err instanceof AwsError && err.code === TERMINATION_REFUSED) {
+          return await this.#terminationProtected(obj, toTerminate, ctx);
+        }
         // Gone between the lookup and the call: the next poll sees it terminated or unlisted.
         if (!(err instanceof AwsError && err.kind === "not-found")) throw err;
       }
@@ -245,4 +261,36 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Ec2I
       message: `terminating instance${ids.length > 1 ? "s" : ""} ${ids.join(", ")}`,
     };
   }
+
+  /**
+   * EC2 refused to terminate because termination protection is on. With
+   * `disableApiTermination: false` in the spec the operator lifts it (the next pass terminates);
+   * otherwise the deletion is blocked until the spec or a human lifts it.
+   */
+  async #terminationProtected(
+    obj: Ec2InstanceObject,
+    ids: readonly string[],
+    ctx: DriverContext,
+  ): Promise<DeleteOutcome> {
+    if (obj.spec.disableApiTermination !== false) {
+      return blocked(
+        Reason.TerminationProtected,
+        `EC2 refuses to terminate ${ids.join(", ")}: termination protection is on; set ` +
+          "spec.disableApiTermination to false (the operator then lifts it) or deletionPolicy to Retain",
+      );
+    }
+    for (const id of ids) {
+      await this.#locator.mutate(obj.spec.region, [id], (ec2) =>
+        ec2.send(
+          new ModifyInstanceAttributeCommand({ InstanceId: id, DisableApiTermination: { Value: false } }),
+          { abortSignal: ctx.signal },
+        ),
+      );
+    }
+    ctx.logger.info({ instanceIds: ids }, "lifted termination protection to terminate EC2 instances");
+    return { done: false, message: `lifting termination protection of ${ids.join(", ")} to terminate it` };
+  }
 }
+
+/** EC2's code for a TerminateInstances that termination protection refuses. */
+const TERMINATION_REFUSED = "OperationNotPermitted";

@@ -10,6 +10,7 @@
 import { Ec2InstanceResource, ec2InstanceCrd } from "../../api/v1/index.ts";
 import { defineKind, type KindModule } from "../common/kind.ts";
 import { ec2InstanceOutputs } from "./outputs.ts";
+import { ec2InstanceChangeEvents } from "./change-events.ts";
 import { Ec2InstanceDriver } from "./driver.ts";
 import type { Ec2InstanceObject, Ec2InstanceView } from "./model.ts";
 
@@ -22,6 +23,7 @@ export const ec2InstanceKind: KindModule = defineKind<Ec2InstanceObject, Ec2Inst
   name: "ec2instance",
   resource: Ec2InstanceResource,
   crd: ec2InstanceCrd,
+  changeEvents: ec2InstanceChangeEvents,
   iam: [
     { action: "ec2:RunInstances" },
     { action: "ec2:DescribeInstances" },
@@ -30,13 +32,34 @@ export const ec2InstanceKind: KindModule = defineKind<Ec2InstanceObject, Ec2Inst
     { action: "ec2:DeleteTags" },
     {
       action: "ec2:StopInstances",
-      when: "only for desiredState stopped or a restart for a new instanceType",
+      when: "only for desiredState stopped or a restart for a new instanceType or userData",
     },
     {
       action: "ec2:StartInstances",
       when: "only to start an instance that is stopped while desiredState is running",
     },
-    { action: "ec2:ModifyInstanceAttribute", when: "only to change the instanceType of a stopped instance" },
+    {
+      action: "ec2:ModifyInstanceAttribute",
+      when:
+        "only to change the instanceType or userData of a stopped instance, or for objects with " +
+        "securityGroups, disableApiTermination, disableApiStop or instanceInitiatedShutdownBehavior",
+    },
+    {
+      action: "ec2:DescribeInstanceAttribute",
+      when:
+        "only for objects with userData, disableApiTermination, disableApiStop or " +
+        "instanceInitiatedShutdownBehavior",
+    },
+    { action: "ec2:MonitorInstances", when: "only for objects with monitoring" },
+    { action: "ec2:UnmonitorInstances", when: "only for objects with monitoring" },
+    {
+      action: "ec2:DescribeInstanceCreditSpecifications",
+      when: "only for objects with creditSpecification",
+    },
+    {
+      action: "ec2:ModifyInstanceCreditSpecification",
+      when: "only for objects with creditSpecification",
+    },
     { action: "ec2:ModifyInstanceMetadataOptions", when: "only for objects with metadataOptions" },
     { action: "ec2:AssociateIamInstanceProfile", when: "only for objects with iamInstanceProfile" },
     {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { Ec2InstanceSpec } from "../../api/v1/index.ts";
-import { blockDeviceMappings, needsAmiRootDevice, runInstancesInput } from "./launch.ts";
+import { blockDeviceMappings, needsAmiRootDevice, runInstancesInput, sameUserData } from "./launch.ts";
 
 const base: Ec2InstanceSpec = {
   instanceType: "t3.micro",
@@ -43,9 +43,89 @@ describe("runInstancesInput", () => {
       "SecurityGroupIds",
       "NetworkInterfaces",
       "BlockDeviceMappings",
+      "DisableApiTermination",
+      "DisableApiStop",
+      "InstanceInitiatedShutdownBehavior",
+      "Monitoring",
+      "CreditSpecification",
+      "InstanceMarketOptions",
+      "HibernationOptions",
+      "PrivateIpAddress",
     ]) {
       assert.equal(key in input, false, `${key} should be absent`);
     }
+  });
+
+  it("launches with the protections, shutdown behaviour, monitoring and CPU credits the spec sets", () => {
+    const input = runInstancesInput(
+      {
+        ...base,
+        disableApiTermination: true,
+        disableApiStop: false,
+        instanceInitiatedShutdownBehavior: "terminate",
+        monitoring: true,
+        creditSpecification: "unlimited",
+      },
+      { token: "t", tags },
+    );
+    assert.equal(input.DisableApiTermination, true);
+    assert.equal(input.DisableApiStop, false);
+    assert.equal(input.InstanceInitiatedShutdownBehavior, "terminate");
+    assert.deepEqual(input.Monitoring, { Enabled: true });
+    assert.deepEqual(input.CreditSpecification, { CpuCredits: "unlimited" });
+  });
+
+  it("launches a one-time Spot Instance, with tenancy, placement group, private address and hibernation", () => {
+    const input = runInstancesInput(
+      {
+        ...base,
+        availabilityZone: "eu-west-1b",
+        subnet: "subnet-01234567",
+        marketOptions: { marketType: "spot", maxPrice: "0.05" },
+        placement: { tenancy: "dedicated", groupName: "cluster-a" },
+        privateIpAddress: "10.0.0.5",
+        hibernation: true,
+      },
+      { token: "t", tags },
+    );
+    assert.deepEqual(input.InstanceMarketOptions, {
+      MarketType: "spot",
+      SpotOptions: {
+        SpotInstanceType: "one-time",
+        InstanceInterruptionBehavior: "terminate",
+        MaxPrice: "0.05",
+      },
+    });
+    assert.deepEqual(input.Placement, {
+      AvailabilityZone: "eu-west-1b",
+      Tenancy: "dedicated",
+      GroupName: "cluster-a",
+    });
+    assert.equal(input.PrivateIpAddress, "10.0.0.5");
+    assert.equal(input.SubnetId, "subnet-01234567");
+    assert.deepEqual(input.HibernationOptions, { Configured: true });
+    const spot = runInstancesInput({ ...base, marketOptions: { marketType: "spot" } }, { token: "t", tags });
+    assert.equal("MaxPrice" in (spot.InstanceMarketOptions?.SpotOptions ?? {}), false, "On-Demand price cap");
+  });
+
+  it("puts the private address on the network interface when the launch uses one", () => {
+    const input = runInstancesInput(
+      { ...base, subnet: "subnet-01234567", associatePublicIP: true, privateIpAddress: "10.0.0.5" },
+      { token: "t", tags },
+    );
+    assert.equal("PrivateIpAddress" in input, false);
+    assert.equal(input.NetworkInterfaces?.[0]?.PrivateIpAddress, "10.0.0.5");
+  });
+
+  it("compares user data with EC2's base64 of it as bytes, so its encoding is never drift", () => {
+    const text = "#!/bin/bash\necho héllo\n";
+    const b64 = Buffer.from(text, "utf8").toString("base64");
+    assert.equal(sameUserData(text, b64), true);
+    assert.equal(sameUserData(text, `${b64.slice(0, 8)}\n${b64.slice(8)}`), true, "line breaks");
+    assert.equal(sameUserData("ab", "YWI"), true, "no padding");
+    assert.equal(sameUserData(text, Buffer.from("#!/bin/sh\n").toString("base64")), false);
+    assert.equal(sameUserData("", undefined), true, "none reported and none wanted");
+    assert.equal(sameUserData(text, undefined), false);
   });
 
   it("base64-encodes user data given as plain UTF-8 text", () => {

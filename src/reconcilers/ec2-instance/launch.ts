@@ -7,6 +7,7 @@ import type {
   BlockDeviceMapping,
   HttpTokensState,
   InstanceMetadataEndpointState,
+  Placement,
   RunInstancesCommandInput,
   VolumeType,
 } from "@aws-sdk/client-ec2";
@@ -96,8 +97,11 @@ export function blockDeviceMappings(
  *   ownership tags from the first moment it exists, so a lookup by tag can always find it.
  * - `associatePublicIP` needs a network interface specification, which in turn needs a subnet;
  *   without `subnet` the field is left to the default VPC's setting. With the interface, subnet
- *   and security groups move onto it (EC2 rejects them at both levels).
+ *   security groups and the private address move onto it (EC2 rejects them at both levels).
+ * - A one-time Spot Instance (`marketOptions`) is terminated when EC2 interrupts it.
  * - `userData` is plain text in the spec and base64 on the wire.
+ * - The in-place attributes (protections, shutdown behaviour, monitoring, CPU credits) go with
+ *   the launch when the spec sets them, so a new instance needs no repair.
  */
 export function runInstancesInput(spec: Ec2InstanceSpec, params: LaunchParams): RunInstancesCommandInput {
   const tags = toEc2Tags(params.tags);
@@ -107,6 +111,8 @@ export function runInstancesInput(spec: Ec2InstanceSpec, params: LaunchParams): 
       : undefined;
   const useInterface = spec.subnet !== undefined && spec.associatePublicIP !== undefined;
   const mappings = blockDeviceMappings(spec.storage, params.amiRootDeviceName);
+  const placement = placementOf(spec);
+  const privateIp = spec.privateIpAddress !== undefined ? { PrivateIpAddress: spec.privateIpAddress } : {};
   return {
     ImageId: spec.amiId,
     InstanceType: spec.instanceType as RunInstancesCommandInput["InstanceType"],
@@ -120,12 +126,8 @@ export function runInstancesInput(spec: Ec2InstanceSpec, params: LaunchParams): 
     ...(spec.metadataOptions !== undefined && Object.keys(spec.metadataOptions).length > 0
       ? { MetadataOptions: metadataOptionsRequest(spec.metadataOptions) }
       : {}),
-    ...(spec.availabilityZone !== undefined
-      ? { Placement: { AvailabilityZone: spec.availabilityZone } }
-      : {}),
-    ...(spec.userData !== undefined
-      ? { UserData: Buffer.from(spec.userData, "utf8").toString("base64") }
-      : {}),
+    ...(placement !== undefined ? { Placement: placement } : {}),
+    ...(spec.userData !== undefined ? { UserData: encodeUserData(spec.userData) } : {}),
     ...(useInterface
       ? {
           NetworkInterfaces: [
@@ -135,19 +137,70 @@ export function runInstancesInput(spec: Ec2InstanceSpec, params: LaunchParams): 
               AssociatePublicIpAddress: spec.associatePublicIP,
               DeleteOnTermination: true,
               ...(groups !== undefined ? { Groups: groups } : {}),
+              ...privateIp,
             },
           ],
         }
       : {
           ...(spec.subnet !== undefined ? { SubnetId: spec.subnet } : {}),
+          ...privateIp,
           ...(groups !== undefined ? { SecurityGroupIds: groups } : {}),
         }),
     ...(mappings.length > 0 ? { BlockDeviceMappings: mappings } : {}),
+    ...(spec.disableApiTermination !== undefined
+      ? { DisableApiTermination: spec.disableApiTermination }
+      : {}),
+    ...(spec.disableApiStop !== undefined ? { DisableApiStop: spec.disableApiStop } : {}),
+    ...(spec.instanceInitiatedShutdownBehavior !== undefined
+      ? { InstanceInitiatedShutdownBehavior: spec.instanceInitiatedShutdownBehavior }
+      : {}),
+    ...(spec.monitoring !== undefined ? { Monitoring: { Enabled: spec.monitoring } } : {}),
+    ...(spec.creditSpecification !== undefined
+      ? { CreditSpecification: { CpuCredits: spec.creditSpecification } }
+      : {}),
+    ...(spec.marketOptions !== undefined
+      ? {
+          InstanceMarketOptions: {
+            MarketType: spec.marketOptions.marketType,
+            SpotOptions: {
+              SpotInstanceType: "one-time",
+              InstanceInterruptionBehavior: "terminate",
+              ...(spec.marketOptions.maxPrice !== undefined ? { MaxPrice: spec.marketOptions.maxPrice } : {}),
+            },
+          },
+        }
+      : {}),
+    ...(spec.hibernation !== undefined ? { HibernationOptions: { Configured: spec.hibernation } } : {}),
     TagSpecifications: [
       { ResourceType: "instance", Tags: tags },
       { ResourceType: "volume", Tags: tags },
     ],
   };
+}
+
+/** The spec's plain-text user data as EC2 takes it in RunInstances: base64 of its UTF-8 bytes. */
+export function encodeUserData(text: string): string {
+  return Buffer.from(text, "utf8").toString("base64");
+}
+
+/**
+ * Whether the user data EC2 reports (DescribeInstanceAttribute `userData`: base64, absent when
+ * the instance has none) is the spec's plain text. Compared as bytes after decoding, so padding
+ * or line breaks in EC2's encoding are never drift.
+ */
+export function sameUserData(text: string, reported: string | undefined): boolean {
+  const have = Buffer.from(reported ?? "", "base64");
+  return have.equals(Buffer.from(text, "utf8"));
+}
+
+/** The Placement of the launch: the zone, tenancy and placement group the spec sets, if any. */
+function placementOf(spec: Ec2InstanceSpec): Placement | undefined {
+  const p: Placement = {
+    ...(spec.availabilityZone !== undefined ? { AvailabilityZone: spec.availabilityZone } : {}),
+    ...(spec.placement?.tenancy !== undefined ? { Tenancy: spec.placement.tenancy } : {}),
+    ...(spec.placement?.groupName !== undefined ? { GroupName: spec.placement.groupName } : {}),
+  };
+  return Object.keys(p).length > 0 ? p : undefined;
 }
 
 /** An instance profile as EC2 takes it: `{Arn}` for an ARN, else `{Name}`. */

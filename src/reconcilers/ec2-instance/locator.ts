@@ -65,8 +65,9 @@ export class InstanceLocator {
     let recordedInstance: Instance | undefined;
     if (recorded !== undefined) {
       const batcher = this.#batcher(obj.spec.region);
-      if (this.#o.snapshotMaxAgeMs > 0 && ctx.flow.settled) {
-        const seen = await batcher.get(recorded, { maxAgeMs: this.#o.snapshotMaxAgeMs, signal: ctx.signal });
+      const maxAgeMs = this.#snapshotAgeFor(ctx);
+      if (maxAgeMs > 0) {
+        const seen = await batcher.get(recorded, { maxAgeMs, signal: ctx.signal });
         if (seen !== undefined && !isGone(seen) && isOwnedBy(instanceTags(seen), obj)) {
           return { exists: true, resource: seen, ownership: "owned" };
         }
@@ -130,6 +131,16 @@ export class InstanceLocator {
   }
 
   /**
+   * How old a snapshot may answer this observation: only a settled object's steady poll may be
+   * answered from one, and never the reconcile a change event asked for (it must see the change).
+   * 0: read fresh.
+   */
+  #snapshotAgeFor(ctx: DriverContext): number {
+    if (this.#o.snapshotMaxAgeMs <= 0 || !ctx.flow.settled || ctx.flow.changeHinted === true) return 0;
+    return this.#o.snapshotMaxAgeMs;
+  }
+
+  /**
    * The instance spec.instanceId names, when it does: for an observe-only object the only
    * lookup (absent when it is not listed or terminated); for a managed object (switched from
    * ObserveOnly, keeping the ID) the instance to take over, judged by its tags and adoptable
@@ -143,7 +154,7 @@ export class InstanceLocator {
     const id = obj.spec.instanceId;
     if (id === undefined) return undefined;
     const batcher = this.#batcher(obj.spec.region);
-    const maxAgeMs = this.#o.snapshotMaxAgeMs > 0 && ctx.flow.settled ? this.#o.snapshotMaxAgeMs : 0;
+    const maxAgeMs = this.#snapshotAgeFor(ctx);
     let seen = maxAgeMs > 0 ? await batcher.get(id, { maxAgeMs, signal: ctx.signal }) : undefined;
     if (seen === undefined || isGone(seen)) seen = await batcher.get(id, { signal: ctx.signal });
     if (seen !== undefined && !isGone(seen))

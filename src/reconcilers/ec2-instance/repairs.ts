@@ -1,7 +1,8 @@
 /**
  * Puts an EC2 instance back in line with its spec: the tags (the desired set, ownership tags
  * included; for an instance being adopted this writes its ownership tags), the metadata options
- * and the instance profile (instance-settings.ts), then the run state and type (run-state.ts),
+ * and the instance profile (instance-settings.ts), the in-place attributes (instance-attributes.ts),
+ * then the run state, type and user data (run-state.ts),
  * last, since the settings are written against the state observed. One call per step, never
  * waiting for EC2 to finish a transition. Every mutating call goes through the locator's
  * {@link InstanceLocator.mutate}, which drops the instance from the lookup snapshot.
@@ -11,11 +12,16 @@ import {
   CreateTagsCommand,
   DeleteTagsCommand,
   DescribeIamInstanceProfileAssociationsCommand,
+  DescribeInstanceAttributeCommand,
+  DescribeInstanceCreditSpecificationsCommand,
   ModifyInstanceAttributeCommand,
+  ModifyInstanceCreditSpecificationCommand,
   ModifyInstanceMetadataOptionsCommand,
+  MonitorInstancesCommand,
   ReplaceIamInstanceProfileAssociationCommand,
   StartInstancesCommand,
   StopInstancesCommand,
+  UnmonitorInstancesCommand,
   type IamInstanceProfileSpecification,
   type Instance,
 } from "@aws-sdk/client-ec2";
@@ -23,17 +29,20 @@ import { toEc2Tags } from "../../aws/ownership.ts";
 import type { AwsClientOf } from "../../aws/service.ts";
 import { InvalidSpecError, type DriftRepair, type DriverContext } from "../common/driver.ts";
 import { desiredTagsOf, repairTags, type TagPolicy } from "../common/tags.ts";
+import { describedAttributesOf, monitoringDrift, securityGroupsDrift } from "./instance-attributes.ts";
 import { metadataOptionsDrift, profileAction, profileMatches } from "./instance-settings.ts";
-import { profileSpecifier } from "./launch.ts";
+import { encodeUserData, profileSpecifier, sameUserData } from "./launch.ts";
 import { KIND, type InstanceLocator } from "./locator.ts";
 import { instanceTags, requireId, stateOf, type Ec2InstanceObject } from "./model.ts";
-import { planRunState, type RunStateStep } from "./run-state.ts";
+import { planRunState, type RunStateFacts, type RunStateStep } from "./run-state.ts";
 import { Reason } from "../common/reasons.ts";
 
 /** Repairs the drift of instances; see the module comment. */
 export class InstanceRepairs {
   readonly #locator: InstanceLocator;
   readonly #tagPolicy: TagPolicy;
+  /** What {@link repair} read beside each instance it was given, for its readiness. */
+  readonly #facts = new WeakMap<Instance, RunStateFacts>();
 
   constructor(locator: InstanceLocator, tagPolicy: TagPolicy) {
     this.#locator = locator;
@@ -47,7 +56,9 @@ export class InstanceRepairs {
    */
   async repair(obj: Ec2InstanceObject, instance: Instance, ctx: DriverContext): Promise<DriftRepair[]> {
     const id = requireId(instance);
-    const runState = planRunState(obj.spec, instance);
+    const facts = await this.#runStateFacts(obj, instance, ctx);
+    this.#facts.set(instance, facts);
+    const runState = planRunState(obj.spec, instance, facts);
     if (runState.restartRequired !== undefined) {
       throw new InvalidSpecError(Reason.RestartRequired, runState.restartRequired);
     }
@@ -71,11 +82,40 @@ export class InstanceRepairs {
     );
     if (changes.length > 0) ctx.logger.info({ instanceId: id, changes }, "repaired EC2 instance tags");
     const settings = await this.#repairSettings(obj, instance, send, ctx);
+    const attributes = await this.#repairAttributes(obj, instance, send, ctx);
     if (runState.steps.length > 0) {
       for (const step of runState.steps) await send((ec2, o) => runStep(ec2, id, step, o));
       ctx.logger.info({ instanceId: id, steps: runState.steps }, "changing the EC2 instance's run state");
     }
-    return [...changes, ...settings, ...runState.repairs];
+    return [...changes, ...settings, ...attributes, ...runState.repairs];
+  }
+
+  /** What the last {@link repair} of this very `instance` read beside it (none: nothing differs). */
+  factsOf(instance: Instance): RunStateFacts | undefined {
+    return this.#facts.get(instance);
+  }
+
+  /**
+   * Reads the user data (DescribeInstanceAttribute) only when the spec sets it and the instance
+   * is running or stopped, the states in which a change can be planned.
+   */
+  async #runStateFacts(
+    obj: Ec2InstanceObject,
+    instance: Instance,
+    ctx: DriverContext,
+  ): Promise<RunStateFacts> {
+    const want = obj.spec.userData;
+    const state = stateOf(instance);
+    if (want === undefined || (state !== "running" && state !== "stopped")) return { userDataDiffers: false };
+    const out = await this.#locator
+      .client(obj.spec.region)
+      .send(
+        new DescribeInstanceAttributeCommand({ InstanceId: requireId(instance), Attribute: "userData" }),
+        {
+          abortSignal: ctx.signal,
+        },
+      );
+    return { userDataDiffers: !sameUserData(want, out.UserData?.Value) };
   }
 
   /**
@@ -131,6 +171,76 @@ export class InstanceRepairs {
     return changes;
   }
 
+  /**
+   * Repairs the in-place attributes the spec sets (instance-attributes.ts) on an instance that is
+   * running or stopped. The security groups and monitoring are compared with the instance EC2
+   * described; the protections, the shutdown behaviour and the credit option are read first,
+   * each only when the spec sets it.
+   */
+  async #repairAttributes(
+    obj: Ec2InstanceObject,
+    instance: Instance,
+    send: Send,
+    ctx: DriverContext,
+  ): Promise<DriftRepair[]> {
+    const state = stateOf(instance);
+    if (state !== "running" && state !== "stopped") return [];
+    const id = requireId(instance);
+    const { spec } = obj;
+    const ec2 = this.#locator.client(spec.region);
+    const read = { abortSignal: ctx.signal };
+    const changes: DriftRepair[] = [];
+    const groups = securityGroupsDrift(spec, instance);
+    if (groups !== undefined) {
+      await send((c, o) => c.send(new ModifyInstanceAttributeCommand({ InstanceId: id, Groups: groups }), o));
+      changes.push({ setting: "securityGroups", description: `securityGroups: ${groups.join(", ")}` });
+    }
+    for (const a of describedAttributesOf(spec)) {
+      const want = a.want(spec);
+      if (want === undefined) continue;
+      const out = await ec2.send(
+        new DescribeInstanceAttributeCommand({ InstanceId: id, Attribute: a.attribute }),
+        read,
+      );
+      if (a.have(out) === want) continue;
+      await send((c, o) => c.send(new ModifyInstanceAttributeCommand(a.modify(id, want)), o));
+      changes.push({ setting: a.setting, description: `${a.setting}: ${String(want)}` });
+    }
+    const monitoring = monitoringDrift(spec, instance);
+    if (monitoring !== undefined) {
+      await send((c, o) =>
+        monitoring
+          ? c.send(new MonitorInstancesCommand({ InstanceIds: [id] }), o)
+          : c.send(new UnmonitorInstancesCommand({ InstanceIds: [id] }), o),
+      );
+      changes.push({
+        setting: "monitoring",
+        description: `monitoring: ${monitoring ? "detailed" : "basic"}`,
+      });
+    }
+    const credits = spec.creditSpecification;
+    if (credits !== undefined) {
+      const out = await ec2.send(
+        new DescribeInstanceCreditSpecificationsCommand({ InstanceIds: [id] }),
+        read,
+      );
+      const have = out.InstanceCreditSpecifications?.find((c) => c.InstanceId === id)?.CpuCredits;
+      if (have !== credits) {
+        await send((c, o) =>
+          c.send(
+            new ModifyInstanceCreditSpecificationCommand({
+              InstanceCreditSpecifications: [{ InstanceId: id, CpuCredits: credits }],
+            }),
+            o,
+          ),
+        );
+        changes.push({ setting: "creditSpecification", description: `creditSpecification: ${credits}` });
+      }
+    }
+    if (changes.length > 0) ctx.logger.info({ instanceId: id, changes }, "repaired EC2 instance attributes");
+    return changes;
+  }
+
   /** Sends calls about instance `id` through the locator, with the reconcile's abort signal. */
   #sender(region: string, id: string, ctx: DriverContext): Send {
     const opts = { abortSignal: ctx.signal };
@@ -162,7 +272,12 @@ async function runStep(
   switch (step.call) {
     case "ModifyInstanceAttribute":
       await ec2.send(
-        new ModifyInstanceAttributeCommand({ InstanceId: id, InstanceType: { Value: step.instanceType } }),
+        new ModifyInstanceAttributeCommand(
+          step.instanceType !== undefined
+            ? { InstanceId: id, InstanceType: { Value: step.instanceType } }
+            : // The Attribute/Value form, with the value base64-encoded as EC2 documents it.
+              { InstanceId: id, Attribute: "userData", Value: encodeUserData(step.userData) },
+        ),
         opts,
       );
       return;

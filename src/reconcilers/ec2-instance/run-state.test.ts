@@ -101,6 +101,39 @@ describe("planRunState", () => {
     assert.deepEqual(calls(s, inst("stopped")), ["Modify:t3.large"]);
   });
 
+  it("plans new user data like a type change: held back, or stop, then modify and start", () => {
+    const differs = { userDataDiffers: true };
+    const s = spec({ userData: "#!/bin/sh\n" });
+    const held = planRunState(s, inst("running"), differs);
+    assert.deepEqual([held.steps, held.repairs], [[], []]);
+    assert.match(
+      held.restartRequired ?? "",
+      /^new userData needs the instance stopped: set spec\.restartForUpdate/,
+    );
+    const both = planRunState({ ...s, instanceType: "t3.large" }, inst("running"), differs);
+    assert.match(both.restartRequired ?? "", /^instanceType t3\.micro -> t3\.large and new userData needs/);
+    const restart = { ...s, restartForUpdate: true };
+    const stop = planRunState(restart, inst("running"), differs);
+    assert.deepEqual(stop.steps, [{ call: "StopInstances" }]);
+    assert.deepEqual(
+      stop.repairs.map((r) => r.setting),
+      ["userData"],
+    );
+    assert.deepEqual(planRunState(restart, inst("stopped"), differs).steps, [
+      { call: "ModifyInstanceAttribute", userData: "#!/bin/sh\n" },
+      { call: "StartInstances" },
+    ]);
+    assert.deepEqual(planRunState(restart, inst("stopping"), differs).steps, []);
+    assert.deepEqual(
+      planRunState(restart, inst("running")),
+      { steps: [], repairs: [] },
+      "matching user data",
+    );
+    const r = runStateReadiness(restart, inst("running"), differs);
+    assert.deepEqual([r.ready, r.reason], [false, "Restarting"]);
+    assert.equal(runStateReadiness(s, inst("running"), differs).reason, "Running", "held back: still Ready");
+  });
+
   it("leaves the type alone when EC2 does not report one", () => {
     const i: Instance = { InstanceId: "i-1", State: { Name: "stopped" } };
     assert.deepEqual(calls(spec({ desiredState: "stopped" }), i), []);

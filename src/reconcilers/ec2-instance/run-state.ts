@@ -1,7 +1,7 @@
 /**
- * The run state of an instance: what the spec's `desiredState`, `instanceType` and
+ * The run state of an instance: what the spec's `desiredState`, `instanceType`, `userData` and
  * `restartForUpdate` ask of the instance EC2 reports, and how ready that makes it. Pure functions
- * over the SDK's `Instance`; the driver makes the calls.
+ * over the SDK's `Instance` and what the driver read of its user data; the driver makes the calls.
  *
  * The plan is derived from what EC2 reports alone, never from a record of earlier steps, so a
  * sequence survives a restart of the operator at any point. A type change on a running instance
@@ -9,6 +9,7 @@
  * then, once it is `stopped`, change the type and start it in one reconcile (`pending`, polled),
  * then `running` with the new type. An operator that stopped between two steps finds a stopped
  * instance whose type differs while the spec wants it running, which is exactly the next step.
+ * New user data takes the same path: EC2 changes it only on a stopped instance.
  */
 import type { Instance } from "@aws-sdk/client-ec2";
 import type { Ec2InstanceSpec } from "../../api/v1/index.ts";
@@ -16,7 +17,7 @@ import type { DriftRepair, Readiness } from "../common/driver.ts";
 import { stateOf } from "./model.ts";
 
 /** The spec fields the run state depends on. */
-export type RunStateSpec = Pick<Ec2InstanceSpec, "instanceType" | "restartForUpdate"> & {
+export type RunStateSpec = Pick<Ec2InstanceSpec, "instanceType" | "restartForUpdate" | "userData"> & {
   /** Defaulted to `running` by the API server; undefined counts as running. */
   desiredState?: Ec2InstanceSpec["desiredState"] | undefined;
 };
@@ -24,10 +25,20 @@ export type RunStateSpec = Pick<Ec2InstanceSpec, "instanceType" | "restartForUpd
 /** The settings named in drift repairs of the run state. */
 export const DESIRED_STATE_SETTING = "desiredState";
 export const INSTANCE_TYPE_SETTING = "instanceType";
+export const USER_DATA_SETTING = "userData";
+
+/** What the driver read beside the instance: whether its user data differs from the spec's. */
+export interface RunStateFacts {
+  /** True only when the spec sets userData and EC2 reports other user data. */
+  readonly userDataDiffers: boolean;
+}
+
+const NO_FACTS: RunStateFacts = Object.freeze({ userDataDiffers: false });
 
 /** One call of a run-state plan, in the order the plan lists them. */
 export type RunStateStep =
   | { readonly call: "ModifyInstanceAttribute"; readonly instanceType: string }
+  | { readonly call: "ModifyInstanceAttribute"; readonly instanceType?: undefined; readonly userData: string }
   | { readonly call: "StopInstances" }
   | { readonly call: "StartInstances" };
 
@@ -59,12 +70,31 @@ function typeChange(spec: RunStateSpec, instance: Instance): { from: string; to:
   return { from: have, to: spec.instanceType };
 }
 
+/** The changes the spec asks for that need the instance stopped, as `setting: what` phrases. */
+function restartChanges(
+  spec: RunStateSpec,
+  instance: Instance,
+  facts: RunStateFacts,
+): { setting: string; phrase: string }[] {
+  const change = typeChange(spec, instance);
+  return [
+    ...(change !== undefined
+      ? [{ setting: INSTANCE_TYPE_SETTING, phrase: `instanceType ${change.from} -> ${change.to}` }]
+      : []),
+    ...(facts.userDataDiffers ? [{ setting: USER_DATA_SETTING, phrase: "new userData" }] : []),
+  ];
+}
+
 /**
  * The run-state calls to make for `instance` now. Only a `running` or `stopped` instance is
  * acted on; in transition (`pending`, `stopping`) nothing is planned and the flow polls. Nothing
  * is planned when the instance already is as the spec asks, so a call is never re-sent.
  */
-export function planRunState(spec: RunStateSpec, instance: Instance): RunStatePlan {
+export function planRunState(
+  spec: RunStateSpec,
+  instance: Instance,
+  facts: RunStateFacts = NO_FACTS,
+): RunStatePlan {
   const state = stateOf(instance);
   const want = desiredStateOf(spec);
   const change = typeChange(spec, instance);
@@ -77,13 +107,14 @@ export function planRunState(spec: RunStateSpec, instance: Instance): RunStatePl
         ],
       };
     }
-    if (change === undefined) return NOTHING;
+    const pending = restartChanges(spec, instance, facts);
+    if (pending.length === 0) return NOTHING;
     if (spec.restartForUpdate !== true) {
       return {
         steps: [],
         repairs: [],
         restartRequired:
-          `instanceType ${change.from} -> ${change.to} needs the instance stopped: set ` +
+          `${pending.map((p) => p.phrase).join(" and ")} needs the instance stopped: set ` +
           `spec.restartForUpdate: true to let the operator stop and start it, or spec.desiredState: ` +
           `stopped; nothing was changed`,
       };
@@ -91,10 +122,17 @@ export function planRunState(spec: RunStateSpec, instance: Instance): RunStatePl
     return {
       steps: [{ call: "StopInstances" }],
       repairs: [
-        {
-          setting: INSTANCE_TYPE_SETTING,
-          description: `instanceType: ${change.to} (was ${change.from}; stopping the instance to change it)`,
-        },
+        ...(change !== undefined
+          ? [
+              {
+                setting: INSTANCE_TYPE_SETTING,
+                description: `instanceType: ${change.to} (was ${change.from}; stopping the instance to change it)`,
+              },
+            ]
+          : []),
+        ...(facts.userDataDiffers
+          ? [{ setting: USER_DATA_SETTING, description: "userData (stopping the instance to change it)" }]
+          : []),
       ],
     };
   }
@@ -107,6 +145,10 @@ export function planRunState(spec: RunStateSpec, instance: Instance): RunStatePl
         setting: INSTANCE_TYPE_SETTING,
         description: `instanceType: ${change.to} (was ${change.from})`,
       });
+    }
+    if (facts.userDataDiffers && spec.userData !== undefined) {
+      steps.push({ call: "ModifyInstanceAttribute", userData: spec.userData });
+      repairs.push({ setting: USER_DATA_SETTING, description: "userData" });
     }
     if (want === "running") {
       steps.push({ call: "StartInstances" });
@@ -126,9 +168,14 @@ export function planRunState(spec: RunStateSpec, instance: Instance): RunStatePl
  * type), `stopped` when desiredState is stopped. An instance the operator is moving towards the
  * desired state (stopping or starting it, or restarting it for a new type) is not ready and
  * polled with the short backoff, like one in a transition of its own. A running instance whose
- * type change waits for RestartRequired stays ready: it runs, only the change is held back.
+ * type or user data change waits for RestartRequired stays ready: it runs, only the change is
+ * held back.
  */
-export function runStateReadiness(spec: RunStateSpec, instance: Instance): Readiness {
+export function runStateReadiness(
+  spec: RunStateSpec,
+  instance: Instance,
+  facts: RunStateFacts = NO_FACTS,
+): Readiness {
   const state = stateOf(instance);
   const want = desiredStateOf(spec);
   switch (state) {
@@ -147,6 +194,14 @@ export function runStateReadiness(spec: RunStateSpec, instance: Instance): Readi
           pending: true,
           reason: "Restarting",
           message: `restarting the instance to change its type to ${spec.instanceType}`,
+        };
+      }
+      if (spec.restartForUpdate === true && facts.userDataDiffers) {
+        return {
+          ready: false,
+          pending: true,
+          reason: "Restarting",
+          message: "restarting the instance to change its user data",
         };
       }
       return { ready: true, pending: false, reason: "Running", message: "the instance is running" };

@@ -3,6 +3,7 @@ import { describe, it } from "node:test";
 import type { S3Client } from "@aws-sdk/client-s3";
 import { AwsError } from "../../aws/errors.ts";
 import { BucketApi } from "./bucket-api.ts";
+import type { LifecycleRule } from "./settings.ts";
 
 /** A client whose every call answers with `answer` (thrown when it is an Error or AwsError-like). */
 function clientAnswering(answer: unknown): { client: S3Client; inputs: unknown[] } {
@@ -112,6 +113,44 @@ describe("BucketApi.deleteVersions", () => {
     });
   });
 
+  it("counts the versions S3 Object Lock keeps, without ever asking to bypass governance retention", async () => {
+    const { client, inputs } = clientAnswering({
+      Errors: [
+        {
+          Key: "a",
+          VersionId: "v1",
+          Code: "AccessDenied",
+          Message: "Access Denied because object protected by object lock.",
+        },
+        {
+          Key: "b",
+          VersionId: "v2",
+          Code: "AccessDenied",
+          Message: "Access Denied because object protected by object lock.",
+        },
+      ],
+    });
+    const refs = [
+      { Key: "a", VersionId: "v1" },
+      { Key: "b", VersionId: "v2" },
+      { Key: "c", VersionId: "v3" },
+    ];
+    assert.deepEqual(await api(client).deleteVersions(refs), { locked: 2 });
+    assert.equal((inputs[0] as Record<string, unknown>)["BypassGovernanceRetention"], undefined);
+    // A lock refusal beside another refusal: the other one is the failure.
+    const mixed = clientAnswering({
+      Errors: [
+        { Key: "a", Code: "AccessDenied", Message: "Access Denied because object protected by object lock." },
+        { Key: "b", Code: "InternalError", Message: "try again" },
+      ],
+    });
+    await assert.rejects(
+      api(mixed.client).deleteVersions(refs),
+      (err: unknown) =>
+        err instanceof AwsError && err.code === "InternalError" && /for 1 of 3 keys/.test(err.message),
+    );
+  });
+
   it("fails when S3 refuses a key, with that key's code and kind", async () => {
     const { client } = clientAnswering({
       Errors: [{ Key: "a", Code: "AccessDenied", Message: "Access Denied" }],
@@ -124,6 +163,73 @@ describe("BucketApi.deleteVersions", () => {
     await assert.rejects(
       api(slow.client).deleteVersions([{ Key: "a" }]),
       (err: unknown) => err instanceof AwsError && err.kind === "throttled",
+    );
+  });
+});
+
+describe("BucketApi lifecycle filters", () => {
+  const rule = (over: Partial<LifecycleRule>): LifecycleRule => ({
+    id: "r",
+    enabled: true,
+    prefix: "",
+    tags: {},
+    expirationDays: 30,
+    noncurrentVersionExpirationDays: undefined,
+    abortIncompleteMultipartUploadDays: undefined,
+    transitions: [],
+    noncurrentTransitions: [],
+    ...over,
+  });
+  const filterOf = async (r: LifecycleRule) => {
+    const { client, inputs } = clientAnswering({});
+    await api(client).putSetting({ setting: "lifecycleRules", desired: [r], description: "" });
+    const input = inputs[0] as { LifecycleConfiguration: { Rules: { Filter: unknown }[] } };
+    return input.LifecycleConfiguration.Rules[0]?.Filter;
+  };
+
+  it("sends one criterion on its own and joins two or more with And, as S3 requires", async () => {
+    assert.deepEqual(await filterOf(rule({})), { Prefix: "" });
+    assert.deepEqual(await filterOf(rule({ prefix: "logs/" })), { Prefix: "logs/" });
+    assert.deepEqual(await filterOf(rule({ tags: { tier: "cold" } })), {
+      Tag: { Key: "tier", Value: "cold" },
+    });
+    assert.deepEqual(await filterOf(rule({ prefix: "logs/", tags: { tier: "cold" } })), {
+      And: { Prefix: "logs/", Tags: [{ Key: "tier", Value: "cold" }] },
+    });
+    assert.deepEqual(await filterOf(rule({ tags: { a: "1", b: "2" } })), {
+      And: {
+        Tags: [
+          { Key: "a", Value: "1" },
+          { Key: "b", Value: "2" },
+        ],
+      },
+    });
+  });
+
+  it("reads a tag alone or under And, with the prefix of either form", async () => {
+    const { client } = clientAnswering({
+      Rules: [
+        {
+          ID: "one",
+          Status: "Enabled",
+          Filter: { Tag: { Key: "tier", Value: "cold" } },
+          Expiration: { Days: 5 },
+        },
+        {
+          ID: "two",
+          Status: "Enabled",
+          Filter: { And: { Prefix: "logs/", Tags: [{ Key: "a", Value: "1" }] } },
+          NoncurrentVersionTransitions: [{ NoncurrentDays: 30, StorageClass: "GLACIER" }],
+        },
+      ],
+    });
+    const s = await api(client).settings(["lifecycleRules"]);
+    assert.deepEqual(
+      s.lifecycleRules?.map((r) => [r.id, r.prefix, r.tags, r.noncurrentTransitions]),
+      [
+        ["one", "", { tier: "cold" }, []],
+        ["two", "logs/", { a: "1" }, [{ days: 30, storageClass: "GLACIER" }]],
+      ],
     );
   });
 });

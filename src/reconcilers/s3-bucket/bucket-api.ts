@@ -77,6 +77,15 @@ function regionHeader(err: AwsError): string | undefined {
   return typeof value === "string" && value.length > 0 ? value : undefined;
 }
 
+/**
+ * A DeleteObjects key error that is S3 Object Lock's refusal: AccessDenied with S3's message
+ * "Access Denied because object protected by object lock." (a denial by IAM says only "Access
+ * Denied").
+ */
+function isLockRefusal(e: { Code?: string | undefined; Message?: string | undefined }): boolean {
+  return e.Code === "AccessDenied" && /object lock/i.test(e.Message ?? "");
+}
+
 /** S3 calls for one bucket through one regional client. */
 export class BucketApi implements BucketCalls {
   readonly #client: S3Client;
@@ -172,17 +181,21 @@ export class BucketApi implements BucketCalls {
 
   /**
    * CreateBucket in the client's region (with a LocationConstraint outside us-east-1, which
-   * rejects one), with `objectOwnership` when given. `already-owned` when this account owns the name already (S3 answers
+   * rejects one), with `objectOwnership` when given and Object Lock on when `objectLock`. `already-owned` when this account owns the name already (S3 answers
    * `BucketAlreadyOwnedByYou`, or 200 in us-east-1).
    * @throws AwsError `BucketAlreadyExists` (terminal) when another account owns the name.
    */
-  async create(objectOwnership?: string): Promise<"created" | "already-owned"> {
+  async create(
+    opts: { objectOwnership?: string | undefined; objectLock?: boolean } = {},
+  ): Promise<"created" | "already-owned"> {
+    const { objectOwnership, objectLock = false } = opts;
     try {
       await this.call(
         "CreateBucket",
         new CreateBucketCommand({
           Bucket: this.#bucket,
           ...(objectOwnership !== undefined ? { ObjectOwnership: objectOwnership as ObjectOwnership } : {}),
+          ...(objectLock ? { ObjectLockEnabledForBucket: true } : {}),
           ...(this.#region !== "us-east-1"
             ? {
                 CreateBucketConfiguration: { LocationConstraint: this.#region as BucketLocationConstraint },
@@ -280,10 +293,12 @@ export class BucketApi implements BucketCalls {
   /**
    * Permanently deletes the given versions (at most {@link MAX_KEYS_PER_BATCH}). Each carries
    * its version ID, `null` included, so a versioned or suspended bucket gets no delete marker.
-   * @throws AwsError when S3 refuses any key, with the first key's error code.
+   * The request never carries BypassGovernanceRetention: S3 Object Lock keeps every version
+   * under retention or legal hold, and their count comes back as `locked`.
+   * @throws AwsError when S3 refuses any key for another reason, with the first such key's code.
    */
-  async deleteVersions(refs: readonly VersionRef[]): Promise<void> {
-    if (refs.length === 0) return;
+  async deleteVersions(refs: readonly VersionRef[]): Promise<{ locked: number }> {
+    if (refs.length === 0) return { locked: 0 };
     if (refs.length > MAX_KEYS_PER_BATCH)
       throw new RangeError(`at most ${MAX_KEYS_PER_BATCH} keys per batch`);
     const out = await this.call(
@@ -293,7 +308,9 @@ export class BucketApi implements BucketCalls {
         Delete: { Objects: refs.map((r) => ({ Key: r.Key, VersionId: r.VersionId })), Quiet: true },
       }),
     );
-    const first = out.Errors?.[0];
+    const errors = out.Errors ?? [];
+    const other = errors.filter((e) => !isLockRefusal(e));
+    const first = other[0];
     if (first !== undefined) {
       const code = first.Code ?? "InternalError";
       const known = KNOWN_CODES.get(code);
@@ -303,9 +320,10 @@ export class BucketApi implements BucketCalls {
         code,
         service: "s3",
         operation: "DeleteObjects",
-        message: `S3 DeleteObjects failed with ${code} for ${out.Errors?.length ?? 1} of ${refs.length} keys: ${first.Message ?? code}`,
+        message: `S3 DeleteObjects failed with ${code} for ${other.length} of ${refs.length} keys: ${first.Message ?? code}`,
       });
     }
+    return { locked: errors.length };
   }
 
   /** DeleteBucket: `absent` when it is gone already, `not-empty` when objects remain. */

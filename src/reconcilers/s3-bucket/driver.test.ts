@@ -244,6 +244,9 @@ describe("S3BucketDriver", () => {
         "notifications",
         "replication",
         "logging",
+        "objectLock",
+        "cors",
+        "website",
       ]);
       assert.deepEqual(s3.mutations(), ["PutBucketTagging", "PutBucketVersioning"]);
       assert.equal(b.tags.a, "1");

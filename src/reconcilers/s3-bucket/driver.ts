@@ -38,6 +38,7 @@ import { BucketApi, MAX_KEYS_PER_BATCH } from "./bucket-api.ts";
 import {
   bucketArn,
   notEmptyMessage,
+  objectsLockedMessage,
   targetVersioning,
   type S3BucketView,
   type S3BucketObject,
@@ -401,7 +402,10 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
     const api = this.#api(obj, ctx);
     let outcome: "created" | "already-owned";
     try {
-      outcome = await api.create(obj.spec.objectOwnership);
+      outcome = await api.create({
+        objectOwnership: obj.spec.objectOwnership,
+        objectLock: obj.spec.objectLock?.enabled === true,
+      });
     } catch (err) {
       if (err instanceof AwsError && err.code === "BucketAlreadyExists") {
         throw new InvalidSpecError(
@@ -537,7 +541,8 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
 
   /**
    * Makes sure the bucket is empty before DeleteBucket: without forceDelete a non-empty bucket
-   * blocks deletion; with it, up to `maxDeleteBatchesPerPass` batches of versions are deleted.
+   * blocks deletion; with it, up to `maxDeleteBatchesPerPass` batches of versions are deleted,
+   * and versions that S3 Object Lock keeps block it (their retention is never bypassed).
    * Returns an outcome when this pass cannot finish, undefined when the bucket is empty.
    */
   async #empty(obj: S3BucketObject, api: BucketApi): Promise<DeleteOutcome | undefined> {
@@ -548,7 +553,8 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
       return blocked(Reason.BucketNotEmpty, notEmptyMessage(name, page.refs.length, page.truncated));
     }
     for (let batch = 0; batch < this.#maxBatches; batch++) {
-      await api.deleteVersions(page.refs);
+      const { locked } = await api.deleteVersions(page.refs);
+      if (locked > 0) return blocked(Reason.BucketObjectsLocked, objectsLockedMessage(name, locked));
       page = await api.listVersions(MAX_KEYS_PER_BATCH);
       if (page.refs.length === 0) return undefined;
     }

@@ -11,6 +11,7 @@ import {
 import { defineKind, type KindModule } from "../common/kind.ts";
 import { referenceKey, referrers } from "../common/references.ts";
 import { s3BucketOutputs } from "./outputs.ts";
+import { s3BucketChangeEvents } from "./change-events.ts";
 import type { S3BucketView, S3BucketObject } from "./model.ts";
 import { S3BucketDriver } from "./driver.ts";
 
@@ -58,6 +59,7 @@ export const s3BucketKind: KindModule = defineKind<S3BucketObject, S3BucketView>
   name: "s3bucket",
   resource: S3BucketResource,
   crd: s3BucketCrd,
+  changeEvents: s3BucketChangeEvents,
   iam: [
     { action: "s3:CreateBucket" },
     { action: "s3:DeleteBucket" },
@@ -142,6 +144,24 @@ export const s3BucketKind: KindModule = defineKind<S3BucketObject, S3BucketView>
       calls: ["PutBucketReplication"],
       when: "only for buckets that set replication: passing spec.replication.roleArn to S3",
     },
+    {
+      action: "s3:GetBucketObjectLockConfiguration",
+      calls: ["GetObjectLockConfiguration"],
+      when: "only for buckets that set objectLock.defaultRetention",
+    },
+    {
+      action: "s3:PutBucketObjectLockConfiguration",
+      calls: ["PutObjectLockConfiguration"],
+      when: "only for buckets that set objectLock (also on CreateBucket with Object Lock enabled)",
+    },
+    { action: "s3:GetBucketCORS", calls: ["GetBucketCors"], when: "only for buckets that set cors" },
+    {
+      action: "s3:PutBucketCORS",
+      calls: ["PutBucketCors", "DeleteBucketCors"],
+      when: "only for buckets that set cors (also to remove the rules)",
+    },
+    { action: "s3:GetBucketWebsite", when: "only for buckets that set website" },
+    { action: "s3:PutBucketWebsite", when: "only for buckets that set website" },
   ],
   outputs: s3BucketOutputs,
   driver: (deps) => {

@@ -67,3 +67,13 @@ export function notEmptyMessage(name: string, count: number, truncated: boolean)
     `spec.deletionPolicy to Retain to keep it`
   );
 }
+
+/** Why the deletion of a bucket waits for versions that S3 Object Lock keeps. */
+export function objectsLockedMessage(name: string, count: number): string {
+  const noun = count === 1 ? "object version" : "object versions";
+  return (
+    `S3 refused to delete ${count} ${noun} of bucket ${name}: Object Lock keeps them (a retention ` +
+    `period or a legal hold), and the operator never bypasses it; deletion waits until their ` +
+    `retention ends and legal holds are removed, or set spec.deletionPolicy to Retain to keep the bucket`
+  );
+}

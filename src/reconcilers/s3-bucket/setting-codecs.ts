@@ -8,7 +8,9 @@
  * driver and {@link BucketApi} stay as they are.
  */
 import {
+  DeleteBucketCorsCommand,
   DeleteBucketLifecycleCommand,
+  GetBucketCorsCommand,
   GetBucketEncryptionCommand,
   GetBucketLifecycleConfigurationCommand,
   GetBucketLoggingCommand,
@@ -16,7 +18,10 @@ import {
   GetBucketOwnershipControlsCommand,
   GetBucketPolicyCommand,
   GetBucketReplicationCommand,
+  GetBucketWebsiteCommand,
+  GetObjectLockConfigurationCommand,
   GetPublicAccessBlockCommand,
+  PutBucketCorsCommand,
   PutBucketEncryptionCommand,
   PutBucketLifecycleConfigurationCommand,
   PutBucketLoggingCommand,
@@ -24,9 +29,14 @@ import {
   PutBucketOwnershipControlsCommand,
   PutBucketPolicyCommand,
   PutBucketReplicationCommand,
+  PutBucketWebsiteCommand,
+  PutObjectLockConfigurationCommand,
   PutPublicAccessBlockCommand,
   type Event,
+  type LifecycleRuleFilter,
+  type ObjectLockRetentionMode,
   type ObjectOwnership,
+  type Protocol,
   type ServerSideEncryption,
   type StorageClass,
   type TransitionStorageClass,
@@ -36,14 +46,18 @@ import type { BucketCalls } from "./bucket-api.ts";
 import {
   normalNotifications,
   normalReplication,
+  normalCorsRule,
   normalRules,
   type BucketSetting,
   type BucketSettings,
+  type CorsRule,
   type Encryption,
   type LifecycleRule,
   type Notifications,
+  type ObjectLockRetention,
   type PublicAccessBlock,
   type Replication,
+  type Website,
 } from "./settings.ts";
 
 /** Reads and writes one setting `K` of one bucket. */
@@ -175,12 +189,17 @@ export const SETTING_CODECS: { readonly [K in BucketSetting]: SettingCodec<K> } 
         (r.Rules ?? []).map((x) => ({
           id: x.ID ?? "",
           enabled: x.Status === "Enabled",
-          prefix: x.Filter?.Prefix ?? x.Prefix ?? "",
+          prefix: x.Filter?.Prefix ?? x.Filter?.And?.Prefix ?? x.Prefix ?? "",
+          tags: filterTags(x.Filter),
           expirationDays: x.Expiration?.Days,
           noncurrentVersionExpirationDays: x.NoncurrentVersionExpiration?.NoncurrentDays,
           abortIncompleteMultipartUploadDays: x.AbortIncompleteMultipartUpload?.DaysAfterInitiation,
           transitions: (x.Transitions ?? []).map((t) => ({
             days: t.Days ?? 0,
+            storageClass: t.StorageClass ?? "",
+          })),
+          noncurrentTransitions: (x.NoncurrentVersionTransitions ?? []).map((t) => ({
+            days: t.NoncurrentDays ?? 0,
             storageClass: t.StorageClass ?? "",
           })),
         })),
@@ -308,6 +327,118 @@ export const SETTING_CODECS: { readonly [K in BucketSetting]: SettingCodec<K> } 
       );
     },
   },
+
+  objectLock: {
+    // S3 answers a bucket created without Object Lock with this code.
+    notConfigured: ["ObjectLockConfigurationNotFoundError"],
+    none: null,
+    async read(s3) {
+      const r = await s3.call(
+        "GetObjectLockConfiguration",
+        new GetObjectLockConfigurationCommand({ Bucket: s3.bucket }),
+      );
+      const d = r.ObjectLockConfiguration?.Rule?.DefaultRetention;
+      if (d?.Mode === undefined) return null;
+      const retention: ObjectLockRetention = {
+        mode: d.Mode,
+        days: positive(d.Days),
+        years: positive(d.Years),
+      };
+      return retention;
+    },
+    async write(s3, r) {
+      // S3 takes ObjectLockEnabled with every configuration; the spec allows defaultRetention
+      // only with objectLock.enabled, which went with CreateBucket.
+      await s3.call(
+        "PutObjectLockConfiguration",
+        new PutObjectLockConfigurationCommand({
+          Bucket: s3.bucket,
+          ObjectLockConfiguration: {
+            ObjectLockEnabled: "Enabled",
+            Rule: {
+              DefaultRetention: {
+                Mode: r.mode as ObjectLockRetentionMode,
+                ...(r.years !== undefined ? { Years: r.years } : { Days: r.days }),
+              },
+            },
+          },
+        }),
+      );
+    },
+  },
+
+  cors: {
+    notConfigured: ["NoSuchCORSConfiguration"],
+    none: [],
+    async read(s3) {
+      const r = await s3.call("GetBucketCors", new GetBucketCorsCommand({ Bucket: s3.bucket }));
+      return (r.CORSRules ?? []).map((x) =>
+        normalCorsRule({
+          id: nonEmpty(x.ID),
+          allowedMethods: x.AllowedMethods ?? [],
+          allowedOrigins: x.AllowedOrigins ?? [],
+          allowedHeaders: x.AllowedHeaders ?? [],
+          exposeHeaders: x.ExposeHeaders ?? [],
+          maxAgeSeconds: x.MaxAgeSeconds,
+        }),
+      );
+    },
+    async write(s3, rules) {
+      if (rules.length === 0) {
+        await s3.call("DeleteBucketCors", new DeleteBucketCorsCommand({ Bucket: s3.bucket }));
+        return;
+      }
+      await s3.call(
+        "PutBucketCors",
+        new PutBucketCorsCommand({
+          Bucket: s3.bucket,
+          CORSConfiguration: { CORSRules: rules.map(corsRule) },
+        }),
+      );
+    },
+  },
+
+  website: {
+    notConfigured: ["NoSuchWebsiteConfiguration"],
+    none: null,
+    async read(s3) {
+      const r = await s3.call("GetBucketWebsite", new GetBucketWebsiteCommand({ Bucket: s3.bucket }));
+      const redirect = r.RedirectAllRequestsTo;
+      const website: Website = {
+        indexDocument: nonEmpty(r.IndexDocument?.Suffix),
+        errorDocument: nonEmpty(r.ErrorDocument?.Key),
+        redirectAllRequestsTo:
+          redirect?.HostName !== undefined
+            ? { hostName: redirect.HostName, protocol: nonEmpty(redirect.Protocol) }
+            : undefined,
+        routingRules: r.RoutingRules?.length ?? 0,
+      };
+      return website;
+    },
+    async write(s3, w) {
+      // PutBucketWebsite replaces the whole configuration, routing rules included.
+      await s3.call(
+        "PutBucketWebsite",
+        new PutBucketWebsiteCommand({
+          Bucket: s3.bucket,
+          WebsiteConfiguration:
+            w.redirectAllRequestsTo !== undefined
+              ? {
+                  RedirectAllRequestsTo: {
+                    HostName: w.redirectAllRequestsTo.hostName,
+                    ...(w.redirectAllRequestsTo.protocol !== undefined
+                      ? { Protocol: w.redirectAllRequestsTo.protocol as Protocol }
+                      : {}),
+                  },
+                }
+              : {
+                  ...(w.indexDocument !== undefined ? { IndexDocument: { Suffix: w.indexDocument } } : {}),
+                  ...(w.errorDocument !== undefined ? { ErrorDocument: { Key: w.errorDocument } } : {}),
+                },
+        }),
+      );
+    },
+  },
 };
 
 /** The configuration PutBucketNotificationConfiguration takes for `n` (which has no other destinations). */
@@ -328,12 +459,24 @@ function notificationConfiguration(n: Notifications) {
   };
 }
 
+/** One CORS rule as PutBucketCors takes it (absent lists and fields left out). */
+function corsRule(r: CorsRule) {
+  return {
+    ...(r.id !== undefined ? { ID: r.id } : {}),
+    AllowedMethods: [...r.allowedMethods],
+    AllowedOrigins: [...r.allowedOrigins],
+    ...(r.allowedHeaders.length > 0 ? { AllowedHeaders: [...r.allowedHeaders] } : {}),
+    ...(r.exposeHeaders.length > 0 ? { ExposeHeaders: [...r.exposeHeaders] } : {}),
+    ...(r.maxAgeSeconds !== undefined ? { MaxAgeSeconds: r.maxAgeSeconds } : {}),
+  };
+}
+
 /** One lifecycle rule as PutBucketLifecycleConfiguration takes it. */
 function lifecycleRule(r: LifecycleRule) {
   return {
     ID: r.id,
     Status: r.enabled ? ("Enabled" as const) : ("Disabled" as const),
-    Filter: { Prefix: r.prefix },
+    Filter: lifecycleFilter(r),
     ...(r.expirationDays !== undefined ? { Expiration: { Days: r.expirationDays } } : {}),
     ...(r.noncurrentVersionExpirationDays !== undefined
       ? { NoncurrentVersionExpiration: { NoncurrentDays: r.noncurrentVersionExpirationDays } }
@@ -349,7 +492,38 @@ function lifecycleRule(r: LifecycleRule) {
           })),
         }
       : {}),
+    ...(r.noncurrentTransitions.length > 0
+      ? {
+          NoncurrentVersionTransitions: r.noncurrentTransitions.map((t) => ({
+            NoncurrentDays: t.days,
+            StorageClass: t.storageClass as TransitionStorageClass,
+          })),
+        }
+      : {}),
   };
+}
+
+/**
+ * The filter of a lifecycle rule as S3 takes it: one criterion on its own (the prefix, or a
+ * single tag), two or more joined by And, as S3 requires.
+ */
+function lifecycleFilter(r: LifecycleRule): LifecycleRuleFilter {
+  const tags = Object.entries(r.tags).map(([Key, Value]) => ({ Key, Value }));
+  const [only] = tags;
+  if (only === undefined) return { Prefix: r.prefix };
+  if (tags.length === 1 && r.prefix === "") return { Tag: only };
+  return { And: { ...(r.prefix !== "" ? { Prefix: r.prefix } : {}), Tags: tags } };
+}
+
+/** The tags a lifecycle filter asks for, alone or under And. */
+function filterTags(f: LifecycleRuleFilter | undefined): Record<string, string> {
+  const tags = f?.Tag !== undefined ? [f.Tag] : (f?.And?.Tags ?? []);
+  return Object.fromEntries(tags.map((t) => [t.Key ?? "", t.Value ?? ""]));
+}
+
+/** A retention period S3 reports as absent or 0 (moto sends both fields) becomes undefined. */
+function positive(n: number | undefined): number | undefined {
+  return n === undefined || n === 0 ? undefined : n;
 }
 
 /** Empty strings (S3 may send an empty key ID) become undefined. */

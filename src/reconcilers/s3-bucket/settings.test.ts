@@ -1,6 +1,12 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { desiredSettings, managedSettings, settingChanges, type BucketSettings } from "./settings.ts";
+import {
+  desiredSettings,
+  managedSettings,
+  settingChanges,
+  type BucketSettings,
+  type CorsRule,
+} from "./settings.ts";
 import { bucketObject } from "./testing/objects.ts";
 
 const spec = (over: Parameters<typeof bucketObject>[0]) => bucketObject(over).spec;
@@ -87,6 +93,85 @@ describe("bucket settings", () => {
       ["lifecycleRules: 0 rules"],
     );
     assert.deepEqual(settingChanges(none, { lifecycleRules: [] }), []);
+  });
+
+  it("manages Object Lock's default retention only when the spec sets it", () => {
+    assert.deepEqual(managedSettings(spec({ versioning: true, objectLock: { enabled: true } })), []);
+    const desired = desiredSettings(
+      spec({
+        versioning: true,
+        objectLock: { enabled: true, defaultRetention: { mode: "GOVERNANCE", days: 30 } },
+      }),
+    );
+    assert.deepEqual(desired.objectLock, { mode: "GOVERNANCE", days: 30, years: undefined });
+    assert.deepEqual(
+      settingChanges(desired, { objectLock: { mode: "GOVERNANCE", days: 30, years: undefined } }),
+      [],
+    );
+    assert.deepEqual(
+      settingChanges(desired, { objectLock: { mode: "COMPLIANCE", days: undefined, years: 1 } }).map(
+        (c) => c.description,
+      ),
+      ["objectLock: defaultRetention COMPLIANCE 1 year -> GOVERNANCE 30 days"],
+    );
+    assert.deepEqual(
+      settingChanges(desired, { objectLock: null }).map((c) => c.description),
+      ["objectLock: defaultRetention none -> GOVERNANCE 30 days"],
+    );
+  });
+
+  it("compares CORS rules in their order, each rule's lists as sets", () => {
+    const desired = desiredSettings(
+      spec({
+        cors: [
+          { id: "a", allowedMethods: ["PUT", "GET"], allowedOrigins: ["https://b", "https://a"] },
+          { allowedMethods: ["GET"], allowedOrigins: ["*"], maxAgeSeconds: 60 },
+        ],
+      }),
+    );
+    const rule = (over: Partial<CorsRule>): CorsRule => ({
+      id: undefined,
+      allowedMethods: ["GET"],
+      allowedOrigins: ["*"],
+      allowedHeaders: [],
+      exposeHeaders: [],
+      maxAgeSeconds: undefined,
+      ...over,
+    });
+    const first = rule({
+      id: "a",
+      allowedMethods: ["GET", "PUT"],
+      allowedOrigins: ["https://a", "https://b"],
+    });
+    const second = rule({ maxAgeSeconds: 60 });
+    assert.deepEqual(settingChanges(desired, { cors: [first, second] }), []);
+    assert.deepEqual(
+      settingChanges(desired, { cors: [second, first] }).map((c) => c.description),
+      ["cors: 2 rules"],
+    );
+    assert.deepEqual(
+      settingChanges(desiredSettings(spec({ cors: [] })), { cors: [] }),
+      [],
+      "no rules where none are wanted",
+    );
+  });
+
+  it("counts routing rules added to a website as drift", () => {
+    const desired = desiredSettings(
+      spec({ publicAccessBlock: {} as never, website: { indexDocument: "index.html" } }),
+    );
+    const website = {
+      indexDocument: "index.html",
+      errorDocument: undefined,
+      redirectAllRequestsTo: undefined,
+    };
+    assert.deepEqual(settingChanges(desired, { ...desired, website: { ...website, routingRules: 0 } }), []);
+    assert.deepEqual(
+      settingChanges(desired, { ...desired, website: { ...website, routingRules: 1 } }).map(
+        (c) => c.description,
+      ),
+      ["website: index index.html"],
+    );
   });
 
   it("drops a KMS key from AES256 encryption", () => {

@@ -1,6 +1,7 @@
 /**
  * The bucket settings beyond tags and versioning: default encryption, Block Public Access, the
- * bucket policy, lifecycle rules and Object Ownership. One rule for all of them: a setting the
+ * bucket policy, lifecycle rules, Object Ownership, the default retention of Object Lock, CORS
+ * and the static website. One rule for all of them: a setting the
  * spec leaves unset is not managed (never read, never written); a set one is read on every poll,
  * compared in a normal form (policies as JSON values, rules by id) and written only when it
  * differs. Pure functions: the S3 calls are in bucket-api.ts.
@@ -20,6 +21,9 @@ export const BUCKET_SETTINGS = [
   "notifications",
   "replication",
   "logging",
+  "objectLock",
+  "cors",
+  "website",
 ] as const;
 /** One managed setting. */
 export type BucketSetting = (typeof BUCKET_SETTINGS)[number];
@@ -44,10 +48,40 @@ export interface LifecycleRule {
   readonly id: string;
   readonly enabled: boolean;
   readonly prefix: string;
+  /** Tags an object must all carry; `{}` for none. */
+  readonly tags: Readonly<Record<string, string>>;
   readonly expirationDays: number | undefined;
   readonly noncurrentVersionExpirationDays: number | undefined;
   readonly abortIncompleteMultipartUploadDays: number | undefined;
   readonly transitions: readonly { readonly days: number; readonly storageClass: string }[];
+  /** Transitions of noncurrent versions, `days` counted from when a version became noncurrent. */
+  readonly noncurrentTransitions: readonly { readonly days: number; readonly storageClass: string }[];
+}
+
+/** The default retention of an Object Lock bucket in normal form (one of days or years). */
+export interface ObjectLockRetention {
+  readonly mode: string;
+  readonly days: number | undefined;
+  readonly years: number | undefined;
+}
+
+/** One CORS rule in normal form (its lists sorted: S3 treats each as a set). */
+export interface CorsRule {
+  readonly id: string | undefined;
+  readonly allowedMethods: readonly string[];
+  readonly allowedOrigins: readonly string[];
+  readonly allowedHeaders: readonly string[];
+  readonly exposeHeaders: readonly string[];
+  readonly maxAgeSeconds: number | undefined;
+}
+
+/** The static website in normal form; `routingRules` counts rules (the spec never has any). */
+export interface Website {
+  readonly indexDocument: string | undefined;
+  readonly errorDocument: string | undefined;
+  readonly redirectAllRequestsTo:
+    { readonly hostName: string; readonly protocol: string | undefined } | undefined;
+  readonly routingRules: number;
 }
 
 /** One queue notification in normal form (events sorted; an absent filter is ""). */
@@ -147,6 +181,11 @@ export interface BucketSettings {
   notifications?: Notifications;
   replication?: Replication | null;
   logging?: Logging | null;
+  /** Managed only when the spec sets objectLock.defaultRetention (enabled goes with CreateBucket). */
+  objectLock?: ObjectLockRetention | null;
+  /** In S3's order, which matters (the first matching rule applies); none is `[]`. */
+  cors?: readonly CorsRule[];
+  website?: Website | null;
 }
 
 /** The settings the spec sets, each in normal form: what the bucket must have. */
@@ -181,10 +220,15 @@ export function desiredSettings(spec: S3BucketSpec, resolved: ResolvedTargets = 
         id: r.id,
         enabled: r.enabled,
         prefix: r.prefix ?? "",
+        tags: r.tags ?? {},
         expirationDays: r.expirationDays,
         noncurrentVersionExpirationDays: r.noncurrentVersionExpirationDays,
         abortIncompleteMultipartUploadDays: r.abortIncompleteMultipartUploadDays,
         transitions: (r.transitions ?? []).map((t) => ({ days: t.days, storageClass: t.storageClass })),
+        noncurrentTransitions: (r.noncurrentVersionTransitions ?? []).map((t) => ({
+          days: t.noncurrentDays,
+          storageClass: t.storageClass,
+        })),
       })),
     );
   }
@@ -196,14 +240,57 @@ export function desiredSettings(spec: S3BucketSpec, resolved: ResolvedTargets = 
     if (target === undefined) throw new Error("logging.targetBucketRef was not resolved to a bucket");
     out.logging = { targetBucket: target, targetPrefix: spec.logging.targetPrefix };
   }
+  const retention = spec.objectLock?.defaultRetention;
+  if (retention !== undefined) {
+    out.objectLock = { mode: retention.mode, days: retention.days, years: retention.years };
+  }
+  if (spec.cors !== undefined) {
+    out.cors = spec.cors.map((r) =>
+      normalCorsRule({
+        id: r.id,
+        allowedMethods: r.allowedMethods,
+        allowedOrigins: r.allowedOrigins,
+        allowedHeaders: r.allowedHeaders ?? [],
+        exposeHeaders: r.exposeHeaders ?? [],
+        maxAgeSeconds: r.maxAgeSeconds,
+      }),
+    );
+  }
+  if (spec.website !== undefined) {
+    const w = spec.website;
+    out.website = {
+      indexDocument: w.indexDocument,
+      errorDocument: w.errorDocument,
+      redirectAllRequestsTo:
+        w.redirectAllRequestsTo !== undefined
+          ? { hostName: w.redirectAllRequestsTo.hostName, protocol: w.redirectAllRequestsTo.protocol }
+          : undefined,
+      routingRules: 0,
+    };
+  }
   return out;
+}
+
+/** `r` with each of its lists sorted. */
+export function normalCorsRule(r: CorsRule): CorsRule {
+  const sorted = (xs: readonly string[]) => [...xs].sort();
+  return {
+    ...r,
+    allowedMethods: sorted(r.allowedMethods),
+    allowedOrigins: sorted(r.allowedOrigins),
+    allowedHeaders: sorted(r.allowedHeaders),
+    exposeHeaders: sorted(r.exposeHeaders),
+  };
 }
 
 /** The settings the spec manages (sets), in the order they are applied. */
 export function managedSettings(spec: S3BucketSpec): BucketSetting[] {
-  return BUCKET_SETTINGS.filter(
-    (k) => spec[k] !== undefined || (k === "policy" && spec.allowLoggingFrom !== undefined),
-  );
+  return BUCKET_SETTINGS.filter((k) => {
+    if (k === "policy") return spec.policy !== undefined || spec.allowLoggingFrom !== undefined;
+    // objectLock.enabled goes with CreateBucket; only the default retention is a setting.
+    if (k === "objectLock") return spec.objectLock?.defaultRetention !== undefined;
+    return spec[k] !== undefined;
+  });
 }
 
 /**
@@ -275,14 +362,15 @@ export function normalNotifications(n: Notifications): Notifications {
   };
 }
 
-/** Rules sorted by id, each with transitions sorted by days, then storage class. */
+/** Rules sorted by id, each with both kinds of transitions sorted by days, then storage class. */
 export function normalRules(rules: readonly LifecycleRule[]): LifecycleRule[] {
+  const byDays = (ts: LifecycleRule["transitions"]) =>
+    [...ts].sort((a, b) => a.days - b.days || a.storageClass.localeCompare(b.storageClass));
   return [...rules]
     .map((r) => ({
       ...r,
-      transitions: [...r.transitions].sort(
-        (a, b) => a.days - b.days || a.storageClass.localeCompare(b.storageClass),
-      ),
+      transitions: byDays(r.transitions),
+      noncurrentTransitions: byDays(r.noncurrentTransitions),
     }))
     .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
@@ -344,5 +432,24 @@ function describe(setting: BucketSetting, want: unknown, have: unknown): string 
       const n = want as Notifications;
       return `notifications: ${n.queues.length} queue${n.queues.length === 1 ? "" : "s"}`;
     }
+    case "cors": {
+      const n = (want as readonly CorsRule[]).length;
+      return `cors: ${n} rule${n === 1 ? "" : "s"}`;
+    }
+    case "website": {
+      const w = want as Website;
+      return w.redirectAllRequestsTo !== undefined
+        ? `website: redirect to ${w.redirectAllRequestsTo.hostName}`
+        : `website: index ${w.indexDocument ?? ""}`;
+    }
+    case "objectLock":
+      return `objectLock: defaultRetention ${retentionText(have as ObjectLockRetention | null | undefined)} -> ${retentionText(want as ObjectLockRetention)}`;
   }
+}
+
+/** `GOVERNANCE 30 days`, `COMPLIANCE 1 year`, or `none`. */
+function retentionText(r: ObjectLockRetention | null | undefined): string {
+  if (r === null || r === undefined) return "none";
+  const [n, unit] = r.years !== undefined ? [r.years, "year"] : [r.days ?? 0, "day"];
+  return `${r.mode} ${n} ${unit}${n === 1 ? "" : "s"}`;
 }

@@ -11,6 +11,7 @@ import {
 import { defineKind, type KindModule } from "../common/kind.ts";
 import { referenceKey, referrers } from "../common/references.ts";
 import { sqsQueueOutputs } from "./outputs.ts";
+import { sqsQueueChangeEvents } from "./change-events.ts";
 import { SqsQueueDriver, type SqsQueueObject, type SqsQueueView } from "./driver.ts";
 
 export { referrers } from "../common/references.ts";
@@ -38,6 +39,7 @@ export const sqsQueueKind: KindModule = defineKind<SqsQueueObject, SqsQueueView>
   name: "sqsqueue",
   resource: SqsQueueResource,
   crd: sqsQueueCrd,
+  changeEvents: sqsQueueChangeEvents,
   iam: [
     { action: "sqs:CreateQueue" },
     { action: "sqs:DeleteQueue" },

@@ -111,8 +111,10 @@ describe("SqsQueue tag plan", () => {
     assert.deepEqual([...SQS_DRIFT_SETTINGS].sort(), [
       "contentBasedDeduplication",
       "deadLetterQueue",
+      "deduplicationScope",
       "delaySeconds",
       "encryption",
+      "fifoThroughputLimit",
       "maximumMessageSize",
       "messageRetentionSeconds",
       "policy",

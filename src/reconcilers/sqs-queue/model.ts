@@ -16,6 +16,8 @@ export const SqsAttribute = {
   ReceiveMessageWaitTimeSeconds: "ReceiveMessageWaitTimeSeconds",
   MaximumMessageSize: "MaximumMessageSize",
   ContentBasedDeduplication: "ContentBasedDeduplication",
+  DeduplicationScope: "DeduplicationScope",
+  FifoThroughputLimit: "FifoThroughputLimit",
   SqsManagedSseEnabled: "SqsManagedSseEnabled",
   KmsMasterKeyId: "KmsMasterKeyId",
   KmsDataKeyReusePeriodSeconds: "KmsDataKeyReusePeriodSeconds",
@@ -37,6 +39,8 @@ export type ManagedAttributeSpec = Pick<
       | "receiveWaitTimeSeconds"
       | "maximumMessageSize"
       | "contentBasedDeduplication"
+      | "deduplicationScope"
+      | "fifoThroughputLimit"
       | "encryption"
       | "policy"
       | "deadLetterQueue"
@@ -56,6 +60,8 @@ const ATTRIBUTES: Readonly<Record<string, { setting: keyof ManagedAttributeSpec;
     [SqsAttribute.ReceiveMessageWaitTimeSeconds]: { setting: "receiveWaitTimeSeconds", compare: "number" },
     [SqsAttribute.MaximumMessageSize]: { setting: "maximumMessageSize", compare: "number" },
     [SqsAttribute.ContentBasedDeduplication]: { setting: "contentBasedDeduplication", compare: "boolean" },
+    [SqsAttribute.DeduplicationScope]: { setting: "deduplicationScope", compare: "string" },
+    [SqsAttribute.FifoThroughputLimit]: { setting: "fifoThroughputLimit", compare: "string" },
     [SqsAttribute.SqsManagedSseEnabled]: { setting: "encryption", compare: "boolean" },
     [SqsAttribute.KmsMasterKeyId]: { setting: "encryption", compare: "string" },
     [SqsAttribute.KmsDataKeyReusePeriodSeconds]: { setting: "encryption", compare: "number" },
@@ -140,6 +146,9 @@ export function managedAttributes(
     out[SqsAttribute.MaximumMessageSize] = String(spec.maximumMessageSize);
   if (spec.contentBasedDeduplication !== undefined)
     out[SqsAttribute.ContentBasedDeduplication] = String(spec.contentBasedDeduplication);
+  if (spec.deduplicationScope !== undefined) out[SqsAttribute.DeduplicationScope] = spec.deduplicationScope;
+  if (spec.fifoThroughputLimit !== undefined)
+    out[SqsAttribute.FifoThroughputLimit] = spec.fifoThroughputLimit;
   const enc = spec.encryption;
   if (enc?.kmsKeyId !== undefined) {
     out[SqsAttribute.KmsMasterKeyId] = enc.kmsKeyId;

@@ -76,6 +76,30 @@ describe("InformerFactory", () => {
     await running;
   });
 
+  it("watches a resource in the namespaces chosen for it, every other one in the factory's", async () => {
+    const seen = new Map<string, (string | undefined)[]>();
+    const factory = new InformerFactory({
+      rest: unusedRest,
+      clock: new FakeClock(),
+      registry: new Registry(),
+      namespaces: ["team-a"],
+      namespacesFor: (r) => (r.plural === "betas" ? ["apps-1", "apps-2"] : undefined),
+      listerWatcherFor: (r, ns): ListerWatcher<KubeObject> => {
+        seen.set(r.plural, [...(seen.get(r.plural) ?? []), ns]);
+        return new FakeApi<KubeObject>();
+      },
+    });
+    factory.informerFor(A);
+    factory.informerFor(B);
+    const stop = new AbortController();
+    const running = factory.start(stop.signal);
+    assert.equal(await factory.waitForCacheSync(), true);
+    assert.deepEqual(seen.get("alphas"), ["team-a"]);
+    assert.deepEqual([...(seen.get("betas") ?? [])].sort(), ["apps-1", "apps-2"]);
+    stop.abort();
+    await running;
+  });
+
   it("adds the indexes chosen for a resource when its informer is created", async () => {
     const { factory, apis } = setup(undefined, (r) =>
       r.plural === "alphas" ? { [CONTROLLER_UID_INDEX]: controllerUidIndex } : undefined,

@@ -22,6 +22,11 @@ export interface InformerFactoryOptions extends ReflectorTuning {
   ) => ListerWatcher<KubeObject>;
   /** Watch only these namespaces (namespaced kinds). @default all namespaces */
   namespaces?: string[];
+  /**
+   * The namespaces the informer of a resource watches instead of `namespaces`, if any (a
+   * resource the operator may read in a few namespaces only). @default `namespaces` for every resource
+   */
+  namespacesFor?: (resource: ResourceType) => string[] | undefined;
   /** Resync period, jittered ±10%; 0 disables. @default 36_000_000 (10 h) */
   resyncPeriodMs?: number;
   /**
@@ -77,7 +82,7 @@ export class InformerFactory implements Runnable {
         logger: this.#log,
         listerWatcherFor:
           lw === undefined ? undefined : (ns: string | undefined) => lw(resource, ns, labelSelector),
-        namespaces: o.namespaces,
+        namespaces: o.namespacesFor?.(resource) ?? o.namespaces,
         labelSelector,
         resyncPeriodMs: o.resyncPeriodMs,
         clock: o.clock,

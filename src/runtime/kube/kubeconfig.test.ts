@@ -97,17 +97,17 @@ contexts: [{name: x, context: {cluster: c, user: u}}]
       "b",
       `clusters: [{name: c, cluster: {server: "https://b"}}, {name: d, cluster: {server: "https://d"}}]
 users: [{name: u, user: {token: from-b}}]
-contexts: [{name: y, context: {cluster: d, user: u}}]
+contexts: [{name: later, context: {cluster: d, user: u}}]
 current-context: x
 `,
     );
-    const c = write("c", `current-context: y\n`);
+    const c = write("c", `current-context: later\n`);
     const kc = KubeConfig.fromFiles([path.join(dir, "missing"), a, b, c]);
     assert.equal(kc.contextName, "x");
     assert.equal(kc.cluster.server, "https://a");
     assert.equal(kc.user.token, "from-a");
     const viaEnv = KubeConfig.fromDefault({ KUBECONFIG: [c, b].join(path.delimiter) });
-    assert.equal(viaEnv.contextName, "y");
+    assert.equal(viaEnv.contextName, "later");
     assert.equal(viaEnv.cluster.server, "https://d");
     assert.throws(() => KubeConfig.fromFiles([path.join(dir, "nope")]), KubeConfigError);
   });

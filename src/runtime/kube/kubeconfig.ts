@@ -12,14 +12,15 @@
  * (file or data), `insecure-skip-tls-verify`, `tls-server-name` and `proxy-url` (http and https
  * proxies).
  *
- * Error messages name files, entries and fields, never the contents of a file: a YAML error
- * gives the line and column only.
+ * Files are read as YAML 1.1 with clientcmd's field types, as client-go reads them
+ * (./kubeconfig-yaml.ts). Error messages name files, entries and fields, never the contents of a
+ * file: a YAML error gives the line and column only.
  */
 import { closeSync, existsSync, openSync, readFileSync, statSync } from "node:fs";
 import { isIPv6 } from "node:net";
 import { homedir } from "node:os";
 import path from "node:path";
-import { load, YAMLException } from "js-yaml";
+import { KubeConfigSyntaxError, readKubeConfigYaml } from "./kubeconfig-yaml.ts";
 
 /** A cluster entry as written in a kubeconfig. */
 export interface KubeConfigCluster {
@@ -257,36 +258,14 @@ function readDocument(file: string): KubeConfigDocument {
   return absolutePaths(parse(text, file), path.dirname(path.resolve(file)));
 }
 
+/** The document in `text`, read as client-go reads it (./kubeconfig-yaml.ts). */
 function parse(text: string, what: string): KubeConfigDocument {
-  let doc: unknown;
   try {
-    doc = load(text);
+    return (readKubeConfigYaml(text, what) ?? {}) as KubeConfigDocument;
   } catch (err) {
-    throw new InvalidKubeConfigError(`${what} is not valid YAML: ${yamlProblem(err)}`);
+    if (err instanceof KubeConfigSyntaxError) throw new InvalidKubeConfigError(err.message);
+    throw err;
   }
-  if (doc === null || doc === undefined) return {};
-  if (typeof doc !== "object" || Array.isArray(doc))
-    throw new InvalidKubeConfigError(`${what} is not a kubeconfig document`);
-  return doc as KubeConfigDocument;
-}
-
-/**
- * What is wrong and where, without the text around it: js-yaml's own message quotes the
- * neighbouring lines (tokens and keys included), and some of its reasons quote a name found in
- * the file, so only the reason's fixed words and the position are kept.
- */
-function yamlProblem(err: unknown): string {
-  if (!(err instanceof YAMLException)) return "unreadable document";
-  const reason = err.reason
-    .replace(/"[^"]*"|'[^']*'|`[^`]*`|<[^>]*>|!\S*/g, "…")
-    .replace(/\s+/g, " ")
-    .trim();
-  const mark = err.mark as { line?: number; column?: number } | undefined;
-  const where =
-    mark?.line !== undefined
-      ? ` at line ${mark.line + 1}${mark.column !== undefined ? `, column ${mark.column + 1}` : ""}`
-      : "";
-  return `${reason}${where}`;
 }
 
 function isFile(file: string): boolean {

@@ -36,7 +36,7 @@ export interface CreateDeps<T extends ManagedObject, R> {
   readonly clock: Clock;
   readonly keys: KeyStates;
   /** Delay of the object's next steady-state poll. */
-  steadyPoll(): number;
+  steadyPoll(obj: Readonly<T>): number;
 }
 
 /**
@@ -62,7 +62,7 @@ export async function createAbsent<T extends ManagedObject, R>(
     if (obj.spec.onDeletedOutOfBand === "Report") {
       await reportDeletedOutOfBand(deps, writer, message);
       deps.keys.settled(key);
-      return { result: { requeueAfter: deps.steadyPoll() } };
+      return { result: { requeueAfter: deps.steadyPoll(obj) } };
     }
     recorder.event(obj, "Warning", Reason.DeletedOutOfBand, `${message}; recreating it`);
     attempt += 1;

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { beforeEach, describe, it } from "node:test";
 import { Registry } from "prom-client";
-import { FINALIZER, getCondition } from "../../../api/v1/index.ts";
+import { FINALIZER, getCondition, PAUSED_ANNOTATION } from "../../../api/v1/index.ts";
 import { AwsError, NoPermitYetError } from "../../../aws/errors.ts";
 import { TerminalError, type ReconcileContext } from "../../../runtime/controller/reconciler.ts";
 import type { EventRecorder } from "../../../runtime/events/recorder.ts";
@@ -753,7 +753,8 @@ describe("ManagedResourceReconciler: the outputs hook", () => {
         sync: async (obj, c) => {
           f.log.push("outputs");
           seen.push({ widgetId: obj.status?.widgetId, reported: c.conflictReported });
-          return answer();
+          const message = answer();
+          return message === undefined ? undefined : { reason: "OutputConflict", message };
         },
       },
     });
@@ -941,5 +942,82 @@ describe("ManagedResourceReconciler with managementPolicy ObserveOnly", () => {
     assert.deepEqual(f.log, ["observe", "adopt", "updateStatus:"]);
     assert.equal(f.stored.status?.observedTags, undefined, "a managed object reports no observed tags");
     assert.ok(f.events.includes("Normal:Adopted"));
+  });
+});
+
+describe("ManagedResourceReconciler with the paused annotation", () => {
+  const paused = (w: Widget): Widget => {
+    w.metadata.annotations = { [PAUSED_ANNOTATION]: "true" };
+    return w;
+  };
+  /** A connector that records each connection: a paused object is never connected. */
+  const counting = (f: Fakes, connected: string[]): Partial<ManagedReconcilerOptions<Widget, Res>> => ({
+    connector: {
+      driver: f.driver,
+      connect: async (obj) => {
+        connected.push(obj.metadata.name ?? "");
+        return { driver: f.driver, account: undefined };
+      },
+    },
+  });
+
+  it("connects nothing, adds no finalizer and reports Synced=False Paused with one Event", async () => {
+    const f = new Fakes();
+    const connected: string[] = [];
+    const r = reconcilerFor(f, { pollIntervalMs: 60_000, ...counting(f, connected) });
+    f.stored = paused(widget());
+    f.stored.metadata.finalizers = [];
+    assert.deepEqual(await r.reconcile(req, ctx), {});
+    assert.deepEqual(f.log, ["updateStatus:"]);
+    assert.deepEqual(connected, []);
+    const synced = getCondition(f.stored.status?.conditions, "Synced");
+    assert.equal(synced?.status, "False");
+    assert.equal(synced?.reason, "Paused");
+    assert.equal(synced?.observedGeneration, 3);
+    assert.match(synced?.message ?? "", /compute\.cloud\.com\/paused annotation is "true"/);
+    assert.equal(getCondition(f.stored.status?.conditions, "Ready"), undefined);
+    assert.deepEqual(f.events, ["Normal:Paused"]);
+    assert.deepEqual(f.stored.metadata.finalizers, []);
+
+    f.log = [];
+    assert.deepEqual(await r.reconcile(req, ctx), {});
+    assert.deepEqual(f.log, [], "a second paused reconcile writes nothing");
+    assert.deepEqual(f.events, ["Normal:Paused"]);
+  });
+
+  it("keeps Ready as it was and resumes with one observation once the annotation is gone", async () => {
+    const f = new Fakes();
+    const r = reconcilerFor(f, { pollIntervalMs: 60_000 });
+    f.stored = widget();
+    await r.reconcile(req, ctx);
+    f.stored = paused(f.stored);
+    f.log = [];
+    await r.reconcile(req, ctx);
+    assert.deepEqual(f.log, ["updateStatus:uid-1-1"]);
+    assert.equal(getCondition(f.stored.status?.conditions, "Ready")?.status, "True");
+    f.stored.metadata.annotations = { [PAUSED_ANNOTATION]: "false" };
+    f.log = [];
+    assert.deepEqual(await r.reconcile(req, ctx), { requeueAfter: 60_000 });
+    assert.deepEqual(f.log, ["observe", "sync", "updateStatus:uid-1-1"]);
+    assert.equal(getCondition(f.stored.status?.conditions, "Synced")?.reason, "ReconcileSuccess");
+  });
+
+  it("holds a deletion with its finalizer and says so, then deletes once resumed", async () => {
+    const f = new Fakes();
+    const r = reconcilerFor(f, { pollIntervalMs: 60_000 });
+    f.stored = paused(widget({}, undefined, true));
+    f.observation = { exists: true, resource: { id: "wid-1", state: "ready" }, ownership: "owned" };
+    assert.deepEqual(await r.reconcile(req, ctx), {});
+    assert.deepEqual(f.log, ["updateStatus:"]);
+    assert.deepEqual(f.stored.metadata.finalizers, [FINALIZER]);
+    assert.match(
+      getCondition(f.stored.status?.conditions, "Synced")?.message ?? "",
+      /^the deletion waits: .*keeps its finalizer until the annotation is removed$/,
+    );
+    assert.deepEqual(f.events, ["Normal:Paused"]);
+    f.stored.metadata.annotations = {};
+    f.log = [];
+    await r.reconcile(req, ctx);
+    assert.deepEqual(f.log, ["observe", "delete:found", "removeFinalizer"]);
   });
 });

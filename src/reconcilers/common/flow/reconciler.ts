@@ -28,6 +28,10 @@
  * 6. **Requeue**: short doubling intervals while the resource is in transition, else the poll
  *    period.
  *
+ * Before all of these, a **paused** object (the `compute.cloud.com/paused: "true"` annotation,
+ * ../pause.ts) is only reported: Synced=False, reason Paused, before any connection to its
+ * account, so no AWS call and no finalizer change is made for it; its deletion waits.
+ *
  * A failure anywhere is planned by ./failure.ts (conditions, Event, requeue or error) and
  * executed here.
  */
@@ -60,6 +64,7 @@ import {
   releasedMessage,
 } from "../management-policy.ts";
 import type { OutputWriter } from "../outputs.ts";
+import { isPaused, pausedCondition } from "../pause.ts";
 import { adoptionRefusal, type AdoptionPolicy, type OwnerDirectory } from "../ownership.ts";
 import { Reason } from "../reasons.ts";
 import { available, failing, notTrue, reconciled, type ConditionSet } from "./conditions.ts";
@@ -85,6 +90,10 @@ export interface ManagedReconcilerOptions<T extends ManagedObject, R> {
   adoption?: AdoptionPolicy;
   /** Steady-state poll period that catches drift, in ms. @default 300_000 */
   pollIntervalMs?: number;
+  /** The steady poll period of one object, when it differs per object (../resync.ts). @default pollIntervalMs */
+  pollIntervalFor?: (obj: Readonly<T>) => number;
+  /** Whether a change event enqueued `key` since its last reconcile (../resync.ts); asking clears it. @default never */
+  takeChangeHint?: (key: string) => boolean;
   /** First poll interval while the resource is in transition, in ms. @default 2000 */
   pendingInitialMs?: number;
   /** Largest poll interval while the resource is in transition, in ms. @default 30_000 */
@@ -139,6 +148,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
 
   async reconcile(req: Request, ctx: ReconcileContext): Promise<Result> {
     const key = keyOf(req);
+    const changeHinted = this.#o.takeChangeHint?.(key) === true;
     const cached = this.#o.client.get(req);
     if (cached === undefined) {
       this.#keys.forget(key);
@@ -152,21 +162,44 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     const dctx: DriverContext = {
       logger: ctx.logger,
       signal: ctx.signal,
-      flow: flowFacts(obj, this.#kind.idField),
+      flow: changeHinted
+        ? { ...flowFacts(obj, this.#kind.idField), changeHinted }
+        : flowFacts(obj, this.#kind.idField),
     };
     let step: Step;
     try {
-      const { driver, account } = await this.#o.connector.connect(obj, ctx.signal);
-      const run: Run<T, R> = { writer, key, ctx: dctx, driver, account };
-      if (observesOnly(obj)) step = await this.#observeOnly(run);
-      else if (obj.metadata.deletionTimestamp !== undefined) step = await this.#finalize(run);
-      else step = await this.#ensure(run);
+      if (isPaused(obj)) step = await this.#paused(writer);
+      else {
+        const { driver, account } = await this.#o.connector.connect(obj, ctx.signal);
+        const run: Run<T, R> = { writer, key, ctx: dctx, driver, account };
+        if (observesOnly(obj)) step = await this.#observeOnly(run);
+        else if (obj.metadata.deletionTimestamp !== undefined) step = await this.#finalize(run);
+        else step = await this.#ensure(run);
+      }
     } catch (err) {
       return await this.#fail(writer, key, err, ctx);
     }
     const { wait, ...result } = step;
     if (wait !== true) this.#keys.streakEnded(key);
     return result;
+  }
+
+  /**
+   * A paused object (../pause.ts): records Synced=False, reason Paused, with a Normal Event when
+   * the pause (or a deletion waiting for it) begins, and nothing else. No requeue: removing the
+   * annotation enqueues the object (the controller's predicate, ../setup.ts).
+   */
+  async #paused(writer: StatusWriter<T>): Promise<Step> {
+    const obj = writer.stored;
+    const deleting = obj.metadata.deletionTimestamp !== undefined;
+    // Without the finalizer, nothing holds a deleted object back and nothing waits.
+    if (deleting && !hasFinalizer(obj, FINALIZER)) return {};
+    const synced = pausedCondition(deleting);
+    const current = getCondition(obj.status?.conditions, ConditionType.Synced);
+    if (current?.reason !== synced.reason || current.message !== synced.message)
+      this.#o.recorder.event(obj, "Normal", Reason.Paused, synced.message);
+    await writer.write(writer.conditioned({ synced }));
+    return {};
   }
 
   async #finalize({ writer, key, ctx, driver }: Run<T, R>): Promise<Step> {
@@ -234,7 +267,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     const conflict = view.clear ? undefined : await this.#writeOutputs(next, ctx);
     await writer.write(writer.conditioned(conflict ?? { ready: view.ready, synced: reconciled }, next));
     this.#keys.settled(key);
-    return { requeueAfter: this.#steadyPoll() };
+    return { requeueAfter: this.#steadyPoll(next) };
   }
 
   async #ensure(run: Run<T, R>): Promise<Step> {
@@ -307,35 +340,39 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     await writer.write(writer.conditioned(conditions, next));
     if (readiness.pending) return { requeueAfter: this.#keys.nextPendingPoll(key) };
     this.#keys.settled(key);
-    return { requeueAfter: this.#steadyPoll() };
+    return { requeueAfter: this.#steadyPoll(next) };
   }
 
   /**
-   * Writes the outputs ConfigMap of `obj` (with the status just computed). Returns the
-   * OutputConflict conditions when the ConfigMap is not the object's, after a Warning Event the
-   * first time it is seen (a lasting conflict makes no write per poll).
+   * Writes the outputs ConfigMap and Secret of `obj` (with the status just computed). Returns the
+   * OutputConflict conditions when one is not the object's (OutputNotAllowed when the Secret may
+   * not be written in its namespace), after a Warning Event the first time it is seen (a lasting
+   * conflict makes no write per poll).
    */
   async #writeOutputs(obj: T, ctx: DriverContext): Promise<ConditionSet | undefined> {
     const outputs = this.#o.outputs;
     if (outputs === undefined) return undefined;
     const reported =
       getCondition(obj.status?.conditions, ConditionType.Ready)?.reason === Reason.OutputConflict;
-    const message = await outputs.sync(obj, {
+    const refusal = await outputs.sync(obj, {
       signal: ctx.signal,
       logger: ctx.logger,
       conflictReported: reported,
     });
-    if (message === undefined) return undefined;
-    if (!reported) this.#o.recorder.event(obj, "Warning", Reason.OutputConflict, message);
-    return failing(Reason.OutputConflict, message);
+    if (refusal === undefined) return undefined;
+    const ready = getCondition(obj.status?.conditions, ConditionType.Ready);
+    if (ready?.reason !== refusal.reason || ready.message !== refusal.message)
+      this.#o.recorder.event(obj, "Warning", refusal.reason, refusal.message);
+    return failing(refusal.reason, refusal.message);
   }
 
   /**
-   * Delay of the next steady-state poll: the poll period, or with `driver.alignPolls` the time
-   * to the first multiple of the period (on the clock's epoch) at least half a period away.
+   * Delay of the next steady-state poll: the object's poll period (`pollIntervalFor`, else
+   * `pollIntervalMs`), or with `driver.alignPolls` the time to the first multiple of the period
+   * (on the clock's epoch) at least half a period away.
    */
-  #steadyPoll(): number {
-    const period = this.#o.pollIntervalMs;
+  #steadyPoll(obj: Readonly<T>): number {
+    const period = this.#o.pollIntervalFor?.(obj) ?? this.#o.pollIntervalMs;
     if (this.#kind.alignPolls !== true) return period;
     const now = this.#o.clock.now();
     return Math.ceil((now + period / 2) / period) * period - now;
@@ -347,7 +384,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
       recorder: this.#o.recorder,
       clock: this.#o.clock,
       keys: this.#keys,
-      steadyPoll: () => this.#steadyPoll(),
+      steadyPoll: (obj) => this.#steadyPoll(obj),
     };
   }
 
@@ -356,7 +393,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     const obj = writer.stored;
     const plan = planFailure(err, {
       recorded: recordedIdOf(obj, this.#kind.idField) !== undefined,
-      steadyPollMs: this.#steadyPoll(),
+      steadyPollMs: this.#steadyPoll(obj),
     });
     if (plan.note !== undefined) ctx.logger.debug({ ...plan.note.fields }, plan.note.message);
     let record = plan.conditions;

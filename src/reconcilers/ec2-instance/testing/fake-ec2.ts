@@ -9,12 +9,17 @@ import {
   CreateTagsCommand,
   DeleteTagsCommand,
   DescribeImagesCommand,
+  DescribeInstanceAttributeCommand,
+  DescribeInstanceCreditSpecificationsCommand,
   DescribeInstancesCommand,
   ModifyInstanceAttributeCommand,
+  ModifyInstanceCreditSpecificationCommand,
+  MonitorInstancesCommand,
   RunInstancesCommand,
   StartInstancesCommand,
   StopInstancesCommand,
   TerminateInstancesCommand,
+  UnmonitorInstancesCommand,
   type EC2Client,
   type Filter,
   type Instance,
@@ -22,6 +27,14 @@ import {
 } from "@aws-sdk/client-ec2";
 import type { AwsClientSource } from "../../../aws/clients.ts";
 import { AwsError } from "../../../aws/errors.ts";
+
+/** Instance attributes that only DescribeInstanceAttribute and DescribeInstanceCreditSpecifications report. */
+export interface FakeAttributes {
+  disableApiTermination: boolean;
+  disableApiStop: boolean;
+  shutdownBehavior: string;
+  cpuCredits: string;
+}
 
 /** One call the fake received. */
 export interface FakeCall {
@@ -37,6 +50,11 @@ export class FakeEc2 {
   readonly hidden = new Set<string>();
   readonly calls: FakeCall[] = [];
   readonly images = new Map<string, string>([["ami-1e749f67", "/dev/sda1"]]);
+  /**
+   * The attributes DescribeInstances does not report, per instance ID: the protections, the
+   * shutdown behaviour and the CPU credit option (EC2's defaults until set).
+   */
+  readonly attributes = new Map<string, FakeAttributes>();
   #next = 1;
   #now: () => number;
 
@@ -124,6 +142,16 @@ export class FakeEc2 {
       this.calls.push({ op: "TerminateInstances", region, input: cmd.input });
       const ids = cmd.input.InstanceIds ?? [];
       for (const id of ids) this.#require(id, "TerminateInstances");
+      const protectedId = ids.find((id) => this.attributes.get(id)?.disableApiTermination === true);
+      if (protectedId !== undefined) {
+        throw new AwsError({
+          kind: "terminal",
+          code: "OperationNotPermitted",
+          service: "ec2",
+          operation: "TerminateInstances",
+          message: `EC2 TerminateInstances failed with OperationNotPermitted: The instance '${protectedId}' may not be terminated`,
+        });
+      }
       for (const id of ids) {
         const instance = this.instances.get(id);
         if (instance !== undefined && instance.State?.Name !== "terminated")
@@ -148,10 +176,65 @@ export class FakeEc2 {
       }
       return {};
     }
+    if (cmd instanceof DescribeInstanceAttributeCommand) {
+      this.calls.push({ op: "DescribeInstanceAttribute", region, input: cmd.input });
+      const id = cmd.input.InstanceId ?? "";
+      this.#require(id, "DescribeInstanceAttribute");
+      const a = this.attributesOf(id);
+      switch (cmd.input.Attribute) {
+        case "disableApiTermination":
+          return { InstanceId: id, DisableApiTermination: { Value: a.disableApiTermination } };
+        case "disableApiStop":
+          return { InstanceId: id, DisableApiStop: { Value: a.disableApiStop } };
+        case "instanceInitiatedShutdownBehavior":
+          return { InstanceId: id, InstanceInitiatedShutdownBehavior: { Value: a.shutdownBehavior } };
+        default:
+          throw new Error(`FakeEc2 does not implement attribute ${String(cmd.input.Attribute)}`);
+      }
+    }
+    if (cmd instanceof MonitorInstancesCommand || cmd instanceof UnmonitorInstancesCommand) {
+      const on = cmd instanceof MonitorInstancesCommand;
+      this.calls.push({ op: on ? "MonitorInstances" : "UnmonitorInstances", region, input: cmd.input });
+      for (const id of cmd.input.InstanceIds ?? []) {
+        // EC2 reports the change under way first: pending, then enabled; disabling, then disabled.
+        this.#require(id, on ? "MonitorInstances" : "UnmonitorInstances").Monitoring = {
+          State: on ? "pending" : "disabling",
+        };
+      }
+      return {};
+    }
+    if (cmd instanceof DescribeInstanceCreditSpecificationsCommand) {
+      this.calls.push({ op: "DescribeInstanceCreditSpecifications", region, input: cmd.input });
+      return {
+        InstanceCreditSpecifications: (cmd.input.InstanceIds ?? []).map((id) => {
+          this.#require(id, "DescribeInstanceCreditSpecifications");
+          return { InstanceId: id, CpuCredits: this.attributesOf(id).cpuCredits };
+        }),
+      };
+    }
+    if (cmd instanceof ModifyInstanceCreditSpecificationCommand) {
+      this.calls.push({ op: "ModifyInstanceCreditSpecification", region, input: cmd.input });
+      for (const s of cmd.input.InstanceCreditSpecifications ?? []) {
+        this.#require(s.InstanceId ?? "", "ModifyInstanceCreditSpecification");
+        if (s.CpuCredits !== undefined) this.attributesOf(s.InstanceId ?? "").cpuCredits = s.CpuCredits;
+      }
+      return {};
+    }
     if (cmd instanceof ModifyInstanceAttributeCommand) {
       this.calls.push({ op: "ModifyInstanceAttribute", region, input: cmd.input });
       const id = cmd.input.InstanceId ?? "";
       const instance = this.#require(id, "ModifyInstanceAttribute");
+      const a = this.attributesOf(id);
+      if (cmd.input.Groups !== undefined) {
+        instance.SecurityGroups = cmd.input.Groups.map((GroupId) => ({ GroupId }));
+      }
+      if (cmd.input.DisableApiTermination?.Value !== undefined) {
+        a.disableApiTermination = cmd.input.DisableApiTermination.Value;
+      }
+      if (cmd.input.DisableApiStop?.Value !== undefined) a.disableApiStop = cmd.input.DisableApiStop.Value;
+      if (cmd.input.Attribute === "instanceInitiatedShutdownBehavior" && cmd.input.Value !== undefined) {
+        a.shutdownBehavior = cmd.input.Value;
+      }
       const type = cmd.input.InstanceType?.Value;
       if (type !== undefined) {
         if (instance.State?.Name !== "stopped")
@@ -176,6 +259,21 @@ export class FakeEc2 {
       return { Images: [{ ImageId: id, RootDeviceName: root }] };
     }
     throw new Error(`FakeEc2 does not implement ${String(cmd)}`);
+  }
+
+  /** The attributes of instance `id` DescribeInstances does not report, created with EC2's defaults. */
+  attributesOf(id: string): FakeAttributes {
+    let a = this.attributes.get(id);
+    if (a === undefined) {
+      a = {
+        disableApiTermination: false,
+        disableApiStop: false,
+        shutdownBehavior: "stop",
+        cpuCredits: "standard",
+      };
+      this.attributes.set(id, a);
+    }
+    return a;
   }
 
   #require(id: string, operation: string): Instance {

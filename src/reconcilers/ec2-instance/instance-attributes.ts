@@ -1,0 +1,123 @@
+/**
+ * The instance attributes EC2 changes in place on a running or stopped instance: the security
+ * groups, termination and stop protection, the shutdown behaviour, detailed monitoring and the
+ * CPU credit option. An attribute the spec leaves unset is neither read nor written.
+ *
+ * The security groups and the monitoring state come with the DescribeInstances answer every poll
+ * reads already. The protections and the shutdown behaviour are read with one
+ * DescribeInstanceAttribute each, the credit option with DescribeInstanceCreditSpecifications,
+ * and only for the attributes the spec sets. Pure functions over the SDK's shapes; the repairs
+ * make the calls.
+ */
+import type {
+  DescribeInstanceAttributeCommandOutput,
+  Instance,
+  InstanceAttributeName,
+  ModifyInstanceAttributeCommandInput,
+} from "@aws-sdk/client-ec2";
+import type { Ec2InstanceSpec } from "../../api/v1/index.ts";
+
+/** The spec fields of this module. */
+export type AttributeSpec = Pick<
+  Ec2InstanceSpec,
+  | "securityGroups"
+  | "disableApiTermination"
+  | "disableApiStop"
+  | "instanceInitiatedShutdownBehavior"
+  | "monitoring"
+  | "creditSpecification"
+>;
+
+/** The drift `setting` names of this module (the spec field names). */
+export const ATTRIBUTE_SETTINGS = [
+  "securityGroups",
+  "disableApiTermination",
+  "disableApiStop",
+  "instanceInitiatedShutdownBehavior",
+  "monitoring",
+  "creditSpecification",
+] as const;
+
+/** One attribute read with DescribeInstanceAttribute. */
+export interface DescribedAttribute {
+  readonly setting: "disableApiTermination" | "disableApiStop" | "instanceInitiatedShutdownBehavior";
+  readonly attribute: InstanceAttributeName;
+  /** The value the spec asks for, undefined when unset (not managed). */
+  want(spec: AttributeSpec): string | boolean | undefined;
+  /** The value in EC2's answer. */
+  have(out: DescribeInstanceAttributeCommandOutput): string | boolean | undefined;
+  /** The ModifyInstanceAttribute input that writes `value`. */
+  modify(instanceId: string, value: string | boolean): ModifyInstanceAttributeCommandInput;
+}
+
+/**
+ * The attributes read with DescribeInstanceAttribute, in the order they are read and repaired.
+ * The shutdown behaviour is written in the Attribute/Value form, which every EC2 implementation
+ * takes for it.
+ */
+export const DESCRIBED_ATTRIBUTES: readonly DescribedAttribute[] = Object.freeze([
+  {
+    setting: "disableApiTermination",
+    attribute: "disableApiTermination",
+    want: (spec) => spec.disableApiTermination,
+    have: (out) => out.DisableApiTermination?.Value,
+    modify: (InstanceId, value) => ({ InstanceId, DisableApiTermination: { Value: value === true } }),
+  },
+  {
+    setting: "disableApiStop",
+    attribute: "disableApiStop",
+    want: (spec) => spec.disableApiStop,
+    have: (out) => out.DisableApiStop?.Value,
+    modify: (InstanceId, value) => ({ InstanceId, DisableApiStop: { Value: value === true } }),
+  },
+  {
+    setting: "instanceInitiatedShutdownBehavior",
+    attribute: "instanceInitiatedShutdownBehavior",
+    want: (spec) => spec.instanceInitiatedShutdownBehavior,
+    have: (out) => out.InstanceInitiatedShutdownBehavior?.Value,
+    modify: (InstanceId, value) => ({
+      InstanceId,
+      Attribute: "instanceInitiatedShutdownBehavior",
+      Value: String(value),
+    }),
+  },
+]);
+
+/** The attributes `spec` sets that need DescribeInstanceAttribute to be compared. */
+export function describedAttributesOf(spec: AttributeSpec): DescribedAttribute[] {
+  return DESCRIBED_ATTRIBUTES.filter((a) => a.want(spec) !== undefined);
+}
+
+/** The IDs of the security groups EC2 reports for the instance, sorted. */
+export function securityGroupsOf(instance: Instance): string[] {
+  return (instance.SecurityGroups ?? [])
+    .map((g) => g.GroupId)
+    .filter((id): id is string => id !== undefined && id !== "")
+    .sort();
+}
+
+/** The security groups to set (sorted), when the spec names a set the instance does not have. */
+export function securityGroupsDrift(spec: AttributeSpec, instance: Instance): string[] | undefined {
+  const want = spec.securityGroups;
+  if (want === undefined || want.length === 0) return undefined;
+  const sorted = [...new Set(want)].sort();
+  const have = securityGroupsOf(instance);
+  const same = sorted.length === have.length && sorted.every((g, i) => g === have[i]);
+  return same ? undefined : sorted;
+}
+
+/**
+ * Whether detailed monitoring is on as EC2 reports it. `pending` counts as on and `disabling` as
+ * off: the change asked for is under way and is not asked for again.
+ */
+export function monitoringOn(instance: Instance): boolean {
+  const state = instance.Monitoring?.State;
+  return state === "enabled" || state === "pending";
+}
+
+/** The monitoring to turn on (true) or off (false), when the spec sets it and EC2 differs. */
+export function monitoringDrift(spec: AttributeSpec, instance: Instance): boolean | undefined {
+  const want = spec.monitoring;
+  if (want === undefined || want === monitoringOn(instance)) return undefined;
+  return want;
+}

@@ -1,0 +1,225 @@
+/**
+ * Ec2Instance attributes changed in place against moto: security groups, termination and stop
+ * protection, the shutdown behaviour, detailed monitoring and the CPU credit option. Set at
+ * launch; a no-op reconcile writes nothing; a steady poll reads DescribeInstances plus one read
+ * per attribute the spec sets that DescribeInstances does not report; drift is put back with an
+ * Updated Event naming the setting; a spec change is applied in place; an attribute removed from
+ * the spec is left alone and no longer read.
+ *
+ * Where moto differs from EC2:
+ * - RunInstances ignores DisableApiTermination (moto's instance starts unprotected), so the
+ *   first reconcile after the launch sets it with ModifyInstanceAttribute; on EC2 the launch
+ *   sets it and no repair follows.
+ * - RunInstances ignores CreditSpecification, DescribeInstanceCreditSpecifications always
+ *   answers `standard`, and ModifyInstanceCreditSpecification is not implemented: only
+ *   `standard` is exercised here; the unlimited request and its repair are in launch.test.ts and
+ *   instance-attributes.test.ts.
+ * - MonitorInstances and UnmonitorInstances are not implemented: detailed monitoring is checked
+ *   at launch (RunInstances Monitoring, read back from DescribeInstances) and at rest; the
+ *   repair calls are in instance-attributes.test.ts.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import {
+  CreateSecurityGroupCommand,
+  DescribeInstanceAttributeCommand,
+  DescribeInstanceCreditSpecificationsCommand,
+  ModifyInstanceAttributeCommand,
+  type InstanceAttributeName,
+} from "@aws-sdk/client-ec2";
+import { waitFor } from "../support/process.ts";
+import { cond, ready } from "../support/reconciler-env.ts";
+import { Ec2Env } from "./reconciler-ec2-fixture.ts";
+
+describe("Ec2Instance attributes changed in place", () => {
+  const env = new Ec2Env({ ns: "ec2-attributes" }).hooks();
+  const groups: string[] = [];
+  let id = "";
+
+  const attribute = async (name: InstanceAttributeName): Promise<string | boolean | undefined> => {
+    const out = await env
+      .ec2()
+      .send(new DescribeInstanceAttributeCommand({ InstanceId: id, Attribute: name }));
+    return (
+      out.DisableApiTermination?.Value ??
+      out.DisableApiStop?.Value ??
+      out.InstanceInitiatedShutdownBehavior?.Value
+    );
+  };
+  const groupsOf = async (): Promise<string[]> =>
+    ((await env.instance(id))?.SecurityGroups ?? []).map((g) => g.GroupId ?? "").sort();
+  const updated = async (setting: string): Promise<void> => {
+    await waitFor(
+      `an Updated Event naming ${setting}`,
+      async () =>
+        (await env.events("guarded")).some(
+          (e) => e.reason === "Updated" && new RegExp(`\\b${setting}\\b`).test(e.message),
+        ),
+      15_000,
+      150,
+    );
+  };
+
+  it("launches with its security groups, protection, shutdown behaviour, monitoring and credits", async () => {
+    for (const name of ["web", "admin"]) {
+      const out = await env
+        .ec2()
+        .send(new CreateSecurityGroupCommand({ GroupName: `attributes-${name}`, Description: name }));
+      assert.ok(out.GroupId);
+      groups.push(out.GroupId);
+    }
+    await env.create("guarded", {
+      securityGroups: [groups[0] ?? ""],
+      disableApiTermination: true,
+      disableApiStop: false,
+      instanceInitiatedShutdownBehavior: "terminate",
+      monitoring: true,
+      creditSpecification: "standard",
+    });
+    const obj = await env.waitReady("guarded", 60_000);
+    id = obj.status?.instanceId ?? "";
+    const launch = await env.instance(id);
+    assert.deepEqual(await groupsOf(), [groups[0]]);
+    assert.equal(launch?.Monitoring?.State, "enabled", "RunInstances Monitoring.Enabled");
+    assert.equal(await attribute("instanceInitiatedShutdownBehavior"), "terminate");
+    assert.equal(await attribute("disableApiStop"), false);
+    // moto drops DisableApiTermination at launch; the operator's first repair sets it.
+    await waitFor(
+      "termination protection on",
+      async () => (await attribute("disableApiTermination")) === true,
+      30_000,
+      200,
+    );
+    const credits = await env
+      .ec2()
+      .send(new DescribeInstanceCreditSpecificationsCommand({ InstanceIds: [id] }));
+    assert.equal(credits.InstanceCreditSpecifications?.[0]?.CpuCredits, "standard");
+  });
+
+  it("makes no Kubernetes write and no mutating AWS call when nothing changed", async () => {
+    await env.waitEvent("guarded", "Normal", "Created");
+    await env.waitReconciles(1);
+    const writes = await env.kubeWrites();
+    const mutations = env.mutations();
+    await env.patch("guarded", { metadata: { annotations: { "test/bump": "1" } } });
+    await env.waitReconciles(2);
+    assert.equal(await env.kubeWrites(), writes, "Kubernetes writes");
+    assert.deepEqual(env.mutations(), mutations, "mutating AWS calls");
+  });
+
+  it("reads, per steady poll, DescribeInstances and one call per attribute it does not report", async () => {
+    await env.waitPolls(1);
+    const ec2Calls = (): string[] =>
+      env.proxy.calls.filter((c) => c.service === "ec2").map((c) => c.operation);
+    const before = ec2Calls().length;
+    const polls = env.reconcilesOf("guarded");
+    await env.waitPolls(4);
+    const calls = ec2Calls().slice(before);
+    const reconciles = env.reconcilesOf("guarded") - polls;
+    assert.ok(reconciles >= 3, `polled ${reconciles} times`);
+    const count = (op: string): number => calls.filter((c) => c === op).length;
+    assert.deepEqual([...new Set(calls)].sort(), [
+      "DescribeInstanceAttribute",
+      "DescribeInstanceCreditSpecifications",
+      "DescribeInstances",
+    ]);
+    assert.equal(count("DescribeInstances"), reconciles, "one DescribeInstances per poll");
+    // disableApiTermination, disableApiStop and instanceInitiatedShutdownBehavior: one read each.
+    assert.equal(count("DescribeInstanceAttribute"), 3 * reconciles, "three attribute reads per poll");
+    assert.equal(count("DescribeInstanceCreditSpecifications"), reconciles, "one credit read per poll");
+  });
+
+  it("puts back security groups, protection and shutdown behaviour changed out of band", async () => {
+    const ec2 = env.ec2();
+    await ec2.send(new ModifyInstanceAttributeCommand({ InstanceId: id, Groups: [groups[1] ?? ""] }));
+    await ec2.send(
+      new ModifyInstanceAttributeCommand({ InstanceId: id, DisableApiTermination: { Value: false } }),
+    );
+    await ec2.send(
+      new ModifyInstanceAttributeCommand({
+        InstanceId: id,
+        Attribute: "instanceInitiatedShutdownBehavior",
+        Value: "stop",
+      }),
+    );
+    await waitFor(
+      "the attributes put back",
+      async () =>
+        JSON.stringify(await groupsOf()) === JSON.stringify([groups[0]]) &&
+        (await attribute("disableApiTermination")) === true &&
+        (await attribute("instanceInitiatedShutdownBehavior")) === "terminate",
+      30_000,
+      200,
+    );
+    await updated("securityGroups");
+    await updated("disableApiTermination");
+    await updated("instanceInitiatedShutdownBehavior");
+  });
+
+  it("applies new security groups and stop protection in place on the running instance", async () => {
+    const stops = env.proxy.count("StopInstances");
+    const sorted = [...groups].sort();
+    await env.patch("guarded", { spec: { securityGroups: sorted, disableApiStop: true } });
+    await waitFor(
+      "both groups and stop protection",
+      async () =>
+        JSON.stringify(await groupsOf()) === JSON.stringify(sorted) &&
+        (await attribute("disableApiStop")) === true,
+      30_000,
+      200,
+    );
+    await updated("disableApiStop");
+    const modifies = env.proxy.count("ModifyInstanceAttribute");
+    await env.waitReconciles(2, "requeue_after");
+    assert.equal(env.proxy.count("ModifyInstanceAttribute"), modifies, "applied once, not on every poll");
+    assert.equal(env.proxy.count("StopInstances"), stops, "no restart");
+    assert.equal((await env.instance(id))?.State?.Name, "running");
+    assert.equal(ready(await env.get("guarded"))?.status, "True");
+  });
+
+  it("leaves an attribute removed from the spec alone, and stops reading it", async () => {
+    const patched = await env.patch("guarded", {
+      spec: { securityGroups: null, instanceInitiatedShutdownBehavior: null, creditSpecification: null },
+    });
+    const generation = patched.metadata.generation;
+    await env.waitUntil(
+      "guarded",
+      `Synced observed generation ${generation}`,
+      (o) => cond(o, "Synced")?.observedGeneration === generation,
+    );
+    const ec2 = env.ec2();
+    await ec2.send(new ModifyInstanceAttributeCommand({ InstanceId: id, Groups: [groups[1] ?? ""] }));
+    await ec2.send(
+      new ModifyInstanceAttributeCommand({
+        InstanceId: id,
+        Attribute: "instanceInitiatedShutdownBehavior",
+        Value: "stop",
+      }),
+    );
+    await env.waitPolls(1);
+    const reads = env.proxy.count("DescribeInstanceAttribute");
+    const credits = env.proxy.count("DescribeInstanceCreditSpecifications");
+    const mutations = env.mutations();
+    const polls = env.reconcilesOf("guarded");
+    await env.waitPolls(3);
+    const reconciles = env.reconcilesOf("guarded") - polls;
+    assert.ok(reconciles >= 2, `polled ${reconciles} times`);
+    assert.deepEqual(env.mutations(), mutations, "nothing written");
+    assert.deepEqual(await groupsOf(), [groups[1]], "groups left as changed out of band");
+    assert.equal(await attribute("instanceInitiatedShutdownBehavior"), "stop");
+    // Only the two protections are still read.
+    assert.equal(env.proxy.count("DescribeInstanceAttribute") - reads, 2 * reconciles);
+    assert.equal(env.proxy.count("DescribeInstanceCreditSpecifications"), credits, "credits no longer read");
+  });
+
+  it("lifts the protections so the object can be deleted", async () => {
+    await env.patch("guarded", { spec: { disableApiTermination: false, disableApiStop: false } });
+    await waitFor(
+      "protections off",
+      async () =>
+        (await attribute("disableApiTermination")) === false && (await attribute("disableApiStop")) === false,
+      30_000,
+      200,
+    );
+  });
+});
