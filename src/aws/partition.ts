@@ -8,3 +8,8 @@ export function partitionOf(region: string): string {
   if (region.startsWith("us-isob-")) return "aws-iso-b";
   return "aws";
 }
+
+/** The ARN of the S3 bucket `name` in `region` (bucket ARNs name neither region nor account). */
+export function s3BucketArn(name: string, region: string): string {
+  return `arn:${partitionOf(region)}:s3:::${name}`;
+}

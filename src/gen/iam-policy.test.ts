@@ -45,13 +45,23 @@ for (const tagScoped of [false, true]) {
       assert.ok(size <= 6144, `${size} characters`);
     });
 
-    it("passes roles only to EC2", () => {
+    it("passes roles only to EC2 (instance profiles) and S3 (the replication role)", () => {
       const passRole = doc.Statement.filter((s) => s.Action.includes("iam:PassRole"));
-      assert.equal(passRole.length, 1);
-      assert.deepEqual(passRole[0]?.Action, ["iam:PassRole"]);
-      assert.deepEqual(passRole[0]?.Condition, {
-        StringEquals: { "iam:PassedToService": "ec2.amazonaws.com" },
-      });
+      assert.deepEqual(
+        passRole.map((s) => [s.Sid, s.Action, s.Condition]),
+        [
+          [
+            "Ec2InstancePassRole",
+            ["iam:PassRole"],
+            { StringEquals: { "iam:PassedToService": "ec2.amazonaws.com" } },
+          ],
+          [
+            "S3BucketPassRole",
+            ["iam:PassRole"],
+            { StringEquals: { "iam:PassedToService": "s3.amazonaws.com" } },
+          ],
+        ],
+      );
     });
   });
 }

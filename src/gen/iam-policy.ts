@@ -58,6 +58,8 @@ export interface ScopedGrant {
   readonly condition?: PolicyCondition;
   /** The condition holds in the policy that is not tag-scoped too. */
   readonly always?: boolean;
+  /** Only for this kind (its `resource.kind`); unset: every kind that calls the actions. */
+  readonly kind?: string;
 }
 
 /**
@@ -74,7 +76,8 @@ export interface ScopedGrant {
  *   a queue to tell whose it is, so they must answer for queues that are not the operator's.
  * - S3: not scoped. A general purpose bucket evaluates `aws:ResourceTag` only once ABAC is
  *   enabled on it, and the driver tags a bucket after CreateBucket, so neither key confines it.
- * - iam:PassRole, in both policies: only to EC2, for instance profiles.
+ * - iam:PassRole, in both policies: Ec2Instance only to EC2, for instance profiles; S3Bucket only
+ *   to S3, for the replication role.
  */
 export const TAG_SCOPED_GRANTS: readonly ScopedGrant[] = [
   {
@@ -126,6 +129,15 @@ export const TAG_SCOPED_GRANTS: readonly ScopedGrant[] = [
     resource: "*",
     condition: { StringEquals: { "iam:PassedToService": "ec2.amazonaws.com" } },
     always: true,
+    kind: "Ec2Instance",
+  },
+  {
+    sid: "PassRole",
+    actions: ["iam:PassRole"],
+    resource: "*",
+    condition: { StringEquals: { "iam:PassedToService": "s3.amazonaws.com" } },
+    always: true,
+    kind: "S3Bucket",
   },
   {
     sid: "CreateTagged",
@@ -170,7 +182,9 @@ export function iamPolicy(
   const statements: PolicyStatement[] = [];
   for (const kind of kinds) {
     const actions = actionsOf(kind);
-    const applied = grants.filter((g) => tagScoped || g.always === true);
+    const applied = grants.filter(
+      (g) => (tagScoped || g.always === true) && (g.kind === undefined || g.kind === kind.resource.kind),
+    );
     const covered = new Set(applied.flatMap((g) => g.actions).filter((a) => actions.includes(a)));
     const rest = actions.filter((a) => !covered.has(a));
     if (rest.length > 0)

@@ -669,6 +669,203 @@ export const badCases: BadCase[] = [
     }),
     expect: ["spec.policy.Statement[0].Effect", "Unsupported value"],
   },
+  // S3 event notifications (S3Bucket notifications, SqsQueue allowS3Notifications)
+  {
+    name: "S3 notification with both queueRef and queueArn",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      notifications: {
+        queues: [
+          {
+            id: "n",
+            events: ["s3:ObjectCreated:*"],
+            queueRef: { name: "q" },
+            queueArn: "arn:aws:sqs:us-east-1:123456789012:q",
+          },
+        ],
+      },
+    }),
+    expect: ["a queue notification takes exactly one of queueRef and queueArn"],
+  },
+  {
+    name: "S3 notification without a target",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", { notifications: { queues: [{ id: "n", events: ["s3:ObjectCreated:*"] }] } }),
+    expect: ["a queue notification takes exactly one of queueRef and queueArn"],
+  },
+  {
+    name: "S3 notification with an unknown event type",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      notifications: { queues: [{ id: "n", events: ["s3:ObjectMade"], queueRef: { name: "q" } }] },
+    }),
+    expect: ["spec.notifications.queues[0].events[0]", "Unsupported value"],
+  },
+  {
+    name: "S3 notification without events",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      notifications: { queues: [{ id: "n", events: [], queueRef: { name: "q" } }] },
+    }),
+    expect: ["spec.notifications.queues[0].events"],
+  },
+  {
+    name: "S3 notification with a repeated event type",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      notifications: {
+        queues: [{ id: "n", events: ["s3:ObjectCreated:*", "s3:ObjectCreated:*"], queueRef: { name: "q" } }],
+      },
+    }),
+    expect: ["spec.notifications.queues[0].events[1]", "Duplicate value"],
+  },
+  {
+    name: "S3 notifications with a repeated id",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      notifications: {
+        queues: [
+          { id: "n", events: ["s3:ObjectCreated:*"], queueRef: { name: "q" } },
+          { id: "n", events: ["s3:ObjectRemoved:*"], queueRef: { name: "q" } },
+        ],
+      },
+    }),
+    expect: ["spec.notifications.queues[1]", "Duplicate value"],
+  },
+  {
+    name: "S3 notification to a FIFO queue ARN",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      notifications: {
+        queues: [
+          { id: "n", events: ["s3:ObjectCreated:*"], queueArn: "arn:aws:sqs:us-east-1:123456789012:q.fifo" },
+        ],
+      },
+    }),
+    expect: ["spec.notifications.queues[0].queueArn"],
+  },
+  {
+    name: "SQS FIFO queue allowing S3 notifications",
+    kind: "SqsQueue",
+    spec: specWith("SqsQueue", {
+      fifo: true,
+      queueName: "orders.fifo",
+      allowS3Notifications: [{ bucketRef: { name: "b" } }],
+    }),
+    expect: ["S3 sends event notifications to standard queues only: allowS3Notifications needs fifo: false"],
+  },
+  {
+    name: "SQS queue allowing one bucket twice",
+    kind: "SqsQueue",
+    spec: specWith("SqsQueue", {
+      allowS3Notifications: [{ bucketRef: { name: "b" } }, { bucketRef: { name: "b" } }],
+    }),
+    expect: ["each bucketRef may appear once"],
+  },
+  {
+    name: "SQS queue allowing no bucket",
+    kind: "SqsQueue",
+    spec: specWith("SqsQueue", { allowS3Notifications: [] }),
+    expect: ["spec.allowS3Notifications"],
+  },
+  // S3 replication (S3Bucket replication)
+  {
+    name: "S3 replication without versioning",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      replication: {
+        roleArn: "arn:aws:iam::123456789012:role/r",
+        rules: [{ id: "r", priority: 1, destination: { bucketArn: "arn:aws:s3:::dest" } }],
+      },
+    }),
+    expect: ["replication requires versioning: true (S3 replicates only from versioned buckets)"],
+  },
+  {
+    name: "S3 replication destination with both bucketRef and bucketArn",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      versioning: true,
+      replication: {
+        roleArn: "arn:aws:iam::123456789012:role/r",
+        rules: [
+          { id: "r", priority: 1, destination: { bucketRef: { name: "d" }, bucketArn: "arn:aws:s3:::dest" } },
+        ],
+      },
+    }),
+    expect: ["a replication destination takes exactly one of bucketRef and bucketArn"],
+  },
+  {
+    name: "S3 replication rules sharing a priority",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      versioning: true,
+      replication: {
+        roleArn: "arn:aws:iam::123456789012:role/r",
+        rules: [
+          { id: "a", priority: 1, destination: { bucketArn: "arn:aws:s3:::dest" } },
+          { id: "b", priority: 1, destination: { bucketArn: "arn:aws:s3:::other" } },
+        ],
+      },
+    }),
+    expect: ["each replication rule needs its own priority"],
+  },
+  {
+    name: "S3 replication with a role that is not an IAM role ARN",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      versioning: true,
+      replication: {
+        roleArn: "s3-replication",
+        rules: [{ id: "r", priority: 1, destination: { bucketArn: "arn:aws:s3:::dest" } }],
+      },
+    }),
+    expect: ["spec.replication.roleArn"],
+  },
+  {
+    name: "S3 replication without rules",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      versioning: true,
+      replication: { roleArn: "arn:aws:iam::123456789012:role/r", rules: [] },
+    }),
+    expect: ["spec.replication.rules"],
+  },
+  {
+    name: "S3 replication rule without a destination",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      versioning: true,
+      replication: { roleArn: "arn:aws:iam::123456789012:role/r", rules: [{ id: "r", priority: 1 }] },
+    }),
+    expect: ["spec.replication.rules[0].destination: Required value"],
+  },
+  // S3 server access logging (S3Bucket logging, allowLoggingFrom)
+  {
+    name: "S3 logging with both targetBucketRef and targetBucket",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", { logging: { targetBucketRef: { name: "logs" }, targetBucket: "logs" } }),
+    expect: ["logging takes exactly one of targetBucketRef and targetBucket"],
+  },
+  {
+    name: "S3 logging without a target",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", { logging: { targetPrefix: "x/" } }),
+    expect: ["logging takes exactly one of targetBucketRef and targetBucket"],
+  },
+  {
+    name: "S3 allowing one bucket's logs twice",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      allowLoggingFrom: [{ bucketRef: { name: "b" } }, { bucketRef: { name: "b" } }],
+    }),
+    expect: ["each bucketRef may appear once"],
+  },
+  {
+    name: "S3 allowing logs from no bucket",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", { allowLoggingFrom: [] }),
+    expect: ["spec.allowLoggingFrom"],
+  },
   // SqsQueue settings
   {
     name: "SQS with content-based deduplication on a standard queue",

@@ -252,6 +252,232 @@ const lifecycleRuleSchema = s.object(
   },
 );
 
+/** The S3 event types a notification may name (the S3 event notification types). */
+export const S3_NOTIFICATION_EVENTS = [
+  "s3:ObjectCreated:*",
+  "s3:ObjectCreated:Put",
+  "s3:ObjectCreated:Post",
+  "s3:ObjectCreated:Copy",
+  "s3:ObjectCreated:CompleteMultipartUpload",
+  "s3:ObjectRemoved:*",
+  "s3:ObjectRemoved:Delete",
+  "s3:ObjectRemoved:DeleteMarkerCreated",
+  "s3:ObjectRestore:*",
+  "s3:ObjectRestore:Post",
+  "s3:ObjectRestore:Completed",
+  "s3:ObjectRestore:Delete",
+  "s3:ReducedRedundancyLostObject",
+  "s3:Replication:*",
+  "s3:Replication:OperationFailedReplication",
+  "s3:Replication:OperationMissedThreshold",
+  "s3:Replication:OperationReplicatedAfterThreshold",
+  "s3:Replication:OperationNotTracked",
+  "s3:LifecycleExpiration:*",
+  "s3:LifecycleExpiration:Delete",
+  "s3:LifecycleExpiration:DeleteMarkerCreated",
+  "s3:LifecycleTransition",
+  "s3:IntelligentTiering",
+  "s3:ObjectTagging:*",
+  "s3:ObjectTagging:Put",
+  "s3:ObjectTagging:Delete",
+  "s3:ObjectAcl:Put",
+] as const;
+
+/** One queue notification (a QueueConfiguration of PutBucketNotificationConfiguration). */
+const queueNotificationSchema = s.object(
+  {
+    id: s.string({
+      description: "Notification ID, unique within the bucket (1-255 characters).",
+      required: true,
+      minLength: 1,
+      maxLength: 255,
+    }),
+    events: s.array(
+      s.enumOf(S3_NOTIFICATION_EVENTS, { description: "An S3 event type, such as s3:ObjectCreated:*." }),
+      {
+        description: "The event types that send a message; at least one, each once.",
+        required: true,
+        minItems: 1,
+        maxItems: S3_NOTIFICATION_EVENTS.length,
+        listType: "set",
+      },
+    ),
+    filter: s.object(
+      {
+        prefix: s.string({
+          description: "Only keys starting with this prefix.",
+          minLength: 1,
+          maxLength: 1024,
+        }),
+        suffix: s.string({
+          description: "Only keys ending with this suffix.",
+          minLength: 1,
+          maxLength: 1024,
+        }),
+      },
+      { description: "Narrows the notification to matching keys; unset: every key." },
+    ),
+    queueRef: s.object(
+      {
+        name: s.string({
+          description: "Name of an SqsQueue object in this namespace.",
+          required: true,
+          minLength: 1,
+          maxLength: 253,
+        }),
+      },
+      {
+        description:
+          "The queue as an SqsQueue object in this namespace, in the bucket's region. The bucket " +
+          "waits (NotificationTargetNotReady) until that queue is Ready and its " +
+          "spec.allowS3Notifications names this bucket, so that S3 may send to it.",
+      },
+    ),
+    queueArn: s.string({
+      description:
+        "The queue's ARN, for a queue this cluster does not manage; its policy must let " +
+        "s3.amazonaws.com send messages with this bucket as aws:SourceArn.",
+      maxLength: 256,
+      pattern: "^arn:aws[a-z-]*:sqs:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]+$",
+    }),
+  },
+  {
+    description: "Send a message to an SQS queue when one of the events happens to a matching key.",
+    validations: [
+      {
+        rule: "has(self.queueRef) != has(self.queueArn)",
+        message: "a queue notification takes exactly one of queueRef and queueArn",
+      },
+    ],
+  },
+);
+
+/** Event notifications of the bucket (PutBucketNotificationConfiguration). */
+const notificationsSchema = s.object(
+  {
+    queues: s.array(queueNotificationSchema, {
+      description: "Notifications to SQS queues, identified by id. S3 sends only to standard queues.",
+      listType: "map",
+      listMapKeys: ["id"],
+      maxItems: 100,
+    }),
+  },
+  {
+    description:
+      "Event notifications. Unset: not managed. Set: the bucket has exactly these destinations " +
+      "(any other destination, such as an SNS topic, a Lambda function or EventBridge, is " +
+      "removed); {} removes every one. Mutable.",
+  },
+);
+
+/** Storage classes a replica may be stored in. */
+const REPLICA_STORAGE_CLASSES = [
+  "STANDARD",
+  "REDUCED_REDUNDANCY",
+  "STANDARD_IA",
+  "ONEZONE_IA",
+  "INTELLIGENT_TIERING",
+  "GLACIER",
+  "DEEP_ARCHIVE",
+  "GLACIER_IR",
+] as const;
+
+/** One replication rule (a Rule of PutBucketReplication). */
+const replicationRuleSchema = s.object(
+  {
+    id: s.string({
+      description: "Rule ID, unique within the bucket (1-255 characters).",
+      required: true,
+      minLength: 1,
+      maxLength: 255,
+    }),
+    priority: s.integer({
+      description: "Which rule wins when several select an object: the highest; each rule its own.",
+      required: true,
+      minimum: 0,
+      maximum: 2147483647,
+    }),
+    enabled: s.boolean({ description: "Whether S3 applies the rule.", default: true }),
+    prefix: s.string({
+      description: "Replicate only keys starting with this prefix; unset: every object.",
+      maxLength: 1024,
+    }),
+    destination: s.object(
+      {
+        bucketRef: s.object(
+          {
+            name: s.string({
+              description: "Name of an S3Bucket object in this namespace.",
+              required: true,
+              minLength: 1,
+              maxLength: 253,
+            }),
+          },
+          {
+            description:
+              "The destination as an S3Bucket object in this namespace. The bucket waits " +
+              "(ReplicationDestinationNotReady) until that bucket is Ready with versioning: true.",
+          },
+        ),
+        bucketArn: s.string({
+          description: "The destination bucket's ARN, for a bucket this cluster does not manage.",
+          maxLength: 128,
+          pattern: "^arn:aws[a-z-]*:s3:::[a-z0-9][a-z0-9.-]*[a-z0-9]$",
+        }),
+        storageClass: s.enumOf(REPLICA_STORAGE_CLASSES, {
+          description: "Storage class of the replicas; unset: the source object's.",
+        }),
+      },
+      {
+        description: "Where the rule replicates to: exactly one of bucketRef and bucketArn.",
+        required: true,
+        validations: [
+          {
+            rule: "has(self.bucketRef) != has(self.bucketArn)",
+            message: "a replication destination takes exactly one of bucketRef and bucketArn",
+          },
+        ],
+      },
+    ),
+    deleteMarkerReplication: s.boolean({
+      description: "Replicate delete markers too.",
+      default: false,
+    }),
+  },
+  { description: "A replication rule: which objects S3 copies, and where to." },
+);
+
+/** Replication of the bucket's objects to other buckets (PutBucketReplication). */
+const replicationSchema = s.object(
+  {
+    roleArn: s.string({
+      description: "The IAM role S3 assumes to replicate objects.",
+      required: true,
+      maxLength: 2048,
+      pattern: "^arn:aws[a-z-]*:iam::[0-9]{12}:role/.+$",
+    }),
+    rules: s.array(replicationRuleSchema, {
+      description: "The replication rules, identified by id; at least one.",
+      required: true,
+      listType: "map",
+      listMapKeys: ["id"],
+      minItems: 1,
+      maxItems: 1000,
+      validations: [
+        {
+          rule: "self.all(r, self.exists_one(q, q.priority == r.priority))",
+          message: "each replication rule needs its own priority",
+        },
+      ],
+    }),
+  },
+  {
+    description:
+      "Replication to other buckets. Needs versioning: true here and on every destination. " +
+      "Unset: not managed. Set: the bucket has exactly this configuration. Mutable.",
+  },
+);
+
 /** S3 Object Lock (CreateBucket ObjectLockEnabledForBucket, PutObjectLockConfiguration). */
 const objectLockSchema = s.object(
   {
@@ -517,6 +743,86 @@ export const s3BucketSpecSchema = s.object(
         "object); BucketOwnerPreferred and ObjectWriter keep them. Unset: not managed (new buckets " +
         "get BucketOwnerEnforced). Set at creation and repaired on drift. Mutable.",
     }),
+    notifications: notificationsSchema,
+    replication: replicationSchema,
+    logging: s.object(
+      {
+        targetBucketRef: s.object(
+          {
+            name: s.string({
+              description: "Name of an S3Bucket object in this namespace.",
+              required: true,
+              minLength: 1,
+              maxLength: 253,
+            }),
+          },
+          {
+            description:
+              "The target as another S3Bucket object in this namespace, in the bucket's region. The " +
+              "bucket waits (LoggingTargetNotReady) until that bucket is Ready and its " +
+              "spec.allowLoggingFrom names this bucket.",
+          },
+        ),
+        targetBucket: s.string({
+          description:
+            "The target bucket's name, for a bucket this cluster does not manage; its policy must " +
+            "let logging.s3.amazonaws.com put objects with this bucket as aws:SourceArn.",
+          minLength: 3,
+          maxLength: 63,
+          pattern: "^[a-z0-9][a-z0-9.-]*[a-z0-9]$",
+        }),
+        targetPrefix: s.string({
+          description: "Prefix of the log objects' keys in the target bucket.",
+          default: "",
+          maxLength: 1024,
+        }),
+      },
+      {
+        description:
+          "Server access logging into another bucket: exactly one of targetBucketRef and " +
+          "targetBucket. Unset: not managed. Mutable.",
+        validations: [
+          {
+            rule: "has(self.targetBucketRef) != has(self.targetBucket)",
+            message: "logging takes exactly one of targetBucketRef and targetBucket",
+          },
+        ],
+      },
+    ),
+    allowLoggingFrom: s.array(
+      s.object(
+        {
+          bucketRef: s.object(
+            {
+              name: s.string({
+                description: "Name of an S3Bucket object in this namespace.",
+                required: true,
+                minLength: 1,
+                maxLength: 253,
+              }),
+            },
+            { description: "The bucket as an S3Bucket object in this namespace.", required: true },
+          ),
+        },
+        { description: "A bucket whose server access logs may be written into this bucket." },
+      ),
+      {
+        description:
+          "Buckets whose server access logs may be written here. Each adds one statement to this " +
+          "bucket's policy, Sid s3-logging-<bucketName>, allowing logging.s3.amazonaws.com " +
+          "s3:PutObject with that bucket as aws:SourceArn; the statements are merged with " +
+          "spec.policy, which must not use those Sids. Unset: not managed (removing it leaves the " +
+          "bucket's policy as it is). Mutable.",
+        minItems: 1,
+        maxItems: 50,
+        validations: [
+          {
+            rule: "self.all(a, self.exists_one(b, b.bucketRef.name == a.bucketRef.name))",
+            message: "each bucketRef may appear once",
+          },
+        ],
+      },
+    ),
     objectLock: objectLockSchema,
     cors: s.array(corsRuleSchema, {
       description:
@@ -530,7 +836,16 @@ export const s3BucketSpecSchema = s.object(
   {
     description: "Desired state of the S3 bucket.",
     required: true,
-    validations: [accountRefKept, ...objectLockRules, ...websiteRules],
+    validations: [
+      accountRefKept,
+      ...objectLockRules,
+      ...websiteRules,
+      {
+        rule: "!has(self.replication) || self.versioning",
+        message: "replication requires versioning: true (S3 replicates only from versioned buckets)",
+        fieldPath: ".replication",
+      },
+    ],
   },
 );
 

@@ -185,6 +185,39 @@ export const sqsQueueSpecSchema = s.object(
         ],
       },
     ),
+    allowS3Notifications: s.array(
+      s.object(
+        {
+          bucketRef: s.object(
+            {
+              name: s.string({
+                description: "Name of an S3Bucket object in this namespace.",
+                required: true,
+                minLength: 1,
+                maxLength: 253,
+              }),
+            },
+            { description: "The bucket as an S3Bucket object in this namespace.", required: true },
+          ),
+        },
+        { description: "A bucket whose event notifications may be sent to this queue." },
+      ),
+      {
+        description:
+          "Buckets that may send event notifications to this queue. Each adds one statement to " +
+          "the queue's policy, Sid s3-notifications-<bucketName>, allowing s3.amazonaws.com " +
+          "sqs:SendMessage with that bucket as aws:SourceArn; the statements are merged with " +
+          "spec.policy, which must not use those Sids. Unset: not managed (removing it leaves the queue's policy as it is). Mutable.",
+        minItems: 1,
+        maxItems: 50,
+        validations: [
+          {
+            rule: "self.all(a, self.exists_one(b, b.bucketRef.name == a.bucketRef.name))",
+            message: "each bucketRef may appear once",
+          },
+        ],
+      },
+    ),
     tags: tagsField("queue"),
     managementPolicy: managementPolicyField("queue", "queueName (in region)"),
     deletionPolicy: deletionPolicyField("queue"),
@@ -237,6 +270,12 @@ export const sqsQueueSpecSchema = s.object(
           "self.deadLetterQueue.targetArn.endsWith('.fifo') == self.fifo",
         message: "a FIFO queue needs a FIFO dead-letter queue, and a standard queue a standard one",
         fieldPath: ".deadLetterQueue.targetArn",
+      },
+      {
+        rule: "!has(self.allowS3Notifications) || !self.fifo",
+        message:
+          "S3 sends event notifications to standard queues only: allowS3Notifications needs fifo: false",
+        fieldPath: ".allowS3Notifications",
       },
       {
         rule: "self.fifo || !self.queueName.endsWith('.fifo')",

@@ -70,6 +70,32 @@ export const Reason = {
   DeadLetterQueueNotReady: "DeadLetterQueueNotReady",
   /** The dead-letter queue named by queueRef is of the other type, or in another region. */
   DeadLetterQueueMismatch: "DeadLetterQueueMismatch",
+
+  // S3 event notifications to SQS queues (S3Bucket spec.notifications, SqsQueue spec.allowS3Notifications).
+  /** S3Bucket: a queue named by queueRef does not exist, is not Ready, or does not allow this bucket yet. */
+  NotificationTargetNotReady: "NotificationTargetNotReady",
+  /** S3Bucket: a queue named by queueRef can never receive its notifications (another region, FIFO). */
+  NotificationTargetMismatch: "NotificationTargetMismatch",
+  /** SqsQueue: a bucket named in allowS3Notifications does not exist as an S3Bucket object. */
+  NotificationSourceNotFound: "NotificationSourceNotFound",
+  /** SqsQueue: spec.policy uses a Sid that allowS3Notifications manages. */
+  PolicyStatementConflict: "PolicyStatementConflict",
+
+  // S3 server access logging (S3Bucket spec.logging and spec.allowLoggingFrom).
+  /** The target named by targetBucketRef does not exist, is not Ready, or does not allow this bucket yet. */
+  LoggingTargetNotReady: "LoggingTargetNotReady",
+  /** The target named by targetBucketRef can never take the logs (this bucket itself, another region). */
+  LoggingTargetMismatch: "LoggingTargetMismatch",
+  /** A bucket named in allowLoggingFrom does not exist as an S3Bucket object. */
+  LoggingSourceNotFound: "LoggingSourceNotFound",
+
+  // S3 replication (S3Bucket spec.replication).
+  /** A destination named by bucketRef does not exist or is not Ready with versioning enabled yet. */
+  ReplicationDestinationNotReady: "ReplicationDestinationNotReady",
+  /** A destination named by bucketRef does not set versioning: true, which S3 requires. */
+  ReplicationDestinationNotVersioned: "ReplicationDestinationNotVersioned",
+  /** A rule names the bucket itself as its destination. */
+  ReplicationDestinationMismatch: "ReplicationDestinationMismatch",
 } as const;
 
 /** AWS codes contain dots (`InvalidAMIID.NotFound`); condition reasons may not. */

@@ -13,13 +13,15 @@
 import type { AwsClientSource } from "../../aws/clients.ts";
 import { AwsError } from "../../aws/errors.ts";
 import type { TagMap } from "../../aws/ownership.ts";
-import { S3BucketResource } from "../../api/v1/index.ts";
+import { S3BucketResource, type S3Bucket, type SqsQueue } from "../../api/v1/index.ts";
 import { Reason } from "../common/reasons.ts";
+import { conflictingSids, readyAsSpecified } from "../common/references.ts";
 import { systemClock, type Clock } from "../../runtime/clock.ts";
 import { taggedOwner, verdictOf, type Verdict } from "../common/ownership.ts";
 import { DEFAULT_TAG_POLICY, desiredTagsOf, repairTags, type TagPolicy } from "../common/tags.ts";
 import {
   blocked,
+  DependencyNotReadyError,
   InvalidSpecError,
   recordedIdOf,
   TAGS_SETTING,
@@ -45,9 +47,11 @@ import { createdInWindow, createWindow } from "./crash-window.ts";
 import {
   BUCKET_SETTINGS,
   desiredSettings,
+  loggingSid,
   managedSettings,
   settingChanges,
   type BucketSettings,
+  type ResolvedTargets,
 } from "./settings.ts";
 import { bucketEndpoint } from "./endpoint.ts";
 
@@ -63,6 +67,16 @@ export interface S3BucketDriverOptions {
   maxDeleteBatchesPerPass?: number;
   /** What the operator may do to a bucket's tags. @default DEFAULT_TAG_POLICY */
   tagPolicy?: TagPolicy | undefined;
+  /**
+   * SqsQueue objects from the shared cache, for notification queues named by queueRef.
+   * @default none: a queueRef is never ready
+   */
+  queues?: (ref: { namespace: string; name: string }) => Readonly<SqsQueue> | undefined;
+  /**
+   * S3Bucket objects from the shared cache, for replication destinations named by bucketRef.
+   * @default none: a bucketRef is never ready
+   */
+  buckets?: (ref: { namespace: string; name: string }) => Readonly<S3Bucket> | undefined;
 }
 
 /**
@@ -95,8 +109,12 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
   readonly #maxBatches: number;
   readonly #clock: Clock;
   readonly #tagPolicy: TagPolicy;
+  readonly #queues: S3BucketDriverOptions["queues"];
+  readonly #buckets: S3BucketDriverOptions["buckets"];
 
   constructor(opts: S3BucketDriverOptions) {
+    this.#buckets = opts.buckets;
+    this.#queues = opts.queues;
     this.#aws = opts.aws;
     this.#clock = opts.clock ?? systemClock;
     this.#tagPolicy = opts.tagPolicy ?? DEFAULT_TAG_POLICY;
@@ -186,8 +204,200 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
     return verdictOf(tags, obj, { untaggedIsOwn });
   }
 
+  /** Every reference the spec makes, resolved from the cache; see each part for what it waits for. */
+  #resolve(obj: S3BucketObject): ResolvedTargets {
+    return {
+      queueArns: this.#notificationQueues(obj),
+      bucketArns: this.#replicationDestinations(obj),
+      ...this.#loggingTarget(obj),
+      ...this.#loggingSources(obj),
+    };
+  }
+
+  /**
+   * The bucket name of the S3Bucket spec.logging.targetBucketRef names, from the cache: it must
+   * be another bucket in this region whose spec.allowLoggingFrom names this one, Ready and Synced
+   * with that spec reconciled (so the grant is in its policy before S3 checks it).
+   * @throws DependencyNotReadyError while it is missing, not Ready or not allowing this bucket yet.
+   * @throws InvalidSpecError when it is this bucket or in another region.
+   */
+  #loggingTarget(obj: S3BucketObject): Pick<ResolvedTargets, "loggingTarget"> {
+    const name = obj.spec.logging?.targetBucketRef?.name;
+    if (name === undefined) return {};
+    const namespace = obj.metadata.namespace ?? "";
+    const me = obj.metadata.name ?? "";
+    if (name === me) {
+      throw new InvalidSpecError(
+        Reason.LoggingTargetMismatch,
+        "logging: targetBucketRef names this bucket itself; name another bucket",
+      );
+    }
+    const target = this.#buckets?.({ namespace, name });
+    if (target === undefined) {
+      throw new DependencyNotReadyError(
+        Reason.LoggingTargetNotReady,
+        `logging: the bucket ${name} does not exist in namespace ${namespace}`,
+      );
+    }
+    if (target.spec.region !== obj.spec.region) {
+      throw new InvalidSpecError(
+        Reason.LoggingTargetMismatch,
+        `logging: the bucket ${name} is in ${target.spec.region}, not in ${obj.spec.region}; ` +
+          `S3 writes access logs only into a bucket of the same region`,
+      );
+    }
+    if (!(target.spec.allowLoggingFrom ?? []).some((a) => a.bucketRef.name === me)) {
+      throw new DependencyNotReadyError(
+        Reason.LoggingTargetNotReady,
+        `logging: the bucket ${name} does not allow this bucket's logs: add {bucketRef: {name: ${me}}} ` +
+          `to its spec.allowLoggingFrom`,
+      );
+    }
+    if (target.status?.bucketArn === undefined || !readyAsSpecified(target)) {
+      throw new DependencyNotReadyError(
+        Reason.LoggingTargetNotReady,
+        `logging: waiting for the bucket ${name} to be Ready with this bucket allowed`,
+      );
+    }
+    return { loggingTarget: target.spec.bucketName };
+  }
+
+  /**
+   * The buckets spec.allowLoggingFrom names, from the cache: each must exist as an S3Bucket object
+   * (its bucket need not exist yet), and spec.policy must not use the Sids of their statements.
+   * @throws DependencyNotReadyError while a named S3Bucket object does not exist.
+   * @throws InvalidSpecError when spec.policy uses one of those Sids.
+   */
+  #loggingSources(obj: S3BucketObject): Pick<ResolvedTargets, "loggingSources"> {
+    const allowed = obj.spec.allowLoggingFrom;
+    if (allowed === undefined) return {};
+    const namespace = obj.metadata.namespace ?? "";
+    const sources = allowed.map(({ bucketRef: { name } }) => {
+      const source = this.#buckets?.({ namespace, name });
+      if (source === undefined) {
+        throw new DependencyNotReadyError(
+          Reason.LoggingSourceNotFound,
+          `allowLoggingFrom: the S3Bucket ${name} does not exist in namespace ${namespace}`,
+        );
+      }
+      const bucketName = source.spec.bucketName;
+      return { bucketName, bucketArn: bucketArn(bucketName, source.spec.region) };
+    });
+    const conflicts = conflictingSids(
+      obj.spec.policy,
+      sources.map((b) => loggingSid(b.bucketName)),
+    );
+    if (conflicts.length > 0) {
+      throw new InvalidSpecError(
+        Reason.PolicyStatementConflict,
+        `spec.policy has the statement Sid ${conflicts.join(", ")}, which allowLoggingFrom manages: ` +
+          `remove that statement from spec.policy or the bucket from allowLoggingFrom`,
+      );
+    }
+    return { loggingSources: sources };
+  }
+
+  /**
+   * The ARNs of the buckets spec.replication names by bucketRef, read from the cache: each must
+   * exist with versioning: true, and be Ready with that spec reconciled (versioning enabled).
+   * @throws DependencyNotReadyError while one is missing, not versioned or not Ready.
+   * @throws InvalidSpecError for a rule that names this bucket itself.
+   */
+  #replicationDestinations(obj: S3BucketObject): Map<string, string> {
+    const namespace = obj.metadata.namespace ?? "";
+    const arns = new Map<string, string>();
+    for (const rule of obj.spec.replication?.rules ?? []) {
+      const name = rule.destination.bucketRef?.name;
+      if (name === undefined || arns.has(name)) continue;
+      if (name === obj.metadata.name) {
+        throw new InvalidSpecError(
+          Reason.ReplicationDestinationMismatch,
+          `replication rule ${rule.id}: a bucket cannot replicate to itself`,
+        );
+      }
+      const dest = this.#buckets?.({ namespace, name });
+      if (dest === undefined) {
+        throw new DependencyNotReadyError(
+          Reason.ReplicationDestinationNotReady,
+          `replication rule ${rule.id}: the bucket ${name} does not exist in namespace ${namespace}`,
+        );
+      }
+      if (!dest.spec.versioning) {
+        throw new DependencyNotReadyError(
+          Reason.ReplicationDestinationNotVersioned,
+          `replication rule ${rule.id}: the destination bucket ${name} does not set versioning: true; ` +
+            `S3 replicates only to versioned buckets`,
+        );
+      }
+      const arn = dest.status?.bucketArn;
+      if (arn === undefined || !readyAsSpecified(dest)) {
+        throw new DependencyNotReadyError(
+          Reason.ReplicationDestinationNotReady,
+          `replication rule ${rule.id}: waiting for the destination bucket ${name} to be Ready with versioning enabled`,
+        );
+      }
+      arns.set(name, arn);
+    }
+    return arns;
+  }
+
+  /**
+   * The ARNs of the queues spec.notifications names by queueRef, read from the cache: each must
+   * exist, be a standard queue in the bucket's region, allow this bucket in its
+   * spec.allowS3Notifications, and be Ready and Synced with that spec reconciled (so the grant is in its
+   * policy before S3 checks the destination).
+   * @throws DependencyNotReadyError while one is missing, not Ready or not allowing this bucket yet.
+   * @throws InvalidSpecError when one can never serve (another region, a FIFO queue).
+   */
+  #notificationQueues(obj: S3BucketObject): Map<string, string> {
+    const namespace = obj.metadata.namespace ?? "";
+    const queueArns = new Map<string, string>();
+    for (const n of obj.spec.notifications?.queues ?? []) {
+      const name = n.queueRef?.name;
+      if (name === undefined || queueArns.has(name)) continue;
+      const queue = this.#queues?.({ namespace, name });
+      if (queue === undefined) {
+        throw new DependencyNotReadyError(
+          Reason.NotificationTargetNotReady,
+          `notification ${n.id}: the queue ${name} does not exist in namespace ${namespace}`,
+        );
+      }
+      if (queue.spec.region !== obj.spec.region) {
+        throw new InvalidSpecError(
+          Reason.NotificationTargetMismatch,
+          `notification ${n.id}: the queue ${name} is in ${queue.spec.region}, not in ${obj.spec.region}; ` +
+            `S3 sends notifications only to queues in the bucket's region`,
+        );
+      }
+      if (queue.spec.fifo) {
+        throw new InvalidSpecError(
+          Reason.NotificationTargetMismatch,
+          `notification ${n.id}: the queue ${name} is a FIFO queue; S3 sends notifications to standard queues only`,
+        );
+      }
+      const me = obj.metadata.name ?? "";
+      if (!(queue.spec.allowS3Notifications ?? []).some((a) => a.bucketRef.name === me)) {
+        throw new DependencyNotReadyError(
+          Reason.NotificationTargetNotReady,
+          `notification ${n.id}: the queue ${name} does not allow this bucket to send to it: add ` +
+            `{bucketRef: {name: ${me}}} to its spec.allowS3Notifications`,
+        );
+      }
+      const arn = queue.status?.queueArn;
+      if (arn === undefined || arn === "" || !readyAsSpecified(queue)) {
+        throw new DependencyNotReadyError(
+          Reason.NotificationTargetNotReady,
+          `notification ${n.id}: waiting for the queue ${name} to be Ready with this bucket allowed`,
+        );
+      }
+      queueArns.set(name, arn);
+    }
+    return queueArns;
+  }
+
   async create(obj: S3BucketObject, _token: string, ctx: DriverContext): Promise<S3BucketView> {
     const { bucketName: name, region } = obj.spec;
+    const resolved = this.#resolve(obj); // may wait for a notification queue: before anything exists
     const tags = desiredTagsOf(obj, S3BucketResource.kind, this.#tagPolicy); // may throw TooManyTags: before anything exists
     const api = this.#api(obj, ctx);
     let outcome: "created" | "already-owned";
@@ -218,7 +428,7 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
       versioning = target;
     }
     // Object Ownership went with CreateBucket; every other managed setting is written now.
-    const desired = desiredSettings(obj.spec);
+    const desired = desiredSettings(obj.spec, resolved);
     const created: BucketSettings = { objectOwnership: obj.spec.objectOwnership ?? null };
     for (const change of settingChanges(desired, created)) await api.putSetting(change);
     const endpoint = await bucketEndpoint(this.#aws.client("s3", region), name, region);
@@ -232,6 +442,7 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
     ctx: DriverContext,
   ): Promise<DriftRepair[]> {
     const bucket = observed.resource;
+    const resolved = this.#resolve(obj);
     const api = this.#api(obj, ctx);
     const { changes } = await repairTags(
       desiredTagsOf(obj, S3BucketResource.kind, this.#tagPolicy),
@@ -247,7 +458,7 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
         description: `versioning: ${bucket.versioning ?? "never enabled"} -> ${target}`,
       });
     }
-    for (const change of settingChanges(desiredSettings(obj.spec), bucket.settings)) {
+    for (const change of settingChanges(desiredSettings(obj.spec, resolved), bucket.settings)) {
       await api.putSetting(change);
       changes.push({ setting: change.setting, description: change.description });
     }

@@ -5,7 +5,7 @@
  */
 import type { S3Bucket, S3BucketStatus } from "../../api/v1/index.ts";
 import type { TagMap } from "../../aws/ownership.ts";
-import { partitionOf } from "../../aws/partition.ts";
+import { s3BucketArn } from "../../aws/partition.ts";
 import type { ManagedObject, ManagedStatus } from "../common/driver.ts";
 import type { BucketSettings } from "./settings.ts";
 
@@ -42,9 +42,7 @@ export interface S3BucketView {
 }
 
 /** `arn:<partition>:s3:::<name>`; bucket ARNs carry neither region nor account. */
-export function bucketArn(name: string, region: string): string {
-  return `arn:${partitionOf(region)}:s3:::${name}`;
-}
+export const bucketArn = s3BucketArn;
 
 /**
  * The versioning status to write, or undefined to leave the bucket alone. `versioning: true`

@@ -13,29 +13,39 @@ import {
   GetBucketCorsCommand,
   GetBucketEncryptionCommand,
   GetBucketLifecycleConfigurationCommand,
+  GetBucketLoggingCommand,
+  GetBucketNotificationConfigurationCommand,
   GetBucketOwnershipControlsCommand,
   GetBucketPolicyCommand,
+  GetBucketReplicationCommand,
   GetBucketWebsiteCommand,
   GetObjectLockConfigurationCommand,
   GetPublicAccessBlockCommand,
   PutBucketCorsCommand,
   PutBucketEncryptionCommand,
   PutBucketLifecycleConfigurationCommand,
+  PutBucketLoggingCommand,
+  PutBucketNotificationConfigurationCommand,
   PutBucketOwnershipControlsCommand,
   PutBucketPolicyCommand,
+  PutBucketReplicationCommand,
   PutBucketWebsiteCommand,
   PutObjectLockConfigurationCommand,
   PutPublicAccessBlockCommand,
+  type Event,
   type LifecycleRuleFilter,
   type ObjectLockRetentionMode,
   type ObjectOwnership,
   type Protocol,
   type ServerSideEncryption,
+  type StorageClass,
   type TransitionStorageClass,
 } from "@aws-sdk/client-s3";
 import type { JsonValue } from "../../api/schema/openapi.ts";
 import type { BucketCalls } from "./bucket-api.ts";
 import {
+  normalNotifications,
+  normalReplication,
   normalCorsRule,
   normalRules,
   type BucketSetting,
@@ -43,8 +53,10 @@ import {
   type CorsRule,
   type Encryption,
   type LifecycleRule,
+  type Notifications,
   type ObjectLockRetention,
   type PublicAccessBlock,
+  type Replication,
   type Website,
 } from "./settings.ts";
 
@@ -208,6 +220,114 @@ export const SETTING_CODECS: { readonly [K in BucketSetting]: SettingCodec<K> } 
     },
   },
 
+  notifications: {
+    // S3 answers a bucket without notifications with an empty configuration, not an error.
+    notConfigured: [],
+    none: { queues: [], otherDestinations: 0 },
+    async read(s3) {
+      const r = await s3.call(
+        "GetBucketNotificationConfiguration",
+        new GetBucketNotificationConfigurationCommand({ Bucket: s3.bucket }),
+      );
+      return normalNotifications({
+        queues: (r.QueueConfigurations ?? []).map((q) => {
+          const rules = q.Filter?.Key?.FilterRules ?? [];
+          const rule = (name: string) => rules.find((f) => f.Name?.toLowerCase() === name)?.Value ?? "";
+          return {
+            id: q.Id ?? "",
+            queueArn: q.QueueArn ?? "",
+            events: q.Events ?? [],
+            prefix: rule("prefix"),
+            suffix: rule("suffix"),
+          };
+        }),
+        otherDestinations:
+          (r.TopicConfigurations?.length ?? 0) +
+          (r.LambdaFunctionConfigurations?.length ?? 0) +
+          (r.EventBridgeConfiguration !== undefined ? 1 : 0),
+      });
+    },
+    async write(s3, n) {
+      await s3.call(
+        "PutBucketNotificationConfiguration",
+        new PutBucketNotificationConfigurationCommand({
+          Bucket: s3.bucket,
+          NotificationConfiguration: notificationConfiguration(n),
+        }),
+      );
+    },
+  },
+
+  logging: {
+    // S3 answers a bucket without logging with an empty status, not an error.
+    notConfigured: [],
+    none: null,
+    async read(s3) {
+      const r = await s3.call("GetBucketLogging", new GetBucketLoggingCommand({ Bucket: s3.bucket }));
+      const l = r.LoggingEnabled;
+      if (l?.TargetBucket === undefined) return null;
+      return { targetBucket: l.TargetBucket, targetPrefix: l.TargetPrefix ?? "" };
+    },
+    async write(s3, l) {
+      await s3.call(
+        "PutBucketLogging",
+        new PutBucketLoggingCommand({
+          Bucket: s3.bucket,
+          BucketLoggingStatus: {
+            LoggingEnabled: { TargetBucket: l.targetBucket, TargetPrefix: l.targetPrefix },
+          },
+        }),
+      );
+    },
+  },
+
+  replication: {
+    notConfigured: ["ReplicationConfigurationNotFoundError"],
+    none: null,
+    async read(s3) {
+      const r = await s3.call("GetBucketReplication", new GetBucketReplicationCommand({ Bucket: s3.bucket }));
+      const c = r.ReplicationConfiguration;
+      if (c === undefined) return null;
+      const replication: Replication = normalReplication({
+        roleArn: c.Role ?? "",
+        rules: (c.Rules ?? []).map((x) => ({
+          id: x.ID ?? "",
+          priority: Number(x.Priority ?? 0),
+          enabled: x.Status === "Enabled",
+          prefix: x.Filter?.Prefix ?? x.Prefix ?? "",
+          destinationArn: x.Destination?.Bucket ?? "",
+          storageClass: nonEmpty(x.Destination?.StorageClass),
+          deleteMarkerReplication: x.DeleteMarkerReplication?.Status === "Enabled",
+        })),
+      });
+      return replication;
+    },
+    async write(s3, r) {
+      await s3.call(
+        "PutBucketReplication",
+        new PutBucketReplicationCommand({
+          Bucket: s3.bucket,
+          ReplicationConfiguration: {
+            Role: r.roleArn,
+            Rules: r.rules.map((x) => ({
+              ID: x.id,
+              Priority: x.priority,
+              Status: x.enabled ? ("Enabled" as const) : ("Disabled" as const),
+              Filter: { Prefix: x.prefix },
+              Destination: {
+                Bucket: x.destinationArn,
+                ...(x.storageClass !== undefined ? { StorageClass: x.storageClass as StorageClass } : {}),
+              },
+              DeleteMarkerReplication: {
+                Status: x.deleteMarkerReplication ? ("Enabled" as const) : ("Disabled" as const),
+              },
+            })),
+          },
+        }),
+      );
+    },
+  },
+
   objectLock: {
     // S3 answers a bucket created without Object Lock with this code.
     notConfigured: ["ObjectLockConfigurationNotFoundError"],
@@ -320,6 +440,24 @@ export const SETTING_CODECS: { readonly [K in BucketSetting]: SettingCodec<K> } 
     },
   },
 };
+
+/** The configuration PutBucketNotificationConfiguration takes for `n` (which has no other destinations). */
+function notificationConfiguration(n: Notifications) {
+  return {
+    QueueConfigurations: n.queues.map((q) => {
+      const rules = [
+        ...(q.prefix !== "" ? [{ Name: "prefix" as const, Value: q.prefix }] : []),
+        ...(q.suffix !== "" ? [{ Name: "suffix" as const, Value: q.suffix }] : []),
+      ];
+      return {
+        Id: q.id,
+        QueueArn: q.queueArn,
+        Events: q.events as Event[],
+        ...(rules.length > 0 ? { Filter: { Key: { FilterRules: rules } } } : {}),
+      };
+    }),
+  };
+}
 
 /** One CORS rule as PutBucketCors takes it (absent lists and fields left out). */
 function corsRule(r: CorsRule) {

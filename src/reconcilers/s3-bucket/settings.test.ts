@@ -183,3 +183,159 @@ describe("bucket settings", () => {
     });
   });
 });
+
+describe("bucket notifications", () => {
+  const notifications = {
+    queues: [
+      { id: "b", events: ["s3:ObjectRemoved:*", "s3:ObjectCreated:*"], queueRef: { name: "q" } },
+      {
+        id: "a",
+        events: ["s3:ObjectCreated:Put"],
+        filter: { prefix: "in/" },
+        queueArn: "arn:aws:sqs:us-east-1:123456789012:other",
+      },
+    ],
+  } as const;
+  const resolved = { queueArns: new Map([["q", "arn:aws:sqs:us-east-1:123456789012:q"]]) };
+
+  it("puts queueRefs' resolved ARNs in, sorts by id and events, and has no other destination", () => {
+    const desired = desiredSettings(spec({ notifications: notifications as never }), resolved);
+    assert.deepEqual(desired.notifications, {
+      queues: [
+        {
+          id: "a",
+          queueArn: "arn:aws:sqs:us-east-1:123456789012:other",
+          events: ["s3:ObjectCreated:Put"],
+          prefix: "in/",
+          suffix: "",
+        },
+        {
+          id: "b",
+          queueArn: "arn:aws:sqs:us-east-1:123456789012:q",
+          events: ["s3:ObjectCreated:*", "s3:ObjectRemoved:*"],
+          prefix: "",
+          suffix: "",
+        },
+      ],
+      otherDestinations: 0,
+    });
+    assert.deepEqual(managedSettings(spec({ notifications: notifications as never })), ["notifications"]);
+  });
+
+  it("refuses to build the configuration of an unresolved queueRef", () => {
+    assert.throws(() => desiredSettings(spec({ notifications: notifications as never })), /not resolved/);
+  });
+
+  it("counts another destination on the bucket as drift, described by the queues", () => {
+    const desired = desiredSettings(spec({ notifications: notifications as never }), resolved);
+    const want = desired.notifications;
+    assert.ok(want);
+    assert.deepEqual(settingChanges(desired, { notifications: want }), []);
+    const changes = settingChanges(desired, { notifications: { ...want, otherDestinations: 1 } });
+    assert.deepEqual(
+      changes.map((c) => [c.setting, c.description]),
+      [["notifications", "notifications: 2 queues"]],
+    );
+  });
+});
+
+describe("bucket replication", () => {
+  const replication = {
+    roleArn: "arn:aws:iam::123456789012:role/r",
+    rules: [
+      {
+        id: "z",
+        priority: 2,
+        enabled: true,
+        deleteMarkerReplication: false,
+        destination: { bucketRef: { name: "replica" } },
+      },
+      {
+        id: "a",
+        priority: 1,
+        enabled: false,
+        prefix: "logs/",
+        deleteMarkerReplication: true,
+        destination: { bucketArn: "arn:aws:s3:::elsewhere", storageClass: "GLACIER" },
+      },
+    ],
+  } as const;
+  const resolved = { bucketArns: new Map([["replica", "arn:aws:s3:::replica"]]) };
+
+  it("puts bucketRefs' resolved ARNs in and sorts the rules by id", () => {
+    const desired = desiredSettings(spec({ versioning: true, replication: replication as never }), resolved);
+    assert.deepEqual(desired.replication, {
+      roleArn: "arn:aws:iam::123456789012:role/r",
+      rules: [
+        {
+          id: "a",
+          priority: 1,
+          enabled: false,
+          prefix: "logs/",
+          destinationArn: "arn:aws:s3:::elsewhere",
+          storageClass: "GLACIER",
+          deleteMarkerReplication: true,
+        },
+        {
+          id: "z",
+          priority: 2,
+          enabled: true,
+          prefix: "",
+          destinationArn: "arn:aws:s3:::replica",
+          storageClass: undefined,
+          deleteMarkerReplication: false,
+        },
+      ],
+    });
+    const want = desired.replication;
+    assert.ok(want);
+    assert.deepEqual(settingChanges(desired, { replication: want }), []);
+    assert.deepEqual(
+      settingChanges(desired, { replication: null }).map((c) => c.description),
+      ["replication: 2 rules"],
+    );
+  });
+
+  it("refuses to build the configuration of an unresolved bucketRef", () => {
+    assert.throws(
+      () => desiredSettings(spec({ versioning: true, replication: replication as never })),
+      /not resolved/,
+    );
+  });
+});
+
+describe("bucket logging and the log grants", () => {
+  it("writes logs to the resolved target, with the spec's prefix", () => {
+    const desired = desiredSettings(
+      spec({ logging: { targetBucketRef: { name: "logs" }, targetPrefix: "site/" } }),
+      { loggingTarget: "team-logs" },
+    );
+    assert.deepEqual(desired.logging, { targetBucket: "team-logs", targetPrefix: "site/" });
+    assert.throws(
+      () => desiredSettings(spec({ logging: { targetBucketRef: { name: "logs" }, targetPrefix: "" } })),
+      /not resolved/,
+    );
+  });
+
+  it("manages the policy for allowLoggingFrom, appending one grant per bucket after spec.policy's", () => {
+    const s = spec({ policy: policy as never, allowLoggingFrom: [{ bucketRef: { name: "x" } }] });
+    assert.deepEqual(managedSettings(spec({ allowLoggingFrom: [{ bucketRef: { name: "x" } }] })), ["policy"]);
+    const sources = [
+      { bucketName: "zeta", bucketArn: "arn:aws:s3:::zeta" },
+      { bucketName: "alpha", bucketArn: "arn:aws:s3:::alpha" },
+    ];
+    const grant = (b: string) => ({
+      Sid: `s3-logging-${b}`,
+      Effect: "Allow",
+      Principal: { Service: "logging.s3.amazonaws.com" },
+      Action: "s3:PutObject",
+      Resource: `arn:aws:s3:::${s.bucketName}/*`,
+      Condition: { ArnLike: { "aws:SourceArn": `arn:aws:s3:::${b}` } },
+    });
+    assert.deepEqual(desiredSettings(s, { loggingSources: sources }).policy, {
+      ...policy,
+      Statement: [...policy.Statement, grant("alpha"), grant("zeta")],
+    });
+    assert.throws(() => desiredSettings(s), /not resolved/);
+  });
+});

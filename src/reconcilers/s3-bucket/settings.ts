@@ -9,6 +9,7 @@
 import { isDeepStrictEqual } from "node:util";
 import type { S3BucketSpec } from "../../api/v1/index.ts";
 import type { JsonValue } from "../../api/schema/openapi.ts";
+import { s3BucketArn } from "../../aws/partition.ts";
 
 /** The settings this file manages, in the order they are applied. */
 export const BUCKET_SETTINGS = [
@@ -17,6 +18,9 @@ export const BUCKET_SETTINGS = [
   "publicAccessBlock",
   "policy",
   "lifecycleRules",
+  "notifications",
+  "replication",
+  "logging",
   "objectLock",
   "cors",
   "website",
@@ -80,6 +84,90 @@ export interface Website {
   readonly routingRules: number;
 }
 
+/** One queue notification in normal form (events sorted; an absent filter is ""). */
+export interface QueueNotification {
+  readonly id: string;
+  readonly queueArn: string;
+  readonly events: readonly string[];
+  readonly prefix: string;
+  readonly suffix: string;
+}
+
+/**
+ * The bucket's notification destinations in normal form: its queues sorted by id, and how many
+ * destinations of other kinds (SNS topics, Lambda functions, EventBridge) it has, which a
+ * managed configuration never holds.
+ */
+export interface Notifications {
+  readonly queues: readonly QueueNotification[];
+  readonly otherDestinations: number;
+}
+
+/** One replication rule in normal form (an absent prefix is "", an absent storage class undefined). */
+export interface ReplicationRule {
+  readonly id: string;
+  readonly priority: number;
+  readonly enabled: boolean;
+  readonly prefix: string;
+  readonly destinationArn: string;
+  readonly storageClass: string | undefined;
+  readonly deleteMarkerReplication: boolean;
+}
+
+/** The replication configuration in normal form: the role and the rules sorted by id. */
+export interface Replication {
+  readonly roleArn: string;
+  readonly rules: readonly ReplicationRule[];
+}
+
+/**
+ * What the driver resolved for the spec, by object name: the ARNs of the SqsQueue objects
+ * notifications name, and of the S3Bucket objects replication rules name.
+ */
+export interface ResolvedTargets {
+  readonly queueArns?: ReadonlyMap<string, string>;
+  readonly bucketArns?: ReadonlyMap<string, string>;
+  /** The bucket name of the S3Bucket logging.targetBucketRef names. */
+  readonly loggingTarget?: string;
+  /** The bucket names and ARNs of the S3Bucket objects allowLoggingFrom names. */
+  readonly loggingSources?: readonly { readonly bucketName: string; readonly bucketArn: string }[];
+}
+
+/** Server access logging in normal form. */
+export interface Logging {
+  readonly targetBucket: string;
+  readonly targetPrefix: string;
+}
+
+/** The Sid of the bucket policy statement that lets bucket `bucketName` write its access logs here. */
+export function loggingSid(bucketName: string): string {
+  return `s3-logging-${bucketName}`;
+}
+
+/**
+ * The bucket policy the spec manages: spec.policy (or an empty 2012-10-17 policy) with one
+ * statement per bucket allowLoggingFrom names appended, sorted by bucket name:
+ * logging.s3.amazonaws.com may s3:PutObject into this bucket when aws:SourceArn is that bucket.
+ */
+export function bucketPolicy(
+  policy: S3BucketSpec["policy"],
+  bucketArn: string,
+  sources: NonNullable<ResolvedTargets["loggingSources"]>,
+): JsonValue {
+  const grants = [...sources]
+    .sort((a, b) => (a.bucketName < b.bucketName ? -1 : a.bucketName > b.bucketName ? 1 : 0))
+    .map((b) => ({
+      Sid: loggingSid(b.bucketName),
+      Effect: "Allow",
+      Principal: { Service: "logging.s3.amazonaws.com" },
+      Action: "s3:PutObject",
+      Resource: `${bucketArn}/*`,
+      Condition: { ArnLike: { "aws:SourceArn": b.bucketArn } },
+    }));
+  const base = (policy ?? { Version: "2012-10-17", Statement: [] }) as { Statement: unknown[] };
+  return normalJson({ ...base, Statement: [...base.Statement, ...grants] } as JsonValue);
+}
+
 /**
  * Each setting in normal form. `null`: the bucket has none (S3 answered "not configured"; no
  * lifecycle rules is `[]`). A key that is absent was not read.
@@ -90,6 +178,9 @@ export interface BucketSettings {
   publicAccessBlock?: PublicAccessBlock | null;
   policy?: JsonValue | null;
   lifecycleRules?: readonly LifecycleRule[];
+  notifications?: Notifications;
+  replication?: Replication | null;
+  logging?: Logging | null;
   /** Managed only when the spec sets objectLock.defaultRetention (enabled goes with CreateBucket). */
   objectLock?: ObjectLockRetention | null;
   /** In S3's order, which matters (the first matching rule applies); none is `[]`. */
@@ -98,7 +189,7 @@ export interface BucketSettings {
 }
 
 /** The settings the spec sets, each in normal form: what the bucket must have. */
-export function desiredSettings(spec: S3BucketSpec): BucketSettings {
+export function desiredSettings(spec: S3BucketSpec, resolved: ResolvedTargets = {}): BucketSettings {
   const out: BucketSettings = {};
   if (spec.objectOwnership !== undefined) out.objectOwnership = spec.objectOwnership;
   if (spec.encryption !== undefined) {
@@ -118,7 +209,11 @@ export function desiredSettings(spec: S3BucketSpec): BucketSettings {
       restrictPublicBuckets: p.restrictPublicBuckets,
     };
   }
-  if (spec.policy !== undefined) out.policy = normalJson(spec.policy as JsonValue);
+  if (spec.allowLoggingFrom !== undefined) {
+    const sources = resolved.loggingSources;
+    if (sources === undefined) throw new Error("allowLoggingFrom was not resolved to bucket ARNs");
+    out.policy = bucketPolicy(spec.policy, s3BucketArn(spec.bucketName, spec.region), sources);
+  } else if (spec.policy !== undefined) out.policy = normalJson(spec.policy as JsonValue);
   if (spec.lifecycleRules !== undefined) {
     out.lifecycleRules = normalRules(
       spec.lifecycleRules.map((r) => ({
@@ -136,6 +231,14 @@ export function desiredSettings(spec: S3BucketSpec): BucketSettings {
         })),
       })),
     );
+  }
+  if (spec.notifications !== undefined)
+    out.notifications = desiredNotifications(spec.notifications, resolved);
+  if (spec.replication !== undefined) out.replication = desiredReplication(spec.replication, resolved);
+  if (spec.logging !== undefined) {
+    const target = spec.logging.targetBucket ?? resolved.loggingTarget;
+    if (target === undefined) throw new Error("logging.targetBucketRef was not resolved to a bucket");
+    out.logging = { targetBucket: target, targetPrefix: spec.logging.targetPrefix };
   }
   const retention = spec.objectLock?.defaultRetention;
   if (retention !== undefined) {
@@ -180,10 +283,83 @@ export function normalCorsRule(r: CorsRule): CorsRule {
   };
 }
 
-/** The settings the spec manages, in the order they are applied. */
+/** The settings the spec manages (sets), in the order they are applied. */
 export function managedSettings(spec: S3BucketSpec): BucketSetting[] {
-  const desired = desiredSettings(spec);
-  return BUCKET_SETTINGS.filter((k) => k in desired);
+  return BUCKET_SETTINGS.filter((k) => {
+    if (k === "policy") return spec.policy !== undefined || spec.allowLoggingFrom !== undefined;
+    // objectLock.enabled goes with CreateBucket; only the default retention is a setting.
+    if (k === "objectLock") return spec.objectLock?.defaultRetention !== undefined;
+    return spec[k] !== undefined;
+  });
+}
+
+/**
+ * spec.notifications in normal form, each queueRef replaced by the ARN `resolved` holds for it.
+ * @throws Error when a queueRef was not resolved (the driver resolves every one first).
+ */
+function desiredNotifications(
+  n: NonNullable<S3BucketSpec["notifications"]>,
+  resolved: ResolvedTargets,
+): Notifications {
+  return normalNotifications({
+    queues: (n.queues ?? []).map((q) => {
+      const arn =
+        q.queueArn ?? (q.queueRef !== undefined ? resolved.queueArns?.get(q.queueRef.name) : undefined);
+      if (arn === undefined) throw new Error(`notification ${q.id}: its queueRef was not resolved to an ARN`);
+      return {
+        id: q.id,
+        queueArn: arn,
+        events: q.events,
+        prefix: q.filter?.prefix ?? "",
+        suffix: q.filter?.suffix ?? "",
+      };
+    }),
+    otherDestinations: 0,
+  });
+}
+
+/**
+ * spec.replication in normal form, each bucketRef replaced by the ARN `resolved` holds for it.
+ * @throws Error when a bucketRef was not resolved (the driver resolves every one first).
+ */
+function desiredReplication(
+  r: NonNullable<S3BucketSpec["replication"]>,
+  resolved: ResolvedTargets,
+): Replication {
+  return normalReplication({
+    roleArn: r.roleArn,
+    rules: r.rules.map((rule) => {
+      const d = rule.destination;
+      const arn =
+        d.bucketArn ?? (d.bucketRef !== undefined ? resolved.bucketArns?.get(d.bucketRef.name) : undefined);
+      if (arn === undefined)
+        throw new Error(`replication rule ${rule.id}: its bucketRef was not resolved to an ARN`);
+      return {
+        id: rule.id,
+        priority: rule.priority,
+        enabled: rule.enabled,
+        prefix: rule.prefix ?? "",
+        destinationArn: arn,
+        storageClass: d.storageClass,
+        deleteMarkerReplication: rule.deleteMarkerReplication,
+      };
+    }),
+  });
+}
+
+/** Rules sorted by id. */
+export function normalReplication(r: Replication): Replication {
+  return { ...r, rules: [...r.rules].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)) };
+}
+
+/** Queues sorted by id, each with its events sorted. */
+export function normalNotifications(n: Notifications): Notifications {
+  return {
+    ...n,
+    queues: [...n.queues]
+      .map((q) => ({ ...q, events: [...q.events].sort() }))
+      .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)),
+  };
 }
 
 /** Rules sorted by id, each with both kinds of transitions sorted by days, then storage class. */
@@ -243,6 +419,18 @@ function describe(setting: BucketSetting, want: unknown, have: unknown): string 
     case "lifecycleRules": {
       const n = (want as readonly LifecycleRule[]).length;
       return `lifecycleRules: ${n} rule${n === 1 ? "" : "s"}`;
+    }
+    case "logging": {
+      const l = want as Logging;
+      return `logging: ${l.targetBucket}/${l.targetPrefix}`;
+    }
+    case "replication": {
+      const n = (want as Replication).rules.length;
+      return `replication: ${n} rule${n === 1 ? "" : "s"}`;
+    }
+    case "notifications": {
+      const n = want as Notifications;
+      return `notifications: ${n.queues.length} queue${n.queues.length === 1 ? "" : "s"}`;
     }
     case "cors": {
       const n = (want as readonly CorsRule[]).length;

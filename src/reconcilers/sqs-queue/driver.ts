@@ -19,8 +19,16 @@ import {
   UntagQueueCommand,
   type SQSClient,
 } from "@aws-sdk/client-sqs";
-import { ConditionType, isConditionTrue, SqsQueueResource, type SqsQueue } from "../../api/v1/index.ts";
+import {
+  ConditionType,
+  isConditionTrue,
+  SqsQueueResource,
+  type S3Bucket,
+  type SqsQueue,
+} from "../../api/v1/index.ts";
+import { s3BucketArn } from "../../aws/partition.ts";
 import { Reason } from "../common/reasons.ts";
+import { conflictingSids } from "../common/references.ts";
 import type { AwsClientSource } from "../../aws/clients.ts";
 import { isAwsErrorKind } from "../../aws/errors.ts";
 import { fromSqsTags, toSqsTags, type TagMap } from "../../aws/ownership.ts";
@@ -42,10 +50,12 @@ import {
   attributeDrift,
   attributeUpdate,
   createAttributes,
+  managedAttributes,
   describeAttributeChanges,
   observedAttributes,
   queueArnOfUrl,
   queueNameOfUrl,
+  s3NotificationSid,
   SQS_DRIFT_SETTINGS,
   type ResolvedReferences,
 } from "./model.ts";
@@ -94,6 +104,11 @@ export interface SqsQueueDriverOptions {
    * @default none: a queueRef is never ready
    */
   queues?: (ref: { namespace: string; name: string }) => Readonly<SqsQueue> | undefined;
+  /**
+   * S3Bucket objects from the shared cache, for the buckets allowS3Notifications names.
+   * @default none: a bucketRef is never found
+   */
+  buckets?: (ref: { namespace: string; name: string }) => Readonly<S3Bucket> | undefined;
   /** What the operator may do to a queue's tags. @default DEFAULT_TAG_POLICY */
   tagPolicy?: TagPolicy | undefined;
 }
@@ -106,8 +121,10 @@ export class SqsQueueDriver implements ResourceDriver<SqsQueueObject, SqsQueueVi
   readonly #aws: AwsClientSource;
   readonly #tagPolicy: TagPolicy;
   readonly #queues: SqsQueueDriverOptions["queues"];
+  readonly #buckets: SqsQueueDriverOptions["buckets"];
 
   constructor(opts: SqsQueueDriverOptions) {
+    this.#buckets = opts.buckets;
     this.#aws = opts.aws;
     this.#tagPolicy = opts.tagPolicy ?? DEFAULT_TAG_POLICY;
     this.#queues = opts.queues;
@@ -119,7 +136,48 @@ export class SqsQueueDriver implements ResourceDriver<SqsQueueObject, SqsQueueVi
    * @throws DependencyNotReadyError while it is missing or not Ready.
    * @throws InvalidSpecError when it can never serve (another type or region, or this queue).
    */
-  #resolve(obj: SqsQueueObject): ResolvedReferences {
+  #resolve(obj: SqsQueueObject, queueArn?: string): ResolvedReferences {
+    return { ...this.#deadLetter(obj), ...this.#s3Sources(obj), queueArn };
+  }
+
+  /**
+   * The buckets spec.allowS3Notifications names, from the cache: each must exist as an S3Bucket
+   * object (its bucket need not exist yet: the grant names the bucket by its name), and
+   * spec.policy must not use the Sids of their statements.
+   * @throws DependencyNotReadyError while a named S3Bucket object does not exist.
+   * @throws InvalidSpecError when spec.policy uses one of those Sids.
+   */
+  #s3Sources(obj: SqsQueueObject): ResolvedReferences {
+    const allowed = obj.spec.allowS3Notifications;
+    if (allowed === undefined) return {};
+    const namespace = obj.metadata.namespace ?? "";
+    const sources = allowed.map(({ bucketRef: { name } }) => {
+      const bucket = this.#buckets?.({ namespace, name });
+      if (bucket === undefined) {
+        throw new DependencyNotReadyError(
+          Reason.NotificationSourceNotFound,
+          `allowS3Notifications: the S3Bucket ${name} does not exist in namespace ${namespace}`,
+        );
+      }
+      const bucketName = bucket.spec.bucketName;
+      return { bucketName, bucketArn: s3BucketArn(bucketName, bucket.spec.region) };
+    });
+    const conflicts = conflictingSids(
+      obj.spec.policy,
+      sources.map((b) => s3NotificationSid(b.bucketName)),
+    );
+    if (conflicts.length > 0) {
+      throw new InvalidSpecError(
+        Reason.PolicyStatementConflict,
+        `spec.policy has the statement Sid ${conflicts.join(", ")}, which allowS3Notifications manages: ` +
+          `remove that statement from spec.policy or the bucket from allowS3Notifications`,
+      );
+    }
+    return { s3NotificationSources: sources };
+  }
+
+  /** The dead-letter queue's ARN; see {@link SqsQueueDriver.#resolve}. */
+  #deadLetter(obj: SqsQueueObject): ResolvedReferences {
     const ref = obj.spec.deadLetterQueue?.queueRef;
     if (ref === undefined) return {};
     const namespace = obj.metadata.namespace ?? "";
@@ -191,7 +249,7 @@ export class SqsQueueDriver implements ResourceDriver<SqsQueueObject, SqsQueueVi
       throw err;
     }
     if (url === undefined || url === "") throw new Error("SQS CreateQueue returned no QueueUrl");
-    const view = await this.#created(sqs, url, obj, attributes, ctx);
+    let view = await this.#created(sqs, url, obj, attributes, ctx);
     // SQS may take about a second before a new queue answers reads. Retrying is safe (the retry
     // finds the queue by name, or CreateQueue answers with it again), and nothing is recorded in
     // status until the queue has been read, so the lag is never taken for an out-of-band delete.
@@ -201,6 +259,17 @@ export class SqsQueueDriver implements ResourceDriver<SqsQueueObject, SqsQueueVi
     // tag tells whether this call made it.
     if (!isOwnedBy(view.tags, obj)) throw new QueueExistsError(spec.queueName);
     ctx.logger.info({ queueUrl: url }, "created SQS queue");
+    if (spec.allowS3Notifications !== undefined && view.arn !== "") {
+      // The notification grants name the queue's ARN, known only now.
+      const policy = managedAttributes(spec, { ...resolved, queueArn: view.arn })[SqsAttribute.Policy];
+      if (policy !== undefined) {
+        await sqs.send(
+          new SetQueueAttributesCommand({ QueueUrl: url, Attributes: { [SqsAttribute.Policy]: policy } }),
+          { abortSignal: ctx.signal },
+        );
+        view = { ...view, attributes: { ...view.attributes, [SqsAttribute.Policy]: policy } };
+      }
+    }
     return view;
   }
 
@@ -241,7 +310,11 @@ export class SqsQueueDriver implements ResourceDriver<SqsQueueObject, SqsQueueVi
     const queue = observed.resource;
     const sqs = this.#aws.client("sqs", obj.spec.region);
     const opts = { abortSignal: ctx.signal };
-    const attrs = attributeDrift(obj.spec, queue.attributes, this.#resolve(obj));
+    const attrs = attributeDrift(
+      obj.spec,
+      queue.attributes,
+      this.#resolve(obj, queue.arn !== "" ? queue.arn : undefined),
+    );
     if (attrs.length > 0) {
       const update = attributeUpdate(attrs);
       await sqs.send(new SetQueueAttributesCommand({ QueueUrl: queue.url, Attributes: update }), opts);

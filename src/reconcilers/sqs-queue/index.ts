@@ -1,14 +1,20 @@
 /**
  * The SqsQueue kind: the shared managed-resource flow with the SQS driver.
  */
-import { SqsQueueResource, sqsQueueCrd, type SqsQueue } from "../../api/v1/index.ts";
-import type { Request } from "../../runtime/controller/reconciler.ts";
-import type { KubeObject } from "../../runtime/kube/object.ts";
+import {
+  S3BucketResource,
+  SqsQueueResource,
+  sqsQueueCrd,
+  type S3Bucket,
+  type SqsQueue,
+} from "../../api/v1/index.ts";
 import { defineKind, type KindModule } from "../common/kind.ts";
+import { referenceKey, referrers } from "../common/references.ts";
 import { sqsQueueOutputs } from "./outputs.ts";
 import { sqsQueueChangeEvents } from "./change-events.ts";
 import { SqsQueueDriver, type SqsQueueObject, type SqsQueueView } from "./driver.ts";
 
+export { referrers } from "../common/references.ts";
 export { QueueExistsError, SqsQueueDriver, type SqsQueueObject, type SqsQueueView } from "./driver.ts";
 
 /** The cache index of queues by the dead-letter queue they name: `namespace/name`. */
@@ -17,7 +23,15 @@ export const DEAD_LETTER_QUEUE_INDEX = "deadLetterQueueRef";
 /** The {@link DEAD_LETTER_QUEUE_INDEX} values of `q`: the queue its queueRef names, if any. */
 export function deadLetterQueueIndex(q: Readonly<SqsQueue>): string[] {
   const ref = q.spec.deadLetterQueue?.queueRef?.name;
-  return ref === undefined ? [] : [`${q.metadata.namespace ?? ""}/${ref}`];
+  return ref === undefined ? [] : [referenceKey(q.metadata.namespace, ref)];
+}
+
+/** The cache index of queues by the S3Bucket objects their allowS3Notifications names: `namespace/name`. */
+export const S3_NOTIFICATION_SOURCE_INDEX = "allowS3NotificationsBucketRef";
+
+/** The {@link S3_NOTIFICATION_SOURCE_INDEX} values of `q`: the buckets it lets notify it. */
+export function s3NotificationSourceIndex(q: Readonly<SqsQueue>): string[] {
+  return (q.spec.allowS3Notifications ?? []).map((a) => referenceKey(q.metadata.namespace, a.bucketRef.name));
 }
 
 /** The `sqsqueue` controller's kind. */
@@ -39,11 +53,21 @@ export const sqsQueueKind: KindModule = defineKind<SqsQueueObject, SqsQueueView>
   outputs: sqsQueueOutputs,
   driver: (deps) => {
     const queues = deps.client.resource<SqsQueue>(SqsQueueResource);
-    return new SqsQueueDriver({ aws: deps.aws, tagPolicy: deps.tagPolicy, queues: (ref) => queues.get(ref) });
+    const buckets = deps.client.resource<S3Bucket>(S3BucketResource);
+    return new SqsQueueDriver({
+      aws: deps.aws,
+      tagPolicy: deps.tagPolicy,
+      queues: (ref) => queues.get(ref),
+      buckets: (ref) => buckets.get(ref),
+    });
   },
   // A change of a queue enqueues the queues that name it as their dead-letter queue, so they
-  // pick up its ARN (or its deletion) at once instead of at the next poll.
-  indexers: { [DEAD_LETTER_QUEUE_INDEX]: deadLetterQueueIndex },
+  // pick up its ARN (or its deletion) at once instead of at the next poll; a change of an
+  // S3Bucket enqueues the queues that allow it to send notifications (its name, its deletion).
+  indexers: {
+    [DEAD_LETTER_QUEUE_INDEX]: deadLetterQueueIndex,
+    [S3_NOTIFICATION_SOURCE_INDEX]: s3NotificationSourceIndex,
+  },
   watches: (deps) => {
     const queues = deps.client.resource<SqsQueue>(SqsQueueResource);
     return [
@@ -51,20 +75,10 @@ export const sqsQueueKind: KindModule = defineKind<SqsQueueObject, SqsQueueView>
         resource: SqsQueueResource,
         map: (changed) => referrers((key) => queues.byIndex(DEAD_LETTER_QUEUE_INDEX, key), changed),
       },
+      {
+        resource: S3BucketResource,
+        map: (changed) => referrers((key) => queues.byIndex(S3_NOTIFICATION_SOURCE_INDEX, key), changed),
+      },
     ];
   },
 });
-
-/**
- * The keys of the queues whose deadLetterQueue.queueRef names `dlq`, found through `byIndex`
- * ({@link DEAD_LETTER_QUEUE_INDEX}): one lookup, whatever the number of queues in the namespace.
- */
-export function referrers(
-  byIndex: (key: string) => readonly Readonly<SqsQueue>[],
-  dlq: KubeObject,
-): Request[] {
-  return byIndex(`${dlq.metadata.namespace ?? ""}/${dlq.metadata.name ?? ""}`).map((q) => ({
-    namespace: q.metadata.namespace ?? "",
-    name: q.metadata.name ?? "",
-  }));
-}

@@ -10,7 +10,9 @@ import {
   SQS_DRIFT_SETTINGS,
   queueArnOfUrl,
   queueNameOfUrl,
+  queuePolicy,
 } from "./model.ts";
+import { conflictingSids } from "../common/references.ts";
 import { DEFAULT_TAG_POLICY, describeTagPlan, planTags } from "../common/tags.ts";
 import type { TagMap } from "../../aws/ownership.ts";
 
@@ -248,5 +250,52 @@ describe("queueArnOfUrl", () => {
     assert.equal(queueArnOfUrl("https://sqs.us-east-1.amazonaws.com/q", "us-east-1"), undefined);
     assert.equal(queueArnOfUrl("https://sqs.us-east-1.amazonaws.com/acct/q", "us-east-1"), undefined);
     assert.equal(queueArnOfUrl("https://h/x/123456789012/q", "us-east-1"), undefined);
+  });
+});
+
+describe("SqsQueue S3 notification grants", () => {
+  const queueArn = "arn:aws:sqs:us-east-1:123456789012:events";
+  const sources = [
+    { bucketName: "zeta", bucketArn: "arn:aws:s3:::zeta" },
+    { bucketName: "alpha", bucketArn: "arn:aws:s3:::alpha" },
+  ];
+  const grant = (b: string) => ({
+    Sid: `s3-notifications-${b}`,
+    Effect: "Allow",
+    Principal: { Service: "s3.amazonaws.com" },
+    Action: "sqs:SendMessage",
+    Resource: queueArn,
+    Condition: { ArnEquals: { "aws:SourceArn": `arn:aws:s3:::${b}` } },
+  });
+  const own = {
+    Version: "2012-10-17",
+    Statement: [{ Sid: "Mine", Effect: "Deny", Principal: "*", Action: "sqs:*" }],
+  };
+
+  it("appends one statement per bucket, sorted by bucket name, after spec.policy's", () => {
+    assert.deepEqual(queuePolicy(own as never, queueArn, sources), {
+      Version: "2012-10-17",
+      Statement: [own.Statement[0], grant("alpha"), grant("zeta")],
+    });
+    assert.deepEqual(queuePolicy(undefined, queueArn, sources), {
+      Version: "2012-10-17",
+      Statement: [grant("alpha"), grant("zeta")],
+    });
+  });
+
+  it("manages the Policy attribute once the queue's ARN is known, and not before", () => {
+    const s = { ...spec, allowS3Notifications: [{ bucketRef: { name: "a" } }] };
+    assert.equal("Policy" in managedAttributes(s, { s3NotificationSources: sources }), false);
+    const attrs = managedAttributes(s, { s3NotificationSources: sources, queueArn });
+    assert.deepEqual(JSON.parse(attrs.Policy ?? "{}"), queuePolicy(undefined, queueArn, sources));
+    assert.throws(() => managedAttributes(s, {}), /not resolved/);
+  });
+
+  it("finds spec.policy statements that use a grant's Sid", () => {
+    const p = { Version: "2012-10-17", Statement: [{ Sid: "s3-notifications-alpha" }, { Sid: "Mine" }, {}] };
+    assert.deepEqual(conflictingSids(p as never, ["s3-notifications-alpha", "s3-notifications-zeta"]), [
+      "s3-notifications-alpha",
+    ]);
+    assert.deepEqual(conflictingSids(undefined, ["s3-notifications-alpha"]), []);
   });
 });

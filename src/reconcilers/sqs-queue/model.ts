@@ -44,6 +44,7 @@ export type ManagedAttributeSpec = Pick<
       | "encryption"
       | "policy"
       | "deadLetterQueue"
+      | "allowS3Notifications"
     >
   >;
 
@@ -79,9 +80,50 @@ export const SQS_DRIFT_SETTINGS: readonly string[] = Object.freeze([
   TAGS_SETTING,
 ]);
 
-/** What the driver resolved for the spec: the ARN of a dead-letter queue named by queueRef. */
+/**
+ * What the driver resolved for the spec: the ARN of a dead-letter queue named by queueRef; the
+ * buckets spec.allowS3Notifications names, and this queue's own ARN (the grants' Resource; not
+ * known before CreateQueue answers).
+ */
 export interface ResolvedReferences {
   deadLetterTargetArn?: string | undefined;
+  s3NotificationSources?: readonly S3NotificationSource[] | undefined;
+  queueArn?: string | undefined;
+}
+
+/** A bucket allowed to send event notifications to the queue. */
+export interface S3NotificationSource {
+  readonly bucketName: string;
+  readonly bucketArn: string;
+}
+
+/** The Sid of the policy statement that lets bucket `bucketName` send notifications. */
+export function s3NotificationSid(bucketName: string): string {
+  return `s3-notifications-${bucketName}`;
+}
+
+/**
+ * The queue policy the spec manages: spec.policy (or an empty 2012-10-17 policy) with one
+ * statement per allowed bucket appended, sorted by bucket name: s3.amazonaws.com may
+ * sqs:SendMessage to this queue when the request's aws:SourceArn is that bucket.
+ */
+export function queuePolicy(
+  policy: SqsQueueSpec["policy"],
+  queueArn: string,
+  sources: readonly S3NotificationSource[],
+): Record<string, unknown> {
+  const grants = [...sources]
+    .sort((a, b) => (a.bucketName < b.bucketName ? -1 : a.bucketName > b.bucketName ? 1 : 0))
+    .map((b) => ({
+      Sid: s3NotificationSid(b.bucketName),
+      Effect: "Allow",
+      Principal: { Service: "s3.amazonaws.com" },
+      Action: "sqs:SendMessage",
+      Resource: queueArn,
+      Condition: { ArnEquals: { "aws:SourceArn": b.bucketArn } },
+    }));
+  const base = policy ?? { Version: "2012-10-17", Statement: [] };
+  return { ...base, Statement: [...base.Statement, ...grants] };
 }
 
 /**
@@ -115,7 +157,14 @@ export function managedAttributes(
   } else if (enc?.sqsManaged === true) {
     out[SqsAttribute.SqsManagedSseEnabled] = "true";
   }
-  if (spec.policy !== undefined) out[SqsAttribute.Policy] = JSON.stringify(spec.policy);
+  if (spec.allowS3Notifications !== undefined) {
+    const sources = resolved.s3NotificationSources;
+    if (sources === undefined) throw new Error("allowS3Notifications was not resolved to bucket ARNs");
+    // Before CreateQueue answers, the queue's ARN (the grants' Resource) is unknown: the create
+    // path sets the policy right after.
+    if (resolved.queueArn !== undefined)
+      out[SqsAttribute.Policy] = JSON.stringify(queuePolicy(spec.policy, resolved.queueArn, sources));
+  } else if (spec.policy !== undefined) out[SqsAttribute.Policy] = JSON.stringify(spec.policy);
   const dlq = spec.deadLetterQueue;
   if (dlq !== undefined) {
     const arn = dlq.targetArn ?? resolved.deadLetterTargetArn;
