@@ -24,7 +24,7 @@ export interface ProxyEnvironment {
 export function proxyEnvironment(
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): ProxyEnvironment {
-  const any = (...names: string[]): string | undefined => {
+  const firstSet = (...names: string[]): string | undefined => {
     for (const n of names) {
       const v = env[n];
       if (v !== undefined && v !== "") return v;
@@ -32,9 +32,9 @@ export function proxyEnvironment(
     return undefined;
   };
   return {
-    httpsProxy: any("HTTPS_PROXY", "https_proxy"),
-    httpProxy: any("HTTP_PROXY", "http_proxy"),
-    noProxy: any("NO_PROXY", "no_proxy") ?? "",
+    httpsProxy: firstSet("HTTPS_PROXY", "https_proxy"),
+    httpProxy: firstSet("HTTP_PROXY", "http_proxy"),
+    noProxy: firstSet("NO_PROXY", "no_proxy") ?? "",
   };
 }
 

@@ -180,6 +180,28 @@ function observedTagsField() {
 }
 
 /**
+ * A reference to another object of `kind` in the referring object's namespace, by name (an
+ * SqsQueue's dead-letter queue, a bucket's notification queue, replication destination or log
+ * target, the buckets a grant names). `opts` describes the reference itself.
+ */
+export function namespacedRefField<const O extends s.ObjectOptions<{ name: string }>>(
+  kind: "S3Bucket" | "SqsQueue",
+  opts: O,
+) {
+  return s.object(
+    {
+      name: s.string({
+        description: `Name of an ${kind} object in this namespace.`,
+        required: true,
+        minLength: 1,
+        maxLength: 253,
+      }),
+    },
+    opts,
+  );
+}
+
+/**
  * `accountRef`: the AwsAccount the object's resource lives in. Unset: the namespace's
  * `compute.cloud.com/account` annotation, else the operator's own credentials.
  */

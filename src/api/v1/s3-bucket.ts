@@ -14,6 +14,7 @@ import {
   commonStatusFields,
   deletionPolicyField,
   managementPolicyField,
+  namespacedRefField,
   iamPolicyField,
   onDeletedOutOfBandField,
   regionField,
@@ -317,22 +318,12 @@ const queueNotificationSchema = s.object(
       },
       { description: "Narrows the notification to matching keys; unset: every key." },
     ),
-    queueRef: s.object(
-      {
-        name: s.string({
-          description: "Name of an SqsQueue object in this namespace.",
-          required: true,
-          minLength: 1,
-          maxLength: 253,
-        }),
-      },
-      {
-        description:
-          "The queue as an SqsQueue object in this namespace, in the bucket's region. The bucket " +
-          "waits (NotificationTargetNotReady) until that queue is Ready and its " +
-          "spec.allowS3Notifications names this bucket, so that S3 may send to it.",
-      },
-    ),
+    queueRef: namespacedRefField("SqsQueue", {
+      description:
+        "The queue as an SqsQueue object in this namespace, in the bucket's region. The bucket " +
+        "waits (NotificationTargetNotReady) until that queue is Ready and its " +
+        "spec.allowS3Notifications names this bucket, so that S3 may send to it.",
+    }),
     queueArn: s.string({
       description:
         "The queue's ARN, for a queue this cluster does not manage; its policy must let " +
@@ -404,21 +395,11 @@ const replicationRuleSchema = s.object(
     }),
     destination: s.object(
       {
-        bucketRef: s.object(
-          {
-            name: s.string({
-              description: "Name of an S3Bucket object in this namespace.",
-              required: true,
-              minLength: 1,
-              maxLength: 253,
-            }),
-          },
-          {
-            description:
-              "The destination as an S3Bucket object in this namespace. The bucket waits " +
-              "(ReplicationDestinationNotReady) until that bucket is Ready with versioning: true.",
-          },
-        ),
+        bucketRef: namespacedRefField("S3Bucket", {
+          description:
+            "The destination as an S3Bucket object in this namespace. The bucket waits " +
+            "(ReplicationDestinationNotReady) until that bucket is Ready with versioning: true.",
+        }),
         bucketArn: s.string({
           description: "The destination bucket's ARN, for a bucket this cluster does not manage.",
           maxLength: 128,
@@ -747,22 +728,12 @@ export const s3BucketSpecSchema = s.object(
     replication: replicationSchema,
     logging: s.object(
       {
-        targetBucketRef: s.object(
-          {
-            name: s.string({
-              description: "Name of an S3Bucket object in this namespace.",
-              required: true,
-              minLength: 1,
-              maxLength: 253,
-            }),
-          },
-          {
-            description:
-              "The target as another S3Bucket object in this namespace, in the bucket's region. The " +
-              "bucket waits (LoggingTargetNotReady) until that bucket is Ready and its " +
-              "spec.allowLoggingFrom names this bucket.",
-          },
-        ),
+        targetBucketRef: namespacedRefField("S3Bucket", {
+          description:
+            "The target as another S3Bucket object in this namespace, in the bucket's region. The " +
+            "bucket waits (LoggingTargetNotReady) until that bucket is Ready and its " +
+            "spec.allowLoggingFrom names this bucket.",
+        }),
         targetBucket: s.string({
           description:
             "The target bucket's name, for a bucket this cluster does not manage; its policy must " +
@@ -792,17 +763,10 @@ export const s3BucketSpecSchema = s.object(
     allowLoggingFrom: s.array(
       s.object(
         {
-          bucketRef: s.object(
-            {
-              name: s.string({
-                description: "Name of an S3Bucket object in this namespace.",
-                required: true,
-                minLength: 1,
-                maxLength: 253,
-              }),
-            },
-            { description: "The bucket as an S3Bucket object in this namespace.", required: true },
-          ),
+          bucketRef: namespacedRefField("S3Bucket", {
+            description: "The bucket as an S3Bucket object in this namespace.",
+            required: true,
+          }),
         },
         { description: "A bucket whose server access logs may be written into this bucket." },
       ),

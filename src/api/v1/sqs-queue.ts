@@ -14,6 +14,7 @@ import {
   commonStatusFields,
   deletionPolicyField,
   managementPolicyField,
+  namespacedRefField,
   iamPolicyField,
   onDeletedOutOfBandField,
   regionField,
@@ -149,17 +150,9 @@ export const sqsQueueSpecSchema = s.object(
     ),
     deadLetterQueue: s.object(
       {
-        queueRef: s.object(
-          {
-            name: s.string({
-              description: "Name of an SqsQueue object in this namespace.",
-              required: true,
-              minLength: 1,
-              maxLength: 253,
-            }),
-          },
-          { description: "The dead-letter queue as an SqsQueue object in this namespace." },
-        ),
+        queueRef: namespacedRefField("SqsQueue", {
+          description: "The dead-letter queue as an SqsQueue object in this namespace.",
+        }),
         targetArn: s.string({
           description: "The dead-letter queue's ARN, for a queue this cluster does not manage.",
           maxLength: 256,
@@ -188,17 +181,10 @@ export const sqsQueueSpecSchema = s.object(
     allowS3Notifications: s.array(
       s.object(
         {
-          bucketRef: s.object(
-            {
-              name: s.string({
-                description: "Name of an S3Bucket object in this namespace.",
-                required: true,
-                minLength: 1,
-                maxLength: 253,
-              }),
-            },
-            { description: "The bucket as an S3Bucket object in this namespace.", required: true },
-          ),
+          bucketRef: namespacedRefField("S3Bucket", {
+            description: "The bucket as an S3Bucket object in this namespace.",
+            required: true,
+          }),
         },
         { description: "A bucket whose event notifications may be sent to this queue." },
       ),

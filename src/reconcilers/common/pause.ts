@@ -5,7 +5,7 @@
  * Event when that begins. A deletion of a paused object that holds the finalizer waits, and its
  * condition and Event say so. Removing the annotation (or giving it any other value) resumes the
  * managed flow at once: the controller enqueues an object whose paused annotation changed, and
- * that reconcile observes the resource once, as any other would.
+ * that reconcile observes the resource once, as every other reconcile does.
  *
  * This module holds the pure decisions; the flow (./flow/reconciler.ts) executes them.
  */

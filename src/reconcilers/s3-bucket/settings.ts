@@ -75,7 +75,7 @@ export interface CorsRule {
   readonly maxAgeSeconds: number | undefined;
 }
 
-/** The static website in normal form; `routingRules` counts rules (the spec never has any). */
+/** The static website in normal form; `routingRules` counts rules (the spec never sets one). */
 export interface Website {
   readonly indexDocument: string | undefined;
   readonly errorDocument: string | undefined;
