@@ -76,8 +76,13 @@ export interface ScopedGrant {
  *   a queue to tell whose it is, so they must answer for queues that are not the operator's.
  * - S3: not scoped. A general purpose bucket evaluates `aws:ResourceTag` only once ABAC is
  *   enabled on it, and the driver tags a bucket after CreateBucket, so neither key confines it.
+ * - EC2 volumes: the volumeTags repair's CreateTags and DeleteTags take `aws:ResourceTag` on a
+ *   volume carrying the managed-by tag (written at launch).
  * - iam:PassRole, in both policies: Ec2Instance only to EC2, for instance profiles; S3Bucket only
  *   to S3, for the replication role.
+ * - KMS, in both policies, for a volume's kmsKeyId: EC2 uses the key on the caller's behalf, so
+ *   kms:CreateGrant only for grants to an AWS service (`kms:GrantIsForAWSResource`) and the key
+ *   operations only through EC2 (`kms:ViaService`).
  */
 export const TAG_SCOPED_GRANTS: readonly ScopedGrant[] = [
   {
@@ -124,10 +129,32 @@ export const TAG_SCOPED_GRANTS: readonly ScopedGrant[] = [
     condition: RESOURCE_TAGGED,
   },
   {
+    sid: "VolumeTags",
+    actions: ["ec2:CreateTags", "ec2:DeleteTags"],
+    resource: EC2_VOLUME,
+    condition: RESOURCE_TAGGED,
+  },
+  {
     sid: "PassRole",
     actions: ["iam:PassRole"],
     resource: "*",
     condition: { StringEquals: { "iam:PassedToService": "ec2.amazonaws.com" } },
+    always: true,
+    kind: "Ec2Instance",
+  },
+  {
+    sid: "KmsGrant",
+    actions: ["kms:CreateGrant"],
+    resource: "*",
+    condition: { Bool: { "kms:GrantIsForAWSResource": "true" } },
+    always: true,
+    kind: "Ec2Instance",
+  },
+  {
+    sid: "KmsViaEc2",
+    actions: ["kms:Decrypt", "kms:DescribeKey", "kms:GenerateDataKeyWithoutPlaintext", "kms:ReEncrypt*"],
+    resource: "*",
+    condition: { StringLike: { "kms:ViaService": "ec2.*.amazonaws.com" } },
     always: true,
     kind: "Ec2Instance",
   },

@@ -80,6 +80,21 @@ export function tagValueProblem(value: string): string | undefined {
  * under {@link RESERVED_TAG_PREFIX} (the operator's ownership tags).
  */
 export function tagsField(what: string) {
+  return tagMapField(
+    `Tags applied to the ${what}, in addition to the operator's ownership tags and the operator's ` +
+      `default tags (--default-tags; a key set here wins). Mutable and authoritative: the operator ` +
+      `adds, changes and removes tags on the ${what} until they match; exempt are aws: tags, its own ` +
+      `ownership tags and the prefixes of --ignore-tag-prefixes (never removed or overwritten). ${TAG_LIMITS_TEXT}`,
+  );
+}
+
+/** What every tag map allows, as its description says it. */
+const TAG_LIMITS_TEXT =
+  `At most 45 tags (AWS allows 50 and the operator adds 5 ownership tags); ` +
+  `keys 1-${MAX_TAG_KEY} characters, values at most ${MAX_TAG_VALUE}; ${TAG_CHARS_TEXT}.`;
+
+/** A map of AWS tags with the key and value rules AWS sets, described by `description`. */
+function tagMapField(description: string) {
   return s.record(
     s.string({
       description: `Tag value, at most ${MAX_TAG_VALUE} characters.`,
@@ -87,16 +102,23 @@ export function tagsField(what: string) {
       pattern: `^[${TAG_CHARS}]*$`,
     }),
     {
-      description:
-        `Tags applied to the ${what}, in addition to the operator's ownership tags and the operator's ` +
-        `default tags (--default-tags; a key set here wins). Mutable and authoritative: the operator ` +
-        `adds, changes and removes tags on the ${what} until they match; exempt are aws: tags, its own ` +
-        `ownership tags and the prefixes of --ignore-tag-prefixes (never removed or overwritten). At ` +
-        `most 45 tags (AWS allows 50 and the operator adds 5 ownership tags); ` +
-        `keys 1-${MAX_TAG_KEY} characters, values at most ${MAX_TAG_VALUE}; ${TAG_CHARS_TEXT}.`,
+      description,
       maxProperties: MAX_USER_TAGS,
       validations: TAG_KEY_RULES.map((r) => ({ rule: `self.all(k, ${r.cel})`, message: r.message })),
     },
+  );
+}
+
+/** `volumeTags` of an Ec2Instance: the tags of its EBS volumes, apart from the instance's tags. */
+export function volumeTagsField() {
+  return tagMapField(
+    "Tags of the instance's EBS volumes (the root volume and storage.additionalVolumes), instead " +
+      "of spec.tags, with the ownership tags and the default tags (--default-tags; a key set here " +
+      "wins). Omit: the volumes get the instance's tags at launch and are never read or tagged " +
+      "again. Set: written at launch (TagSpecifications, ResourceType volume) and, mutable and " +
+      "authoritative like spec.tags, put back on those volumes on every poll (DescribeVolumes, " +
+      "CreateTags, DeleteTags); removing it leaves the volumes' tags as they are. " +
+      TAG_LIMITS_TEXT,
   );
 }
 

@@ -50,6 +50,12 @@ export const ConditionReason = {
    * operator makes no AWS call for it and a deletion waits until the annotation is removed.
    */
   Paused: "Paused",
+  /**
+   * Synced=False: a setting of the AWS resource differs from the spec and the operator reports it
+   * instead of changing it in place (an EC2 volume resized, re-encrypted or detached out of band);
+   * the message names each setting and where it differs.
+   */
+  DriftNotRepaired: "DriftNotRepaired",
 } as const;
 
 /** Values of `condition.status`. */

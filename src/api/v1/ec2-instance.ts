@@ -22,6 +22,7 @@ import {
   regionField,
   requiredToManage,
   tagsField,
+  volumeTagsField,
   writeOutputsToField,
 } from "./common.ts";
 import type { API_VERSION } from "./group.ts";
@@ -61,6 +62,40 @@ const volumeSizeRules = [
 ];
 
 const DEVICE_NAME_PATTERN = "^/dev/(sd|xvd)[a-z]{1,2}[0-9]{0,2}$";
+
+/**
+ * The managed settings of a volume: its KMS key and whether it outlives the instance. Set at
+ * launch; drift of the key is reported (a volume is never re-encrypted in place), drift of
+ * deleteOnTermination is put back.
+ */
+const volumeManagedSettings = {
+  kmsKeyId: s.string({
+    description:
+      "The KMS key that encrypts the volume: a key ID, key ARN, alias name (alias/...) or alias ARN. " +
+      "Implies encrypted: true (encrypted: false is refused with it); omit for the account's default " +
+      "EBS key. EC2 needs the launching principal to use the key (kms:CreateGrant, kms:Decrypt, " +
+      "kms:GenerateDataKeyWithoutPlaintext, kms:ReEncrypt*, kms:DescribeKey). Once launched, a " +
+      "volume under another key than a key ID or ARN given here is reported " +
+      "(DriftNotRepaired), never re-encrypted; an alias is not compared.",
+    minLength: 1,
+    maxLength: 2048,
+    pattern:
+      "^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|mrk-[0-9a-f]{32}|alias/[A-Za-z0-9/_-]{1,250}|" +
+      "arn:aws[a-z-]*:kms:[a-z0-9-]+:[0-9]{12}:(key/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|mrk-[0-9a-f]{32})|alias/[A-Za-z0-9/_-]{1,250}))$",
+  }),
+  deleteOnTermination: s.boolean({
+    description:
+      "Whether EC2 deletes the volume when the instance terminates. Omit for true (then not " +
+      "managed after launch). Set: changed out of band, it is put back in place " +
+      "(ModifyInstanceAttribute BlockDeviceMappings). false: the volume outlives the instance, " +
+      "carrying the ownership tags, and the operator never deletes it.",
+  }),
+};
+const kmsKeyRule = {
+  rule: "!has(self.kmsKeyId) || !has(self.encrypted) || self.encrypted",
+  message: "kmsKeyId encrypts the volume: it cannot go with encrypted: false",
+  fieldPath: ".kmsKeyId",
+};
 
 /** Provisioned performance of a volume, and the types that take it (AWS EBS limits). */
 const volumePerformance = {
@@ -120,16 +155,25 @@ const rootVolumeSchema = s.object(
       pattern: DEVICE_NAME_PATTERN,
     }),
     encrypted: s.boolean({
-      description: "Encrypt the volume with the account's default EBS key. Omit to use the account default.",
+      description:
+        "Encrypt the volume, with kmsKeyId or the account's default EBS key. Omit to use the account default.",
     }),
     ...volumePerformance,
+    ...volumeManagedSettings,
   },
-  { description: "The root (boot) volume.", validations: [...volumeSizeRules, ...volumePerformanceRules] },
+  {
+    description: "The root (boot) volume.",
+    validations: [...volumeSizeRules, ...volumePerformanceRules, kmsKeyRule],
+  },
 );
 
 const additionalVolumeSchema = s.object(
   {
-    size: s.integer({ description: "Size in GiB.", required: true, minimum: 1, maximum: 65536 }),
+    size: s.integer({
+      description: "Size in GiB; required unless snapshotId is set (then at least the snapshot's size).",
+      minimum: 1,
+      maximum: 65536,
+    }),
     type: s.enumOf(VOLUME_TYPES, {
       description:
         "EBS volume type: gp2, gp3, io1, io2, st1, sc1 or standard. Omit for the EC2 default (gp2).",
@@ -141,13 +185,35 @@ const additionalVolumeSchema = s.object(
       pattern: DEVICE_NAME_PATTERN,
     }),
     encrypted: s.boolean({
-      description: "Encrypt the volume with the account's default EBS key. Omit to use the account default.",
+      description:
+        "Encrypt the volume, with kmsKeyId or the account's default EBS key. Omit to use the account " +
+        "default (a volume from an encrypted snapshot is always encrypted).",
     }),
     ...volumePerformance,
+    ...volumeManagedSettings,
+    snapshotId: s.string({
+      description:
+        "The EBS snapshot to create the volume from (snap-...), in the instance's region. Omit for an " +
+        "empty volume. Once launched, a volume on this device from another snapshot is reported " +
+        "(DriftNotRepaired).",
+      maxLength: 22,
+      pattern: "^snap-([0-9a-f]{8}|[0-9a-f]{17})$",
+    }),
   },
   {
-    description: "A data volume created with the instance and deleted with it.",
-    validations: [...volumeSizeRules, ...volumePerformanceRules],
+    description:
+      "A data volume created with the instance, deleted with it unless deleteOnTermination is false.",
+    validations: [
+      ...volumeSizeRules,
+      ...volumePerformanceRules,
+      kmsKeyRule,
+      {
+        rule: "has(self.size) || has(self.snapshotId)",
+        message: "a volume needs size, or snapshotId to take the snapshot's size",
+        reason: "FieldValueRequired",
+        fieldPath: ".size",
+      },
+    ],
   },
 );
 
@@ -185,8 +251,13 @@ const storageSchema = s.object(
   },
   {
     description:
-      "EBS volumes of the instance. Immutable: block devices are fixed at launch; create a new " +
-      "object to change them.",
+      "EBS volumes of the instance. Immutable: block devices are fixed at launch, and the operator " +
+      "never resizes, retypes or re-encrypts a volume in place; create a new object to change them. " +
+      "When the spec sets volumeTags or a volume's kmsKeyId or snapshotId, every poll also reads " +
+      "the volumes (DescribeVolumes) and reports each volume setting the spec sets that differs " +
+      "(size, type, encrypted, kmsKeyId, snapshotId, iops, throughput) with Synced=False, reason " +
+      "DriftNotRepaired, naming the setting and the device. A volume the spec lists that is no " +
+      "longer attached is reported the same way; deleteOnTermination is put back.",
     validations: [
       {
         rule:
@@ -294,6 +365,7 @@ export const ec2InstanceSpecSchema = s.object(
     }),
     tags: tagsField("instance"),
     storage: storageSchema,
+    volumeTags: volumeTagsField(),
     metadataOptions: metadataOptionsSchema,
     iamInstanceProfile: s.string({
       description:
@@ -436,7 +508,11 @@ export const ec2InstanceSpecSchema = s.object(
         fieldPath: ".creditSpecification",
       },
       s.immutablePresence("subnet", "subnet is immutable: an instance cannot move between subnets"),
-      s.immutablePresence("storage", "storage is immutable: block devices are fixed at launch"),
+      s.immutablePresence(
+        "storage",
+        "storage is immutable: block devices are fixed at launch, and volumes are not resized, " +
+          "retyped or re-encrypted in place",
+      ),
       s.immutablePresence("associatePublicIP", "associatePublicIP is immutable: it is fixed at launch"),
       s.immutablePresence("marketOptions", "marketOptions is immutable: EC2 fixes the market at launch"),
       s.immutablePresence(

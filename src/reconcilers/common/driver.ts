@@ -124,6 +124,18 @@ export interface Readiness {
 export interface DriftRepair {
   readonly setting: string;
   readonly description: string;
+  /**
+   * The drift was found and left as it is, because the setting is not changed in place (an EC2
+   * volume's size or KMS key). The flow reports it (Synced=False, reason DriftNotRepaired, a
+   * Warning Event and the drift reports metric when the report is new) instead of an `Updated`
+   * Event; `setting` is then one of the driver's {@link ResourceDriver.reportedSettings}.
+   */
+  readonly reportOnly?: boolean;
+}
+
+/** Drift of `setting` that is reported, not repaired (see {@link DriftRepair.reportOnly}). */
+export function driftReported(setting: string, description: string): DriftRepair {
+  return { setting, description, reportOnly: true };
 }
 
 /** The setting name of the `tags` map, which every kind repairs. */
@@ -240,6 +252,12 @@ export interface ResourceDriver<T extends ManagedObject, R> {
    */
   readonly driftSettings: readonly string[];
   /**
+   * Every setting whose drift {@link update} may report without repairing it
+   * ({@link DriftRepair.reportOnly}): the fixed `setting` label values of
+   * `kubeprovisioner_drift_reports_total` for this kind. @default none
+   */
+  readonly reportedSettings?: readonly string[];
+  /**
    * Finds the resource: by the recorded ID first, then by ownership tag (EC2) or by name (S3,
    * SQS), and judges it with {@link verdictOf} from its tags (never from status). A resource that
    * no longer counts as existing (an EC2 instance in `terminated`) is reported as absent. Called
@@ -258,7 +276,8 @@ export interface ResourceDriver<T extends ManagedObject, R> {
    * included, through ./tags.ts), versioning, queue attributes. Called for a resource that is
    * the object's own, and for a foreign one once the ownership rules let the object adopt it:
    * writing the desired tags is what adopts it. Returns each change made (empty when in sync: the
-   * second reconcile of an unchanged object makes no mutating call).
+   * second reconcile of an unchanged object makes no mutating call), and each drift left as it is
+   * and reported ({@link DriftRepair.reportOnly}).
    */
   update(obj: T, observed: Observation<R> & { exists: true }, ctx: DriverContext): Promise<DriftRepair[]>;
   /**

@@ -12,6 +12,10 @@
  *   changed): drift made outside the operator, and equally a spec change being applied, since
  *   both reach AWS through the same repair. `setting` is one of the kind driver's fixed
  *   `driftSettings`; all start at 0.
+ * - `kubeprovisioner_drift_reports_total{kind,setting}`: drift of a setting that the operator
+ *   does not change in place (an EC2 volume's size or KMS key) found and reported, counted when
+ *   the report is new (beside its `DriftNotRepaired` Event), not on every poll it lasts.
+ *   `setting` is one of the driver's fixed `reportedSettings`; all start at 0.
  */
 import type { Counter, Registry } from "prom-client";
 import { ConditionStatus, ConditionType, getCondition } from "../../api/v1/index.ts";
@@ -23,6 +27,7 @@ import type { ManagedObject } from "./driver.ts";
 export const MANAGED_METRIC_NAMES = Object.freeze({
   resources: "kubeprovisioner_managed_resources",
   driftRepairs: "kubeprovisioner_drift_repairs_total",
+  driftReports: "kubeprovisioner_drift_reports_total",
 });
 
 /** Values of the `ready` and `synced` labels. */
@@ -91,24 +96,41 @@ function statusOf(obj: Readonly<ManagedObject>, type: string): Status {
     : ConditionStatus.Unknown;
 }
 
-/** Counts repaired drift of one kind; see the module comment. */
+/** Counts repaired and reported drift of one kind; see the module comment. */
 export class DriftRepairMetrics {
   readonly #counter: Counter<"kind" | "setting">;
+  readonly #reports: Counter<"kind" | "setting">;
   readonly #kind: string;
 
-  /** Creates the series of every setting of `kind` at 0. */
-  constructor(registry: Registry, kind: string, settings: readonly string[]) {
+  /** Creates the series of every repaired and every reported setting of `kind` at 0. */
+  constructor(
+    registry: Registry,
+    kind: string,
+    settings: readonly string[],
+    reported: readonly string[] = [],
+  ) {
     this.#counter = counter(registry, {
       name: MANAGED_METRIC_NAMES.driftRepairs,
       help: "Reconciles that repaired drift of a setting in AWS, per kind and setting.",
       labelNames: ["kind", "setting"],
     });
+    this.#reports = counter(registry, {
+      name: MANAGED_METRIC_NAMES.driftReports,
+      help: "Drift of a setting not changed in place, found and reported (once per new report), per kind and setting.",
+      labelNames: ["kind", "setting"],
+    });
     this.#kind = kind;
     for (const setting of settings) this.#counter.inc({ kind, setting }, 0);
+    for (const setting of reported) this.#reports.inc({ kind, setting }, 0);
   }
 
   /** Records one reconcile that put `setting` back. */
   repaired(setting: string): void {
     this.#counter.inc({ kind: this.#kind, setting });
+  }
+
+  /** Records a new report of drift in `setting`, left as it is. */
+  reported(setting: string): void {
+    this.#reports.inc({ kind: this.#kind, setting });
   }
 }

@@ -27,6 +27,8 @@ export const Reason = {
   OutputNotAllowed: ConditionReason.OutputNotAllowed,
   /** Synced=False: the object carries the paused annotation (./pause.ts). */
   Paused: ConditionReason.Paused,
+  /** Synced=False: drift the driver reports instead of repairing (a DriftRepair with reportOnly). */
+  DriftNotRepaired: ConditionReason.DriftNotRepaired,
 
   // The ownership rules (./ownership.ts): the resource found is not this object's to take.
   NotOwned: ConditionReason.NotOwned,

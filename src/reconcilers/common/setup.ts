@@ -144,7 +144,12 @@ export function managedReconciler<T extends ManagedObject, R>(
     pollIntervalFor: deps.resync === undefined ? undefined : pollIntervalOf(deps.resync, deps.pollIntervalMs),
     takeChangeHint:
       deps.resync === undefined ? undefined : (key: string) => deps.resync?.takeHint(resource, key) === true,
-    driftRepairs: new DriftRepairMetrics(deps.registry, resource.kind, connector.driver.driftSettings),
+    driftRepairs: new DriftRepairMetrics(
+      deps.registry,
+      resource.kind,
+      connector.driver.driftSettings,
+      connector.driver.reportedSettings,
+    ),
     outputs:
       outputs === undefined
         ? undefined

@@ -86,7 +86,8 @@ function isAwsTagKey(key: string): boolean {
 
 /**
  * The complete tag set the resource of `obj` (of kind `kind`) should carry: the policy's default
- * tags, overridden by `spec.tags`, plus the ownership tags.
+ * tags, overridden by `spec.tags` (or the tag map `own` names, as `spec.volumeTags`), plus the
+ * ownership tags.
  * @throws InvalidSpecError `TooManyTags` when that exceeds AWS's {@link MAX_RESOURCE_TAGS}
  *   (checked before anything is created, so no resource is left that cannot carry its tags).
  */
@@ -94,18 +95,19 @@ export function desiredTagsOf(
   obj: Pick<ManagedObject, "metadata" | "spec">,
   kind: string,
   policy: TagPolicy,
+  own: { tags: Readonly<TagMap> | undefined; field: string } = { tags: obj.spec.tags, field: "spec.tags" },
 ): TagMap {
-  const user = { ...policy.defaultTags, ...obj.spec.tags };
+  const user = { ...policy.defaultTags, ...own.tags };
   const tags = desiredTags(user, ownerOf(obj, kind));
   const count = Object.keys(tags).length;
   if (count > MAX_RESOURCE_TAGS) {
     const ownership = count - Object.keys(user).length;
-    const defaults = Object.keys(policy.defaultTags).filter((k) => !(k in (obj.spec.tags ?? {}))).length;
+    const defaults = Object.keys(policy.defaultTags).filter((k) => !(k in (own.tags ?? {}))).length;
     throw new InvalidSpecError(
       "TooManyTags",
       `AWS allows at most ${MAX_RESOURCE_TAGS} tags on a resource; with the operator's ${ownership} ownership ` +
-        `tags and ${defaults} default tags (--default-tags) not set in spec.tags, spec.tags may hold at most ` +
-        `${MAX_RESOURCE_TAGS - ownership - defaults} keys of its own, it holds ${Object.keys(obj.spec.tags ?? {}).length}`,
+        `tags and ${defaults} default tags (--default-tags) not set in ${own.field}, ${own.field} may hold at most ` +
+        `${MAX_RESOURCE_TAGS - ownership - defaults} keys of its own, it holds ${Object.keys(own.tags ?? {}).length}`,
     );
   }
   return tags;

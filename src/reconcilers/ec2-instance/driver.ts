@@ -2,7 +2,7 @@
  * The Ec2Instance driver: finds, launches, repairs and terminates EC2 instances for the shared
  * reconcile flow. Finding is the locator's job (locator.ts: by the ID recorded in status through
  * the per-region batchers, else by ownership tag), repairing the repairs' (repairs.ts: tags,
- * metadata options, instance profile, in-place attributes, run state and type); this file launches with the recorded
+ * metadata options, instance profile, in-place attributes, volumes, run state and type); this file launches with the recorded
  * idempotency token, tagged at launch, terminates, and describes.
  */
 import {
@@ -45,6 +45,7 @@ import {
   type Ec2InstanceView,
 } from "./model.ts";
 import { InstanceRepairs } from "./repairs.ts";
+import { DELETE_ON_TERMINATION_SETTING, VOLUME_REPORTED_SETTINGS, VOLUME_TAGS_SETTING } from "./volumes.ts";
 import {
   DESIRED_STATE_SETTING,
   INSTANCE_TYPE_SETTING,
@@ -99,7 +100,11 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Ec2I
     DESIRED_STATE_SETTING,
     INSTANCE_TYPE_SETTING,
     USER_DATA_SETTING,
+    VOLUME_TAGS_SETTING,
+    DELETE_ON_TERMINATION_SETTING,
   ]);
+  /** The volume settings whose drift is reported, never repaired: volumes change at launch only. */
+  readonly reportedSettings: readonly string[] = VOLUME_REPORTED_SETTINGS;
   /** Steady polls of all instances land together, so the batcher can merge their lookups. */
   readonly alignPolls = true;
   readonly #aws: AwsClientSource;
@@ -154,6 +159,10 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Ec2I
     const input = runInstancesInput(spec, {
       token,
       tags: desiredTagsOf(obj, KIND, this.#tagPolicy),
+      volumeTags:
+        spec.volumeTags === undefined
+          ? undefined
+          : desiredTagsOf(obj, KIND, this.#tagPolicy, { tags: spec.volumeTags, field: "spec.volumeTags" }),
       amiRootDeviceName,
     });
     const out = await this.#aws

@@ -42,7 +42,8 @@ export const ec2InstanceKind: KindModule = defineKind<Ec2InstanceObject, Ec2Inst
       action: "ec2:ModifyInstanceAttribute",
       when:
         "only to change the instanceType or userData of a stopped instance, or for objects with " +
-        "securityGroups, disableApiTermination, disableApiStop or instanceInitiatedShutdownBehavior",
+        "securityGroups, disableApiTermination, disableApiStop, instanceInitiatedShutdownBehavior " +
+        "or a volume's deleteOnTermination",
     },
     {
       action: "ec2:DescribeInstanceAttribute",
@@ -75,6 +76,21 @@ export const ec2InstanceKind: KindModule = defineKind<Ec2InstanceObject, Ec2Inst
       calls: ["RunInstances", "AssociateIamInstanceProfile", "ReplaceIamInstanceProfileAssociation"],
       when: "only for objects with iamInstanceProfile, on the profile's role",
     },
+    {
+      action: "ec2:DescribeVolumes",
+      when: "only for objects with volumeTags or a volume's kmsKeyId or snapshotId",
+    },
+    ...[
+      "kms:CreateGrant",
+      "kms:Decrypt",
+      "kms:DescribeKey",
+      "kms:GenerateDataKeyWithoutPlaintext",
+      "kms:ReEncrypt*",
+    ].map((action) => ({
+      action,
+      calls: ["RunInstances"],
+      when: "only for objects with a volume's kmsKeyId: EC2 uses the key on the operator's behalf at launch",
+    })),
     {
       action: "ec2:DescribeImages",
       when: "only to find an AMI's root device name when a root volume is sized without deviceName",

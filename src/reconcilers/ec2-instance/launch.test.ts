@@ -230,6 +230,61 @@ describe("blockDeviceMappings", () => {
     ]);
   });
 
+  it("encrypts with the KMS key given, keeps a volume past termination and restores a snapshot", () => {
+    const key = "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab";
+    const spec: Ec2InstanceSpec = {
+      ...base,
+      storage: {
+        rootVolume: { deviceName: "/dev/xvda", kmsKeyId: key },
+        additionalVolumes: [
+          { deviceName: "/dev/sdf", size: 20, kmsKeyId: "alias/data", deleteOnTermination: false },
+          { deviceName: "/dev/sdg", snapshotId: "snap-0123456789abcdef0" },
+          { deviceName: "/dev/sdh", size: 8, encrypted: false },
+        ],
+      },
+    };
+    assert.deepEqual(blockDeviceMappings(spec.storage, undefined), [
+      // A key implies Encrypted: EC2 refuses KmsKeyId without it.
+      { DeviceName: "/dev/xvda", Ebs: { DeleteOnTermination: true, Encrypted: true, KmsKeyId: key } },
+      {
+        DeviceName: "/dev/sdf",
+        Ebs: { DeleteOnTermination: false, VolumeSize: 20, Encrypted: true, KmsKeyId: "alias/data" },
+      },
+      // No size: EC2 takes the snapshot's.
+      { DeviceName: "/dev/sdg", Ebs: { DeleteOnTermination: true, SnapshotId: "snap-0123456789abcdef0" } },
+      { DeviceName: "/dev/sdh", Ebs: { DeleteOnTermination: true, VolumeSize: 8, Encrypted: false } },
+    ]);
+  });
+
+  it("maps a root volume that only sets deleteOnTermination, on the AMI's root device", () => {
+    const spec: Ec2InstanceSpec = { ...base, storage: { rootVolume: { deleteOnTermination: false } } };
+    assert.equal(needsAmiRootDevice(spec), true);
+    assert.deepEqual(blockDeviceMappings(spec.storage, "/dev/sda1"), [
+      { DeviceName: "/dev/sda1", Ebs: { DeleteOnTermination: false } },
+    ]);
+  });
+
+  it("tags the volumes with volumeTags instead of the instance's tags when given", () => {
+    const volumeTags = { team: "data", "compute.cloud.com/uid": "u-1" };
+    const input = runInstancesInput(base, { token: "t", tags, volumeTags });
+    assert.deepEqual(input.TagSpecifications, [
+      {
+        ResourceType: "instance",
+        Tags: [
+          { Key: "Name", Value: "web" },
+          { Key: "compute.cloud.com/uid", Value: "u-1" },
+        ],
+      },
+      {
+        ResourceType: "volume",
+        Tags: [
+          { Key: "compute.cloud.com/uid", Value: "u-1" },
+          { Key: "team", Value: "data" },
+        ],
+      },
+    ]);
+  });
+
   it("passes volume performance, metadata options and the instance profile at launch", () => {
     const input = runInstancesInput(
       {

@@ -18,8 +18,13 @@ import { toEc2Tags, type TagMap } from "../../aws/ownership.ts";
 export interface LaunchParams {
   /** Idempotency token, passed as ClientToken. */
   token: string;
-  /** Every tag the instance and its volumes carry from launch: user tags plus ownership tags. */
+  /** Every tag the instance carries from launch: user tags plus ownership tags. */
   tags: TagMap;
+  /**
+   * Every tag its volumes carry from launch when the spec sets `volumeTags` (those plus the
+   * ownership tags); otherwise the volumes carry {@link tags}.
+   */
+  volumeTags?: TagMap | undefined;
   /**
    * Root device name of the AMI, needed only when {@link needsAmiRootDevice} says so (the spec
    * sizes, types or encrypts the root volume without naming its device).
@@ -36,7 +41,9 @@ function rootVolumeHasSettings(storage: Ec2InstanceStorage | undefined): boolean
       root.type !== undefined ||
       root.encrypted !== undefined ||
       root.iops !== undefined ||
-      root.throughput !== undefined)
+      root.throughput !== undefined ||
+      root.kmsKeyId !== undefined ||
+      root.deleteOnTermination !== undefined)
   );
 }
 
@@ -63,11 +70,11 @@ export function blockDeviceMappings(
     out.push({
       DeviceName: deviceName,
       Ebs: {
-        // A root volume outliving its instance is a leak nobody asked for.
-        DeleteOnTermination: true,
+        // Unless asked for, a root volume outliving its instance is a leak nobody wanted.
+        DeleteOnTermination: root.deleteOnTermination ?? true,
         ...(root.size !== undefined ? { VolumeSize: root.size } : {}),
         ...(root.type !== undefined ? { VolumeType: root.type as VolumeType } : {}),
-        ...(root.encrypted !== undefined ? { Encrypted: root.encrypted } : {}),
+        ...encryptionOf(root),
         ...(root.iops !== undefined ? { Iops: root.iops } : {}),
         ...(root.throughput !== undefined ? { Throughput: root.throughput } : {}),
       },
@@ -77,10 +84,11 @@ export function blockDeviceMappings(
     out.push({
       DeviceName: v.deviceName,
       Ebs: {
-        DeleteOnTermination: true,
-        VolumeSize: v.size,
+        DeleteOnTermination: v.deleteOnTermination ?? true,
+        ...(v.size !== undefined ? { VolumeSize: v.size } : {}),
+        ...(v.snapshotId !== undefined ? { SnapshotId: v.snapshotId } : {}),
         ...(v.type !== undefined ? { VolumeType: v.type as VolumeType } : {}),
-        ...(v.encrypted !== undefined ? { Encrypted: v.encrypted } : {}),
+        ...encryptionOf(v),
         ...(v.iops !== undefined ? { Iops: v.iops } : {}),
         ...(v.throughput !== undefined ? { Throughput: v.throughput } : {}),
       },
@@ -90,11 +98,24 @@ export function blockDeviceMappings(
 }
 
 /**
+ * The encryption of a volume as EC2 takes it: a KMS key implies `Encrypted: true` (EC2 refuses a
+ * key without it), otherwise `encrypted` as the spec sets it.
+ */
+function encryptionOf(v: { encrypted?: boolean | undefined; kmsKeyId?: string | undefined }): {
+  Encrypted?: boolean;
+  KmsKeyId?: string;
+} {
+  if (v.kmsKeyId !== undefined) return { Encrypted: true, KmsKeyId: v.kmsKeyId };
+  return v.encrypted !== undefined ? { Encrypted: v.encrypted } : {};
+}
+
+/**
  * The RunInstances input launching exactly one instance for `spec`.
  *
  * - `ClientToken` is the recorded token, so a retried launch returns the first instance on AWS.
  * - Tags go in `TagSpecifications` for the instance and its volumes: the instance carries its
- *   ownership tags from the first moment it exists, so a lookup by tag can always find it.
+ *   ownership tags from the first moment it exists, so a lookup by tag can always find it. The
+ *   volumes carry the instance's tags, or `volumeTags` (with the ownership tags) when set.
  * - `associatePublicIP` needs a network interface specification, which in turn needs a subnet;
  *   without `subnet` the field is left to the default VPC's setting. With the interface, subnet
  *   security groups and the private address move onto it (EC2 rejects them at both levels).
@@ -173,7 +194,7 @@ export function runInstancesInput(spec: Ec2InstanceSpec, params: LaunchParams): 
     ...(spec.hibernation !== undefined ? { HibernationOptions: { Configured: spec.hibernation } } : {}),
     TagSpecifications: [
       { ResourceType: "instance", Tags: tags },
-      { ResourceType: "volume", Tags: tags },
+      { ResourceType: "volume", Tags: params.volumeTags !== undefined ? toEc2Tags(params.volumeTags) : tags },
     ],
   };
 }

@@ -2,6 +2,7 @@
  * Puts an EC2 instance back in line with its spec: the tags (the desired set, ownership tags
  * included; for an instance being adopted this writes its ownership tags), the metadata options
  * and the instance profile (instance-settings.ts), the in-place attributes (instance-attributes.ts),
+ * the volumes (volumes.ts: volumeTags and deleteOnTermination put back, the rest reported),
  * then the run state, type and user data (run-state.ts),
  * last, since the settings are written against the state observed. One call per step, never
  * waiting for EC2 to finish a transition. Every mutating call goes through the locator's
@@ -14,6 +15,7 @@ import {
   DescribeIamInstanceProfileAssociationsCommand,
   DescribeInstanceAttributeCommand,
   DescribeInstanceCreditSpecificationsCommand,
+  DescribeVolumesCommand,
   ModifyInstanceAttributeCommand,
   ModifyInstanceCreditSpecificationCommand,
   ModifyInstanceMetadataOptionsCommand,
@@ -25,16 +27,33 @@ import {
   type IamInstanceProfileSpecification,
   type Instance,
 } from "@aws-sdk/client-ec2";
-import { toEc2Tags } from "../../aws/ownership.ts";
+import { fromEc2Tags, toEc2Tags } from "../../aws/ownership.ts";
 import type { AwsClientOf } from "../../aws/service.ts";
 import { InvalidSpecError, type DriftRepair, type DriverContext } from "../common/driver.ts";
-import { desiredTagsOf, repairTags, type TagPolicy } from "../common/tags.ts";
+import {
+  applyTagPlan,
+  desiredTagsOf,
+  describeTagPlan,
+  isEmptyPlan,
+  planTags,
+  repairTags,
+  type TagPolicy,
+} from "../common/tags.ts";
 import { describedAttributesOf, monitoringDrift, securityGroupsDrift } from "./instance-attributes.ts";
 import { metadataOptionsDrift, profileAction, profileMatches } from "./instance-settings.ts";
 import { encodeUserData, profileSpecifier, sameUserData } from "./launch.ts";
 import { KIND, type InstanceLocator } from "./locator.ts";
 import { instanceTags, requireId, stateOf, type Ec2InstanceObject } from "./model.ts";
 import { planRunState, type RunStateFacts, type RunStateStep } from "./run-state.ts";
+import {
+  DELETE_ON_TERMINATION_SETTING,
+  deleteOnTerminationDrift,
+  detachedDrift,
+  needsVolumeRead,
+  taggedVolumes,
+  VOLUME_TAGS_SETTING,
+  volumeSettingsDrift,
+} from "./volumes.ts";
 import { Reason } from "../common/reasons.ts";
 
 /** Repairs the drift of instances; see the module comment. */
@@ -83,11 +102,12 @@ export class InstanceRepairs {
     if (changes.length > 0) ctx.logger.info({ instanceId: id, changes }, "repaired EC2 instance tags");
     const settings = await this.#repairSettings(obj, instance, send, ctx);
     const attributes = await this.#repairAttributes(obj, instance, send, ctx);
+    const volumes = await this.#repairVolumes(obj, instance, send, ctx);
     if (runState.steps.length > 0) {
       for (const step of runState.steps) await send((ec2, o) => runStep(ec2, id, step, o));
       ctx.logger.info({ instanceId: id, steps: runState.steps }, "changing the EC2 instance's run state");
     }
-    return [...changes, ...settings, ...attributes, ...runState.repairs];
+    return [...changes, ...settings, ...attributes, ...volumes, ...runState.repairs];
   }
 
   /** What the last {@link repair} of this very `instance` read beside it (none: nothing differs). */
@@ -238,6 +258,85 @@ export class InstanceRepairs {
       }
     }
     if (changes.length > 0) ctx.logger.info({ instanceId: id, changes }, "repaired EC2 instance attributes");
+    return changes;
+  }
+
+  /**
+   * The volumes of an instance that is running or stopped (volumes.ts): puts back the
+   * deleteOnTermination values the spec sets (one ModifyInstanceAttribute for every device that
+   * differs) and, with spec.volumeTags, the volumes' tags; reports a volume the spec lists that is
+   * detached, and each setting the spec sets that differs on the volume EC2 reports (read with one
+   * DescribeVolumes only when needsVolumeRead says so).
+   */
+  async #repairVolumes(
+    obj: Ec2InstanceObject,
+    instance: Instance,
+    send: Send,
+    ctx: DriverContext,
+  ): Promise<DriftRepair[]> {
+    const state = stateOf(instance);
+    if (state !== "running" && state !== "stopped") return [];
+    const { spec } = obj;
+    const id = requireId(instance);
+    const changes: DriftRepair[] = [];
+    const keep = deleteOnTerminationDrift(spec, instance);
+    if (keep.length > 0) {
+      const BlockDeviceMappings = keep.map((k) => ({
+        DeviceName: k.deviceName,
+        Ebs: { DeleteOnTermination: k.want },
+      }));
+      await send((ec2, o) =>
+        ec2.send(new ModifyInstanceAttributeCommand({ InstanceId: id, BlockDeviceMappings }), o),
+      );
+      changes.push({
+        setting: DELETE_ON_TERMINATION_SETTING,
+        description: `deleteOnTermination: ${keep.map((k) => `${k.deviceName} ${String(k.want)}`).join(", ")}`,
+      });
+    }
+    changes.push(...detachedDrift(spec, instance));
+    const tagged = taggedVolumes(spec, instance);
+    if (!needsVolumeRead(spec) || tagged.size === 0) return changes;
+    const out = await this.#locator
+      .client(spec.region)
+      .send(new DescribeVolumesCommand({ VolumeIds: [...new Set(tagged.values())].sort() }), {
+        abortSignal: ctx.signal,
+      });
+    const volumes = out.Volumes ?? [];
+    if (spec.volumeTags !== undefined) {
+      const desired = desiredTagsOf(obj, KIND, this.#tagPolicy, {
+        tags: spec.volumeTags,
+        field: "spec.volumeTags",
+      });
+      const repaired: string[] = [];
+      for (const [device, volumeId] of tagged) {
+        const volume = volumes.find((v) => v.VolumeId === volumeId);
+        if (volume === undefined) continue;
+        const actual = fromEc2Tags(volume.Tags);
+        const plan = planTags(desired, actual, this.#tagPolicy);
+        if (isEmptyPlan(plan)) continue;
+        await applyTagPlan(plan, actual, {
+          set: async (tags) => {
+            await send((ec2, o) =>
+              ec2.send(new CreateTagsCommand({ Resources: [volumeId], Tags: toEc2Tags(tags) }), o),
+            );
+          },
+          remove: async (keys) => {
+            await send((ec2, o) =>
+              ec2.send(
+                new DeleteTagsCommand({ Resources: [volumeId], Tags: keys.map((Key) => ({ Key })) }),
+                o,
+              ),
+            );
+          },
+        });
+        repaired.push(`${device} ${describeTagPlan(plan).replace(/^tags: /, "")}`);
+      }
+      if (repaired.length > 0)
+        changes.push({ setting: VOLUME_TAGS_SETTING, description: `volumeTags: ${repaired.join("; ")}` });
+    }
+    changes.push(...volumeSettingsDrift(spec, instance, volumes));
+    if (changes.length > 0)
+      ctx.logger.info({ instanceId: id, changes }, "checked the EC2 instance's volumes");
     return changes;
   }
 

@@ -10,6 +10,7 @@ import { silentLogger } from "../../../runtime/logging.ts";
 import { FakeClock } from "../../../runtime/testing/fake-clock.ts";
 import {
   blocked,
+  driftReported,
   InvalidSpecError,
   type DeleteOutcome,
   type DriftRepair,
@@ -262,6 +263,68 @@ describe("ManagedResourceReconciler", () => {
     f.syncChanges = [];
     await counted.reconcile(req, ctx);
     assert.deepEqual(await repairs(), { "Widget/tags": 1, "Widget/size": 1 }, "no drift, no count");
+  });
+
+  it("reports drift left as it is with Synced=False DriftNotRepaired, one Warning and one count per new report", async () => {
+    const registry = new Registry();
+    const messages: string[] = [];
+    const counted = reconcilerFor(f, {
+      recorder: {
+        event: (o, type, reason, message) => {
+          messages.push(message);
+          f.recorder.event(o, type, reason, message);
+        },
+      },
+      driftRepairs: new DriftRepairMetrics(registry, "Widget", f.driver.driftSettings, ["disk"]),
+    });
+    const reports = async (): Promise<Record<string, number>> => {
+      const out: Record<string, number> = {};
+      const metric = registry.getSingleMetric(MANAGED_METRIC_NAMES.driftReports);
+      for (const v of (await metric?.get())?.values ?? [])
+        out[`${v.labels.kind}/${v.labels.setting}`] = v.value;
+      return out;
+    };
+    f.stored = widget();
+    await counted.reconcile(req, ctx);
+    assert.deepEqual(await reports(), { "Widget/disk": 0 }, "every reported setting starts at 0");
+
+    f.events = [];
+    f.syncChanges = [
+      { setting: "tags", description: "set tag a" },
+      driftReported("disk", "disk /dev/sdf: 20 GiB in the spec, 30 GiB"),
+    ];
+    await counted.reconcile(req, ctx);
+    assert.deepEqual(f.events, ["Normal:Updated", "Warning:DriftNotRepaired"]);
+    assert.equal(messages.at(-2), "repaired drift: set tag a", "the report is not a repair");
+    const message =
+      "drift not repaired (these settings are not changed in place): disk /dev/sdf: 20 GiB in the spec, 30 GiB";
+    assert.equal(messages.at(-1), message);
+    const synced = getCondition(f.stored.status?.conditions, "Synced");
+    assert.deepEqual(
+      [synced?.status, synced?.reason, synced?.message],
+      ["False", "DriftNotRepaired", message],
+    );
+    assert.equal(
+      getCondition(f.stored.status?.conditions, "Ready")?.status,
+      "True",
+      "the resource is usable",
+    );
+    assert.deepEqual(await reports(), { "Widget/disk": 1 });
+
+    // The same drift on the next poll: nothing written, no Event, not counted again.
+    f.syncChanges = [driftReported("disk", "disk /dev/sdf: 20 GiB in the spec, 30 GiB")];
+    f.events = [];
+    f.log = [];
+    await counted.reconcile(req, ctx);
+    assert.deepEqual(f.log, ["observe", "sync"]);
+    assert.deepEqual(f.events, []);
+    assert.deepEqual(await reports(), { "Widget/disk": 1 });
+
+    // Gone: Synced is True again.
+    f.syncChanges = [];
+    await counted.reconcile(req, ctx);
+    assert.equal(getCondition(f.stored.status?.conditions, "Synced")?.status, "True");
+    assert.deepEqual(f.events, []);
   });
 
   it("reuses the recorded token after a crash between the token write and the create", async () => {

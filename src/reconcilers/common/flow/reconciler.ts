@@ -20,7 +20,9 @@
  *      from an object that still exists, only when asked, and only resources this operator once
  *      tagged while `--adoption=disabled`), else fail terminally with the rule's reason;
  *    - present and ours, or adopted: update (repair drift; for an adopted resource that writes
- *      this object's tags, which is what adopts it).
+ *      this object's tags, which is what adopts it). Drift the driver reports without repairing
+ *      it (a setting not changed in place) makes Synced=False, reason DriftNotRepaired, with a
+ *      Warning Event when the report is new.
  * 5. **Report**: write the outputs ConfigMap of `spec.writeOutputsTo` when a value changed
  *    (../outputs.ts; one that exists and is not the object's makes it Ready=False, reason
  *    OutputConflict), then the status when it changed (./status-writer.ts), conditions stamped
@@ -49,6 +51,7 @@ import { apiVersionOf, keyOf, type ResourceType } from "../../../runtime/kube/ob
 import {
   InvalidSpecError,
   recordedIdOf,
+  type DriftRepair,
   type DriverContext,
   type ManagedObject,
   type ObjectAccount,
@@ -67,7 +70,14 @@ import type { OutputWriter } from "../outputs.ts";
 import { isPaused, pausedCondition } from "../pause.ts";
 import { adoptionRefusal, type AdoptionPolicy, type OwnerDirectory } from "../ownership.ts";
 import { Reason } from "../reasons.ts";
-import { available, failing, notTrue, reconciled, type ConditionSet } from "./conditions.ts";
+import {
+  available,
+  failing,
+  notTrue,
+  reconciled,
+  type ConditionSet,
+  type ConditionValue,
+} from "./conditions.ts";
 import type { Connector } from "./connector.ts";
 import { createAbsent } from "./create.ts";
 import { flowFacts } from "./facts.ts";
@@ -99,7 +109,7 @@ export interface ManagedReconcilerOptions<T extends ManagedObject, R> {
   /** Largest poll interval while the resource is in transition, in ms. @default 30_000 */
   pendingMaxMs?: number;
   /** Counts each drift repair (the `Updated` Event). @default not counted */
-  driftRepairs?: Pick<DriftRepairMetrics, "repaired">;
+  driftRepairs?: Pick<DriftRepairMetrics, "repaired" | "reported">;
   /** When a retryable failure is recorded on the object. @default 3 failures over 30 s */
   failureReport?: { minFailures?: number; minDurationMs?: number };
   /** Writes the ConfigMap of `spec.writeOutputsTo`. @default the kind has no outputs */
@@ -280,6 +290,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
       ? { exists: false }
       : await driver.observe(obj, ctx);
     let resource: R;
+    let reported: readonly DriftRepair[] = [];
     if (!obs.exists) {
       if (obs.appearing !== undefined) {
         // Never taken for an out-of-band deletion, which would create a second resource.
@@ -291,9 +302,9 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
       resource = created.created;
     } else {
       this.#refuseForeign(obj, obs);
-      resource = await this.#update(run, obj, obs);
+      ({ resource, reported } = await this.#update(run, obj, obs));
     }
-    return await this.#report(run, resource);
+    return await this.#report(run, resource, reported);
   }
 
   /** Throws the ownership rules' refusal of a foreign resource, if they refuse it. */
@@ -308,10 +319,19 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
       throw new InvalidSpecError(refusal.reason, refusal.message, { notReady: true });
   }
 
-  /** Updates (or adopts) the observed resource, with its Event and drift metrics. */
-  async #update({ ctx, driver }: Run<T, R>, obj: T, obs: Observation<R> & { exists: true }): Promise<R> {
+  /**
+   * Updates (or adopts) the observed resource, with its Event and drift metrics. Returns the
+   * resource and the drift the driver reported without repairing it, for {@link #report}.
+   */
+  async #update(
+    { ctx, driver }: Run<T, R>,
+    obj: T,
+    obs: Observation<R> & { exists: true },
+  ): Promise<{ resource: R; reported: DriftRepair[] }> {
     const { recorder } = this.#o;
-    const changes = await driver.update(obj, obs, ctx);
+    const found = await driver.update(obj, obs, ctx);
+    const changes = found.filter((c) => c.reportOnly !== true);
+    const reported = found.filter((c) => c.reportOnly === true);
     const described = changes.map((c) => c.description).join("; ");
     if (obs.ownership === "foreign") {
       const what = changes.length > 0 ? `: ${described}` : "";
@@ -320,11 +340,34 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
       recorder.event(obj, "Normal", "Updated", `repaired drift: ${described}`);
       for (const setting of new Set(changes.map((c) => c.setting))) this.#o.driftRepairs?.repaired(setting);
     }
-    return obs.resource;
+    return { resource: obs.resource, reported };
+  }
+
+  /**
+   * Synced for drift the driver reported and left as it is (none: reconciled). A report that is
+   * new (another message than the current Synced condition) gets a Warning Event and is counted
+   * per setting; a lasting one writes and emits nothing more.
+   */
+  #driftSynced(obj: T, reported: readonly DriftRepair[]): ConditionValue {
+    if (reported.length === 0) return reconciled;
+    const synced = notTrue(
+      Reason.DriftNotRepaired,
+      `drift not repaired (these settings are not changed in place): ${reported.map((c) => c.description).join("; ")}`,
+    );
+    const current = getCondition(obj.status?.conditions, ConditionType.Synced);
+    if (current?.reason !== synced.reason || current.message !== synced.message) {
+      this.#o.recorder.event(obj, "Warning", synced.reason, synced.message);
+      for (const setting of new Set(reported.map((c) => c.setting))) this.#o.driftRepairs?.reported(setting);
+    }
+    return synced;
   }
 
   /** Describes the resource into status, writes the outputs and the status, and picks the requeue. */
-  async #report({ writer, key, ctx, driver, account }: Run<T, R>, resource: R): Promise<Step> {
+  async #report(
+    { writer, key, ctx, driver, account }: Run<T, R>,
+    resource: R,
+    reported: readonly DriftRepair[] = [],
+  ): Promise<Step> {
     const obj = writer.stored;
     const { status: described, readiness } = driver.describe(resource, obj);
     const next = {
@@ -335,7 +378,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     const conflict = await this.#writeOutputs(next, ctx);
     const conditions = conflict ?? {
       ready: readiness.ready ? available(readiness.message) : notTrue(readiness.reason, readiness.message),
-      synced: reconciled,
+      synced: this.#driftSynced(obj, reported),
     };
     await writer.write(writer.conditioned(conditions, next));
     if (readiness.pending) return { requeueAfter: this.#keys.nextPendingPoll(key) };

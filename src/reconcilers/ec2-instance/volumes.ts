@@ -1,0 +1,193 @@
+/**
+ * The drift rules of an instance's EBS volumes, pure: which volumes the spec describes and on
+ * which device, what DescribeInstances already says of them (attached, deleteOnTermination),
+ * when the volumes themselves must be read (DescribeVolumes), and how each volume setting the spec
+ * sets compares with the volume EC2 reports.
+ *
+ * Volumes are fixed at launch: the operator never resizes, retypes or re-encrypts one, so a
+ * volume that differs from the spec in those (or is detached) is reported, not repaired.
+ * `deleteOnTermination` and `volumeTags` change in place and are put back (repairs.ts).
+ */
+import type { Instance, Volume } from "@aws-sdk/client-ec2";
+import type { Ec2InstanceSpec } from "../../api/v1/index.ts";
+import { driftReported, type DriftRepair } from "../common/driver.ts";
+
+/** The `setting` of a repaired `volumeTags` drift. */
+export const VOLUME_TAGS_SETTING = "volumeTags";
+/** The `setting` of a repaired `deleteOnTermination` drift. */
+export const DELETE_ON_TERMINATION_SETTING = "storage.deleteOnTermination";
+
+/** The volume settings compared with DescribeVolumes, each with how EC2 reports it. */
+const COMPARED = [
+  { field: "size", have: (v: Volume) => v.Size, unit: " GiB" },
+  { field: "type", have: (v: Volume) => v.VolumeType, unit: "" },
+  { field: "encrypted", have: (v: Volume) => v.Encrypted, unit: "" },
+  { field: "snapshotId", have: (v: Volume) => v.SnapshotId, unit: "" },
+  { field: "iops", have: (v: Volume) => v.Iops, unit: "" },
+  { field: "throughput", have: (v: Volume) => v.Throughput, unit: " MiB/s" },
+] as const;
+
+/** The `setting` of a reported drift: a volume the spec lists is not attached. */
+const ATTACHED_SETTING = "storage.attached";
+const KMS_KEY_SETTING = "storage.kmsKeyId";
+
+/** Every `setting` a volume drift report may carry (the reports metric's label values). */
+export const VOLUME_REPORTED_SETTINGS: readonly string[] = Object.freeze([
+  ATTACHED_SETTING,
+  ...COMPARED.map((c) => `storage.${c.field}`),
+  KMS_KEY_SETTING,
+]);
+
+/** The settings of one volume the spec describes. */
+interface VolumeSpec {
+  size?: number | undefined;
+  type?: string | undefined;
+  encrypted?: boolean | undefined;
+  kmsKeyId?: string | undefined;
+  snapshotId?: string | undefined;
+  iops?: number | undefined;
+  throughput?: number | undefined;
+  deleteOnTermination?: boolean | undefined;
+}
+
+/** A volume of the spec on its device, named as messages name it. */
+export interface SpecVolume {
+  readonly deviceName: string;
+  /** `storage.rootVolume` or `storage.additionalVolumes[/dev/sdf]`. */
+  readonly path: string;
+  readonly settings: VolumeSpec;
+}
+
+/**
+ * The volumes the spec describes, on the device each is attached as: the root volume (when it
+ * sets anything, on its deviceName or else the instance's root device) and every additional one.
+ */
+export function specVolumes(spec: Ec2InstanceSpec, instance: Instance): SpecVolume[] {
+  const out: SpecVolume[] = [];
+  const root = spec.storage?.rootVolume;
+  const rootDevice = root?.deviceName ?? instance.RootDeviceName;
+  if (root !== undefined && Object.keys(root).length > 0 && rootDevice !== undefined) {
+    out.push({ deviceName: rootDevice, path: `storage.rootVolume (${rootDevice})`, settings: root });
+  }
+  for (const v of spec.storage?.additionalVolumes ?? []) {
+    out.push({ deviceName: v.deviceName, path: `storage.additionalVolumes[${v.deviceName}]`, settings: v });
+  }
+  return out;
+}
+
+/**
+ * Whether a poll reads the volumes (DescribeVolumes): only when the spec sets `volumeTags` or a
+ * volume's `kmsKeyId` or `snapshotId`, the settings that only DescribeVolumes reports. A spec of
+ * sizes and types alone is launch-only and costs no read.
+ */
+export function needsVolumeRead(spec: Ec2InstanceSpec): boolean {
+  if (spec.volumeTags !== undefined) return true;
+  const storage = spec.storage;
+  const volumes: VolumeSpec[] = [
+    ...(storage?.rootVolume ? [storage.rootVolume] : []),
+    ...(storage?.additionalVolumes ?? []),
+  ];
+  return volumes.some((v) => v.kmsKeyId !== undefined || v.snapshotId !== undefined);
+}
+
+/** The EBS volume ID attached at each device of the instance, as DescribeInstances lists them. */
+export function attachedVolumes(instance: Instance): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const m of instance.BlockDeviceMappings ?? []) {
+    if (m.DeviceName !== undefined && m.Ebs?.VolumeId !== undefined) out.set(m.DeviceName, m.Ebs.VolumeId);
+  }
+  return out;
+}
+
+/**
+ * The volumes `volumeTags` applies to, by device: the root volume and every volume the spec
+ * describes, where attached. A volume attached out of band on another device is not touched.
+ */
+export function taggedVolumes(spec: Ec2InstanceSpec, instance: Instance): Map<string, string> {
+  const attached = attachedVolumes(instance);
+  const devices = new Set(specVolumes(spec, instance).map((v) => v.deviceName));
+  if (instance.RootDeviceName !== undefined) devices.add(instance.RootDeviceName);
+  const out = new Map<string, string>();
+  for (const d of [...devices].sort()) {
+    const id = attached.get(d);
+    if (id !== undefined) out.set(d, id);
+  }
+  return out;
+}
+
+/** The devices whose deleteOnTermination differs from a value the spec sets, with that value. */
+export function deleteOnTerminationDrift(
+  spec: Ec2InstanceSpec,
+  instance: Instance,
+): { deviceName: string; want: boolean }[] {
+  const have = new Map(
+    (instance.BlockDeviceMappings ?? []).map((m) => [m.DeviceName ?? "", m.Ebs?.DeleteOnTermination]),
+  );
+  const out: { deviceName: string; want: boolean }[] = [];
+  for (const v of specVolumes(spec, instance)) {
+    const want = v.settings.deleteOnTermination;
+    if (want === undefined || !have.has(v.deviceName)) continue;
+    if (have.get(v.deviceName) !== want) out.push({ deviceName: v.deviceName, want });
+  }
+  return out;
+}
+
+/** Reports of each volume the spec lists that is not attached to the instance (any more). */
+export function detachedDrift(spec: Ec2InstanceSpec, instance: Instance): DriftRepair[] {
+  const attached = attachedVolumes(instance);
+  return specVolumes(spec, instance)
+    .filter((v) => !attached.has(v.deviceName))
+    .map((v) => driftReported(ATTACHED_SETTING, `${v.path}: not attached to the instance`));
+}
+
+/**
+ * Reports of each setting the spec sets that differs on the volume EC2 reports at its device
+ * (`volumes`: the DescribeVolumes answer). A KMS key given as an alias is not compared: EC2
+ * reports the key's ARN, and resolving the alias would need KMS.
+ */
+export function volumeSettingsDrift(
+  spec: Ec2InstanceSpec,
+  instance: Instance,
+  volumes: readonly Volume[],
+): DriftRepair[] {
+  const attached = attachedVolumes(instance);
+  const byId = new Map(volumes.map((v) => [v.VolumeId ?? "", v]));
+  const out: DriftRepair[] = [];
+  for (const v of specVolumes(spec, instance)) {
+    const id = attached.get(v.deviceName);
+    const volume = id === undefined ? undefined : byId.get(id);
+    if (volume === undefined) continue;
+    for (const c of COMPARED) {
+      const want = v.settings[c.field];
+      if (want === undefined) continue;
+      const have = c.have(volume);
+      if (have === want) continue;
+      out.push(
+        driftReported(
+          `storage.${c.field}`,
+          `${v.path}.${c.field}: ${String(want)}${c.unit} in the spec, ${have === undefined ? "none" : `${String(have)}${c.unit}`} on ${id ?? ""}`,
+        ),
+      );
+    }
+    const key = v.settings.kmsKeyId;
+    if (key !== undefined && !key.includes("alias/") && !sameKmsKey(key, volume.KmsKeyId)) {
+      out.push(
+        driftReported(
+          KMS_KEY_SETTING,
+          `${v.path}.kmsKeyId: ${key} in the spec, ${volume.KmsKeyId ?? "none"} on ${id ?? ""}`,
+        ),
+      );
+    }
+  }
+  return out;
+}
+
+/**
+ * Whether the key EC2 reports for a volume (`have`, a key ARN on AWS) is the spec's key `want`,
+ * given as a key ID or a key ARN.
+ */
+export function sameKmsKey(want: string, have: string | undefined): boolean {
+  if (have === undefined) return false;
+  if (have === want) return true;
+  return !want.startsWith("arn:") && have.startsWith("arn:") && have.endsWith(`:key/${want}`);
+}
