@@ -122,6 +122,19 @@ describe("admission of compute.cloud.com/v1 objects", () => {
         patch: { storage: { rootVolume: { size: 11 } } },
         expect: "storage is immutable",
       },
+      {
+        kind: "Ec2Instance",
+        patch: { storage: { rootVolume: { kmsKeyId: null } } },
+        expect: "storage is immutable: block devices are fixed at launch, and volumes are not resized",
+      },
+      {
+        kind: "Ec2Instance",
+        patch: {
+          storage: { additionalVolumes: [{ deviceName: "/dev/sdf", size: 20, deleteOnTermination: true }] },
+        },
+        expect: "storage is immutable",
+      },
+      { kind: "Ec2Instance", patch: { storage: null }, expect: "storage is immutable" },
       { kind: "S3Bucket", patch: { bucketName: "other-bucket" }, expect: "bucketName is immutable" },
       { kind: "S3Bucket", patch: { region: "us-east-1" }, expect: "region is immutable" },
       { kind: "SqsQueue", patch: { queueName: "renamed" }, expect: "queueName is immutable" },

@@ -230,6 +230,65 @@ export const badCases: BadCase[] = [
     }),
     expect: ["spec.storage.additionalVolumes[1]", "Duplicate value"],
   },
+  // Ec2Instance volumes: KMS keys, snapshots, volume tags
+  {
+    name: "EC2 with a KMS key on a volume that is not encrypted",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", {
+      storage: { rootVolume: { encrypted: false, kmsKeyId: "1234abcd-12ab-34cd-56ef-1234567890ab" } },
+    }),
+    expect: [
+      "spec.storage.rootVolume.kmsKeyId",
+      "kmsKeyId encrypts the volume: it cannot go with encrypted: false",
+    ],
+  },
+  {
+    name: "EC2 with a KMS key that is neither a key ID, a key ARN nor an alias",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", {
+      storage: { additionalVolumes: [{ deviceName: "/dev/sdf", size: 5, kmsKeyId: "my-key" }] },
+    }),
+    expect: ["spec.storage.additionalVolumes[0].kmsKeyId", "should match"],
+  },
+  {
+    name: "EC2 with a bad snapshot ID",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", {
+      storage: { additionalVolumes: [{ deviceName: "/dev/sdf", snapshotId: "snapshot-1" }] },
+    }),
+    expect: ["spec.storage.additionalVolumes[0].snapshotId", "should match"],
+  },
+  {
+    name: "EC2 with a data volume of neither size nor snapshot",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", { storage: { additionalVolumes: [{ deviceName: "/dev/sdf" }] } }),
+    expect: [
+      "spec.storage.additionalVolumes[0].size: Required value",
+      "a volume needs size, or snapshotId to take the snapshot's size",
+    ],
+  },
+  {
+    name: "EC2 with a volume from a snapshot sized below the type's minimum",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", {
+      storage: {
+        additionalVolumes: [{ deviceName: "/dev/sdf", snapshotId: "snap-01234567", type: "st1", size: 100 }],
+      },
+    }),
+    expect: ["spec.storage.additionalVolumes[0]", "st1 and sc1 volumes must be at least 125 GiB"],
+  },
+  {
+    name: "EC2 with an aws: volume tag",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", { volumeTags: { "aws:backup": "x" } }),
+    expect: ["spec.volumeTags", "tag keys starting with aws: are reserved by AWS"],
+  },
+  {
+    name: "EC2 forging an ownership tag on its volumes",
+    kind: "Ec2Instance",
+    spec: specWith("Ec2Instance", { volumeTags: { "compute.cloud.com/uid": "x" } }),
+    expect: ["spec.volumeTags", "reserved for the operator's ownership tags"],
+  },
   {
     name: "EC2 with a data volume without a device name",
     kind: "Ec2Instance",

@@ -36,9 +36,17 @@ export const validEc2: Ec2InstanceSpecInput = {
   userData: "#!/bin/sh\necho hi\n",
   tags: { Name: "web", "team/owner": "platform" },
   storage: {
-    rootVolume: { size: 10, type: "gp3", deviceName: "/dev/sda1", encrypted: true },
-    additionalVolumes: [{ deviceName: "/dev/sdf", size: 20, type: "gp3" }],
+    rootVolume: { size: 10, type: "gp3", deviceName: "/dev/sda1", encrypted: true, kmsKeyId: "alias/ebs" },
+    additionalVolumes: [
+      { deviceName: "/dev/sdf", size: 20, type: "gp3", deleteOnTermination: false },
+      {
+        deviceName: "/dev/sdg",
+        snapshotId: "snap-0123456789abcdef0",
+        kmsKeyId: "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab",
+      },
+    ],
   },
+  volumeTags: { team: "data" },
   associatePublicIP: true,
   writeOutputsTo: { configMapName: "web.outputs-1" },
 };

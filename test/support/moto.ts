@@ -25,6 +25,8 @@ export interface Moto {
   reset(): Promise<void>;
   /** Creates the IAM instance profile `name` (what an Ec2Instance's iamInstanceProfile names). */
   createInstanceProfile(name: string): Promise<void>;
+  /** Creates a KMS key (what an Ec2Instance volume's kmsKeyId names): its key ID and ARN. */
+  createKmsKey(): Promise<{ keyId: string; arn: string }>;
   /** Stops the emulator if this process started it. */
   stop(): Promise<void>;
 }
@@ -62,6 +64,25 @@ async function createInstanceProfile(endpoint: string, name: string): Promise<vo
     throw new Error(`CreateInstanceProfile ${name}: HTTP ${res.status} ${text}`);
 }
 
+/** KMS CreateKey through KMS's JSON API, routed and unsigned as {@link createInstanceProfile}. */
+async function createKmsKey(endpoint: string): Promise<{ keyId: string; arn: string }> {
+  const res = await fetch(endpoint, {
+    method: "POST",
+    headers: {
+      "content-type": "application/x-amz-json-1.1",
+      "x-amz-target": "TrentService.CreateKey",
+      authorization:
+        "AWS4-HMAC-SHA256 Credential=testing/20260101/us-east-1/kms/aws4_request, SignedHeaders=host, Signature=0",
+    },
+    body: JSON.stringify({ Description: "test volumes" }),
+  });
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`CreateKey: HTTP ${res.status} ${text}`);
+  const meta = (JSON.parse(text) as { KeyMetadata?: { KeyId?: string; Arn?: string } }).KeyMetadata;
+  if (meta?.KeyId === undefined || meta.Arn === undefined) throw new Error(`CreateKey: ${text}`);
+  return { keyId: meta.KeyId, arn: meta.Arn };
+}
+
 /** Starts moto (or attaches to AWS_ENDPOINT_URL) and waits until it answers. */
 export async function startMoto(opts: { startTimeoutMs?: number; host?: string } = {}): Promise<Moto> {
   const external = process.env.AWS_ENDPOINT_URL;
@@ -75,6 +96,7 @@ export async function startMoto(opts: { startTimeoutMs?: number; host?: string }
       env: envFor(external),
       reset: () => reset(external),
       createInstanceProfile: (name) => createInstanceProfile(external, name),
+      createKmsKey: () => createKmsKey(external),
       stop: async () => {},
     };
   }
@@ -113,6 +135,7 @@ export async function startMoto(opts: { startTimeoutMs?: number; host?: string }
     env: envFor(endpoint),
     reset: () => reset(endpoint),
     createInstanceProfile: (name) => createInstanceProfile(endpoint, name),
+    createKmsKey: () => createKmsKey(endpoint),
     async stop() {
       if (stopped) return;
       stopped = true;

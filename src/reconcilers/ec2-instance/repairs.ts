@@ -290,7 +290,7 @@ export class InstanceRepairs {
       );
       changes.push({
         setting: DELETE_ON_TERMINATION_SETTING,
-        description: `deleteOnTermination: ${keep.map((k) => `${k.deviceName} ${String(k.want)}`).join(", ")}`,
+        description: `${DELETE_ON_TERMINATION_SETTING}: ${keep.map((k) => `${k.deviceName} ${String(k.want)}`).join(", ")}`,
       });
     }
     changes.push(...detachedDrift(spec, instance));
