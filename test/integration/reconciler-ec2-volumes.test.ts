@@ -181,7 +181,7 @@ describe("Ec2Instance volumes: KMS keys, snapshots, deleteOnTermination and volu
     const sdg = await volumeId("/dev/sdg");
     const reported = (setting: string): Promise<number> =>
       env.op.metric("kubeprovisioner_drift_reports_total", { kind: "Ec2Instance", setting });
-    const detachedBefore = await reported("storage.attached");
+    const detachedBefore = await reported("volumeAttachment");
     const mutations = env.mutations();
     await ec2.send(new DetachVolumeCommand({ VolumeId: sdg, InstanceId: id, Device: "/dev/sdg" }));
     const obj = await env.waitUntil(
@@ -195,13 +195,13 @@ describe("Ec2Instance volumes: KMS keys, snapshots, deleteOnTermination and volu
     );
     assert.equal(ready(obj)?.status, "True", "the instance is usable");
     await event("Warning", "DriftNotRepaired", /storage\.additionalVolumes\[\/dev\/sdg\]: not attached/);
-    assert.equal(await reported("storage.attached"), detachedBefore + 1);
+    assert.equal(await reported("volumeAttachment"), detachedBefore + 1);
     // The report lasts: no more writes and no more Events while it does, and nothing is attached.
     await env.waitPolls(2);
     const writes = await env.kubeWrites();
     await env.waitPolls(2);
     assert.equal(await env.kubeWrites(), writes, "no write while the same drift lasts");
-    assert.equal(await reported("storage.attached"), detachedBefore + 1, "counted once per report");
+    assert.equal(await reported("volumeAttachment"), detachedBefore + 1, "counted once per report");
     assert.deepEqual(env.mutations(), mutations, "no mutating AWS call: reported, not repaired");
 
     await ec2.send(new AttachVolumeCommand({ VolumeId: sdg, InstanceId: id, Device: "/dev/sdg" }));

@@ -93,7 +93,7 @@ export const ec2InstanceKind: KindModule = defineKind<Ec2InstanceObject, Ec2Inst
     })),
     {
       action: "ec2:DescribeImages",
-      when: "only to find an AMI's root device name when a root volume is sized without deviceName",
+      when: "only to find an AMI's root device name when the spec sets root volume settings without deviceName",
     },
   ],
   outputs: ec2InstanceOutputs,

@@ -290,7 +290,7 @@ export class InstanceRepairs {
       );
       changes.push({
         setting: DELETE_ON_TERMINATION_SETTING,
-        description: `${DELETE_ON_TERMINATION_SETTING}: ${keep.map((k) => `${k.deviceName} ${String(k.want)}`).join(", ")}`,
+        description: `storage.deleteOnTermination: ${keep.map((k) => `${k.deviceName} ${String(k.want)}`).join(", ")}`,
       });
     }
     changes.push(...detachedDrift(spec, instance));

@@ -66,7 +66,7 @@ describe("volume drift rules", () => {
   it("reports a volume of the spec that is not attached, naming its device", () => {
     assert.deepEqual(detachedDrift(spec, instance), [
       {
-        setting: "storage.attached",
+        setting: "volumeAttachment",
         description: "storage.additionalVolumes[/dev/sdg]: not attached to the instance",
         reportOnly: true,
       },
@@ -97,9 +97,9 @@ describe("volume drift rules", () => {
     assert.deepEqual(
       volumeSettingsDrift(spec, instance, volumes).map((d) => [d.setting, d.description, d.reportOnly]),
       [
-        ["storage.size", "storage.rootVolume (/dev/xvda).size: 10 GiB in the spec, 12 GiB on vol-root", true],
+        ["volumeSize", "storage.rootVolume (/dev/xvda).size: 10 GiB in the spec, 12 GiB on vol-root", true],
         [
-          "storage.kmsKeyId",
+          "volumeKmsKeyId",
           `storage.additionalVolumes[/dev/sdf].kmsKeyId: ${KEY} in the spec, arn:aws:kms:us-east-1:123456789012:key/other on vol-f`,
           true,
         ],

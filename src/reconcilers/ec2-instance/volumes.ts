@@ -14,27 +14,27 @@ import { driftReported, type DriftRepair } from "../common/driver.ts";
 
 /** The `setting` of a repaired `volumeTags` drift. */
 export const VOLUME_TAGS_SETTING = "volumeTags";
-/** The `setting` of a repaired `deleteOnTermination` drift. */
-export const DELETE_ON_TERMINATION_SETTING = "storage.deleteOnTermination";
+/** The `setting` of a repaired drift of a volume's `deleteOnTermination`. */
+export const DELETE_ON_TERMINATION_SETTING = "volumeDeleteOnTermination";
 
 /** The volume settings compared with DescribeVolumes, each with how EC2 reports it. */
 const COMPARED = [
-  { field: "size", have: (v: Volume) => v.Size, unit: " GiB" },
-  { field: "type", have: (v: Volume) => v.VolumeType, unit: "" },
-  { field: "encrypted", have: (v: Volume) => v.Encrypted, unit: "" },
-  { field: "snapshotId", have: (v: Volume) => v.SnapshotId, unit: "" },
-  { field: "iops", have: (v: Volume) => v.Iops, unit: "" },
-  { field: "throughput", have: (v: Volume) => v.Throughput, unit: " MiB/s" },
+  { field: "size", setting: "volumeSize", have: (v: Volume) => v.Size, unit: " GiB" },
+  { field: "type", setting: "volumeType", have: (v: Volume) => v.VolumeType, unit: "" },
+  { field: "encrypted", setting: "volumeEncrypted", have: (v: Volume) => v.Encrypted, unit: "" },
+  { field: "snapshotId", setting: "volumeSnapshotId", have: (v: Volume) => v.SnapshotId, unit: "" },
+  { field: "iops", setting: "volumeIops", have: (v: Volume) => v.Iops, unit: "" },
+  { field: "throughput", setting: "volumeThroughput", have: (v: Volume) => v.Throughput, unit: " MiB/s" },
 ] as const;
 
 /** The `setting` of a reported drift: a volume the spec lists is not attached. */
-const ATTACHED_SETTING = "storage.attached";
-const KMS_KEY_SETTING = "storage.kmsKeyId";
+const ATTACHED_SETTING = "volumeAttachment";
+const KMS_KEY_SETTING = "volumeKmsKeyId";
 
 /** Every `setting` a volume drift report may carry (the reports metric's label values). */
 export const VOLUME_REPORTED_SETTINGS: readonly string[] = Object.freeze([
   ATTACHED_SETTING,
-  ...COMPARED.map((c) => `storage.${c.field}`),
+  ...COMPARED.map((c) => c.setting),
   KMS_KEY_SETTING,
 ]);
 
@@ -164,7 +164,7 @@ export function volumeSettingsDrift(
       if (have === want) continue;
       out.push(
         driftReported(
-          `storage.${c.field}`,
+          c.setting,
           `${v.path}.${c.field}: ${String(want)}${c.unit} in the spec, ${have === undefined ? "none" : `${String(have)}${c.unit}`} on ${id ?? ""}`,
         ),
       );
