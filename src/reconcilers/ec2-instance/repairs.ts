@@ -26,7 +26,9 @@ import {
   UnmonitorInstancesCommand,
   type IamInstanceProfileSpecification,
   type Instance,
+  type Volume,
 } from "@aws-sdk/client-ec2";
+import { AwsError } from "../../aws/errors.ts";
 import { fromEc2Tags, toEc2Tags } from "../../aws/ownership.ts";
 import type { AwsClientOf } from "../../aws/service.ts";
 import { InvalidSpecError, type DriftRepair, type DriverContext } from "../common/driver.ts";
@@ -296,12 +298,8 @@ export class InstanceRepairs {
     changes.push(...detachedDrift(spec, instance));
     const tagged = taggedVolumes(spec, instance);
     if (!needsVolumeRead(spec) || tagged.size === 0) return changes;
-    const out = await this.#locator
-      .client(spec.region)
-      .send(new DescribeVolumesCommand({ VolumeIds: [...new Set(tagged.values())].sort() }), {
-        abortSignal: ctx.signal,
-      });
-    const volumes = out.Volumes ?? [];
+    const volumes = await this.#describeVolumes(spec.region, [...new Set(tagged.values())].sort(), ctx);
+    if (volumes === undefined) return changes;
     if (spec.volumeTags !== undefined) {
       const desired = desiredTagsOf(obj, KIND, this.#tagPolicy, {
         tags: spec.volumeTags,
@@ -335,9 +333,26 @@ export class InstanceRepairs {
         changes.push({ setting: VOLUME_TAGS_SETTING, description: `volumeTags: ${repaired.join("; ")}` });
     }
     changes.push(...volumeSettingsDrift(spec, instance, volumes));
-    if (changes.length > 0)
-      ctx.logger.info({ instanceId: id, changes }, "checked the EC2 instance's volumes");
+    const repaired = changes.filter((c) => c.reportOnly !== true);
+    if (repaired.length > 0) ctx.logger.info({ instanceId: id, changes: repaired }, "repaired EC2 volumes");
     return changes;
+  }
+
+  /**
+   * The volumes with `ids` (DescribeVolumes), or undefined when one of them is gone since
+   * DescribeInstances listed it (detached and deleted meanwhile): the next poll sees the
+   * instance without it.
+   */
+  async #describeVolumes(region: string, ids: string[], ctx: DriverContext): Promise<Volume[] | undefined> {
+    try {
+      const out = await this.#locator
+        .client(region)
+        .send(new DescribeVolumesCommand({ VolumeIds: ids }), { abortSignal: ctx.signal });
+      return out.Volumes ?? [];
+    } catch (err) {
+      if (err instanceof AwsError && err.kind === "not-found") return undefined;
+      throw err;
+    }
   }
 
   /** Sends calls about instance `id` through the locator, with the reconcile's abort signal. */
