@@ -4,9 +4,10 @@
  * Launch parameters are immutable: AWS cannot change the AMI, subnet, zone, key pair or block
  * devices of an instance. The instance type and the user data are mutable: applied while the
  * instance is stopped, and on a running one only when `restartForUpdate` lets the operator stop
- * and start it. Tags, the run state, the hardening
+ * and start it. Tags, the volume tags, the run state, the hardening
  * settings, the security groups, the in-place attributes (protections, shutdown behaviour,
- * monitoring, CPU credits) and the lifecycle policies are mutable.
+ * monitoring, CPU credits) and the lifecycle policies are mutable. The volumes are fixed at
+ * launch: their drift is reported, except deleteOnTermination, which is put back.
  */
 import type { KubeObject, ResourceType } from "../../runtime/kube/object.ts";
 import * as s from "../schema/builder.ts";
