@@ -264,11 +264,11 @@ export class InstanceRepairs {
   }
 
   /**
-   * The volumes of an instance that is running or stopped (volumes.ts): puts back the
+   * The volumes of an instance (volumes.ts): on one that is running or stopped, puts back the
    * deleteOnTermination values the spec sets (one ModifyInstanceAttribute for every device that
-   * differs) and, with spec.volumeTags, the volumes' tags; reports a volume the spec lists that is
-   * detached, and each setting the spec sets that differs on the volume EC2 reports (read with one
-   * DescribeVolumes only when needsVolumeRead says so).
+   * differs) and, with spec.volumeTags, the volumes' tags; on one that is also stopping, reports
+   * a volume the spec lists that is detached, and each setting the spec sets that differs on the
+   * volume EC2 reports (read with one DescribeVolumes only when needsVolumeRead says so).
    */
   async #repairVolumes(
     obj: Ec2InstanceObject,
@@ -277,11 +277,14 @@ export class InstanceRepairs {
     ctx: DriverContext,
   ): Promise<DriftRepair[]> {
     const state = stateOf(instance);
-    if (state !== "running" && state !== "stopped") return [];
+    // Reported while stopping too, so a report does not lapse for a stop; a pending instance may
+    // not list its volumes yet.
+    if (state !== "running" && state !== "stopped" && state !== "stopping") return [];
+    const repairs = state !== "stopping";
     const { spec } = obj;
     const id = requireId(instance);
     const changes: DriftRepair[] = [];
-    const keep = deleteOnTerminationDrift(spec, instance);
+    const keep = repairs ? deleteOnTerminationDrift(spec, instance) : [];
     if (keep.length > 0) {
       const BlockDeviceMappings = keep.map((k) => ({
         DeviceName: k.deviceName,
@@ -300,7 +303,7 @@ export class InstanceRepairs {
     if (!needsVolumeRead(spec) || tagged.size === 0) return changes;
     const volumes = await this.#describeVolumes(spec.region, [...new Set(tagged.values())].sort(), ctx);
     if (volumes === undefined) return changes;
-    if (spec.volumeTags !== undefined) {
+    if (spec.volumeTags !== undefined && repairs) {
       const desired = desiredTagsOf(obj, KIND, this.#tagPolicy, {
         tags: spec.volumeTags,
         field: "spec.volumeTags",
