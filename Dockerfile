@@ -17,7 +17,7 @@ ARG RUNTIME_BASE=gcr.io/distroless/nodejs${NODE_MAJOR}-debian12:nonroot
 
 # ---- compile and bundle: tree-shaken ES modules, no node_modules at run time -----------------
 # The entry point dist/kubeprovisioner.mjs and the chunks it imports on demand, dist/chunks/ (each
-# AWS service's SDK client is one: hack/bundle.ts). Source maps stay behind.
+# AWS service's SDK client is one: hack/bundle.ts), without source maps.
 FROM --platform=$BUILDPLATFORM ${BUILD_BASE} AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
@@ -26,7 +26,7 @@ RUN --mount=type=cache,target=/root/.npm \
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY hack/bundle.ts ./hack/bundle.ts
-RUN npx tsc -p tsconfig.build.json --noEmit && node hack/bundle.ts && find dist -name '*.map' -delete
+RUN npx tsc -p tsconfig.build.json --noEmit && node hack/bundle.ts --no-source-maps
 
 # ---- runtime: distroless Node, no shell, no package manager ---------------------------------
 FROM ${RUNTIME_BASE}
@@ -49,7 +49,7 @@ ENV NODE_ENV=production
 ENV NODE_OPTIONS="--max-semi-space-size=1"
 # The bundle (hack/bundle.ts) holds every dependency it uses; package.json gives the version.
 COPY --from=build --chown=0:0 /src/package.json ./package.json
-COPY --from=build --chown=0:0 /src/dist/kubeprovisioner.mjs /src/dist/kubeprovisioner.mjs.LEGAL.txt ./dist/
+COPY --from=build --chown=0:0 /src/dist/kubeprovisioner.mjs ./dist/
 COPY --from=build --chown=0:0 /src/dist/chunks ./dist/chunks
 # Files are owned by root and read-only to the process; it runs as the distroless nonroot user.
 USER 65532:65532

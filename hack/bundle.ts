@@ -3,7 +3,9 @@
 // holding only the code the operator reaches: about half the resident memory of running
 // dist/main.js (BENCHMARKS.md, "Idle footprint").
 //
-//   node hack/bundle.ts [outfile]
+//   node hack/bundle.ts [--no-source-maps] [outfile]
+//
+// The image builds it with --no-source-maps: it ships the JavaScript files only.
 //
 // Code splitting: each `import()` in the sources (the AWS SDK client of each service,
 // src/aws/service.ts; the X.509 code of a self-signed metrics certificate) becomes a chunk of
@@ -28,7 +30,8 @@
 import { build, type Plugin } from "esbuild";
 import { readFile, rm, writeFile } from "node:fs/promises";
 import { builtinModules } from "node:module";
-import { basename, dirname, join, relative } from "node:path";
+import { basename, dirname, join, relative, resolve } from "node:path";
+import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -100,10 +103,14 @@ export interface BundleOutput {
 export const CHUNK_DIR = "chunks";
 
 /**
- * Builds the bundle: `outfile` and its chunks in `chunks/` beside it. Fails when the output holds
- * a character outside Latin-1 (see the module comment).
+ * Builds the bundle: `outfile` and its chunks in `chunks/` beside it, each with a linked source
+ * map unless `sourceMaps` is false. Fails when the output holds a character outside Latin-1 (see
+ * the module comment).
  */
-export async function bundle(outfile = join(root, "dist/kubeprovisioner.mjs")): Promise<BundleOutput> {
+export async function bundle(
+  outfile = join(root, "dist/kubeprovisioner.mjs"),
+  { sourceMaps = true }: { sourceMaps?: boolean } = {},
+): Promise<BundleOutput> {
   const outdir = dirname(outfile);
   // Chunks of an earlier build would stay beside the new ones.
   await rm(join(outdir, CHUNK_DIR), { recursive: true, force: true });
@@ -125,8 +132,10 @@ export async function bundle(outfile = join(root, "dist/kubeprovisioner.mjs")): 
     banner: {
       js: "import { createRequire as __kpCreateRequire } from 'node:module'; const require = __kpCreateRequire(import.meta.url);",
     },
-    sourcemap: "linked",
-    legalComments: "linked",
+    sourcemap: sourceMaps ? "linked" : false,
+    // Each file carries the license comments of the code in it, so none is left behind when
+    // chunks are copied.
+    legalComments: "eof",
     metafile: true,
     logLevel: "warning",
     charset: "ascii",
@@ -151,8 +160,14 @@ export async function bundle(outfile = join(root, "dist/kubeprovisioner.mjs")): 
 }
 
 if (import.meta.main) {
-  const outfile = process.argv[2];
-  const out = await bundle(outfile === undefined ? undefined : join(process.cwd(), outfile));
+  const { values, positionals } = parseArgs({
+    options: { "no-source-maps": { type: "boolean", default: false } },
+    allowPositionals: true,
+  });
+  const outfile = positionals[0];
+  const out = await bundle(outfile === undefined ? undefined : resolve(outfile), {
+    sourceMaps: !values["no-source-maps"],
+  });
   const kib = (n: number): string => `${(n / 1024).toFixed(0)} KiB`;
   const [entry, ...chunks] = out.files;
   console.log(
