@@ -254,9 +254,8 @@ export class AwsClients implements AwsClientSource {
     ) => Promise<AnyClient>;
     const config = this.#baseConfig(region);
     if (scope !== undefined) config.credentials = scope.credentials;
-    const first = !this.#loaded.has(service);
     const client = await build(config, { s3ForcePathStyle: this.#opts.s3ForcePathStyle });
-    if (first && !this.#loaded.has(service)) {
+    if (!this.#loaded.has(service)) {
       this.#loaded.add(service);
       this.#opts.logger.debug({ service }, "loaded the AWS SDK client module");
     }
