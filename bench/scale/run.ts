@@ -14,6 +14,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
+import { heapCeilingMiB } from "../../src/heap/ceiling.ts";
 import { repoRoot } from "../../test/support/process.ts";
 import { lineChart } from "../support/svg-chart.ts";
 
@@ -36,6 +37,17 @@ const which = positionals[0] ?? "scale";
 function imageNodeOptions(): string {
   const m = /^ENV NODE_OPTIONS="([^"]*)"$/m.exec(readFileSync(path.join(repoRoot, "Dockerfile"), "utf8"));
   return m?.[1] ?? "";
+}
+/**
+ * The heap ceiling the image's process runs with under the chart's default memory limit: at start
+ * it replaces itself once with `--max-old-space-size` from the cgroup's limit (src/heap/ceiling.ts).
+ * This machine runs the benchmark without such a limit, so it passes the flag the image would get.
+ */
+function imageHeapFlag(): string {
+  const values = readFileSync(path.join(repoRoot, "charts/kubeprovisioner/values.yaml"), "utf8");
+  const mi = /^ {2}limits:\n(?: {4}.*\n)*? {4}memory: (\d+)Mi$/m.exec(values)?.[1];
+  if (mi === undefined) throw new Error("no resources.limits.memory in Mi in the chart's values.yaml");
+  return `--max-old-space-size=${heapCeilingMiB(Number(mi) * 1024 * 1024)}`;
 }
 const results = path.join(repoRoot, "bench/results");
 mkdirSync(results, { recursive: true });
@@ -142,7 +154,8 @@ if (which === "scale") {
     ["src/main.ts", ""],
     ["dist/main.js", ""],
     ["dist/kubeprovisioner.mjs", ""],
-    ["dist/kubeprovisioner.mjs", values["node-args"]],
+    // What the image runs: its V8 flags and the heap ceiling of the chart's memory limit.
+    ["dist/kubeprovisioner.mjs", `${values["node-args"]} ${imageHeapFlag()}`],
   ];
   const runs = entries.map(([entry, nodeArgs]) => {
     const out = execFileSync(

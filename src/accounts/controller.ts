@@ -135,9 +135,9 @@ export class AwsAccountReconciler implements Reconciler {
   async #check(account: AwsAccount, ctx: ReconcileContext): Promise<Result> {
     const entry = this.#o.sessions.entry(account);
     try {
-      const out = await entry.aws
-        .client("sts", this.#o.sessions.stsRegion)
-        .send(new GetCallerIdentityCommand({}), { abortSignal: ctx.signal });
+      const out = await (
+        await entry.aws.client("sts", this.#o.sessions.stsRegion)
+      ).send(new GetCallerIdentityCommand({}), { abortSignal: ctx.signal });
       await this.#writeStatus(account, {
         accountId: out.Account,
         assumedArn: out.Arn,

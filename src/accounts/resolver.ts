@@ -171,9 +171,9 @@ export class CacheAccountResolver implements AccountResolver {
     if (this.#o.clock.now() - this.#ownFailedAt < OWN_IDENTITY_RETRY_MS) return undefined;
     this.#ownLookup ??= (async () => {
       try {
-        const out = await this.#o.own
-          .client("sts", this.#o.sessions.stsRegion)
-          .send(new GetCallerIdentityCommand({}));
+        const out = await (
+          await this.#o.own.client("sts", this.#o.sessions.stsRegion)
+        ).send(new GetCallerIdentityCommand({}));
         this.#ownId = out.Account;
         return out.Account;
       } catch (err) {

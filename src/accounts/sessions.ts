@@ -75,7 +75,9 @@ export class AccountSessions {
           spec.externalIdSecretRef !== undefined
             ? await this.#o.readSecret(spec.externalIdSecretRef)
             : spec.externalId;
-        const out = await this.#o.aws.client("sts", this.#o.stsRegion).send(
+        const out = await (
+          await this.#o.aws.client("sts", this.#o.stsRegion)
+        ).send(
           new AssumeRoleCommand({
             RoleArn: spec.roleArn,
             RoleSessionName: sessionNameOf(name, spec.sessionName),

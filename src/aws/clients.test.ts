@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { Writable } from "node:stream";
 import { describe, it } from "node:test";
 import { Registry } from "prom-client";
 import { DescribeImagesCommand, DescribeInstancesCommand, RunInstancesCommand } from "@aws-sdk/client-ec2";
@@ -10,6 +11,27 @@ import { AWS_METRIC_NAMES } from "./metrics.ts";
 import type { RateBudget } from "./rate-budget.ts";
 import { AwsError } from "./errors.ts";
 import { FakeClock } from "../runtime/testing/fake-clock.ts";
+import { createLogger } from "../runtime/logging.ts";
+
+/** A debug logger whose JSON lines are kept. */
+function captureLogs(): { logger: ReturnType<typeof createLogger>; lines(): Record<string, unknown>[] } {
+  const text: string[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      text.push(chunk.toString());
+      cb();
+    },
+  });
+  return {
+    logger: createLogger({ level: "debug", destination }),
+    lines: () =>
+      text
+        .join("")
+        .split("\n")
+        .filter((l) => l !== "")
+        .map((l) => JSON.parse(l) as Record<string, unknown>),
+  };
+}
 
 describe("AwsClients", () => {
   it("keys the clients of other accounts by scope and their rate budgets by account ID", async () => {
@@ -29,35 +51,38 @@ describe("AwsClients", () => {
       const a = clients.forAccount({ key: "a", accountId: "111111111111", credentials: creds("A") });
       const a2 = clients.forAccount({ key: "a2", accountId: "111111111111", credentials: creds("A2") });
       const b = clients.forAccount({ key: "b", accountId: "222222222222", credentials: creds("B") });
-      assert.equal(a.client("sqs", "us-east-1"), a.client("sqs", "us-east-1"));
-      assert.notEqual(a.client("sqs", "us-east-1"), clients.client("sqs", "us-east-1"));
-      assert.notEqual(a.client("sqs", "us-east-1"), b.client("sqs", "us-east-1"));
+      assert.equal(await a.client("sqs", "us-east-1"), await a.client("sqs", "us-east-1"));
+      assert.notEqual(await a.client("sqs", "us-east-1"), await clients.client("sqs", "us-east-1"));
+      assert.notEqual(await a.client("sqs", "us-east-1"), await b.client("sqs", "us-east-1"));
       const fail = (p: Promise<unknown>): Promise<unknown> => p.catch((e: unknown) => e);
-      await fail(a.client("sqs", "us-east-1").send(new ListQueuesCommand({})));
-      await fail(a2.client("sqs", "us-east-1").send(new ListQueuesCommand({})));
-      await fail(b.client("sqs", "us-east-1").send(new ListQueuesCommand({})));
+      await fail((await a.client("sqs", "us-east-1")).send(new ListQueuesCommand({})));
+      await fail((await a2.client("sqs", "us-east-1")).send(new ListQueuesCommand({})));
+      await fail((await b.client("sqs", "us-east-1")).send(new ListQueuesCommand({})));
       assert.deepEqual(asked.sort(), ["A", "A2", "B"], "each scope signs with its own credentials");
       const budgetA = clients.budget("sqs", "us-east-1", "sqs", "111111111111");
       assert.ok(budgetA !== undefined);
       assert.equal(budgetA.available, 98, "two scopes in one account draw from one budget");
       assert.equal(clients.budget("sqs", "us-east-1", "sqs", "222222222222")?.available, 99);
       assert.equal(clients.budget("sqs", "us-east-1", "sqs"), undefined, "the operator's own is untouched");
-      const before = a.client("sqs", "us-east-1");
+      const before = await a.client("sqs", "us-east-1");
       clients.dropAccount("a");
-      assert.notEqual(a.client("sqs", "us-east-1"), before, "a dropped scope gets new clients");
-      assert.equal(b.client("sqs", "us-east-1"), b.client("sqs", "us-east-1"));
+      assert.notEqual(await a.client("sqs", "us-east-1"), before, "a dropped scope gets new clients");
+      assert.equal(await b.client("sqs", "us-east-1"), await b.client("sqs", "us-east-1"));
     } finally {
       clients.destroy();
     }
   });
 
-  it("builds one client per service and region and hands the same one out again", () => {
+  it("builds one client per service and region and hands the same one out again", async () => {
     const clients = new AwsClients({ registry: new Registry(), endpoint: "http://127.0.0.1:1" });
     try {
-      assert.equal(clients.client("ec2", "us-east-1"), clients.client("ec2", "us-east-1"));
-      assert.notEqual(clients.client("ec2", "us-east-1"), clients.client("ec2", "eu-west-1"));
-      assert.equal(clients.client("s3", "eu-west-1"), clients.client("s3", "eu-west-1"));
-      assert.equal(clients.client("sqs", "ap-southeast-2"), clients.client("sqs", "ap-southeast-2"));
+      assert.equal(await clients.client("ec2", "us-east-1"), await clients.client("ec2", "us-east-1"));
+      assert.notEqual(await clients.client("ec2", "us-east-1"), await clients.client("ec2", "eu-west-1"));
+      assert.equal(await clients.client("s3", "eu-west-1"), await clients.client("s3", "eu-west-1"));
+      assert.equal(
+        await clients.client("sqs", "ap-southeast-2"),
+        await clients.client("sqs", "ap-southeast-2"),
+      );
     } finally {
       clients.destroy();
     }
@@ -77,13 +102,15 @@ describe("AwsClients", () => {
     try {
       // Nothing listens on port 1: each call fails at connect, after it drew its permits.
       const fail = (p: Promise<unknown>): Promise<unknown> => p.catch((e: unknown) => e);
-      await fail(clients.client("ec2", "us-east-1").send(new DescribeInstancesCommand({})));
-      await fail(clients.client("ec2", "us-east-1").send(new DescribeImagesCommand({})));
+      await fail((await clients.client("ec2", "us-east-1")).send(new DescribeInstancesCommand({})));
+      await fail((await clients.client("ec2", "us-east-1")).send(new DescribeImagesCommand({})));
       await fail(
-        clients.client("ec2", "us-east-1").send(new RunInstancesCommand({ MinCount: 1, MaxCount: 3 })),
+        (await clients.client("ec2", "us-east-1")).send(
+          new RunInstancesCommand({ MinCount: 1, MaxCount: 3 }),
+        ),
       );
-      await fail(clients.client("ec2", "eu-west-1").send(new DescribeInstancesCommand({})));
-      await fail(clients.client("sqs", "us-east-1").send(new ListQueuesCommand({})));
+      await fail((await clients.client("ec2", "eu-west-1")).send(new DescribeInstancesCommand({})));
+      await fail((await clients.client("sqs", "us-east-1")).send(new ListQueuesCommand({})));
       const size = (b: RateBudget | undefined): [number, number] | undefined =>
         b === undefined ? undefined : [b.maxRate, b.burst];
       const describe = clients.budget("ec2", "us-east-1", "DescribeInstances");
@@ -127,8 +154,9 @@ describe("AwsClients", () => {
       endpoint: "http://127.0.0.1:1",
       maxAttempts: 1,
     });
-    await clients
-      .client("ec2", "us-east-1")
+    await (
+      await clients.client("ec2", "us-east-1")
+    )
       .send(new DescribeInstancesCommand({}))
       .catch(() => undefined);
     assert.equal(clients.budget("ec2", "us-east-1", "DescribeInstances"), undefined);
@@ -142,7 +170,7 @@ describe("AwsClients", () => {
       maxAttempts: 2,
     });
     try {
-      const s3 = clients.client("s3", "us-east-1");
+      const s3 = await clients.client("s3", "us-east-1");
       assert.equal(await s3.config.maxAttempts(), 2);
       assert.equal(s3.config.retryMode, "standard");
       const strategy = await s3.config.retryStrategy();
@@ -172,10 +200,7 @@ describe("AwsClients", () => {
     process.env.AWS_ACCESS_KEY_ID = "testing";
     process.env.AWS_SECRET_ACCESS_KEY = "testing";
     try {
-      await clients
-        .client("sqs", "us-east-1")
-        .send(new ListQueuesCommand({}))
-        .catch(() => undefined);
+      await (await clients.client("sqs", "us-east-1")).send(new ListQueuesCommand({})).catch(() => undefined);
       assert.equal(agents.length, 1);
       assert.ok(agents[0]?.split(" ").includes(OPERATOR_USER_AGENT), agents[0]);
     } finally {
@@ -188,11 +213,11 @@ describe("AwsClients", () => {
     }
   });
 
-  it("refuses a malformed region with a terminal AwsError", () => {
+  it("refuses a malformed region with a terminal AwsError", async () => {
     const clients = new AwsClients({ registry: new Registry() });
     for (const bad of ["", "useast1", "us-east-1; rm -rf", "US-EAST-1"]) {
-      assert.throws(
-        () => clients.client("ec2", bad),
+      await assert.rejects(
+        clients.client("ec2", bad),
         (e: unknown) => e instanceof AwsError && e.kind === "terminal" && e.code === "InvalidRegion",
         bad,
       );
@@ -206,10 +231,50 @@ describe("AwsClients", () => {
     assert.throws(() => new AwsClients({ endpoint: "not a url" }), TypeError);
   });
 
-  it("cannot be used after destroy", () => {
+  it("cannot be used after destroy", async () => {
     const clients = new AwsClients({ registry: new Registry() });
     clients.destroy();
-    assert.throws(() => clients.client("sqs", "us-east-1"), /after destroy/);
+    await assert.rejects(clients.client("sqs", "us-east-1"), /after destroy/);
+  });
+
+  it("closes a client whose module was still loading when the factory was destroyed", async () => {
+    const clients = new AwsClients({ registry: new Registry(), endpoint: "http://127.0.0.1:1" });
+    const pending = clients.client("sts", "us-east-1");
+    clients.destroy();
+    await assert.rejects(pending, /after destroy/);
+  });
+
+  it("loads a service's SDK module with the first client of the service, and logs it once", async () => {
+    const logs = captureLogs();
+    const clients = new AwsClients({
+      registry: new Registry(),
+      endpoint: "http://127.0.0.1:1",
+      logger: logs.logger,
+    });
+    try {
+      assert.deepEqual(clients.loadedServices(), []);
+      await clients.client("sqs", "us-east-1");
+      await clients.client("sqs", "eu-west-1");
+      await clients
+        .forAccount({
+          key: "k",
+          accountId: "111111111111",
+          credentials: async () => ({ accessKeyId: "a", secretAccessKey: "s" }),
+        })
+        .client("sqs", "us-east-1");
+      assert.deepEqual(clients.loadedServices(), ["sqs"], "no other service's module");
+      await clients.client("s3", "us-east-1");
+      assert.deepEqual(clients.loadedServices(), ["sqs", "s3"]);
+      assert.deepEqual(
+        logs
+          .lines()
+          .filter((l) => l.msg === "loaded the AWS SDK client module")
+          .map((l) => l.service),
+        ["sqs", "s3"],
+      );
+    } finally {
+      clients.destroy();
+    }
   });
 });
 

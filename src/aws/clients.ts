@@ -98,11 +98,12 @@ export interface AwsClientsOptions {
 export const DEFAULT_MAX_PERMIT_WAIT_MS = 2000;
 
 /**
- * What the reconcilers depend on: a client per service and region. Tests may supply any object
- * of this shape.
+ * What the reconcilers depend on: a client per service and region. The factory answers with a
+ * promise: it imports a service's SDK module when the first client of the service is asked for
+ * (see service.ts). Tests may supply any object of this shape, and may answer at once.
  */
 export interface AwsClientSource {
-  client<S extends AwsService>(service: S, region: string): AwsClientOf<S>;
+  client<S extends AwsService>(service: S, region: string): Promise<AwsClientOf<S>> | AwsClientOf<S>;
 }
 
 type AnyClient = AwsClientOf<AwsService>;
@@ -124,7 +125,9 @@ export interface AccountScope {
 }
 
 /**
- * Builds and caches SDK clients. Every client it returns:
+ * Builds and caches SDK clients. The first client of a service imports the service's SDK module
+ * (logged at debug, "loaded the AWS SDK client module"); a service no object needs is never
+ * loaded. Every client it returns:
  * - resolves credentials through the default provider chain, lazily on the first call, and
  *   refreshes them before expiry (web identity and instance credentials);
  * - times out each attempt ({@link AwsClientsOptions.requestTimeoutMs}) and each connect;
@@ -155,8 +158,9 @@ export class AwsClients implements AwsClientSource {
     logger: Logger;
     clock: Clock;
   };
-  readonly #clients = new Map<string, AnyClient>();
+  readonly #clients = new Map<string, Promise<AnyClient>>();
   readonly #budgets = new Map<string, RateBudget>();
+  readonly #loaded = new Set<AwsService>();
   #destroyed = false;
 
   constructor(options: AwsClientsOptions = {}) {
@@ -187,7 +191,7 @@ export class AwsClients implements AwsClientSource {
   }
 
   /** The client of `service` for `region`, created on first use (see AWS_SERVICE_TABLE). */
-  client<S extends AwsService>(service: S, region: string): AwsClientOf<S> {
+  client<S extends AwsService>(service: S, region: string): Promise<AwsClientOf<S>> {
     return this.#client(service, region, undefined);
   }
 
@@ -209,13 +213,17 @@ export class AwsClients implements AwsClientSource {
     const prefix = `${key}\0`;
     for (const [k, client] of this.#clients) {
       if (k.startsWith(prefix)) {
-        client.destroy();
+        destroyWhenBuilt(client);
         this.#clients.delete(k);
       }
     }
   }
 
-  #client<S extends AwsService>(service: S, region: string, scope: AccountScope | undefined): AwsClientOf<S> {
+  async #client<S extends AwsService>(
+    service: S,
+    region: string,
+    scope: AccountScope | undefined,
+  ): Promise<AwsClientOf<S>> {
     if (this.#destroyed) throw new Error("AwsClients used after destroy()");
     if (!isRegionName(region)) {
       throw new AwsError({
@@ -227,23 +235,46 @@ export class AwsClients implements AwsClientSource {
       });
     }
     const key = scope === undefined ? `${service}/${region}` : `${scope.key}\0${service}/${region}`;
-    const cached = this.#clients.get(key);
-    if (cached !== undefined) return cached as AwsClientOf<S>;
+    let client = this.#clients.get(key);
+    if (client === undefined) {
+      client = this.#build(service, region, scope);
+      this.#clients.set(key, client);
+      // A module that failed to load is imported afresh by the next call.
+      client.catch(() => {
+        if (this.#clients.get(key) === client) this.#clients.delete(key);
+      });
+    }
+    return (await client) as AwsClientOf<S>;
+  }
+
+  async #build(service: AwsService, region: string, scope: AccountScope | undefined): Promise<AnyClient> {
     const build = AWS_SERVICE_TABLE[service].build as (
       config: BaseClientConfig,
       settings: { s3ForcePathStyle: boolean },
-    ) => AwsClientOf<S>;
+    ) => Promise<AnyClient>;
     const config = this.#baseConfig(region);
     if (scope !== undefined) config.credentials = scope.credentials;
-    const client = build(config, { s3ForcePathStyle: this.#opts.s3ForcePathStyle });
+    const client = await build(config, { s3ForcePathStyle: this.#opts.s3ForcePathStyle });
+    if (!this.#loaded.has(service)) {
+      this.#loaded.add(service);
+      this.#opts.logger.debug({ service }, "loaded the AWS SDK client module");
+    }
+    if (this.#destroyed) {
+      client.destroy();
+      throw new Error("AwsClients used after destroy()");
+    }
     this.#instrument(
       client.middlewareStack as MiddlewareStack<object, object>,
       service,
       region,
       scope?.accountId,
     );
-    this.#clients.set(key, client);
     return client;
+  }
+
+  /** The services whose SDK client module has been loaded, in the order they were. */
+  loadedServices(): AwsService[] {
+    return [...this.#loaded];
   }
 
   /**
@@ -261,7 +292,7 @@ export class AwsClients implements AwsClientSource {
    */
   destroy(): void {
     this.#destroyed = true;
-    for (const client of this.#clients.values()) client.destroy();
+    for (const client of this.#clients.values()) destroyWhenBuilt(client);
     this.#clients.clear();
     const closed = new Error("AWS clients destroyed");
     for (const budget of this.#budgets.values()) budget.cancelAll(closed);
@@ -339,6 +370,14 @@ export class AwsClients implements AwsClientSource {
       ...(this.#opts.endpoint !== undefined ? { endpoint: this.#opts.endpoint } : {}),
     };
   }
+}
+
+/** Closes a client once it is built; one that failed to build holds nothing to close. */
+function destroyWhenBuilt(client: Promise<AnyClient>): void {
+  client.then(
+    (c) => c.destroy(),
+    () => undefined,
+  );
 }
 
 /** The map key of a rate budget; the operator's own account's budgets have no account part. */

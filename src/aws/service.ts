@@ -3,11 +3,16 @@
  * holding what the AWS layer needs to know about it (how labels, logs and messages name it, the
  * endpoint variable the SDK reads, and how its SDK client is built). A new service is one entry
  * here (and its rate budget in ./budget-plan.ts); the client factory, metrics and errors follow.
+ *
+ * Each service's SDK client module is imported when the factory builds the first client of that
+ * service (`import()` of ./sdk/<service>.ts; in the bundle each is a chunk of its own,
+ * hack/bundle.ts), so an operator that serves only buckets never loads EC2's client. Only types
+ * are imported here statically.
  */
-import { EC2Client } from "@aws-sdk/client-ec2";
-import { S3Client } from "@aws-sdk/client-s3";
-import { SQSClient } from "@aws-sdk/client-sqs";
-import { STSClient } from "@aws-sdk/client-sts";
+import type { EC2Client } from "@aws-sdk/client-ec2";
+import type { S3Client } from "@aws-sdk/client-s3";
+import type { SQSClient } from "@aws-sdk/client-sqs";
+import type { STSClient } from "@aws-sdk/client-sts";
 import type { AwsCredentialIdentityProvider } from "@smithy/types";
 import type { sdkLogger } from "./sdk-logger.ts";
 
@@ -48,8 +53,8 @@ export interface AwsServiceEntry<C> {
    * tells from them whether an override is in effect.
    */
   readonly endpointEnvSuffix: string;
-  /** Builds the SDK client from the shared configuration. */
-  readonly build: (config: BaseClientConfig, settings: ClientSettings) => C;
+  /** Loads the service's SDK client module and builds the client from the shared configuration. */
+  readonly build: (config: BaseClientConfig, settings: ClientSettings) => Promise<C>;
 }
 
 const entry = <C>(e: AwsServiceEntry<C>): AwsServiceEntry<C> => Object.freeze(e);
@@ -59,12 +64,16 @@ export const AWS_SERVICE_TABLE = Object.freeze({
   ec2: entry({
     displayName: "EC2",
     endpointEnvSuffix: "EC2",
-    build: (config) => new EC2Client(config),
+    build: async (config): Promise<EC2Client> => new (await import("./sdk/ec2.ts")).EC2Client(config),
   }),
   s3: entry({
     displayName: "S3",
     endpointEnvSuffix: "S3",
-    build: (config, settings) => new S3Client({ ...config, forcePathStyle: settings.s3ForcePathStyle }),
+    build: async (config, settings): Promise<S3Client> =>
+      new (await import("./sdk/s3.ts")).S3Client({
+        ...config,
+        forcePathStyle: settings.s3ForcePathStyle,
+      }),
   }),
   sqs: entry({
     displayName: "SQS",
@@ -73,13 +82,14 @@ export const AWS_SERVICE_TABLE = Object.freeze({
     // never to the host inside the URL: the client already serves the queue's region, and an
     // endpoint override (a VPC endpoint, an emulator behind a proxy) must not be bypassed by the
     // URLs SQS hands out.
-    build: (config) => new SQSClient({ ...config, useQueueUrlAsEndpoint: false }),
+    build: async (config): Promise<SQSClient> =>
+      new (await import("./sdk/sqs.ts")).SQSClient({ ...config, useQueueUrlAsEndpoint: false }),
   }),
   sts: entry({
     displayName: "STS",
     endpointEnvSuffix: "STS",
     // AssumeRole for AwsAccounts and GetCallerIdentity (src/accounts).
-    build: (config) => new STSClient(config),
+    build: async (config): Promise<STSClient> => new (await import("./sdk/sts.ts")).STSClient(config),
   }),
 });
 
@@ -87,7 +97,7 @@ export const AWS_SERVICE_TABLE = Object.freeze({
 export type AwsService = keyof typeof AWS_SERVICE_TABLE;
 
 /** The SDK client of service `S`. */
-export type AwsClientOf<S extends AwsService> = ReturnType<(typeof AWS_SERVICE_TABLE)[S]["build"]>;
+export type AwsClientOf<S extends AwsService> = Awaited<ReturnType<(typeof AWS_SERVICE_TABLE)[S]["build"]>>;
 
 /** Every service in {@link AwsService}, in a fixed order. */
 export const AWS_SERVICES: readonly AwsService[] = Object.freeze(

@@ -92,10 +92,11 @@ export class QueueConsumer {
 
   async #check(signal: AbortSignal): Promise<void> {
     try {
-      await this.#sqs().send(
-        new GetQueueAttributesCommand({ QueueUrl: this.queue, AttributeNames: ["QueueArn"] }),
-        { abortSignal: signal },
-      );
+      await (
+        await this.#sqs()
+      ).send(new GetQueueAttributesCommand({ QueueUrl: this.queue, AttributeNames: ["QueueArn"] }), {
+        abortSignal: signal,
+      });
       this.#setHealth(true, undefined);
     } catch (err) {
       if (!signal.aborted) this.#failed(err);
@@ -108,7 +109,9 @@ export class QueueConsumer {
       let messages: Message[];
       const failuresBefore = this.#failures;
       try {
-        const out = await this.#sqs().send(
+        const out = await (
+          await this.#sqs()
+        ).send(
           new ReceiveMessageCommand({
             QueueUrl: this.queue,
             MaxNumberOfMessages: MAX_MESSAGES,
@@ -158,7 +161,9 @@ export class QueueConsumer {
     }
     if (done.length === 0) return;
     try {
-      const out = await this.#sqs().send(
+      const out = await (
+        await this.#sqs()
+      ).send(
         new DeleteMessageBatchCommand({
           QueueUrl: this.queue,
           Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle ?? "" })),
@@ -199,8 +204,8 @@ export class QueueConsumer {
     this.#o.onHealth(healthy, problem);
   }
 
-  #sqs(): AwsClientOf<"sqs"> {
-    return this.#o.aws.client("sqs", this.#o.address.region);
+  async #sqs(): Promise<AwsClientOf<"sqs">> {
+    return await this.#o.aws.client("sqs", this.#o.address.region);
   }
 
   #sleep(ms: number, signal: AbortSignal): Promise<void> {

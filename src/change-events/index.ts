@@ -230,9 +230,8 @@ export class ChangeEvents implements ResyncHooks, Runnable {
   /** The ARN the operator's own calls carry in CloudTrail (GetCallerIdentity). */
   async #learnOwnArn(signal: AbortSignal): Promise<void> {
     try {
-      const out = await this.#o.aws
-        .client("sts", this.#o.region ?? process.env.AWS_REGION ?? "us-east-1")
-        .send(new GetCallerIdentityCommand({}), { abortSignal: signal });
+      const sts = await this.#o.aws.client("sts", this.#o.region ?? process.env.AWS_REGION ?? "us-east-1");
+      const out = await sts.send(new GetCallerIdentityCommand({}), { abortSignal: signal });
       this.#ownArn = out.Arn;
     } catch (err) {
       if (!signal.aborted)

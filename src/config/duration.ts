@@ -14,7 +14,8 @@ const UNIT_MS: Readonly<Record<string, number>> = {
   h: 3_600_000,
 };
 
-const PART = /^(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)/;
+// Micro as Go spells it, U+00B5 and U+03BC, written as escapes: the bundle stays Latin-1 (hack/bundle.ts).
+const PART = /^(\d+(?:\.\d*)?|\.\d+)(ns|us|\u00b5s|\u03bcs|ms|s|m|h)/;
 
 /** Thrown by {@link parseDuration} for text that is not a Go duration. */
 export class DurationSyntaxError extends Error {

@@ -83,6 +83,11 @@ describe("the chart on a real node (reduced pass)", () => {
     );
     for (const want of ["nodejs/bin/node", "app/dist/kubeprovisioner.mjs", "app/package.json", "etc/passwd"])
       assert.ok(names.includes(want), `the image holds ${want}`);
+    assert.ok(
+      names.some((n) => /^app\/dist\/chunks\/[^/]+\.mjs$/.test(n)),
+      "the image holds the chunks the bundle imports on demand",
+    );
+    assert.ok(!names.some((n) => n.endsWith(".map")), "no source maps in the image");
     for (const sh of ["bin/sh", "bin/bash", "bin/dash", "usr/bin/sh", "bin/busybox"])
       assert.ok(!names.includes(sh), `no shell: ${sh}`);
     const app = entries.filter((e) => / app(\/|$)/.test(e));

@@ -146,7 +146,7 @@ describe("AWS clients against moto", () => {
   });
 
   it("creates, tags, describes and deletes an S3 bucket in us-east-1", async () => {
-    const s3 = clients.client("s3", "us-east-1");
+    const s3 = await clients.client("s3", "us-east-1");
     const bucket = `kp-it-${owner.uid.slice(0, 8)}-use1`;
     await s3.send(new CreateBucketCommand({ Bucket: bucket }));
     const head = await s3.send(new HeadBucketCommand({ Bucket: bucket }));
@@ -172,7 +172,7 @@ describe("AWS clients against moto", () => {
   });
 
   it("creates an S3 bucket in eu-west-1 with a LocationConstraint; conflicts classify as such", async () => {
-    const s3 = clients.client("s3", "eu-west-1");
+    const s3 = await clients.client("s3", "eu-west-1");
     const bucket = `kp-it-${owner.uid.slice(0, 8)}-euw1`;
     const create = () =>
       s3.send(
@@ -200,7 +200,7 @@ describe("AWS clients against moto", () => {
   });
 
   it("creates, inspects and deletes an SQS queue; real SQS errors classify", async () => {
-    const sqs = clients.client("sqs", "eu-west-1");
+    const sqs = await clients.client("sqs", "eu-west-1");
     const name = `kp-it-${owner.uid.slice(0, 8)}`;
     const tags = desiredTags({ app: "orders" }, owner);
     const created = await sqs.send(
@@ -233,7 +233,7 @@ describe("AWS clients against moto", () => {
   });
 
   it("runs an EC2 instance with ownership tags, finds it by tag, and terminates it", async () => {
-    const ec2 = clients.client("ec2", "us-east-1");
+    const ec2 = await clients.client("ec2", "us-east-1");
     const tags = desiredTags({ Name: "it-web" }, owner);
     const run = await ec2.send(
       new RunInstancesCommand({
@@ -327,7 +327,7 @@ describe("AWS clients against moto", () => {
     try {
       const start = Date.now();
       const err = await expectAwsError(
-        slow.client("sqs", "us-east-1").send(new ListQueuesCommand({})),
+        (await slow.client("sqs", "us-east-1")).send(new ListQueuesCommand({})),
         "retryable",
         "TimeoutError",
       );
@@ -352,7 +352,7 @@ describe("AWS clients against moto", () => {
     const refused = new AwsClients({ registry: new Registry(), endpoint: url, maxAttempts: 1 });
     try {
       await expectAwsError(
-        refused.client("s3", "us-east-1").send(new HeadBucketCommand({ Bucket: "any-bucket" })),
+        (await refused.client("s3", "us-east-1")).send(new HeadBucketCommand({ Bucket: "any-bucket" })),
         "retryable",
         "ECONNREFUSED",
       );
@@ -366,11 +366,11 @@ describe("AWS clients against moto", () => {
     process.env.AWS_ENDPOINT_URL_SQS = hole.url;
     const mixed = new AwsClients({ registry: new Registry(), requestTimeoutMs: 300, maxAttempts: 1 });
     try {
-      await mixed
-        .client("s3", "us-east-1")
-        .send(new CreateBucketCommand({ Bucket: `kp-it-${owner.uid.slice(0, 8)}-env` }));
+      await (
+        await mixed.client("s3", "us-east-1")
+      ).send(new CreateBucketCommand({ Bucket: `kp-it-${owner.uid.slice(0, 8)}-env` }));
       await expectAwsError(
-        mixed.client("sqs", "us-east-1").send(new ListQueuesCommand({})),
+        (await mixed.client("sqs", "us-east-1")).send(new ListQueuesCommand({})),
         "retryable",
         "TimeoutError",
       );

@@ -98,13 +98,10 @@ describe("AWS credentials through the default chain", () => {
     const registry = new Registry();
     const clients = new AwsClients({ registry });
     try {
-      const err = await clients
-        .client("sqs", "us-east-1")
-        .send(new ListQueuesCommand({}))
-        .then(
-          () => assert.fail("a call without credentials succeeded"),
-          (e: unknown) => e,
-        );
+      const err = await (await clients.client("sqs", "us-east-1")).send(new ListQueuesCommand({})).then(
+        () => assert.fail("a call without credentials succeeded"),
+        (e: unknown) => e,
+      );
       assert.ok(err instanceof AwsError);
       assert.equal(err.kind, "terminal");
       assert.equal(err.code, "CredentialsProviderError");
@@ -143,7 +140,7 @@ describe("AWS credentials through the default chain", () => {
     });
     const clients = new AwsClients({ registry: new Registry() });
     try {
-      const out = await clients.client("sqs", "eu-west-1").send(new ListQueuesCommand({}));
+      const out = await (await clients.client("sqs", "eu-west-1")).send(new ListQueuesCommand({}));
       assert.equal(out.$metadata.httpStatusCode, 200);
     } finally {
       clients.destroy();
@@ -169,7 +166,7 @@ describe("AWS credentials through the default chain", () => {
     });
     const clients = new AwsClients({ registry: new Registry() });
     try {
-      const sqs = clients.client("sqs", "us-east-1");
+      const sqs = await clients.client("sqs", "us-east-1");
       await sqs.send(new ListQueuesCommand({}));
       await sqs.send(new ListQueuesCommand({}));
       assert.deepEqual(

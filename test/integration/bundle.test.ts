@@ -1,12 +1,15 @@
 /**
  * The image's entry point, the esbuild bundle of hack/bundle.ts: it runs the operator on its own
  * (no node_modules beside it), serves an S3Bucket through the SDK code it kept, and has left out
- * the SDK shapes of operations the operator never calls. Its secure /metrics endpoint signs its
- * own certificate with the X.509 code the bundle carries.
+ * the SDK shapes of operations the operator never calls. An operator with buckets alone parses
+ * the SDK clients of S3 and of STS (which tells the account ID each object's status records),
+ * never EC2's or SQS's, nor the X.509 code (a module hook records every chunk the process loads). Its secure /metrics endpoint signs its own certificate with the
+ * X.509 code the bundle carries.
  */
 import assert from "node:assert/strict";
 import { X509Certificate } from "node:crypto";
 import { mkdtempSync, readFileSync } from "node:fs";
+import { pathToFileURL } from "node:url";
 import { get } from "node:https";
 import type { TLSSocket } from "node:tls";
 import os from "node:os";
@@ -15,16 +18,30 @@ import { describe, it } from "node:test";
 import { bundle } from "../../hack/bundle.ts";
 import { OWNERSHIP_TAGS } from "../../src/api/v1/index.ts";
 import { startOperator } from "../support/operator.ts";
-import { freePort, trackTempDir } from "../support/process.ts";
+import { freePort, repoRoot, trackTempDir } from "../support/process.ts";
 import { S3Env } from "./reconciler-s3-fixture.ts";
 
 const dir = mkdtempSync(path.join(os.tmpdir(), "kubeprovisioner-bundle-"));
 trackTempDir(dir);
 const entry = path.join(dir, "kubeprovisioner.mjs");
-await bundle(entry);
+const output = await bundle(entry);
+const moduleLog = path.join(dir, "modules.log");
+
+/** The URL of the one file of the bundle that holds input module `input` (a path under the repository). */
+function fileHolding(input: string): string {
+  const files = output.files.filter((f) => f.inputs.includes(input));
+  assert.equal(files.length, 1, `one file of the bundle holds ${input}`);
+  return pathToFileURL((files[0] as { path: string }).path).href;
+}
 
 describe("the bundled operator", () => {
-  const env = new S3Env("bundle", { operatorEntry: entry }).hooks();
+  const env = new S3Env("bundle", {
+    operatorEntry: entry,
+    operatorEnv: {
+      NODE_OPTIONS: `--import=${path.join(repoRoot, "test/support/module-log.ts")}`,
+      MODULE_LOG_FILE: moduleLog,
+    },
+  }).hooks();
 
   it("creates a bucket and reports it Ready", async () => {
     const created = await env.create("bundle-assets", { versioning: true, tags: { team: "a" } });
@@ -36,8 +53,34 @@ describe("the bundled operator", () => {
     assert.equal(tags[OWNERSHIP_TAGS.uid], created.metadata.uid);
   });
 
+  it("with buckets alone, parses the SDK clients of S3 and STS, never EC2's or SQS's, nor X.509 code", async () => {
+    await env.create("bundle-lazy");
+    await env.waitReady("bundle-lazy");
+    const loaded = new Set(readFileSync(moduleLog, "utf8").split("\n"));
+    assert.ok(loaded.has(pathToFileURL(entry).href), "the hook saw the entry point");
+    const client = (svc: string, cls: string): string =>
+      fileHolding(`node_modules/@aws-sdk/client-${svc}/dist-es/${cls}.js`);
+    assert.ok(loaded.has(client("s3", "S3Client")), "S3's client was loaded");
+    assert.ok(loaded.has(client("sts", "STSClient")), "STS's client was loaded: the account ID");
+    for (const [svc, cls] of [
+      ["ec2", "EC2Client"],
+      ["sqs", "SQSClient"],
+    ] as const) {
+      assert.ok(!loaded.has(client(svc, cls)), `${cls} was never loaded`);
+    }
+    assert.ok(
+      !loaded.has(fileHolding("node_modules/@peculiar/x509/build/x509.es.js")),
+      "no X.509 code without a generated certificate",
+    );
+    const services = env.op
+      .logLines()
+      .filter((l) => l.msg === "loaded the AWS SDK client module")
+      .map((l) => String(l.service));
+    assert.deepEqual(services.sort(), ["s3", "sts"]);
+  });
+
   it("keeps only the SDK shapes of operations the operator calls", () => {
-    const code = readFileSync(entry, "utf8");
+    const code = output.files.map((f) => readFileSync(f.path, "utf8")).join("\n");
     assert.match(code, /"DescribeInstancesRequest"/);
     assert.match(code, /"RunInstancesRequest"/);
     assert.doesNotMatch(code, /"WithdrawByoipCidrRequest"/);

@@ -132,7 +132,7 @@ describe("proxies", () => {
       env,
     });
     try {
-      return await aws.client("sqs", "us-east-1").send(new ListQueuesCommand({}));
+      return await (await aws.client("sqs", "us-east-1")).send(new ListQueuesCommand({}));
     } finally {
       aws.destroy();
     }
@@ -157,14 +157,17 @@ describe("proxies", () => {
       reset();
       const through = aws({ HTTPS_PROXY: proxy.url });
       // The test server's CA is not the SDK's: the call fails after the tunnel, on the certificate.
-      await assert.rejects(through.client("sqs", "us-east-1").send(new ListQueuesCommand({})), AwsError);
+      await assert.rejects(
+        (await through.client("sqs", "us-east-1")).send(new ListQueuesCommand({})),
+        AwsError,
+      );
       through.destroy();
       assert.deepEqual(proxy.tunnels, [`sqs.proxy.test:${port}`]);
 
       reset();
       const direct = aws({ HTTPS_PROXY: proxy.url, NO_PROXY: ".proxy.test" });
       await assert.rejects(
-        direct.client("sqs", "us-east-1").send(new ListQueuesCommand({})),
+        (await direct.client("sqs", "us-east-1")).send(new ListQueuesCommand({})),
         (e: unknown) => {
           assert.ok(e instanceof AwsError);
           assert.match(e.info.code, /ENOTFOUND|EAI_AGAIN/);

@@ -260,8 +260,9 @@ describe("secrets never reach the log", () => {
         rateBudget: false,
         maxAttempts: 1,
       });
-      const viaWebIdentity = await own
-        .client("sts", "us-east-1")
+      const viaWebIdentity = await (
+        await own.client("sts", "us-east-1")
+      )
         .send(new (await import("@aws-sdk/client-sts")).GetCallerIdentityCommand({}))
         .then(
           () => assert.fail("GetCallerIdentity succeeded against a failing STS"),

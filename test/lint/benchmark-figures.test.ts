@@ -36,6 +36,15 @@ const json = <T>(file: string): T =>
 const text = (file: string): string => readFileSync(path.join(repoRoot, file), "utf8").replace(/\s+/g, " ");
 
 const scale = json<{ runs: ScaleRun[] }>("scale.json").runs;
+const startup = json<{ runs: { entry: string; nodeArgs: string[]; idle: { rssMiB: number } }[] }>(
+  "startup.json",
+).runs;
+/** Idle RSS of the bundle, MiB, with V8 flags (the image's) or without. */
+const idleBundle = (flags: boolean): string => {
+  const r = startup.find((x) => x.entry === "dist/kubeprovisioner.mjs" && x.nodeArgs.length > 0 === flags);
+  assert.ok(r, `startup.json has a run of the bundle ${flags ? "with" : "without"} flags`);
+  return String(Math.round(r.idle.rssMiB));
+};
 const idle = json<IdleRun>("idle.json");
 const run = (total: number): ScaleRun => {
   const r = scale.find((x) => x.objects.total === total);
@@ -57,6 +66,13 @@ const statusUpdates = (c: Converge, plural: string, count: number): number =>
 
 /** The figures: the file, a pattern whose groups capture the figures, and what they must be. */
 const FIGURES: { file: string; what: string; pattern: RegExp; want: () => string[] }[] = [
+  {
+    file: "BENCHMARKS.md",
+    what: "idle RSS of the bundle, and of the bundle as the image runs it",
+    pattern:
+      /\| now: the bundle `dist\/kubeprovisioner\.mjs` and its chunks \| (\d+) MiB \| \| now: the bundle with the image's V8 flags and heap ceiling \(the image\) \| (\d+) MiB/,
+    want: () => [idleBundle(false), idleBundle(true)],
+  },
   {
     file: "BENCHMARKS.md",
     what: "Kubernetes writes converging 5,150 objects, and the time they take at the API server's rate",

@@ -134,8 +134,8 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Ec2I
       graceMs,
     });
     this.#repairs = new InstanceRepairs(this.#locator, this.#tagPolicy);
-    this.#roots = new AmiRootDevices((region, input, signal) =>
-      this.#aws.client("ec2", region).send(new DescribeImagesCommand(input), { abortSignal: signal }),
+    this.#roots = new AmiRootDevices(async (region, input, signal) =>
+      (await this.#aws.client("ec2", region)).send(new DescribeImagesCommand(input), { abortSignal: signal }),
     );
   }
 
@@ -165,9 +165,11 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Ec2I
           : desiredTagsOf(obj, KIND, this.#tagPolicy, { tags: spec.volumeTags, field: "spec.volumeTags" }),
       amiRootDeviceName,
     });
-    const out = await this.#aws
-      .client("ec2", spec.region)
-      .send(new RunInstancesCommand(input), { abortSignal: ctx.signal });
+    const out = await (
+      await this.#aws.client("ec2", spec.region)
+    ).send(new RunInstancesCommand(input), {
+      abortSignal: ctx.signal,
+    });
     const instance = out.Instances?.[0];
     if (instance?.InstanceId === undefined) throw new Error("RunInstances answered without an instance");
     ctx.logger.info({ instanceId: instance.InstanceId, token }, "launched EC2 instance");

@@ -101,7 +101,7 @@ export class InstanceLocator {
 
   /** Every instance carrying the UID tag `uid` in `region`, read fresh (all pages). */
   async listOwned(region: string, uid: string, signal: AbortSignal): Promise<Instance[]> {
-    return await describeInstances(this.client(region), ownedFilters(uid), signal);
+    return await describeInstances(await this.client(region), ownedFilters(uid), signal);
   }
 
   /**
@@ -123,7 +123,7 @@ export class InstanceLocator {
     call: (ec2: AwsClientOf<"ec2">) => Promise<O>,
   ): Promise<O> {
     try {
-      return await call(this.client(region));
+      return await call(await this.client(region));
     } finally {
       const batcher = this.#batcher(region);
       for (const id of ids) batcher.invalidate(id);
@@ -188,8 +188,8 @@ export class InstanceLocator {
   }
 
   /** The EC2 client of `region`, for a call that reads. */
-  client(region: string): AwsClientOf<"ec2"> {
-    return this.#o.aws.client("ec2", region);
+  async client(region: string): Promise<AwsClientOf<"ec2">> {
+    return await this.#o.aws.client("ec2", region);
   }
 
   /** The region's lookups by ID, batched across objects and remembered (describe-batcher.ts). */
@@ -197,7 +197,7 @@ export class InstanceLocator {
     let batcher = this.#batchers.get(region);
     if (batcher === undefined) {
       batcher = new DescribeBatcher({
-        describe: (input) => this.client(region).send(new DescribeInstancesCommand(input)),
+        describe: async (input) => (await this.client(region)).send(new DescribeInstancesCommand(input)),
         clock: this.#o.clock,
         windowMs: this.#o.windowMs,
         trackMs: this.#o.trackMs,
@@ -212,7 +212,7 @@ export class InstanceLocator {
     let lookup = this.#lookups.get(region);
     if (lookup === undefined) {
       lookup = new FilterBatcher({
-        describe: (filters) => describeInstances(this.client(region), filters),
+        describe: async (filters) => describeInstances(await this.client(region), filters),
         clock: this.#o.clock,
         windowMs: this.#o.windowMs,
       });

@@ -129,14 +129,11 @@ export class InstanceRepairs {
     const want = obj.spec.userData;
     const state = stateOf(instance);
     if (want === undefined || (state !== "running" && state !== "stopped")) return { userDataDiffers: false };
-    const out = await this.#locator
-      .client(obj.spec.region)
-      .send(
-        new DescribeInstanceAttributeCommand({ InstanceId: requireId(instance), Attribute: "userData" }),
-        {
-          abortSignal: ctx.signal,
-        },
-      );
+    const out = await (
+      await this.#locator.client(obj.spec.region)
+    ).send(new DescribeInstanceAttributeCommand({ InstanceId: requireId(instance), Attribute: "userData" }), {
+      abortSignal: ctx.signal,
+    });
     return { userDataDiffers: !sameUserData(want, out.UserData?.Value) };
   }
 
@@ -168,7 +165,9 @@ export class InstanceRepairs {
     if (action === "associate") {
       await send((ec2, o) => associate(ec2, id, IamInstanceProfile, o));
     } else {
-      const found = await this.#locator.client(obj.spec.region).send(
+      const found = await (
+        await this.#locator.client(obj.spec.region)
+      ).send(
         new DescribeIamInstanceProfileAssociationsCommand({
           Filters: [{ Name: "instance-id", Values: [id] }],
         }),
@@ -209,7 +208,7 @@ export class InstanceRepairs {
     if (state !== "running" && state !== "stopped") return [];
     const id = requireId(instance);
     const { spec } = obj;
-    const ec2 = this.#locator.client(spec.region);
+    const ec2 = await this.#locator.client(spec.region);
     const read = { abortSignal: ctx.signal };
     const changes: DriftRepair[] = [];
     const groups = securityGroupsDrift(spec, instance);

@@ -123,9 +123,10 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
       throw new RangeError(`maxDeleteBatchesPerPass must be an integer >= 1, got ${this.#maxBatches}`);
   }
 
-  #api(obj: S3BucketObject, ctx: DriverContext): BucketApi {
+  async #api(obj: S3BucketObject, ctx: DriverContext): Promise<BucketApi> {
     const { bucketName: bucket, region } = obj.spec;
-    return new BucketApi({ client: this.#aws.client("s3", region), bucket, region, signal: ctx.signal });
+    const client = await this.#aws.client("s3", region);
+    return new BucketApi({ client, bucket, region, signal: ctx.signal });
   }
 
   /**
@@ -138,7 +139,7 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
    */
   async observe(obj: S3BucketObject, ctx: DriverContext): Promise<Observation<S3BucketView>> {
     const { bucketName: name, region } = obj.spec;
-    const api = this.#api(obj, ctx);
+    const api = await this.#api(obj, ctx);
     const head = await steadyRead(obj, api);
     if (head.kind === "absent") return { exists: false };
     const actualRegion = head.kind === "forbidden" ? undefined : head.region;
@@ -184,7 +185,7 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
     }
     const versioning = await api.versioning();
     const settings = await api.settings(managedSettings(obj.spec));
-    const endpoint = await bucketEndpoint(this.#aws.client("s3", region), name, region);
+    const endpoint = await bucketEndpoint(await this.#aws.client("s3", region), name, region);
     return { exists: true, resource: { name, region, tags, versioning, endpoint, settings }, ...verdict };
   }
 
@@ -399,7 +400,7 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
     const { bucketName: name, region } = obj.spec;
     const resolved = this.#resolve(obj); // may wait for a notification queue: before anything exists
     const tags = desiredTagsOf(obj, S3BucketResource.kind, this.#tagPolicy); // may throw TooManyTags: before anything exists
-    const api = this.#api(obj, ctx);
+    const api = await this.#api(obj, ctx);
     let outcome: "created" | "already-owned";
     try {
       outcome = await api.create({
@@ -431,7 +432,7 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
     const desired = desiredSettings(obj.spec, resolved);
     const created: BucketSettings = { objectOwnership: obj.spec.objectOwnership ?? null };
     for (const change of settingChanges(desired, created)) await api.putSetting(change);
-    const endpoint = await bucketEndpoint(this.#aws.client("s3", region), name, region);
+    const endpoint = await bucketEndpoint(await this.#aws.client("s3", region), name, region);
     return { name, region, tags, versioning, endpoint, settings: { ...desired, ...created } };
   }
 
@@ -443,7 +444,7 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
   ): Promise<DriftRepair[]> {
     const bucket = observed.resource;
     const resolved = this.#resolve(obj);
-    const api = this.#api(obj, ctx);
+    const api = await this.#api(obj, ctx);
     const { changes } = await repairTags(
       desiredTagsOf(obj, S3BucketResource.kind, this.#tagPolicy),
       bucket.tags,
@@ -529,7 +530,7 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
       ctx.logger.info({ bucket: name }, "bucket is not owned by this object; left untouched");
       return { done: true, leftInPlace: `bucket ${name} is not owned by this object and was left in place` };
     }
-    const api = this.#api(obj, ctx);
+    const api = await this.#api(obj, ctx);
     const emptied = await this.#empty(obj, api);
     if (emptied !== undefined) return emptied;
     const result = await api.delete();

@@ -217,7 +217,7 @@ export class SqsQueueDriver implements ResourceDriver<SqsQueueObject, SqsQueueVi
   }
 
   async observe(obj: SqsQueueObject, ctx: DriverContext): Promise<Observation<SqsQueueView>> {
-    const sqs = this.#aws.client("sqs", obj.spec.region);
+    const sqs = await this.#aws.client("sqs", obj.spec.region);
     const view = await this.#find(sqs, obj, ctx);
     if (view === undefined) return { exists: false };
     return { exists: true, resource: view, ...verdictOf(view.tags, obj) };
@@ -230,7 +230,7 @@ export class SqsQueueDriver implements ResourceDriver<SqsQueueObject, SqsQueueVi
   async create(obj: SqsQueueObject, _token: string, ctx: DriverContext): Promise<SqsQueueView> {
     const { spec } = obj;
     const resolved = this.#resolve(obj);
-    const sqs = this.#aws.client("sqs", spec.region);
+    const sqs = await this.#aws.client("sqs", spec.region);
     const attributes = createAttributes(spec, resolved);
     let url: string | undefined;
     try {
@@ -308,7 +308,7 @@ export class SqsQueueDriver implements ResourceDriver<SqsQueueObject, SqsQueueVi
     ctx: DriverContext,
   ): Promise<DriftRepair[]> {
     const queue = observed.resource;
-    const sqs = this.#aws.client("sqs", obj.spec.region);
+    const sqs = await this.#aws.client("sqs", obj.spec.region);
     const opts = { abortSignal: ctx.signal };
     const attrs = attributeDrift(
       obj.spec,
@@ -381,9 +381,9 @@ export class SqsQueueDriver implements ResourceDriver<SqsQueueObject, SqsQueueVi
       };
     }
     try {
-      await this.#aws
-        .client("sqs", obj.spec.region)
-        .send(new DeleteQueueCommand({ QueueUrl: view.url }), { abortSignal: ctx.signal });
+      await (
+        await this.#aws.client("sqs", obj.spec.region)
+      ).send(new DeleteQueueCommand({ QueueUrl: view.url }), { abortSignal: ctx.signal });
     } catch (err) {
       if (isAwsErrorKind(err, "not-found")) return { done: true };
       throw err;

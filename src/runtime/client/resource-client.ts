@@ -204,9 +204,9 @@ export class ResourceClient<T extends KubeObject> {
   }
 
   /**
-   * Adds `finalizer` unless present, surviving concurrent writers (409 → re-read from the API
-   * server → retry). Resolves to the object with the finalizer; makes no request when the given
-   * object already has it. Throws `ApiError` 404 when the object does not exist.
+   * Adds `finalizer` unless present, surviving concurrent writers (409, then a re-read from the
+   * API server, then a retry). Resolves to the object with the finalizer; makes no request when
+   * the given object already has it. Throws `ApiError` 404 when the object does not exist.
    */
   async addFinalizer(
     target: Readonly<T> | ObjectRef,

@@ -14,7 +14,6 @@ import { silentLogger, type Logger } from "../logging.ts";
 import type { Server } from "../manager/manager.ts";
 import type { DelegatingAuth } from "./auth.ts";
 import type { HealthChecks } from "./health.ts";
-import { generateSelfSignedCertificate } from "./self-signed.ts";
 
 /** Where a server listens; `host` undefined means every interface. Port 0 picks a free port. */
 export interface ListenAddress {
@@ -206,6 +205,9 @@ export class MetricsServer extends HttpEndpoint {
         this.#scheduleReload(s.certDir, s.certReloadIntervalMs ?? 10_000);
       } else {
         const hosts = s.hosts ?? ["localhost", "127.0.0.1", "::1", hostname()];
+        // Imported here: the X.509 code loads only when a certificate is generated, never for
+        // certificate files or plain HTTP (in the bundle it is a chunk of its own).
+        const { generateSelfSignedCertificate } = await import("./self-signed.ts");
         const pair = await generateSelfSignedCertificate({ hosts });
         (this.server as https.Server).setSecureContext({ cert: pair.cert, key: pair.key });
         this.log.info({ hosts }, "serving metrics with a generated self-signed certificate");
