@@ -347,9 +347,10 @@ export class InstanceRepairs {
    */
   async #describeVolumes(region: string, ids: string[], ctx: DriverContext): Promise<Volume[] | undefined> {
     try {
-      const out = await this.#locator
-        .client(region)
-        .send(new DescribeVolumesCommand({ VolumeIds: ids }), { abortSignal: ctx.signal });
+      const client = await this.#locator.client(region);
+      const out = await client.send(new DescribeVolumesCommand({ VolumeIds: ids }), {
+        abortSignal: ctx.signal,
+      });
       return out.Volumes ?? [];
     } catch (err) {
       if (err instanceof AwsError && err.kind === "not-found") return undefined;
