@@ -10,6 +10,7 @@ import { SQSClient } from "@aws-sdk/client-sqs";
 import { STSClient } from "@aws-sdk/client-sts";
 import type { AwsCredentialIdentityProvider } from "@smithy/types";
 import type { sdkLogger } from "./sdk-logger.ts";
+import { buildTaggingClient } from "./tagging-client.ts";
 
 /** The configuration every client of the factory shares (see ./clients.ts). */
 export interface BaseClientConfig {
@@ -80,6 +81,13 @@ export const AWS_SERVICE_TABLE = Object.freeze({
     endpointEnvSuffix: "STS",
     // AssumeRole for AwsAccounts and GetCallerIdentity (src/accounts).
     build: (config) => new STSClient(config),
+  }),
+  tagging: entry({
+    displayName: "Resource Groups Tagging",
+    endpointEnvSuffix: "RESOURCE_GROUPS_TAGGING_API",
+    // GetResources for bulk tag reads (src/reconcilers/common/tag-snapshots.ts); its SDK module is
+    // loaded only when that is in use (./tagging-client.ts).
+    build: (config) => buildTaggingClient(config),
   }),
 });
 
