@@ -103,6 +103,11 @@ export function isSteadyPoll(obj: Pick<ManagedObject, "spec">, flow: FlowFacts):
   return flow.settled && !flow.deleting && flow.changeHinted !== true && !observesOnly(obj);
 }
 
+/** Logs at debug where a steady poll's tags come from: `snapshot`, or why they are read directly. */
+export function logTagSource(ctx: { logger: Logger }, found: TagLookup): void {
+  ctx.logger.debug({ tagSource: found.source === "snapshot" ? "snapshot" : found.reason }, "tag source");
+}
+
 /** Options of {@link TagSnapshots}. */
 export interface TagSnapshotsOptions {
   /** The kind, for metric labels and logs (`S3Bucket`). */

@@ -18,7 +18,7 @@ import { Reason } from "../common/reasons.ts";
 import { conflictingSids, readyAsSpecified } from "../common/references.ts";
 import { systemClock, type Clock } from "../../runtime/clock.ts";
 import { isOwnedBy, taggedOwner, verdictOf, type Verdict } from "../common/ownership.ts";
-import { isSteadyPoll, type TagSnapshots } from "../common/tag-snapshots.ts";
+import { isSteadyPoll, logTagSource, type TagSnapshots } from "../common/tag-snapshots.ts";
 import {
   DEFAULT_TAG_POLICY,
   desiredTagsOf,
@@ -215,7 +215,7 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
       );
     }
     const arn = bucketArn(name, region);
-    const snapshotTags = readVersioning !== undefined ? await this.#snapshotTags(obj, arn) : undefined;
+    const snapshotTags = readVersioning !== undefined ? await this.#snapshotTags(obj, arn, ctx) : undefined;
     const tags = snapshotTags ?? readTags ?? (await api.tags());
     if (tags === undefined) return { exists: false }; // deleted between the two calls
     if (snapshotTags === undefined) this.#snapshots?.noteDirect(arn);
@@ -245,10 +245,11 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
    * ownership (a snapshot never decides that a bucket is someone else's); else undefined, and
    * the tags are read directly.
    */
-  async #snapshotTags(obj: S3BucketObject, arn: string): Promise<TagMap | undefined> {
+  async #snapshotTags(obj: S3BucketObject, arn: string, ctx: DriverContext): Promise<TagMap | undefined> {
     const snapshots = this.#snapshots;
     if (snapshots === undefined) return undefined;
     const found = await snapshots.lookup(obj.spec.region, arn);
+    logTagSource(ctx, found);
     if (found.source !== "snapshot") return undefined;
     if (isOwnedBy(found.tags, obj)) return { ...found.tags };
     snapshots.count("disagreed");

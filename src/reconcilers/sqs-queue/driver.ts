@@ -7,7 +7,7 @@
  * and can never make a second one.
  */
 import { isOwnedBy, verdictOf } from "../common/ownership.ts";
-import { isSteadyPoll, type TagSnapshots } from "../common/tag-snapshots.ts";
+import { isSteadyPoll, logTagSource, type TagSnapshots } from "../common/tag-snapshots.ts";
 import {
   DEFAULT_TAG_POLICY,
   desiredTagsOf,
@@ -490,6 +490,7 @@ export class SqsQueueDriver implements ResourceDriver<SqsQueueObject, SqsQueueVi
       const incarnation = attributes[SqsAttribute.CreatedTimestamp];
       if (snapshots !== undefined && arn !== "") {
         const found = await snapshots.lookup(obj.spec.region, arn, incarnation);
+        logTagSource(ctx, found);
         if (found.source === "snapshot" && isOwnedBy(found.tags, obj))
           return { url, arn, attributes, tags: { ...found.tags }, tagsFromSnapshot: true };
         if (found.source === "snapshot") snapshots.count("disagreed");
