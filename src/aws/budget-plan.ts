@@ -84,8 +84,8 @@ export const DEFAULT_RATE_BUDGETS: Readonly<Record<BudgetName, Readonly<BudgetSi
   sqs: Object.freeze({ ratePerSecond: 50, burst: 100 }),
   // AssumeRole and GetCallerIdentity: a few calls per AwsAccount and session lifetime.
   sts: Object.freeze({ ratePerSecond: 10, burst: 20 }),
-  // GetResources: AWS allows 15 calls per second per account and Region, not adjustable (Tag
-  // Editor user guide, service quotas); a third of it stays free for other tools in the account.
+  // GetResources: AWS allows 15 calls per second, not adjustable through Service Quotas (Tag
+  // Editor user guide, "Service quotas"); a third of it stays free for other tools in the account.
   // A sweep of 10,000 resources is 100 calls, once per poll period.
   tagging: Object.freeze({ ratePerSecond: 10, burst: 10 }),
 });
