@@ -84,6 +84,30 @@ describe("TagSnapshots", () => {
     assert.equal(await reads("snapshot"), 4);
   });
 
+  it("waits a poll period after a sweep ends before the next, however long the sweep took", async () => {
+    snaps.noteDirect(A);
+    const slow = new TagSnapshots({
+      kind: "SqsQueue",
+      sweep: async () => {
+        sweeps++;
+        await clock.advance(2 * POLL); // a sweep longer than the period
+        return new Map(answer);
+      },
+      clock,
+      maxAgeMs: POLL,
+      windowMs: 10 * POLL,
+      logger: createLogger({ level: "silent" }),
+      registry,
+    });
+    slow.noteDirect(A);
+    await slow.lookup("eu-west-1", A);
+    await slow.lookup("eu-west-1", A);
+    assert.equal(sweeps, 1, "not stale on arrival");
+    await clock.advance(POLL);
+    await slow.lookup("eu-west-1", A);
+    assert.equal(sweeps, 2);
+  });
+
   it("reads directly a resource the snapshot does not name", async () => {
     snaps.noteDirect("arn:aws:s3:::gone");
     assert.deepEqual(await snaps.lookup("eu-west-1", "arn:aws:s3:::gone"), {

@@ -22,8 +22,8 @@
  *   repair they re-read the tags directly and repair from that answer.
  *
  * One snapshot per region serves every object of the kind in the account (the driver is per
- * account), taken afresh when one is older than the poll period; concurrent polls share the
- * sweep in flight. A sweep that fails (throttled, unreachable) leaves the period to direct reads;
+ * account), taken afresh once a poll period has passed since the last sweep ended; concurrent
+ * polls share the sweep in flight. A sweep that fails (throttled, unreachable) leaves the period to direct reads;
  * AccessDenied (tag:GetResources missing from the operator's policy) is logged once as a warning,
  * counted, and makes every read direct for one window before a sweep is tried again.
  */
@@ -130,10 +130,13 @@ interface ResourceRecord {
   incarnation?: string;
 }
 
-/** One region's snapshot: when its sweep began, and its answer or that it failed. */
-type Snapshot =
-  | { readonly takenAt: number; readonly tags: SweptTags }
-  | { readonly takenAt: number; readonly failed: "unavailable" | "denied" };
+/**
+ * One region's snapshot: when its sweep began (what the rules judge it by) and ended (when the
+ * next one may begin), and its answer or that it failed.
+ */
+type Snapshot = { readonly takenAt: number; readonly doneAt: number } & (
+  { readonly tags: SweptTags } | { readonly failed: "unavailable" | "denied" }
+);
 
 /** The snapshots of one kind in one account, and the per-resource rules; see the module comment. */
 export class TagSnapshots {
@@ -232,7 +235,9 @@ export class TagSnapshots {
   async #snapshot(region: string): Promise<Snapshot> {
     const current = this.#snapshots.get(region);
     const now = this.#o.clock.now();
-    if (current !== undefined && now - current.takenAt < this.#ageLimit(current)) return current;
+    // Counted from the end of its sweep: a sweep that takes longer than the period is not followed
+    // by another at once.
+    if (current !== undefined && now - current.doneAt < this.#ageLimit(current)) return current;
     let pending = this.#inFlight.get(region);
     if (pending === undefined) {
       pending = this.#take(region).finally(() => this.#inFlight.delete(region));
@@ -250,7 +255,8 @@ export class TagSnapshots {
     const takenAt = this.#o.clock.now();
     let snapshot: Snapshot;
     try {
-      snapshot = { takenAt, tags: await this.#o.sweep(region) };
+      const tags = await this.#o.sweep(region);
+      snapshot = { takenAt, doneAt: this.#o.clock.now(), tags };
       this.#sweeps.inc({ kind: this.#o.kind, result: "ok" });
       this.#prune(takenAt);
     } catch (err) {
@@ -269,7 +275,7 @@ export class TagSnapshots {
           "bulk tag read failed; tags are read per resource",
         );
       }
-      snapshot = { takenAt, failed: denied ? "denied" : "unavailable" };
+      snapshot = { takenAt, doneAt: this.#o.clock.now(), failed: denied ? "denied" : "unavailable" };
     }
     this.#snapshots.set(region, snapshot);
     return snapshot;
