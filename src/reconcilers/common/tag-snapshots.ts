@@ -22,8 +22,8 @@
  *   repair they re-read the tags directly and repair from that answer.
  *
  * One snapshot per region serves every object of the kind in the account (the driver is per
- * account), taken afresh once a poll period has passed since the last sweep ended; concurrent
- * polls share the sweep in flight. A sweep that fails (throttled, unreachable) leaves the period to direct reads;
+ * account), taken afresh once a poll period has passed since the last sweep ended. The sweep runs
+ * in the background: a poll never waits for it, and reads directly while there is no snapshot yet. A sweep that fails (throttled, unreachable) leaves the period to direct reads;
  * AccessDenied (tag:GetResources missing from the operator's policy) is logged once as a warning,
  * counted, and makes every read direct for one window before a sweep is tried again.
  */
@@ -72,6 +72,7 @@ export const BULK_TAG_READS_IAM: IamFeature = {
  * - `absent`: the snapshot does not name it;
  * - `unavailable`: the sweep failed (throttled, unreachable, aborted);
  * - `denied`: the operator may not call tag:GetResources;
+ * - `sweeping`: no snapshot yet, the first sweep is still running (polls never wait for one);
  * - `disagreed`: counted besides `snapshot` when the snapshot's tags did not match the spec (or
  *   another setting needed a repair) and the tags were re-read directly before any repair.
  */
@@ -83,6 +84,7 @@ export const TAG_READ_OUTCOMES = [
   "absent",
   "unavailable",
   "denied",
+  "sweeping",
   "disagreed",
 ] as const;
 /** One {@link TAG_READ_OUTCOMES} value. */
@@ -213,7 +215,8 @@ export class TagSnapshots {
     if (r?.directAt === undefined || now - r.directAt >= windowMs) return { source: "direct", reason: "due" };
     if (incarnation !== undefined && r.incarnation !== undefined && r.incarnation !== incarnation)
       return { source: "direct", reason: "recreated" };
-    const snapshot = await this.#snapshot(region);
+    const snapshot = this.#snapshot(region);
+    if (snapshot === undefined) return { source: "direct", reason: "sweeping" };
     if ("failed" in snapshot) return { source: "direct", reason: snapshot.failed };
     // A write after the sweep began is covered by the first rule; one shortly before it is not.
     if (r.wroteAt !== undefined && snapshot.takenAt - r.wroteAt < windowMs)
@@ -231,19 +234,31 @@ export class TagSnapshots {
     return r;
   }
 
-  /** The region's snapshot: the current one while younger than the poll period, else a new sweep. */
-  async #snapshot(region: string): Promise<Snapshot> {
+  /**
+   * The region's snapshot, without waiting: the current one while younger than the poll period
+   * (counted from the end of its sweep, so a sweep longer than the period is not followed by
+   * another at once). Past that a new sweep starts in the background, and until it ends the last
+   * answer serves for one more period; with none, undefined (the poll reads directly). A poll
+   * never waits for a sweep, so a slow or throttled one holds no worker.
+   */
+  #snapshot(region: string): Snapshot | undefined {
     const current = this.#snapshots.get(region);
     const now = this.#o.clock.now();
-    // Counted from the end of its sweep: a sweep that takes longer than the period is not followed
-    // by another at once.
-    if (current !== undefined && now - current.doneAt < this.#ageLimit(current)) return current;
-    let pending = this.#inFlight.get(region);
-    if (pending === undefined) {
-      pending = this.#take(region).finally(() => this.#inFlight.delete(region));
-      this.#inFlight.set(region, pending);
+    const limit = current === undefined ? 0 : this.#ageLimit(current);
+    if (current !== undefined && now - current.doneAt < limit) return current;
+    if (!this.#inFlight.has(region)) {
+      this.#inFlight.set(
+        region,
+        this.#take(region).finally(() => this.#inFlight.delete(region)),
+      );
     }
-    return pending;
+    if (current !== undefined && !("failed" in current) && now - current.doneAt < 2 * limit) return current;
+    return undefined;
+  }
+
+  /** Resolves once no sweep is in flight (a sweep runs in the background of the polls). */
+  async idle(): Promise<void> {
+    while (this.#inFlight.size > 0) await Promise.all(this.#inFlight.values());
   }
 
   /** How long a snapshot serves: the poll period; after AccessDenied, one window. */

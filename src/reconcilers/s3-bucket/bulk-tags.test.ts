@@ -69,6 +69,12 @@ describe("S3BucketDriver with bulk tag reads", () => {
     });
   });
   const ops = (): string[] => s3.calls.map((c) => c.op);
+  /** A poll period later, the sweep a poll starts (polls never wait for one) has ended. */
+  const swept = async (): Promise<void> => {
+    await clock.advance(POLL);
+    await snapshots.lookup("eu-west-1", ARN);
+    await snapshots.idle();
+  };
   /** One poll as the flow makes it: observe, then update the resource observed. */
   const poll = async (ctx = steady) => {
     const obs = await driver.observe(obj, ctx);
@@ -81,6 +87,7 @@ describe("S3BucketDriver with bulk tag reads", () => {
     assert.deepEqual(ops(), ["GetBucketVersioning", "GetBucketTagging"]);
     s3.calls.length = 0;
     await clock.advance(POLL);
+    await swept();
     const { obs, changes } = await poll();
     assert.deepEqual(ops(), ["GetBucketVersioning"], "one S3 call: no tag read");
     assert.equal(obs.resource.tagsFromSnapshot, true);
@@ -103,6 +110,7 @@ describe("S3BucketDriver with bulk tag reads", () => {
   it("does not take existence from the snapshot: a bucket gone from S3 is absent whatever the snapshot says", async () => {
     await poll();
     s3.buckets.delete("assets-1");
+    await swept();
     assert.deepEqual(await driver.observe(obj, steady), { exists: false });
   });
 
@@ -110,6 +118,7 @@ describe("S3BucketDriver with bulk tag reads", () => {
     await poll();
     index.set(ARN, { ...IN_SYNC, team: "old" }); // the index still shows an earlier tag set
     s3.calls.length = 0;
+    await swept();
     const { obs, changes } = await poll();
     assert.equal(obs.resource.tagsFromSnapshot, true);
     assert.deepEqual(changes, []);
@@ -126,6 +135,7 @@ describe("S3BucketDriver with bulk tag reads", () => {
     s3.buckets.get("assets-1")!.tags = { ...IN_SYNC, team: "changed", extra: "x" };
     index.set(ARN, { ...IN_SYNC, team: "changed" }); // the index lags behind the second change
     s3.calls.length = 0;
+    await swept();
     const { changes } = await poll();
     assert.equal(changes.length, 1);
     assert.match(changes[0]?.description ?? "", /extra/, "repaired from the direct answer, not the snapshot");
@@ -134,6 +144,7 @@ describe("S3BucketDriver with bulk tag reads", () => {
     // The index still shows the drift: within the window after the write, no decision from it.
     s3.calls.length = 0;
     await clock.advance(POLL);
+    await swept();
     const next = await poll();
     assert.equal(next.obs.resource.tagsFromSnapshot, undefined);
     assert.deepEqual(next.changes, []);
@@ -146,6 +157,7 @@ describe("S3BucketDriver with bulk tag reads", () => {
     s3.buckets.get("assets-1")!.versioning = "Enabled";
     const versioned = { ...obj, spec: { ...obj.spec, versioning: false } };
     s3.calls.length = 0;
+    await swept();
     const obs = await driver.observe(versioned, steady);
     assert.ok(obs.exists && obs.resource.tagsFromSnapshot === true);
     await assert.rejects(driver.update(versioned, obs, steady), { name: "BucketTagsChangedError" });
@@ -161,11 +173,13 @@ describe("S3BucketDriver with bulk tag reads", () => {
     await poll();
     index.delete(ARN);
     s3.calls.length = 0;
+    await swept();
     assert.equal((await poll()).obs.resource.tagsFromSnapshot, undefined);
     assert.deepEqual(ops(), ["GetBucketVersioning", "GetBucketTagging"]);
     index.set(ARN, { other: "owner" });
     await clock.advance(POLL);
     s3.calls.length = 0;
+    await swept();
     const { obs } = await poll();
     assert.equal(obs.resource.tagsFromSnapshot, undefined);
     assert.equal(obs.ownership, "owned", "judged from the direct read");

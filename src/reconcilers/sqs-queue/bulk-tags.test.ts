@@ -47,6 +47,7 @@ describe("SqsQueueDriver with bulk tag reads", () => {
   let sqs: FakeSqs;
   let index: Map<string, TagMap>;
   let driver: SqsQueueDriver;
+  let snapshots: TagSnapshots;
   beforeEach(() => {
     clock = new FakeClock(1_800_000_000_000);
     sqs = new FakeSqs("eu-west-1");
@@ -60,20 +61,27 @@ describe("SqsQueueDriver with bulk tag reads", () => {
       tags: { ...IN_SYNC },
     });
     index = new Map([[ARN, { ...IN_SYNC }]]);
+    snapshots = new TagSnapshots({
+      kind: "SqsQueue",
+      sweep: async () => new Map(index),
+      clock,
+      maxAgeMs: POLL,
+      windowMs: WINDOW,
+      logger: silentLogger,
+      registry: new Registry(),
+    });
     driver = new SqsQueueDriver({
       aws: { client: (() => sqs as unknown as SQSClient) as AwsClientSource["client"] },
-      tagSnapshots: new TagSnapshots({
-        kind: "SqsQueue",
-        sweep: async () => new Map(index),
-        clock,
-        maxAgeMs: POLL,
-        windowMs: WINDOW,
-        logger: silentLogger,
-        registry: new Registry(),
-      }),
+      tagSnapshots: snapshots,
     });
   });
   const ops = (): string[] => sqs.calls.map((c) => c.op);
+  /** A poll period later, the sweep a poll starts (polls never wait for one) has ended. */
+  const swept = async (): Promise<void> => {
+    await clock.advance(POLL);
+    await snapshots.lookup("eu-west-1", ARN);
+    await snapshots.idle();
+  };
   const poll = async () => {
     const obs = await driver.observe(obj, steady);
     assert.ok(obs.exists);
@@ -85,6 +93,7 @@ describe("SqsQueueDriver with bulk tag reads", () => {
     assert.deepEqual(ops(), ["GetQueueAttributes", "ListQueueTags"]);
     sqs.calls.length = 0;
     await clock.advance(POLL);
+    await swept();
     const { obs, changes } = await poll();
     assert.deepEqual(ops(), ["GetQueueAttributes"]);
     assert.equal(obs.resource.tagsFromSnapshot, true);
@@ -95,6 +104,7 @@ describe("SqsQueueDriver with bulk tag reads", () => {
     await poll();
     index.set(ARN, { ...IN_SYNC, team: "old" });
     sqs.calls.length = 0;
+    await swept();
     const { changes } = await poll();
     assert.deepEqual(changes, []);
     assert.deepEqual(sqs.mutations(), []);
@@ -106,11 +116,13 @@ describe("SqsQueueDriver with bulk tag reads", () => {
     sqs.queues.get("orders")!.tags.team = "changed";
     index.set(ARN, { ...IN_SYNC, team: "changed" });
     sqs.calls.length = 0;
+    await swept();
     const { changes } = await poll();
     assert.equal(changes.length, 1);
     assert.deepEqual(ops(), ["GetQueueAttributes", "ListQueueTags", "TagQueue"]);
     sqs.calls.length = 0;
     await clock.advance(POLL);
+    await swept();
     assert.equal((await poll()).obs.resource.tagsFromSnapshot, undefined, "own write: read directly");
     assert.deepEqual(ops(), ["GetQueueAttributes", "ListQueueTags"]);
   });
@@ -120,6 +132,7 @@ describe("SqsQueueDriver with bulk tag reads", () => {
     sqs.queues.get("orders")!.attributes.CreatedTimestamp = "1750000000";
     sqs.queues.get("orders")!.tags = { other: "x" }; // the index still has the old queue's tags
     sqs.calls.length = 0;
+    await swept();
     const obs = await driver.observe(obj, steady);
     assert.ok(obs.exists);
     assert.equal(obs.ownership, "foreign");
@@ -130,6 +143,7 @@ describe("SqsQueueDriver with bulk tag reads", () => {
     await poll();
     index.clear();
     sqs.calls.length = 0;
+    await swept();
     assert.equal((await poll()).obs.resource.tagsFromSnapshot, undefined);
     assert.deepEqual(ops(), ["GetQueueAttributes", "ListQueueTags"]);
   });
