@@ -23,15 +23,15 @@
  *
  * One snapshot per region serves every object of the kind in the account (the driver is per
  * account), taken afresh once a poll period has passed since the last sweep ended. The sweep runs
- * in the background: a poll never waits for it, and reads directly while there is no snapshot yet. A sweep that fails (throttled, unreachable) leaves the period to direct reads;
- * AccessDenied (tag:GetResources missing from the operator's policy) is logged once as a warning,
- * counted, and makes every read direct for one window before a sweep is tried again.
+ * in the background: a poll never waits for it, and reads directly while there is no snapshot yet.
+ * A sweep that fails (throttled, unreachable) leaves the period to direct reads; AccessDenied
+ * (tag:GetResources missing from the operator's policy) is logged once as a warning, counted,
+ * and makes every read direct for one window before a sweep is tried again.
  */
 import type { Registry } from "prom-client";
-import { MANAGED_BY_TAG, MANAGED_BY_VALUE } from "../../aws/ownership.ts";
-import { sweepTags, type SweptTags } from "../../aws/tag-sweep.ts";
 import { AwsError } from "../../aws/errors.ts";
-import type { TagMap } from "../../aws/ownership.ts";
+import { MANAGED_BY_TAG, MANAGED_BY_VALUE, type TagMap } from "../../aws/ownership.ts";
+import { sweepTags, type SweptTags } from "../../aws/tag-sweep.ts";
 import type { Clock } from "../../runtime/clock.ts";
 import type { Logger } from "../../runtime/logging.ts";
 import { counter } from "../../runtime/metrics/registry.ts";
