@@ -83,8 +83,8 @@ const tagSources = (env: S3Env | SqsEnv, name: string): string[] =>
     .map((l) => String(l.tagSource));
 
 /**
- * Waits until a poll of `name` has read its tags directly because one was due, and has finished:
- * its next polls within the window take the tags from the snapshot.
+ * Waits until a poll of `name` has read its tags directly (for any reason but the operator's own
+ * write), and has finished: its next polls within the window take the tags from the snapshot.
  */
 async function justReadDirectly(env: S3Env | SqsEnv, name: string): Promise<void> {
   const seen = tagSources(env, name).length;
@@ -92,7 +92,11 @@ async function justReadDirectly(env: S3Env | SqsEnv, name: string): Promise<void
   await waitFor(
     `a direct tag read of ${name}`,
     async () => {
-      if (tagSources(env, name).slice(seen).includes("due"))
+      if (
+        tagSources(env, name)
+          .slice(seen)
+          .some((s) => s !== "snapshot" && s !== "own-write")
+      )
         finished = Math.min(finished, env.reconcilesOf(name) + 1);
       return env.reconcilesOf(name) >= finished;
     },

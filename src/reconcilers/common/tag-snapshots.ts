@@ -72,7 +72,7 @@ export const BULK_TAG_READS_IAM: IamFeature = {
  * - `absent`: the snapshot does not name it;
  * - `unavailable`: the sweep failed (throttled, unreachable, aborted);
  * - `denied`: the operator may not call tag:GetResources;
- * - `sweeping`: no snapshot yet, the first sweep is still running (polls never wait for one);
+ * - `sweeping`: no usable snapshot while one is being read (polls never wait for a sweep);
  * - `disagreed`: counted besides `snapshot` when the snapshot's tags did not match the spec (or
  *   another setting needed a repair) and the tags were re-read directly before any repair.
  */
@@ -238,8 +238,10 @@ export class TagSnapshots {
    * The region's snapshot, without waiting: the current one while younger than the poll period
    * (counted from the end of its sweep, so a sweep longer than the period is not followed by
    * another at once). Past that a new sweep starts in the background, and until it ends the last
-   * answer serves for one more period; with none, undefined (the poll reads directly). A poll
-   * never waits for a sweep, so a slow or throttled one holds no worker.
+   * answer serves while it is younger than the window (its age never makes a wrong repair: the
+   * rules judge a resource by when the answer's sweep began, and read each one directly once per
+   * window); with none, undefined (the poll reads directly). A poll never waits for a sweep, so a
+   * slow or throttled one holds no worker.
    */
   #snapshot(region: string): Snapshot | undefined {
     const current = this.#snapshots.get(region);
@@ -252,7 +254,8 @@ export class TagSnapshots {
         this.#take(region).finally(() => this.#inFlight.delete(region)),
       );
     }
-    if (current !== undefined && !("failed" in current) && now - current.doneAt < 2 * limit) return current;
+    if (current !== undefined && !("failed" in current) && now - current.doneAt < this.#o.windowMs)
+      return current;
     return undefined;
   }
 
