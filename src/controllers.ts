@@ -116,6 +116,7 @@ export function registerControllers(manager: Manager, deps: ControllerDeps): voi
     accounts,
     resync: changeEvents,
     outputSecretNamespaces: deps.options.outputSecretNamespaces,
+    bulkTagReads: deps.options.bulkTagReads ? { windowMs: deps.options.bulkTagWindowMs } : undefined,
   };
   for (const kind of KINDS) kind.setup(shared);
 }

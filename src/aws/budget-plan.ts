@@ -7,7 +7,8 @@
  * operator sends is one AWS accepts.
  * Each EC2 action gets a bucket of its own, sized by its class, as on AWS. RunInstances also
  * draws from AWS's instance (resource) bucket, one token per instance launched. S3 and SQS
- * publish no such buckets; each has one budget per region.
+ * publish no such buckets; each has one budget per region. The Resource Groups Tagging API
+ * (`tagging`: GetResources, for bulk tag reads) has a documented fixed rate per account and region.
  */
 import type { RateBudgetOptions } from "./rate-budget.ts";
 import type { AwsService } from "./service.ts";
@@ -31,6 +32,7 @@ export const BUDGET_NAMES = [
   "s3",
   "sqs",
   "sts",
+  "tagging",
 ] as const;
 /** A configurable budget. */
 export type BudgetName = (typeof BUDGET_NAMES)[number];
@@ -82,6 +84,10 @@ export const DEFAULT_RATE_BUDGETS: Readonly<Record<BudgetName, Readonly<BudgetSi
   sqs: Object.freeze({ ratePerSecond: 50, burst: 100 }),
   // AssumeRole and GetCallerIdentity: a few calls per AwsAccount and session lifetime.
   sts: Object.freeze({ ratePerSecond: 10, burst: 20 }),
+  // GetResources: AWS allows 15 calls per second, not adjustable through Service Quotas (Tag
+  // Editor user guide, "Service quotas"); a third of it stays free for other tools in the account.
+  // A sweep of 10,000 resources is 100 calls, once per poll period.
+  tagging: Object.freeze({ ratePerSecond: 10, burst: 10 }),
 });
 
 /** The class of an EC2 action: describe, get, list and search actions do not mutate. */

@@ -13,6 +13,7 @@ import type { EC2Client } from "@aws-sdk/client-ec2";
 import type { S3Client } from "@aws-sdk/client-s3";
 import type { SQSClient } from "@aws-sdk/client-sqs";
 import type { STSClient } from "@aws-sdk/client-sts";
+import type { ResourceGroupsTaggingAPIClient } from "@aws-sdk/client-resource-groups-tagging-api";
 import type { AwsCredentialIdentityProvider } from "@smithy/types";
 import type { sdkLogger } from "./sdk-logger.ts";
 
@@ -90,6 +91,14 @@ export const AWS_SERVICE_TABLE = Object.freeze({
     endpointEnvSuffix: "STS",
     // AssumeRole for AwsAccounts and GetCallerIdentity (src/accounts).
     build: async (config): Promise<STSClient> => new (await import("./sdk/sts.ts")).STSClient(config),
+  }),
+  tagging: entry({
+    displayName: "Resource Groups Tagging",
+    endpointEnvSuffix: "RESOURCE_GROUPS_TAGGING_API",
+    // GetResources for bulk tag reads (src/reconcilers/common/tag-snapshots.ts, ./tag-sweep.ts):
+    // built, and its module loaded, only when that is in use.
+    build: async (config): Promise<ResourceGroupsTaggingAPIClient> =>
+      new (await import("./sdk/tagging.ts")).ResourceGroupsTaggingAPIClient(config),
   }),
 });
 

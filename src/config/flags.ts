@@ -118,6 +118,22 @@ export const FLAGS: readonly FlagSpec[] = [
     help: "Steady-state requeue of a converged object while the change-event queue of its account is read; --poll-interval applies whenever it cannot be.",
   },
   {
+    name: "bulk-tag-reads",
+    kind: "boolean",
+    defaultText: "false",
+    help:
+      "Steady polls of S3 buckets and SQS queues take the tags from one Resource Groups Tagging API read per account, " +
+      "region and poll period (GetResources, 100 resources a call) instead of one read per resource; needs tag:GetResources (docs/aws.md, Bulk tag reads).",
+  },
+  {
+    name: "bulk-tag-window",
+    kind: "string",
+    defaultText: "2h",
+    help:
+      "With --bulk-tag-reads: how long after the operator's own tag write a resource's tags are read directly, and how often at least " +
+      "each resource's tags are read directly; keep it well above the lag of AWS's tag index.",
+  },
+  {
     name: "pending-poll-initial",
     kind: "string",
     defaultText: "2s",

@@ -6,6 +6,7 @@ import { parseArgs } from "node:util";
 import { parseQueueAddress, QueueAddressError, type QueueAddress } from "../aws/queue-address.ts";
 import { BUDGET_NAMES, parseBudgetSpec, type BudgetName, type BudgetSize } from "../aws/budget-plan.ts";
 import {
+  DEFAULT_BULK_TAG_WINDOW_MS,
   DEFAULT_PENDING_INITIAL_MS,
   DEFAULT_PENDING_MAX_MS,
   DEFAULT_POLL_INTERVAL_MS,
@@ -94,6 +95,10 @@ export interface Options {
   readonly changeEvents: QueueAddress | undefined;
   /** The steady poll while the object's change-event queue is read. @default 3600000 (1h) */
   readonly pollIntervalWithEventsMs: number;
+  /** Steady polls of S3 buckets and SQS queues read tags in bulk (`--bulk-tag-reads`). @default false */
+  readonly bulkTagReads: boolean;
+  /** See `--bulk-tag-window` (src/reconcilers/common/tag-snapshots.ts). @default 7200000 (2h) */
+  readonly bulkTagWindowMs: number;
   /** First poll interval of a resource in transition, doubling per poll. @default 2000 */
   readonly pendingPollInitialMs: number;
   /** Cap of the transition poll interval. @default 30000 */
@@ -194,6 +199,8 @@ export function parseOptions(argv: readonly string[], env: Readonly<Record<strin
     maxConcurrentReconciles: get("max-concurrent-reconciles", (t) => parseInteger(t, 1, 1000), 16),
     syncPeriodMs: get("sync-period", (t) => parsePositiveDuration(t, 1_000), 36_000_000),
     pollIntervalMs: get("poll-interval", (t) => parsePositiveDuration(t, 1_000), DEFAULT_POLL_INTERVAL_MS),
+    bulkTagReads: get("bulk-tag-reads", parseBool, false),
+    bulkTagWindowMs: get("bulk-tag-window", (t) => parsePositiveDuration(t, 1_000), DEFAULT_BULK_TAG_WINDOW_MS),
     pendingPollInitialMs: get(
       "pending-poll-initial",
       (t) => parsePositiveDuration(t, 100),

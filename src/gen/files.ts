@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { awsAccountModule } from "../accounts/index.ts";
 import { generatedManifests } from "../api/gen/manifests.ts";
 import { CHANGE_EVENTS_IAM } from "../change-events/iam.ts";
+import { BULK_TAG_READS_IAM } from "../reconcilers/common/tag-snapshots.ts";
 import { KINDS } from "../kinds.ts";
 import { AWS_DOC, withIamTable } from "./iam.ts";
 import { IAM_POLICY, IAM_POLICY_TAG_SCOPED, renderIamPolicy } from "./iam-policy.ts";
@@ -23,14 +24,17 @@ import {
   renderOutputSecretsRole,
 } from "./rbac.ts";
 
+/** The IAM of the parts of the operator other than the kinds. */
+const IAM_FEATURES = [CHANGE_EVENTS_IAM, BULK_TAG_READS_IAM];
+
 /** Generated files keyed by path relative to `root`, the repository root. */
 export function generatedFiles(root: string): Map<string, string> {
   const files = generatedManifests([...KINDS.map((k) => k.crd()), awsAccountModule.crd()]);
   files.set(MANAGER_CLUSTERROLE, renderManagerClusterRole(KINDS, awsAccountModule.kubernetes));
   files.set(KINDS_HELPERS, renderKindsHelpers(KINDS));
   files.set(OUTPUT_SECRETS_ROLE, renderOutputSecretsRole());
-  files.set(AWS_DOC, withIamTable(readFileSync(join(root, AWS_DOC), "utf8"), KINDS, [CHANGE_EVENTS_IAM]));
-  files.set(IAM_POLICY, renderIamPolicy(KINDS, false, [CHANGE_EVENTS_IAM]));
-  files.set(IAM_POLICY_TAG_SCOPED, renderIamPolicy(KINDS, true, [CHANGE_EVENTS_IAM]));
+  files.set(AWS_DOC, withIamTable(readFileSync(join(root, AWS_DOC), "utf8"), KINDS, IAM_FEATURES));
+  files.set(IAM_POLICY, renderIamPolicy(KINDS, false, IAM_FEATURES));
+  files.set(IAM_POLICY_TAG_SCOPED, renderIamPolicy(KINDS, true, IAM_FEATURES));
   return files;
 }

@@ -73,6 +73,11 @@ export interface ReconcilerDeps extends ProcessDeps {
   resync?: ResyncHooks | undefined;
   /** Namespaces where spec.writeOutputsTo.secretName may be written (`--output-secret-namespaces`). @default none */
   outputSecretNamespaces?: readonly string[];
+  /**
+   * Bulk tag reads for the steady polls of S3 buckets and SQS queues (`--bulk-tag-reads`, with
+   * `--bulk-tag-window`; ./tag-snapshots.ts). @default off
+   */
+  bulkTagReads?: { readonly windowMs: number } | undefined;
 }
 
 /**

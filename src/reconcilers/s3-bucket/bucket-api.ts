@@ -144,6 +144,21 @@ export class BucketApi implements BucketCalls {
     }
   }
 
+  /**
+   * GetBucketVersioning as the one read that also answers whether the bucket is still here, as
+   * {@link tagsOrWhereabouts} does with the tags: for a steady poll whose tags come from a bulk
+   * read (../common/tag-snapshots.ts).
+   */
+  async versioningOrWhereabouts(): Promise<
+    HeadResult | { kind: "present"; region: string; versioning: VersioningStatus }
+  > {
+    try {
+      return { kind: "present", region: this.#region, versioning: await this.versioning() };
+    } catch (err) {
+      return this.#whereabouts(err);
+    }
+  }
+
   /** Where a bucket is, from a failed read of it; rethrows what says nothing about that. */
   #whereabouts(err: unknown): HeadResult {
     if (!(err instanceof AwsError)) throw err;

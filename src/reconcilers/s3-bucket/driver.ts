@@ -17,8 +17,16 @@ import { S3BucketResource, type S3Bucket, type SqsQueue } from "../../api/v1/ind
 import { Reason } from "../common/reasons.ts";
 import { conflictingSids, readyAsSpecified } from "../common/references.ts";
 import { systemClock, type Clock } from "../../runtime/clock.ts";
-import { taggedOwner, verdictOf, type Verdict } from "../common/ownership.ts";
-import { DEFAULT_TAG_POLICY, desiredTagsOf, repairTags, type TagPolicy } from "../common/tags.ts";
+import { isOwnedBy, taggedOwner, verdictOf, type Verdict } from "../common/ownership.ts";
+import { isSteadyPoll, logTagSource, type TagSnapshots } from "../common/tag-snapshots.ts";
+import {
+  DEFAULT_TAG_POLICY,
+  desiredTagsOf,
+  isEmptyPlan,
+  planTags,
+  repairTags,
+  type TagPolicy,
+} from "../common/tags.ts";
 import {
   blocked,
   DependencyNotReadyError,
@@ -34,12 +42,13 @@ import {
   type Observation,
   type ResourceDriver,
 } from "../common/driver.ts";
-import { BucketApi, MAX_KEYS_PER_BATCH } from "./bucket-api.ts";
+import { BucketApi, MAX_KEYS_PER_BATCH, type HeadResult } from "./bucket-api.ts";
 import {
   bucketArn,
   notEmptyMessage,
   objectsLockedMessage,
   targetVersioning,
+  type VersioningStatus,
   type S3BucketView,
   type S3BucketObject,
 } from "./model.ts";
@@ -77,6 +86,22 @@ export interface S3BucketDriverOptions {
    * @default none: a bucketRef is never ready
    */
   buckets?: (ref: { namespace: string; name: string }) => Readonly<S3Bucket> | undefined;
+  /**
+   * Bulk tag reads for steady polls (`--bulk-tag-reads`; ../common/tag-snapshots.ts).
+   * @default none: every poll reads the bucket's tags itself
+   */
+  tagSnapshots?: TagSnapshots | undefined;
+}
+
+/**
+ * The bucket's tags changed between a bulk read and the direct read before a repair so that it
+ * no longer carries this object's ownership: retried, and the retry reads everything directly.
+ */
+export class BucketTagsChangedError extends Error {
+  override readonly name = "BucketTagsChangedError";
+  constructor(bucket: string) {
+    super(`the tags of bucket ${bucket} changed since they were read in bulk; reading the bucket again`);
+  }
 }
 
 /**
@@ -111,8 +136,10 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
   readonly #tagPolicy: TagPolicy;
   readonly #queues: S3BucketDriverOptions["queues"];
   readonly #buckets: S3BucketDriverOptions["buckets"];
+  readonly #snapshots: TagSnapshots | undefined;
 
   constructor(opts: S3BucketDriverOptions) {
+    this.#snapshots = opts.tagSnapshots;
     this.#buckets = opts.buckets;
     this.#queues = opts.queues;
     this.#aws = opts.aws;
@@ -130,8 +157,9 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
   }
 
   /**
-   * Reads the bucket (HeadBucket, or only its tags once seen in spec.region), checks its region,
-   * reads its tags and judges it, then reads its versioning,
+   * Reads the bucket (HeadBucket, or only its tags once seen in spec.region; on a steady poll
+   * with bulk tag reads, its versioning, with the tags from the snapshot when the rules of
+   * ../common/tag-snapshots.ts allow), checks its region, reads its tags and judges it, then reads its versioning,
    * managed settings and endpoint (not for a deletion, which needs none of them). A bucket this
    * account cannot read, or one in another region, can never be this object's: a spec error,
    * except for a deletion, which gets it as a foreign, {@link S3BucketView.unreachable} bucket
@@ -140,7 +168,19 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
   async observe(obj: S3BucketObject, ctx: DriverContext): Promise<Observation<S3BucketView>> {
     const { bucketName: name, region } = obj.spec;
     const api = await this.#api(obj, ctx);
-    const head = await steadyRead(obj, api);
+    const bulk = this.#snapshots !== undefined && seenHere(obj) && isSteadyPoll(obj, ctx.flow);
+    let readTags: TagMap | undefined;
+    let readVersioning: { status: VersioningStatus } | undefined;
+    let head: HeadResult;
+    if (bulk) {
+      const read = await api.versioningOrWhereabouts();
+      if ("versioning" in read) readVersioning = { status: read.versioning };
+      head = read;
+    } else {
+      const read = await steadyRead(obj, api);
+      if ("tags" in read) readTags = read.tags;
+      head = read;
+    }
     if (head.kind === "absent") return { exists: false };
     const actualRegion = head.kind === "forbidden" ? undefined : head.region;
     const elsewhere = head.kind === "elsewhere" || (actualRegion !== undefined && actualRegion !== region);
@@ -175,18 +215,64 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
           `choose another bucketName`,
       );
     }
-    const tags = "tags" in head ? head.tags : await api.tags();
+    const arn = bucketArn(name, region);
+    const snapshotTags = readVersioning !== undefined ? await this.#snapshotTags(obj, arn, ctx) : undefined;
+    const tags = snapshotTags ?? readTags ?? (await api.tags());
     if (tags === undefined) return { exists: false }; // deleted between the two calls
+    if (snapshotTags === undefined) this.#snapshots?.noteDirect(arn);
     const verdict = await this.#verdict(obj, ctx.flow, api, tags);
     if (ctx.flow.deleting) {
       // A deletion needs the bucket's ownership only: its settings are neither repaired nor described.
       const resource = { name, region, tags, versioning: undefined, endpoint: "", settings: {} };
       return { exists: true, resource, ...verdict };
     }
-    const versioning = await api.versioning();
+    const versioning = readVersioning !== undefined ? readVersioning.status : await api.versioning();
     const settings = await api.settings(managedSettings(obj.spec));
     const endpoint = await bucketEndpoint(await this.#aws.client("s3", region), name, region);
-    return { exists: true, resource: { name, region, tags, versioning, endpoint, settings }, ...verdict };
+    const resource: S3BucketView = {
+      name,
+      region,
+      tags,
+      versioning,
+      endpoint,
+      settings,
+      ...(snapshotTags !== undefined ? { tagsFromSnapshot: true } : {}),
+    };
+    return { exists: true, resource, ...verdict };
+  }
+
+  /**
+   * The bucket's tags from the snapshot, when its rules allow and they carry this object's
+   * ownership (a snapshot never decides that a bucket is someone else's); else undefined, and
+   * the tags are read directly.
+   */
+  async #snapshotTags(obj: S3BucketObject, arn: string, ctx: DriverContext): Promise<TagMap | undefined> {
+    const snapshots = this.#snapshots;
+    if (snapshots === undefined) return undefined;
+    const found = await snapshots.lookup(obj.spec.region, arn);
+    logTagSource(ctx, found);
+    if (found.source !== "snapshot") return undefined;
+    if (isOwnedBy(found.tags, obj)) return { ...found.tags };
+    snapshots.count("disagreed");
+    return undefined;
+  }
+
+  /**
+   * Before a repair of a bucket whose tags came from the snapshot: its tags read directly. The
+   * repair then works from them, so a stale snapshot never causes a wrong write.
+   * @throws BucketTagsChangedError when they no longer carry this object's ownership.
+   */
+  async #rereadTags(obj: S3BucketObject, api: BucketApi, bucket: S3BucketView): Promise<S3BucketView> {
+    const arn = bucketArn(bucket.name, bucket.region);
+    this.#snapshots?.count("disagreed");
+    const tags = await api.tags();
+    if (tags === undefined || !isOwnedBy(tags, obj)) {
+      this.#snapshots?.distrust(arn);
+      throw new BucketTagsChangedError(bucket.name);
+    }
+    this.#snapshots?.noteDirect(arn);
+    const { tagsFromSnapshot: _dropped, ...rest } = bucket;
+    return { ...rest, tags };
   }
 
   /**
@@ -401,6 +487,7 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
     const resolved = this.#resolve(obj); // may wait for a notification queue: before anything exists
     const tags = desiredTagsOf(obj, S3BucketResource.kind, this.#tagPolicy); // may throw TooManyTags: before anything exists
     const api = await this.#api(obj, ctx);
+    this.#snapshots?.noteWrite(bucketArn(name, region));
     let outcome: "created" | "already-owned";
     try {
       outcome = await api.create({
@@ -442,13 +529,25 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
     observed: Observation<S3BucketView> & { exists: true },
     ctx: DriverContext,
   ): Promise<DriftRepair[]> {
-    const bucket = observed.resource;
+    let bucket = observed.resource;
     const resolved = this.#resolve(obj);
     const api = await this.#api(obj, ctx);
+    const desiredTags = desiredTagsOf(obj, S3BucketResource.kind, this.#tagPolicy);
+    const needsRepair = (): boolean =>
+      !isEmptyPlan(planTags(desiredTags, bucket.tags, this.#tagPolicy)) ||
+      targetVersioning(obj.spec.versioning, bucket.versioning) !== undefined ||
+      settingChanges(desiredSettings(obj.spec, resolved), bucket.settings).length > 0;
+    if (bucket.tagsFromSnapshot === true && needsRepair()) bucket = await this.#rereadTags(obj, api, bucket);
+    const arn = bucketArn(bucket.name, bucket.region);
     const { changes } = await repairTags(
-      desiredTagsOf(obj, S3BucketResource.kind, this.#tagPolicy),
+      desiredTags,
       bucket.tags,
-      { replace: (tags) => api.putTags(tags) },
+      {
+        replace: (tags) => {
+          this.#snapshots?.noteWrite(arn);
+          return api.putTags(tags);
+        },
+      },
       this.#tagPolicy,
     );
     const target = targetVersioning(obj.spec.versioning, bucket.versioning);
@@ -582,6 +681,10 @@ function steadyRead(
   obj: S3BucketObject,
   api: BucketApi,
 ): Promise<Awaited<ReturnType<BucketApi["head"]>> | Awaited<ReturnType<BucketApi["tagsOrWhereabouts"]>>> {
-  const seenHere = obj.status?.bucketArn !== undefined && obj.status.region === obj.spec.region;
-  return seenHere ? api.tagsOrWhereabouts() : api.head();
+  return seenHere(obj) ? api.tagsOrWhereabouts() : api.head();
+}
+
+/** Whether the object's status records its bucket in spec.region (where it stays: S3 cannot move one). */
+function seenHere(obj: S3BucketObject): boolean {
+  return obj.status?.bucketArn !== undefined && obj.status.region === obj.spec.region;
 }

@@ -9,6 +9,7 @@ import {
   type SqsQueue,
 } from "../../api/v1/index.ts";
 import { defineKind, type KindModule } from "../common/kind.ts";
+import { kindTagSnapshots } from "../common/tag-snapshots.ts";
 import { referenceKey, referrers } from "../common/references.ts";
 import { s3BucketOutputs } from "./outputs.ts";
 import { s3BucketChangeEvents } from "./change-events.ts";
@@ -172,6 +173,7 @@ export const s3BucketKind: KindModule = defineKind<S3BucketObject, S3BucketView>
       tagPolicy: deps.tagPolicy,
       queues: (ref) => queues.get(ref),
       buckets: (ref) => buckets.get(ref),
+      tagSnapshots: kindTagSnapshots(deps, S3BucketResource.kind, "s3"),
     });
   },
   // A change of a queue enqueues the buckets whose notifications name it, so they pick up its

@@ -39,6 +39,11 @@ export interface S3BucketView {
    * (`elsewhere`). Outside deletion the driver reports these as spec errors instead.
    */
   readonly unreachable?: "forbidden" | "elsewhere";
+  /**
+   * The tags came from a bulk read (../common/tag-snapshots.ts), which may lag: before any
+   * repair the driver reads them directly.
+   */
+  readonly tagsFromSnapshot?: true;
 }
 
 /** `arn:<partition>:s3:::<name>`; bucket ARNs carry neither region nor account. */

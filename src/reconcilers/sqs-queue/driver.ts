@@ -7,7 +7,15 @@
  * and can never make a second one.
  */
 import { isOwnedBy, verdictOf } from "../common/ownership.ts";
-import { DEFAULT_TAG_POLICY, desiredTagsOf, repairTags, type TagPolicy } from "../common/tags.ts";
+import { isSteadyPoll, logTagSource, type TagSnapshots } from "../common/tag-snapshots.ts";
+import {
+  DEFAULT_TAG_POLICY,
+  desiredTagsOf,
+  isEmptyPlan,
+  planTags,
+  repairTags,
+  type TagPolicy,
+} from "../common/tags.ts";
 import {
   CreateQueueCommand,
   DeleteQueueCommand,
@@ -74,6 +82,11 @@ export interface SqsQueueView {
    */
   readonly attributes: Readonly<Record<string, string>>;
   readonly tags: Readonly<TagMap>;
+  /**
+   * The tags came from a bulk read (../common/tag-snapshots.ts), which may lag: before any
+   * repair the driver reads them directly.
+   */
+  readonly tagsFromSnapshot?: true;
 }
 
 /** The value of `status.state` while the queue exists. */
@@ -95,6 +108,17 @@ export class QueueExistsError extends Error {
   }
 }
 
+/**
+ * The queue's tags changed between a bulk read and the direct read before a repair so that it no
+ * longer carries this object's ownership: retried, and the retry reads everything directly.
+ */
+export class QueueTagsChangedError extends Error {
+  override readonly name = "QueueTagsChangedError";
+  constructor(url: string) {
+    super(`the tags of queue ${url} changed since they were read in bulk; reading the queue again`);
+  }
+}
+
 /** Options of {@link SqsQueueDriver}. */
 export interface SqsQueueDriverOptions {
   /** SQS clients per region; every failure they throw is an `AwsError`. */
@@ -111,6 +135,11 @@ export interface SqsQueueDriverOptions {
   buckets?: (ref: { namespace: string; name: string }) => Readonly<S3Bucket> | undefined;
   /** What the operator may do to a queue's tags. @default DEFAULT_TAG_POLICY */
   tagPolicy?: TagPolicy | undefined;
+  /**
+   * Bulk tag reads for steady polls (`--bulk-tag-reads`; ../common/tag-snapshots.ts).
+   * @default none: every poll reads the queue's tags itself
+   */
+  tagSnapshots?: TagSnapshots | undefined;
 }
 
 /** The {@link ResourceDriver} of SqsQueue; stateless, safe to share between workers. */
@@ -122,8 +151,10 @@ export class SqsQueueDriver implements ResourceDriver<SqsQueueObject, SqsQueueVi
   readonly #tagPolicy: TagPolicy;
   readonly #queues: SqsQueueDriverOptions["queues"];
   readonly #buckets: SqsQueueDriverOptions["buckets"];
+  readonly #snapshots: TagSnapshots | undefined;
 
   constructor(opts: SqsQueueDriverOptions) {
+    this.#snapshots = opts.tagSnapshots;
     this.#buckets = opts.buckets;
     this.#aws = opts.aws;
     this.#tagPolicy = opts.tagPolicy ?? DEFAULT_TAG_POLICY;
@@ -249,6 +280,8 @@ export class SqsQueueDriver implements ResourceDriver<SqsQueueObject, SqsQueueVi
       throw err;
     }
     if (url === undefined || url === "") throw new Error("SQS CreateQueue returned no QueueUrl");
+    const createdArn = queueArnOfUrl(url, spec.region);
+    if (createdArn !== undefined) this.#snapshots?.noteWrite(createdArn);
     let view = await this.#created(sqs, url, obj, attributes, ctx);
     // SQS may take about a second before a new queue answers reads. Retrying is safe (the retry
     // finds the queue by name, or CreateQueue answers with it again), and nothing is recorded in
@@ -286,7 +319,7 @@ export class SqsQueueDriver implements ResourceDriver<SqsQueueObject, SqsQueueVi
     ctx: DriverContext,
   ): Promise<SqsQueueView | undefined> {
     const arn = queueArnOfUrl(url, obj.spec.region);
-    if (arn === undefined) return this.#describe(sqs, url, ctx);
+    if (arn === undefined) return this.#describe(sqs, url, obj, ctx, false);
     try {
       const tags = await sqs.send(new ListQueueTagsCommand({ QueueUrl: url }), { abortSignal: ctx.signal });
       return {
@@ -307,7 +340,7 @@ export class SqsQueueDriver implements ResourceDriver<SqsQueueObject, SqsQueueVi
     observed: Observation<SqsQueueView> & { exists: true },
     ctx: DriverContext,
   ): Promise<DriftRepair[]> {
-    const queue = observed.resource;
+    let queue = observed.resource;
     const sqs = await this.#aws.client("sqs", obj.spec.region);
     const opts = { abortSignal: ctx.signal };
     const attrs = attributeDrift(
@@ -315,19 +348,32 @@ export class SqsQueueDriver implements ResourceDriver<SqsQueueObject, SqsQueueVi
       queue.attributes,
       this.#resolve(obj, queue.arn !== "" ? queue.arn : undefined),
     );
+    const desiredTags = desiredTagsOf(obj, SqsQueueResource.kind, this.#tagPolicy);
+    if (
+      queue.tagsFromSnapshot === true &&
+      (attrs.length > 0 || !isEmptyPlan(planTags(desiredTags, queue.tags, this.#tagPolicy)))
+    )
+      queue = await this.#rereadTags(sqs, obj, queue, ctx);
+    const arn = queue.arn;
+    const noteWrite = (): void => {
+      if (arn !== "") this.#snapshots?.noteWrite(arn);
+    };
     if (attrs.length > 0) {
       const update = attributeUpdate(attrs);
       await sqs.send(new SetQueueAttributesCommand({ QueueUrl: queue.url, Attributes: update }), opts);
     }
+    const url = queue.url;
     const tags = await repairTags(
-      desiredTagsOf(obj, SqsQueueResource.kind, this.#tagPolicy),
+      desiredTags,
       queue.tags,
       {
         set: async (set) => {
-          await sqs.send(new TagQueueCommand({ QueueUrl: queue.url, Tags: toSqsTags(set) }), opts);
+          noteWrite();
+          await sqs.send(new TagQueueCommand({ QueueUrl: url, Tags: toSqsTags(set) }), opts);
         },
         remove: async (keys) => {
-          await sqs.send(new UntagQueueCommand({ QueueUrl: queue.url, TagKeys: [...keys] }), opts);
+          noteWrite();
+          await sqs.send(new UntagQueueCommand({ QueueUrl: url, TagKeys: [...keys] }), opts);
         },
       },
       this.#tagPolicy,
@@ -400,7 +446,7 @@ export class SqsQueueDriver implements ResourceDriver<SqsQueueObject, SqsQueueVi
     const name = obj.spec.queueName;
     const recorded = recordedIdOf(obj, this.idField);
     if (recorded !== undefined && queueNameOfUrl(recorded) === name) {
-      const view = await this.#describe(sqs, recorded, ctx);
+      const view = await this.#describe(sqs, recorded, obj, ctx, isSteadyPoll(obj, ctx.flow));
       if (view !== undefined) return view;
     }
     let url: string | undefined;
@@ -413,27 +459,73 @@ export class SqsQueueDriver implements ResourceDriver<SqsQueueObject, SqsQueueVi
     }
     if (url === undefined || url === "") return undefined;
     if (url === recorded) return undefined; // just found missing at this very URL
-    return this.#describe(sqs, url, ctx);
+    return this.#describe(sqs, url, obj, ctx, false);
   }
 
-  /** Attributes and tags of the queue at `url`; undefined when it does not exist. */
-  async #describe(sqs: SQSClient, url: string, ctx: DriverContext): Promise<SqsQueueView | undefined> {
+  /**
+   * Attributes and tags of the queue at `url`; undefined when it does not exist. `bulk`: a steady
+   * poll with bulk tag reads, which reads the attributes (whether the queue exists) and takes the
+   * tags from the snapshot when its rules allow and they carry this object's ownership.
+   */
+  async #describe(
+    sqs: SQSClient,
+    url: string,
+    obj: SqsQueueObject,
+    ctx: DriverContext,
+    bulk: boolean,
+  ): Promise<SqsQueueView | undefined> {
     const opts = { abortSignal: ctx.signal };
+    const snapshots = bulk ? this.#snapshots : undefined;
     try {
-      const [attrs, tags] = await Promise.all([
-        sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ["All"] }), opts),
-        sqs.send(new ListQueueTagsCommand({ QueueUrl: url }), opts),
-      ]);
+      const attrsCall = sqs.send(
+        new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ["All"] }),
+        opts,
+      );
+      // Without bulk reads both calls go out at once, as before.
+      const tagsCall =
+        snapshots === undefined ? sqs.send(new ListQueueTagsCommand({ QueueUrl: url }), opts) : undefined;
+      const [attrs, directTags] = await Promise.all([attrsCall, tagsCall]);
       const attributes: Record<string, string> = { ...(attrs.Attributes ?? {}) };
-      return {
-        url,
-        arn: attributes[SqsAttribute.QueueArn] ?? "",
-        attributes,
-        tags: fromSqsTags(tags.Tags),
-      };
+      const arn = attributes[SqsAttribute.QueueArn] ?? "";
+      const incarnation = attributes[SqsAttribute.CreatedTimestamp];
+      if (snapshots !== undefined && arn !== "") {
+        const found = await snapshots.lookup(obj.spec.region, arn, incarnation);
+        logTagSource(ctx, found);
+        if (found.source === "snapshot" && isOwnedBy(found.tags, obj))
+          return { url, arn, attributes, tags: { ...found.tags }, tagsFromSnapshot: true };
+        if (found.source === "snapshot") snapshots.count("disagreed");
+      }
+      const tags = directTags ?? (await sqs.send(new ListQueueTagsCommand({ QueueUrl: url }), opts));
+      if (arn !== "") this.#snapshots?.noteDirect(arn, incarnation);
+      return { url, arn, attributes, tags: fromSqsTags(tags.Tags) };
     } catch (err) {
       if (isAwsErrorKind(err, "not-found")) return undefined;
       throw err;
     }
+  }
+
+  /**
+   * Before a repair of a queue whose tags came from the snapshot: its tags read directly. The
+   * repair then works from them, so a stale snapshot never causes a wrong write.
+   * @throws QueueTagsChangedError when they no longer carry this object's ownership.
+   */
+  async #rereadTags(
+    sqs: SQSClient,
+    obj: SqsQueueObject,
+    queue: SqsQueueView,
+    ctx: DriverContext,
+  ): Promise<SqsQueueView> {
+    this.#snapshots?.count("disagreed");
+    const out = await sqs.send(new ListQueueTagsCommand({ QueueUrl: queue.url }), {
+      abortSignal: ctx.signal,
+    });
+    const tags = fromSqsTags(out.Tags);
+    if (!isOwnedBy(tags, obj)) {
+      this.#snapshots?.distrust(queue.arn);
+      throw new QueueTagsChangedError(queue.url);
+    }
+    this.#snapshots?.noteDirect(queue.arn, queue.attributes[SqsAttribute.CreatedTimestamp]);
+    const { tagsFromSnapshot: _dropped, ...rest } = queue;
+    return { ...rest, tags };
   }
 }

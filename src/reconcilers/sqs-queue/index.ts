@@ -9,6 +9,7 @@ import {
   type SqsQueue,
 } from "../../api/v1/index.ts";
 import { defineKind, type KindModule } from "../common/kind.ts";
+import { kindTagSnapshots } from "../common/tag-snapshots.ts";
 import { referenceKey, referrers } from "../common/references.ts";
 import { sqsQueueOutputs } from "./outputs.ts";
 import { sqsQueueChangeEvents } from "./change-events.ts";
@@ -59,6 +60,7 @@ export const sqsQueueKind: KindModule = defineKind<SqsQueueObject, SqsQueueView>
       tagPolicy: deps.tagPolicy,
       queues: (ref) => queues.get(ref),
       buckets: (ref) => buckets.get(ref),
+      tagSnapshots: kindTagSnapshots(deps, SqsQueueResource.kind, "sqs"),
     });
   },
   // A change of a queue enqueues the queues that name it as their dead-letter queue, so they

@@ -25,6 +25,8 @@ export const SqsAttribute = {
   RedrivePolicy: "RedrivePolicy",
   FifoQueue: "FifoQueue",
   QueueArn: "QueueArn",
+  /** When SQS created the queue (epoch seconds): tells a queue recreated under the same ARN. */
+  CreatedTimestamp: "CreatedTimestamp",
 } as const;
 
 /** The spec fields the operator keeps in line with the queue's attributes. */

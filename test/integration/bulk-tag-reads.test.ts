@@ -1,0 +1,245 @@
+/**
+ * Bulk tag reads (`--bulk-tag-reads`) on the real API server and moto, counted at the AWS proxy:
+ * steady polls of buckets and queues read their tags from GetResources sweeps instead of
+ * GetBucketTagging and ListQueueTags, tag drift made out of band is still repaired (after a direct
+ * re-read), and after the operator's own tag write no poll takes its tags from the snapshot
+ * within the window. moto answers GetResources from live state; the rules that guard against
+ * AWS's lagging index are unit-tested with stale answers (src/reconcilers/*\/bulk-tags.test.ts).
+ *
+ * The estate has BULK_TAG_OBJECTS buckets and as many queues (default 30); a large estate polls
+ * each object less often than every 2 s, so give it a longer window. The reads per object
+ * and poll, before and with bulk reads, are printed for BENCHMARKS.md.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { PutBucketTaggingCommand } from "@aws-sdk/client-s3";
+import { TagQueueCommand } from "@aws-sdk/client-sqs";
+import { waitFor } from "../support/process.ts";
+import { ready } from "../support/reconciler-env.ts";
+import { S3Env } from "./reconciler-s3-fixture.ts";
+import { SqsEnv } from "./reconciler-sqs-fixture.ts";
+
+const N = Number(process.env.BULK_TAG_OBJECTS ?? 30);
+const NS = "bulk-tags";
+/** `--bulk-tag-window` in seconds (BULK_TAG_WINDOW_S, default 10): longer than an object's poll period. */
+const WINDOW_S = Number(process.env.BULK_TAG_WINDOW_S ?? 10);
+const BULK = ["--bulk-tag-reads=true", `--bulk-tag-window=${WINDOW_S}s`];
+const READS = [
+  "HeadBucket",
+  "GetBucketTagging",
+  "GetBucketVersioning",
+  "GetQueueAttributes",
+  "ListQueueTags",
+  "GetQueueUrl",
+  "GetResources",
+] as const;
+
+const buckets = new S3Env(NS);
+const queues = new SqsEnv(NS);
+
+/** Proxy counts of {@link READS}. */
+const counts = (): Record<string, number> =>
+  Object.fromEntries(READS.map((op) => [op, buckets.proxy.count(op)]));
+
+/**
+ * AWS reads per object and poll over the next `polls` polls of every object (counted as
+ * reconciles of each controller), by operation; GetResources also per 2 s `--poll-interval` of
+ * wall time (a large estate polls each object less often than that).
+ */
+async function readsPerPoll(polls: number): Promise<Record<string, number>> {
+  const start = counts();
+  const startedAt = Date.now();
+  const s3Start = await buckets.reconciles();
+  const sqsStart = await queues.reconciles();
+  await waitFor(
+    `${polls} polls of every object`,
+    async () =>
+      (await buckets.reconciles()) >= s3Start + polls * N &&
+      (await queues.reconciles()) >= sqsStart + polls * N,
+    60_000 + polls * N * 200,
+    200,
+  );
+  const end = counts();
+  const s3Polls = (await buckets.reconciles()) - s3Start;
+  const sqsPolls = (await queues.reconciles()) - sqsStart;
+  const per = (op: string, n: number): number => ((end[op] ?? 0) - (start[op] ?? 0)) / n;
+  return {
+    HeadBucket: per("HeadBucket", s3Polls),
+    GetBucketTagging: per("GetBucketTagging", s3Polls),
+    GetBucketVersioning: per("GetBucketVersioning", s3Polls),
+    GetQueueAttributes: per("GetQueueAttributes", sqsPolls),
+    ListQueueTags: per("ListQueueTags", sqsPolls),
+    GetQueueUrl: per("GetQueueUrl", sqsPolls),
+    GetResources: per("GetResources", s3Polls + sqsPolls),
+    GetResourcesPerPollInterval: per("GetResources", (Date.now() - startedAt) / 2000),
+  };
+}
+
+/** The `tagSource` of each "tag source" line the operator logged for object `name`. */
+const tagSources = (env: S3Env | SqsEnv, name: string): string[] =>
+  env.op
+    .logLines()
+    .filter((l) => l.name === name && l.namespace === NS && l.msg === "tag source")
+    .map((l) => String(l.tagSource));
+
+/**
+ * Waits until a poll of `name` has read its tags directly (for any reason but the operator's own
+ * write), and has finished: its next polls within the window take the tags from the snapshot.
+ */
+async function justReadDirectly(env: S3Env | SqsEnv, name: string): Promise<void> {
+  const seen = tagSources(env, name).length;
+  let finished = Infinity;
+  await waitFor(
+    `a direct tag read of ${name}`,
+    async () => {
+      if (
+        tagSources(env, name)
+          .slice(seen)
+          .some((s) => s !== "snapshot" && s !== "own-write")
+      )
+        finished = Math.min(finished, env.reconcilesOf(name) + 1);
+      return env.reconcilesOf(name) >= finished;
+    },
+    WINDOW_S * 1000 + 30_000,
+    50,
+  );
+}
+
+const bulkMetric = (kind: string, outcome: string): Promise<number> =>
+  buckets.op.metric("kubeprovisioner_bulk_tag_reads_total", { kind, outcome });
+
+describe(`bulk tag reads over ${N} buckets and ${N} queues`, () => {
+  let before_: Record<string, number> = {};
+  before(async () => {
+    await buckets.start();
+    queues.attachTo(buckets);
+  });
+  after(() => buckets.stop());
+
+  it("polls with a tag read per object without the flag", async () => {
+    for (let i = 0; i < N; i++) {
+      await buckets.create(`b-${i}`, { bucketName: `bulk-b-${i}` });
+      await queues.create(`q-${i}`, { queueName: `bulk-q-${i}` });
+    }
+    for (let i = 0; i < N; i++) {
+      await buckets.waitReady(`b-${i}`, 120_000);
+      await queues.waitReady(`q-${i}`, 120_000);
+    }
+    before_ = await readsPerPoll(5);
+    console.log(`reads per object and poll, per-resource tag reads: ${JSON.stringify(before_)}`);
+    assert.ok(
+      before_.GetBucketTagging! >= 0.9,
+      `GetBucketTagging per bucket poll: ${before_.GetBucketTagging}`,
+    );
+    assert.ok(before_.ListQueueTags! >= 0.9, `ListQueueTags per queue poll: ${before_.ListQueueTags}`);
+    assert.equal(before_.GetResources, 0);
+  });
+
+  it("takes steady polls' tags from GetResources sweeps with --bulk-tag-reads", async () => {
+    await buckets.op.stop();
+    await buckets.startOperator(BULK);
+    queues.attachTo(buckets);
+    // The first poll of each object after the start reads its tags directly; the next ones may not.
+    await waitFor(
+      "polls answered from the snapshot",
+      async () =>
+        (await bulkMetric("S3Bucket", "snapshot")) >= N && (await bulkMetric("SqsQueue", "snapshot")) >= N,
+      60_000 + N * 300,
+      200,
+    );
+    const bulk = await readsPerPoll(10);
+    console.log(
+      `reads per object and poll, bulk tag reads (window ${WINDOW_S}s, poll 2s): ${JSON.stringify(bulk)}`,
+    );
+    // Existence is still read per object, every poll.
+    assert.ok(
+      bulk.GetBucketVersioning! >= 0.9,
+      `GetBucketVersioning per bucket poll: ${bulk.GetBucketVersioning}`,
+    );
+    assert.ok(
+      bulk.GetQueueAttributes! >= 0.9,
+      `GetQueueAttributes per queue poll: ${bulk.GetQueueAttributes}`,
+    );
+    // Tags directly only once per window (every fifth 2 s poll), not on every poll.
+    assert.ok(bulk.GetBucketTagging! <= 0.4, `GetBucketTagging per bucket poll: ${bulk.GetBucketTagging}`);
+    assert.ok(bulk.ListQueueTags! <= 0.4, `ListQueueTags per queue poll: ${bulk.ListQueueTags}`);
+    const perObjectBefore = before_.GetBucketTagging! + before_.GetBucketVersioning! + before_.HeadBucket!;
+    const perObjectAfter = bulk.GetBucketTagging! + bulk.GetBucketVersioning! + bulk.HeadBucket!;
+    assert.ok(
+      perObjectAfter < perObjectBefore - 0.5,
+      `S3 reads per bucket poll ${perObjectBefore} -> ${perObjectAfter}`,
+    );
+    // At most one sweep per kind and poll interval (moto cuts pages at 100 tags: 19 resources
+    // with the 5 ownership tags, where AWS pages hold 100 resources).
+    assert.ok(bulk.GetResources! > 0);
+    assert.ok(
+      bulk.GetResourcesPerPollInterval! <= 2 * Math.ceil(N / 19) + 1,
+      `GetResources per poll interval: ${bulk.GetResourcesPerPollInterval}`,
+    );
+  });
+
+  it("repairs tag drift made out of band after a direct re-read, then reads directly after its own write", async () => {
+    const disagreedBefore = await bulkMetric("S3Bucket", "disagreed");
+    // Right after a direct read of b-0, so that its next poll takes the drift from the snapshot.
+    await justReadDirectly(buckets, "b-0");
+    const tags = await buckets.bucketTags("bulk-b-0");
+    await buckets.s3().send(
+      new PutBucketTaggingCommand({
+        Bucket: "bulk-b-0",
+        Tagging: { TagSet: Object.entries({ ...tags, drift: "x" }).map(([Key, Value]) => ({ Key, Value })) },
+      }),
+    );
+    await waitFor(
+      "the drift repaired",
+      async () => !("drift" in (await buckets.bucketTags("bulk-b-0"))),
+      30_000 + N * 200,
+      200,
+    );
+    await buckets.waitEvent("b-0", "Normal", "Updated", 30_000);
+    assert.ok(
+      (await bulkMetric("S3Bucket", "disagreed")) > disagreedBefore,
+      "the snapshot's drift was re-read",
+    );
+    assert.equal(ready(await buckets.get("b-0"))?.status, "True");
+    // Within the window after that write, every poll of b-0 reads its tags directly.
+    const seen = tagSources(buckets, "b-0").length;
+    const polled = buckets.reconcilesOf("b-0");
+    await waitFor(
+      "three more polls of b-0",
+      async () => buckets.reconcilesOf("b-0") >= polled + 3,
+      30_000 + N * 200,
+      100,
+    );
+    const after = tagSources(buckets, "b-0").slice(seen);
+    assert.ok(after.length >= 2, `tag sources after the write: ${after.join(",")}`);
+    assert.deepEqual([...new Set(after)], ["own-write"]);
+  });
+
+  it("repairs a queue's tag drift made out of band the same way", async () => {
+    const disagreedBefore = await bulkMetric("SqsQueue", "disagreed");
+    const { url } = await queues.queue("bulk-q-0");
+    await justReadDirectly(queues, "q-0");
+    await queues.sqs().send(new TagQueueCommand({ QueueUrl: url, Tags: { drift: "x" } }));
+    await waitFor(
+      "the drift repaired",
+      async () => !("drift" in (await queues.queue("bulk-q-0")).tags),
+      30_000 + N * 200,
+      200,
+    );
+    assert.ok(
+      (await bulkMetric("SqsQueue", "disagreed")) > disagreedBefore,
+      `tag sources of q-0: ${tagSources(queues, "q-0").slice(-6).join(",")}`,
+    );
+    const seen = tagSources(queues, "q-0").length;
+    const polled = queues.reconcilesOf("q-0");
+    await waitFor(
+      "three more polls of q-0",
+      async () => queues.reconcilesOf("q-0") >= polled + 3,
+      30_000 + N * 200,
+      100,
+    );
+    const after = tagSources(queues, "q-0").slice(seen);
+    assert.ok(after.length >= 2, `tag sources after the write: ${after.join(",")}`);
+    assert.deepEqual([...new Set(after)], ["own-write"]);
+  });
+});
