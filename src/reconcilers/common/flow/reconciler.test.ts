@@ -1082,7 +1082,7 @@ describe("ManagedResourceReconciler polls", () => {
     assert.deepEqual(p.lanes, ["work"]);
   });
 
-  it("keeps a deferred poll a poll, and retries a failed one as work", async () => {
+  it("keeps a deferred poll a poll, and lets a failed one throw (the controller retries it as work)", async () => {
     const p = polling(0);
     p.f.driver.observe = async () => {
       throw new NoPermitYetError("s3", "GetBucketTagging", "s3", 1500);
