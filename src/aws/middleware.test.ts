@@ -3,11 +3,12 @@ import { Readable } from "node:stream";
 import { describe, it } from "node:test";
 import { ListQueuesCommand, QueueDoesNotExist, SQSClient } from "@aws-sdk/client-sqs";
 import { Registry } from "prom-client";
-import { systemClock } from "../runtime/clock.ts";
+import { systemClock, type Clock } from "../runtime/clock.ts";
 import { FakeClock } from "../runtime/testing/fake-clock.ts";
 import { AwsError, NO_PERMIT_YET_CODE, NoPermitYetError } from "./errors.ts";
 import { AWS_METRIC_NAMES, AwsMetrics } from "./metrics.ts";
 import { MIDDLEWARE_NAMES, instrumentClient } from "./middleware.ts";
+import { inPollScope, pollScope } from "./poll-scope.ts";
 import { RateBudget } from "./rate-budget.ts";
 import { registrySamples, registrySum } from "../runtime/testing/prometheus-text.ts";
 
@@ -65,6 +66,8 @@ function setup(
     region?: string;
     budget?: RateBudget;
     maxPermitWaitMs?: number;
+    /** The middleware's clock: the budget's, when that runs on a fake one. */
+    clock?: Clock;
   } = {},
 ) {
   const region = opts.region ?? "us-east-1";
@@ -92,7 +95,7 @@ function setup(
     metrics,
     budgets: () => [{ budget, label: "sqs", cost: 1 }],
     ...(opts.maxPermitWaitMs !== undefined ? { maxPermitWaitMs: opts.maxPermitWaitMs } : {}),
-    clock: systemClock,
+    clock: opts.clock ?? systemClock,
   });
   return { client, registry, budget, sent };
 }
@@ -194,6 +197,7 @@ describe("instrumentClient", () => {
     const { client, registry, sent } = setup([ok({ QueueUrls: [] }), ok({ QueueUrls: [] })], {
       budget,
       maxPermitWaitMs: 500,
+      clock,
     });
     await client.send(new ListQueuesCommand({}));
     const deferred = async (): Promise<NoPermitYetError> => {
@@ -216,6 +220,73 @@ describe("instrumentClient", () => {
     await clock.advance(first.retryAfterMs);
     await client.send(new ListQueuesCommand({}));
     assert.equal(sent.length, 2, "sent again at its slot, it goes out");
+  });
+
+  it("draws a poll's calls on the polls' share and tallies them in its scope", async () => {
+    const clock = new FakeClock();
+    const budget = new RateBudget({ ratePerSecond: 10, burst: 2, pollShare: 0.5, clock });
+    const { client, sent } = setup([ok({ QueueUrls: [] }), ok({ QueueUrls: [] })], {
+      budget,
+      maxPermitWaitMs: 500,
+      clock,
+    });
+    const scope = pollScope();
+    await inPollScope(scope, () => client.send(new ListQueuesCommand({})));
+    assert.equal(sent.length, 1);
+    assert.deepEqual([...scope.drawn], [[budget, 1]]);
+    assert.equal(budget.tryAcquire("poll"), false, "the poll used the polls' one-permit burst");
+    assert.equal(budget.available, 1, "real work still has the rest of the burst");
+    await client.send(new ListQueuesCommand({}));
+    assert.equal(scope.drawn.get(budget), 1, "a call outside the scope is not the poll's");
+  });
+
+  it("defers a poll before its first call booking what its previous poll drew, never once begun", async () => {
+    const clock = new FakeClock();
+    const budget = new RateBudget({ ratePerSecond: 4, burst: 1, pollShare: 0.5, clock });
+    const { client, sent } = setup([ok({ QueueUrls: [] }), ok({ QueueUrls: [] })], {
+      budget,
+      maxPermitWaitMs: 400,
+      clock,
+    });
+    budget.tryAcquire("poll");
+    const expected = new Map([[budget, 3]]);
+    const refused = await inPollScope(pollScope(expected), () => client.send(new ListQueuesCommand({}))).then(
+      () => assert.fail("expected a deferral"),
+      (e: unknown) => e,
+    );
+    assert.ok(refused instanceof NoPermitYetError);
+    assert.equal(refused.retryAfterMs, 1500, "when the three permits are due at the polls' 2/s");
+    const next = await inPollScope(pollScope(expected), () => client.send(new ListQueuesCommand({}))).then(
+      () => assert.fail("expected a deferral"),
+      (e: unknown) => e,
+    );
+    assert.ok(next instanceof NoPermitYetError);
+    assert.equal(next.retryAfterMs, 3000, "booked three poll permits (1.5 s) after the first");
+    // A poll that has drawn already waits for its next permit however long it takes.
+    const begun = pollScope();
+    begun.drawn.set(budget, 1);
+    const call = inPollScope(begun, () => client.send(new ListQueuesCommand({})));
+    while (budget.waiting === 0) await new Promise((resolve) => setImmediate(resolve));
+    await clock.advance(500);
+    await call;
+    assert.equal(sent.length, 1);
+    assert.equal(begun.drawn.get(budget), 2);
+  });
+
+  it("books one slot for the calls a poll sends at once, however many are deferred", async () => {
+    const clock = new FakeClock();
+    const budget = new RateBudget({ ratePerSecond: 4, burst: 1, pollShare: 0.5, clock });
+    const { client } = setup([], { budget, maxPermitWaitMs: 400, clock });
+    budget.tryAcquire("poll");
+    const scope = pollScope(new Map([[budget, 2]]));
+    const results = await inPollScope(scope, () =>
+      Promise.allSettled([client.send(new ListQueuesCommand({})), client.send(new ListQueuesCommand({}))]),
+    );
+    const waits = results.map((r) =>
+      r.status === "rejected" && r.reason instanceof NoPermitYetError ? r.reason.retryAfterMs : -1,
+    );
+    assert.deepEqual(waits, [1000, 1000], "both told the one slot, when two poll permits are due");
+    assert.equal(budget.book(1, "poll"), 1500, "the next poll: one poll permit after those two, not four");
   });
 
   it("places the budget and metrics inside the retry loop and before signing", () => {

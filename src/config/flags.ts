@@ -134,6 +134,14 @@ export const FLAGS: readonly FlagSpec[] = [
       "each resource's tags are read directly; keep it well above the lag of AWS's tag index.",
   },
   {
+    name: "poll-budget-share",
+    kind: "string",
+    defaultText: "50%",
+    help:
+      "The most of each AWS rate budget that polls of converged objects may take (1%-100%); real work (creates, spec changes, deletions, change events) " +
+      "may use the whole budget and goes first. When the polls need more, the poll interval stretches (kubeprovisioner_poll_interval_effective_seconds).",
+  },
+  {
     name: "pending-poll-initial",
     kind: "string",
     defaultText: "2s",

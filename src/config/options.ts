@@ -4,7 +4,13 @@
  */
 import { parseArgs } from "node:util";
 import { parseQueueAddress, QueueAddressError, type QueueAddress } from "../aws/queue-address.ts";
-import { BUDGET_NAMES, parseBudgetSpec, type BudgetName, type BudgetSize } from "../aws/budget-plan.ts";
+import {
+  BUDGET_NAMES,
+  DEFAULT_POLL_BUDGET_SHARE,
+  parseBudgetSpec,
+  type BudgetName,
+  type BudgetSize,
+} from "../aws/budget-plan.ts";
 import {
   DEFAULT_BULK_TAG_WINDOW_MS,
   DEFAULT_PENDING_INITIAL_MS,
@@ -22,6 +28,7 @@ import {
   parseNamespaceList,
   parseNonEmpty,
   parseObjectName,
+  parsePercentage,
   parsePositiveDuration,
   parseRegion,
   parseTagList,
@@ -99,6 +106,11 @@ export interface Options {
   readonly bulkTagReads: boolean;
   /** See `--bulk-tag-window` (src/reconcilers/common/tag-snapshots.ts). @default 7200000 (2h) */
   readonly bulkTagWindowMs: number;
+  /**
+   * The share of every AWS rate budget polls may take, as a fraction; real work may use the
+   * whole budget and goes first. @default 0.5
+   */
+  readonly pollBudgetShare: number;
   /** First poll interval of a resource in transition, doubling per poll. @default 2000 */
   readonly pendingPollInitialMs: number;
   /** Cap of the transition poll interval. @default 30000 */
@@ -212,6 +224,7 @@ export function parseOptions(argv: readonly string[], env: Readonly<Record<strin
     awsRegion,
     changeEvents: get("change-events", (t) => parseQueue(t, awsRegion), undefined),
     pollIntervalWithEventsMs: get("poll-interval-with-events", (t) => parsePositiveDuration(t, 1_000), 3_600_000),
+    pollBudgetShare: get("poll-budget-share", (t) => parsePercentage(t, 1), DEFAULT_POLL_BUDGET_SHARE),
     awsRateBudgets: get("aws-rate-budgets", parseRateBudgets, {}),
     awsRequestTimeoutMs: get("aws-request-timeout", (t) => parsePositiveDuration(t, 100), 10_000),
     awsConnectTimeoutMs: get("aws-connect-timeout", (t) => parsePositiveDuration(t, 100), 3_000),

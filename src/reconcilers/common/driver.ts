@@ -58,6 +58,12 @@ export interface FlowFacts {
    * afresh, never from a snapshot read before the change.
    */
   readonly changeHinted?: boolean;
+  /**
+   * This reconcile is a steady poll: its only cause is the periodic poll of a converged object
+   * (the controller's cause, no change event hint, reconciled at its generation, nothing in
+   * flight for it). Its AWS calls draw on the polls' share of the budgets (src/aws/poll-scope.ts).
+   */
+  readonly poll?: boolean;
 }
 
 /**

@@ -256,7 +256,13 @@ describe("TagSnapshots", () => {
 
 describe("isSteadyPoll", () => {
   const managed = { spec: { managementPolicy: "Full" } } as Pick<ManagedObject, "spec">;
-  const settled = { deleting: false, settled: true, create: undefined, createStartedAt: undefined };
+  const settled = {
+    deleting: false,
+    settled: true,
+    create: undefined,
+    createStartedAt: undefined,
+    poll: true,
+  };
 
   it("holds for a settled, managed object that no change event named", () => {
     assert.equal(isSteadyPoll(managed, settled), true);
@@ -264,6 +270,7 @@ describe("isSteadyPoll", () => {
 
   it("does not hold while unsettled, deleting, hinted by an event, or observe-only", () => {
     assert.equal(isSteadyPoll(managed, { ...settled, settled: false }), false);
+    assert.equal(isSteadyPoll(managed, { ...settled, poll: false }), false);
     assert.equal(isSteadyPoll(managed, { ...settled, deleting: true }), false);
     assert.equal(isSteadyPoll(managed, { ...settled, changeHinted: true }), false);
     assert.equal(

@@ -96,13 +96,16 @@ export type TagLookup =
   | { readonly source: "direct"; readonly reason: Exclude<TagReadOutcome, "snapshot" | "disagreed"> };
 
 /**
- * Whether this reconcile is a steady poll by the object's own record: it is managed (not
- * observe-only), settled (Ready for its generation, a resource recorded), not being deleted,
- * and no change event named its resource. A spec change is never one: it makes the object
- * unsettled until reconciled.
+ * Whether this reconcile may take tags from a snapshot: the flow says it is a steady poll
+ * ({@link FlowFacts.poll}: the periodic poll of a converged object, no change event, nothing in
+ * flight), the object is settled (Ready for its generation, a resource recorded) and managed
+ * (not observe-only), and it is not being deleted. A spec change is never one: it makes the
+ * object unsettled until reconciled.
  */
 export function isSteadyPoll(obj: Pick<ManagedObject, "spec">, flow: FlowFacts): boolean {
-  return flow.settled && !flow.deleting && flow.changeHinted !== true && !observesOnly(obj);
+  return (
+    flow.poll === true && flow.settled && !flow.deleting && flow.changeHinted !== true && !observesOnly(obj)
+  );
 }
 
 /** Logs at debug where a steady poll's tags come from: `snapshot`, or why they are read directly. */

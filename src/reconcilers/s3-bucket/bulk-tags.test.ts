@@ -29,7 +29,7 @@ const obj: S3BucketObject = bucketObject(
   { bucketArn: ARN, region: "eu-west-1" },
   { generation: 1 },
 );
-const steady = context({ settled: true });
+const steady = context({ settled: true, poll: true });
 const IN_SYNC: TagMap = desiredTagsOf(obj, "S3Bucket", DEFAULT_TAG_POLICY);
 
 describe("S3BucketDriver with bulk tag reads", () => {
@@ -99,7 +99,11 @@ describe("S3BucketDriver with bulk tag reads", () => {
   it("never uses the snapshot outside a steady poll", async () => {
     await poll(); // the direct read
     s3.calls.length = 0;
-    for (const ctx of [context({ settled: false }), context({ settled: true, changeHinted: true })]) {
+    for (const ctx of [
+      context({ settled: false }),
+      context({ settled: true, changeHinted: true }),
+      context({ settled: true }),
+    ]) {
       await poll(ctx);
       assert.deepEqual(ops(), ["GetBucketTagging", "GetBucketVersioning"]);
       s3.calls.length = 0;

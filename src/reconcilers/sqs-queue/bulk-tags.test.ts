@@ -39,7 +39,7 @@ const obj: SqsQueueObject = {
   },
   status: { queueUrl: fake0.url("orders"), queueArn: ARN },
 };
-const steady = context({ settled: true });
+const steady = context({ settled: true, poll: true });
 const IN_SYNC: TagMap = desiredTagsOf(obj, "SqsQueue", DEFAULT_TAG_POLICY);
 
 describe("SqsQueueDriver with bulk tag reads", () => {
