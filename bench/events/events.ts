@@ -434,7 +434,7 @@ try {
       },
       loadavg: { start: loadStart, end: os.loadavg() },
     });
-    readPoints.push([size, pollRest.readsPerObjectPerHour, eventsWithSafetyNet]);
+    readPoints.push([size, (readsPerPoll * 3600) / 300, eventsWithSafetyNet]);
     curves.push(
       {
         name: `events, ${size} objects`,
@@ -496,15 +496,20 @@ const chart = (file: string, title: string, mode: string): void => {
 };
 chart(`${values.out}-latency.svg`, "Drift repair with change events (cumulative)", "events");
 chart(`${values.out}-poll-latency.svg`, "Drift repair by polling only (cumulative)", "poll");
-writeFileSync(
-  path.join(results, `${values.out}-reads.svg`),
-  lineChart({
+writeFileSync(path.join(results, `${values.out}-reads.svg`), readsChart(readPoints));
+
+/** Reads per object per hour by estate size: polling only at the default 5 min, and events. */
+function readsChart(points: readonly (readonly [number, number, number])[]): string {
+  return lineChart({
     title: "AWS reads per object per hour at rest",
     xLabel: "objects",
     yLabel: "reads per object per hour",
     series: [
-      { name: "poll only", points: readPoints.map((p) => [p[0], p[1]]) },
-      { name: "events, with the hourly safety-net poll", points: readPoints.map((p) => [p[0], p[2]]) },
+      {
+        name: "poll only, every 5 min (reads per poll measured × 12)",
+        points: points.map((p) => [p[0], p[1]]),
+      },
+      { name: "events, with the hourly safety-net poll", points: points.map((p) => [p[0], p[2]]) },
     ],
-  }),
-);
+  });
+}
