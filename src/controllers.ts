@@ -4,6 +4,7 @@
  */
 import type { Registry } from "prom-client";
 import { setupAccounts, type AccountClientFactory } from "./accounts/index.ts";
+import { PollDemand } from "./aws/poll-demand.ts";
 import { ChangeEvents } from "./change-events/index.ts";
 import type { Options } from "./config/options.ts";
 import { KINDS } from "./kinds.ts";
@@ -115,6 +116,7 @@ export function registerControllers(manager: Manager, deps: ControllerDeps): voi
     pendingMaxMs: deps.options.pendingPollMaxMs,
     accounts,
     resync: changeEvents,
+    polls: new PollDemand({ registry: deps.registry, logger: deps.logger.child({ component: "polls" }) }),
     outputSecretNamespaces: deps.options.outputSecretNamespaces,
   };
   for (const kind of KINDS) kind.setup(shared);

@@ -162,6 +162,7 @@ async function run(options: Options, env: NodeJS.ProcessEnv, logger: Logger): Pr
     logger: logger.child({ component: "aws" }),
     registry,
     rateBudget: options.awsRateBudgets,
+    pollShare: options.pollBudgetShare,
     requestTimeoutMs: options.awsRequestTimeoutMs,
     connectionTimeoutMs: options.awsConnectTimeoutMs,
     maxAttempts: options.awsMaxAttempts,

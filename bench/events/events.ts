@@ -288,8 +288,8 @@ async function measureDrifts(
       if (c === undefined || c.status < 200 || c.status >= 300 || c.resource === undefined) continue;
       if (c.operation !== "PutBucketTagging" && c.operation !== "TagQueue") continue;
       const d = pending.get(c.resource);
-      if (d !== undefined && (c.at ?? 0) >= d.arrivedAt) {
-        d.repairedAt = c.at ?? 0;
+      if (d !== undefined && (c.answeredAt ?? 0) >= d.arrivedAt) {
+        d.repairedAt = c.answeredAt ?? 0;
         pending.delete(c.resource);
         done.push(d);
       }

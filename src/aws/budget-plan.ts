@@ -84,6 +84,12 @@ export const DEFAULT_RATE_BUDGETS: Readonly<Record<BudgetName, Readonly<BudgetSi
   sts: Object.freeze({ ratePerSecond: 10, burst: 20 }),
 });
 
+/**
+ * The share of every budget polls may take by default (`--poll-budget-share`): half, so real work
+ * always finds at least half of each budget free of polls, and all of it when it needs it.
+ */
+export const DEFAULT_POLL_BUDGET_SHARE = 0.5;
+
 /** The class of an EC2 action: describe, get, list and search actions do not mutate. */
 export function ec2ActionClass(operation: string): Ec2ActionClass {
   switch (operation) {

@@ -24,7 +24,13 @@ import { silentLogger, type Logger } from "../runtime/logging.ts";
 import { AwsError } from "./errors.ts";
 import { AwsMetrics } from "./metrics.ts";
 import { instrumentClient, type BudgetPermit } from "./middleware.ts";
-import { budgetDraws, DEFAULT_RATE_BUDGETS, type BudgetName, type BudgetSize } from "./budget-plan.ts";
+import {
+  budgetDraws,
+  DEFAULT_POLL_BUDGET_SHARE,
+  DEFAULT_RATE_BUDGETS,
+  type BudgetName,
+  type BudgetSize,
+} from "./budget-plan.ts";
 import { RateBudget } from "./rate-budget.ts";
 import { sdkLogger } from "./sdk-logger.ts";
 import {
@@ -75,6 +81,11 @@ export interface AwsClientsOptions {
    * made it gives its worker back until then. @default DEFAULT_MAX_PERMIT_WAIT_MS
    */
   maxPermitWaitMs?: number;
+  /**
+   * The share of every rate budget polls may take, in (0, 1]; real work may always use the whole
+   * rate and goes first (./rate-budget.ts). @default DEFAULT_POLL_BUDGET_SHARE
+   */
+  pollShare?: number;
   /** Sockets per client and protocol; keep-alive is on. @default 50 */
   maxSockets?: number;
   /** @default defaultRegistry */
@@ -130,7 +141,8 @@ export interface AccountScope {
  * - times out each attempt ({@link AwsClientsOptions.requestTimeoutMs}) and each connect;
  * - retries in SDK `standard` mode at most {@link AwsClientsOptions.maxAttempts} times in all;
  * - waits, before each attempt, for the {@link RateBudget}s of the region the call draws from
- *   (one per EC2 action, sized by its class; one per service for S3 and SQS; budget-plan.ts);
+ *   (one per EC2 action, sized by its class; one per service for S3 and SQS; budget-plan.ts), in
+ *   the polls' share of each when the call is made by a poll (./poll-scope.ts);
  * - records `aws_api_requests_total` and `aws_api_request_duration_seconds`;
  * - throws only {@link AwsError}, with the SDK exception as `cause`.
  *
@@ -152,6 +164,7 @@ export class AwsClients implements AwsClientSource {
     proxy: { proxyEnv?: NodeJS.ProcessEnv };
     budgets: Readonly<Record<BudgetName, BudgetSize>> | false;
     maxPermitWaitMs: number;
+    pollShare: number;
     logger: Logger;
     clock: Clock;
   };
@@ -170,6 +183,9 @@ export class AwsClients implements AwsClientSource {
     if (!Number.isInteger(maxAttempts) || maxAttempts < 1)
       throw new RangeError(`maxAttempts must be an integer >= 1`);
     if (options.endpoint !== undefined) new URL(options.endpoint); // throws TypeError on a malformed URL
+    const pollShare = options.pollShare ?? DEFAULT_POLL_BUDGET_SHARE;
+    if (!(pollShare > 0 && pollShare <= 1))
+      throw new RangeError(`pollShare must be in (0, 1], got ${pollShare}`);
     this.metrics = new AwsMetrics(options.registry !== undefined ? { registry: options.registry } : {});
     this.#opts = {
       requestTimeoutMs,
@@ -181,6 +197,7 @@ export class AwsClients implements AwsClientSource {
       proxy: sharedAgentProxyOptions(proxyEnvironment(options.env ?? process.env)),
       budgets: options.rateBudget === false ? false : withDefaults(options.rateBudget ?? {}),
       maxPermitWaitMs: options.maxPermitWaitMs ?? DEFAULT_MAX_PERMIT_WAIT_MS,
+      pollShare,
       logger: options.logger ?? silentLogger,
       clock: options.clock ?? systemClock,
     };
@@ -307,6 +324,11 @@ export class AwsClients implements AwsClientSource {
       const report = accountId === undefined;
       budget = new RateBudget({
         ...size,
+        pollShare: this.#opts.pollShare,
+        name:
+          accountId === undefined
+            ? `${service}/${region}/${key}`
+            : `${accountId}/${service}/${region}/${key}`,
         clock: this.#opts.clock,
         ...(report
           ? { onRateChange: (rate: number) => this.metrics.setBudgetRate(service, region, key, rate) }

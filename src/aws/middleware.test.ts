@@ -8,6 +8,7 @@ import { FakeClock } from "../runtime/testing/fake-clock.ts";
 import { AwsError, NO_PERMIT_YET_CODE, NoPermitYetError } from "./errors.ts";
 import { AWS_METRIC_NAMES, AwsMetrics } from "./metrics.ts";
 import { MIDDLEWARE_NAMES, instrumentClient } from "./middleware.ts";
+import { inPollScope, pollScope } from "./poll-scope.ts";
 import { RateBudget } from "./rate-budget.ts";
 import { registrySamples, registrySum } from "../runtime/testing/prometheus-text.ts";
 
@@ -216,6 +217,55 @@ describe("instrumentClient", () => {
     await clock.advance(first.retryAfterMs);
     await client.send(new ListQueuesCommand({}));
     assert.equal(sent.length, 2, "sent again at its slot, it goes out");
+  });
+
+  it("draws a poll's calls on the polls' share and tallies them in its scope", async () => {
+    const clock = new FakeClock();
+    const budget = new RateBudget({ ratePerSecond: 10, burst: 2, pollShare: 0.5, clock });
+    const { client, sent } = setup([ok({ QueueUrls: [] }), ok({ QueueUrls: [] })], {
+      budget,
+      maxPermitWaitMs: 500,
+    });
+    const scope = pollScope();
+    await inPollScope(scope, () => client.send(new ListQueuesCommand({})));
+    assert.equal(sent.length, 1);
+    assert.deepEqual([...scope.drawn], [[budget, 1]]);
+    assert.equal(budget.tryAcquire("poll"), false, "the poll used the polls' one-permit burst");
+    assert.equal(budget.available, 1, "real work still has the rest of the burst");
+    await client.send(new ListQueuesCommand({}));
+    assert.equal(scope.drawn.get(budget), 1, "a call outside the scope is not the poll's");
+  });
+
+  it("defers a poll before its first call booking what its previous poll drew, never once begun", async () => {
+    const clock = new FakeClock();
+    const budget = new RateBudget({ ratePerSecond: 4, burst: 1, pollShare: 0.5, clock });
+    const { client, sent } = setup([ok({ QueueUrls: [] }), ok({ QueueUrls: [] })], {
+      budget,
+      maxPermitWaitMs: 400,
+    });
+    budget.tryAcquire("poll");
+    const expected = new Map([[budget, 3]]);
+    const refused = await inPollScope(pollScope(expected), () => client.send(new ListQueuesCommand({}))).then(
+      () => assert.fail("expected a deferral"),
+      (e: unknown) => e,
+    );
+    assert.ok(refused instanceof NoPermitYetError);
+    assert.equal(refused.retryAfterMs, 1500, "when the three permits are due at the polls' 2/s");
+    const next = await inPollScope(pollScope(expected), () => client.send(new ListQueuesCommand({}))).then(
+      () => assert.fail("expected a deferral"),
+      (e: unknown) => e,
+    );
+    assert.ok(next instanceof NoPermitYetError);
+    assert.equal(next.retryAfterMs, 3000, "booked three poll permits (1.5 s) after the first");
+    // A poll that has drawn already waits for its next permit however long it takes.
+    const begun = pollScope();
+    begun.drawn.set(budget, 1);
+    const call = inPollScope(begun, () => client.send(new ListQueuesCommand({})));
+    while (budget.waiting === 0) await new Promise((resolve) => setImmediate(resolve));
+    await clock.advance(500);
+    await call;
+    assert.equal(sent.length, 1);
+    assert.equal(begun.drawn.get(budget), 2);
   });
 
   it("places the budget and metrics inside the retry loop and before signing", () => {

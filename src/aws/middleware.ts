@@ -7,9 +7,12 @@
  *    {@link AwsError}; counts calls that failed before any attempt reached the wire.
  * 2. the SDK's retry middleware (finalizeRequest)
  * 3. `kubeprovisionerRateBudget`: waits for a permit of every budget the call draws from
- *    (budget-plan.ts), reports throttled answers to them. A call that would wait longer than
- *    `maxPermitWaitMs` is not sent: it books a later slot and fails with
- *    {@link NoPermitYetError}, which says when to send it again.
+ *    (budget-plan.ts), in the lane of the reconcile that makes it (./poll-scope.ts: a poll draws
+ *    on the polls' share, behind real work), and reports throttled answers to them. A call that
+ *    would wait longer than `maxPermitWaitMs` is not sent: it books a later slot and fails with
+ *    {@link NoPermitYetError}, which says when to send it again. A poll books what its previous
+ *    poll drew, and once it has drawn a permit it is never deferred: a begun poll runs to its
+ *    end, so no read it made is wasted.
  * 4. `kubeprovisionerMetrics`: times and counts the attempt.
  * 5. the SDK's signing, transport and deserializer.
  * Being inside the retry loop, 3 and 4 run once per attempt; being before signing, a long wait
@@ -25,7 +28,8 @@ import type {
 import type { Clock } from "../runtime/clock.ts";
 import { AwsError, classifyAwsError, NoPermitYetError } from "./errors.ts";
 import { OK_CODE, type AwsMetrics } from "./metrics.ts";
-import type { RateBudget } from "./rate-budget.ts";
+import { currentPollScope, type PollScope } from "./poll-scope.ts";
+import type { BudgetLane, RateBudget } from "./rate-budget.ts";
 import type { AwsService } from "./service.ts";
 
 /** What {@link instrumentClient} needs to know about the client it instruments. */
@@ -117,10 +121,14 @@ export function instrumentClient<I extends object, O extends object>(
     const budgetMw: FinalizeRequestMiddleware<I, O> = (next, context) => async (args) => {
       const operation = operationName(context);
       const permits = budgets(operation, (args as { input?: unknown }).input);
-      if (maxWait < Number.POSITIVE_INFINITY) deferIfLong(operation, permits);
+      const poll = currentPollScope();
+      const lane: BudgetLane = poll === undefined ? "work" : "poll";
+      if (maxWait < Number.POSITIVE_INFINITY && (poll === undefined || poll.drawn.size === 0))
+        deferIfLong(operation, permits, poll);
       for (const p of permits) {
         let waitedMs = 0;
-        for (let i = 0; i < p.cost; i++) waitedMs += await p.budget.acquire();
+        for (let i = 0; i < p.cost; i++) waitedMs += await p.budget.acquire(undefined, lane);
+        poll?.drawn.set(p.budget, (poll.drawn.get(p.budget) ?? 0) + p.cost);
         metrics.observeBudgetWait(service, region, p.label, waitedMs / 1000);
       }
       try {
@@ -134,14 +142,20 @@ export function instrumentClient<I extends object, O extends object>(
     };
     /**
      * Throws NoPermitYetError, with a later slot booked, when a budget would hold the call longer
-     * than maxWait.
+     * than maxWait; a poll books the permits its previous poll drew from the budget.
      */
-    const deferIfLong = (operation: string, permits: readonly BudgetPermit[]): void => {
-      const late = permits.filter((p) => p.budget.delayFor(p.cost) > maxWait);
+    const deferIfLong = (
+      operation: string,
+      permits: readonly BudgetPermit[],
+      poll: PollScope | undefined,
+    ): void => {
+      const lane: BudgetLane = poll === undefined ? "work" : "poll";
+      const late = permits.filter((p) => p.budget.delayFor(p.cost, lane) > maxWait);
       if (late.length === 0) return;
       let retryAfterMs = 0;
       for (const p of late) {
-        retryAfterMs = Math.max(retryAfterMs, p.budget.book(p.cost));
+        const cost = Math.max(p.cost, poll?.expected.get(p.budget) ?? 0);
+        retryAfterMs = Math.max(retryAfterMs, p.budget.book(cost, lane));
         metrics.observeBudgetDeferral(service, region, p.label);
       }
       throw new NoPermitYetError(service, operation, late.map((p) => p.label).join(", "), retryAfterMs);

@@ -205,7 +205,85 @@ describe("RateBudget", () => {
     assert.equal(budget.book(), 0);
   });
 
+  it("serves real work before waiting polls, whatever their arrival order", async () => {
+    const clock = new FakeClock();
+    const budget = new RateBudget({ ratePerSecond: 10, burst: 1, pollShare: 1, clock });
+    await budget.acquire();
+    const order: string[] = [];
+    const polls = [0, 1].map((i) => budget.acquire(undefined, "poll").then(() => order.push(`poll${i}`)));
+    const works = [0, 1].map((i) => budget.acquire().then(() => order.push(`work${i}`)));
+    await clock.advance(400);
+    await Promise.all([...polls, ...works]);
+    assert.deepEqual(order, ["work0", "work1", "poll0", "poll1"]);
+  });
+
+  it("never hands polls more than their share, while real work may take the whole rate", async () => {
+    const clock = new FakeClock();
+    const budget = new RateBudget({ ratePerSecond: 10, burst: 10, pollShare: 0.5, clock });
+    assert.equal(budget.pollBurst, 5);
+    const polls = { done: 0 };
+    const pending = Array.from({ length: 500 }, () =>
+      budget.acquire(undefined, "poll").then(() => polls.done++),
+    );
+    await clock.advance(10_000);
+    // Their share of the burst, then half the rate.
+    assert.ok(polls.done <= 5 + 5 * 10, `${polls.done} poll permits in 10 s`);
+    assert.ok(polls.done >= 5 + 5 * 10 - 1, `${polls.done} poll permits in 10 s`);
+    // Real work meanwhile gets every permit the polls leave, at once when they are there.
+    const work = { done: 0 };
+    const works = Array.from({ length: 50 }, () => budget.acquire().then(() => work.done++));
+    const pollsBefore = polls.done;
+    await clock.advance(4100);
+    assert.equal(
+      work.done,
+      50,
+      "the stored burst (less a poll's permit), then 40 in 4.1 s at the whole 10/s",
+    );
+    assert.ok(polls.done - pollsBefore <= 1, "no poll served while real work waits");
+    await Promise.all(works);
+    budget.cancelAll(new Error("test over"));
+    await Promise.allSettled(pending);
+  });
+
+  it("tells a poll its wait behind every waiter and for its share; a work caller only behind work", async () => {
+    const clock = new FakeClock();
+    const budget = new RateBudget({ ratePerSecond: 4, burst: 4, pollShare: 0.5, clock });
+    assert.equal(budget.delayFor(1, "poll"), 0);
+    assert.equal(budget.delayFor(3, "poll"), 500, "the third poll permit comes at the share's 2/s");
+    startMany(budget, 4);
+    await flushMicrotasks();
+    budget.acquire(undefined, "poll").catch(() => undefined);
+    await flushMicrotasks();
+    assert.equal(budget.delayFor(), 250, "work waits for the next permit only");
+    assert.equal(budget.delayFor(1, "poll"), 500, "behind the waiting poll");
+    budget.cancelAll(new Error("test over"));
+  });
+
+  it("books polls at their share's rate, apart from work bookings", () => {
+    const clock = new FakeClock();
+    const budget = new RateBudget({ ratePerSecond: 10, burst: 1, pollShare: 0.25, clock });
+    budget.tryAcquire();
+    assert.deepEqual(
+      [budget.book(1, "poll"), budget.book(1, "poll"), budget.book(2, "poll")],
+      [100, 500, 1300],
+      "the first when the whole rate's next permit is due, then one poll permit per 400 ms at 2.5/s",
+    );
+    assert.deepEqual([budget.book(), budget.book()], [100, 200], "work books at the whole rate");
+  });
+
+  it("a throttle empties the polls' share too", async () => {
+    const clock = new FakeClock();
+    const budget = new RateBudget({ ratePerSecond: 10, burst: 10, pollShare: 0.5, clock });
+    budget.onThrottle();
+    assert.equal(budget.pollRate, 2.5);
+    assert.equal(budget.tryAcquire("poll"), false);
+    await clock.advance(400);
+    assert.equal(budget.tryAcquire("poll"), true, "one poll permit after 400 ms at 2.5/s");
+  });
+
   it("rejects nonsensical options", () => {
+    assert.throws(() => new RateBudget({ pollShare: 0 }), RangeError);
+    assert.throws(() => new RateBudget({ pollShare: 1.5 }), RangeError);
     assert.throws(() => new RateBudget({ ratePerSecond: 0 }), RangeError);
     assert.throws(() => new RateBudget({ burst: 0.5 }), RangeError);
     assert.throws(() => new RateBudget({ ratePerSecond: 1, minRatePerSecond: 2 }), RangeError);

@@ -118,6 +118,14 @@ export const FLAGS: readonly FlagSpec[] = [
     help: "Steady-state requeue of a converged object while the change-event queue of its account is read; --poll-interval applies whenever it cannot be.",
   },
   {
+    name: "poll-budget-share",
+    kind: "string",
+    defaultText: "50%",
+    help:
+      "The most of each AWS rate budget that polls of converged objects may take (1%-100%); real work (creates, spec changes, deletions, change events) " +
+      "may use the whole budget and goes first. When the polls need more, the poll interval stretches (kubeprovisioner_poll_interval_effective_seconds).",
+  },
+  {
     name: "pending-poll-initial",
     kind: "string",
     defaultText: "2s",

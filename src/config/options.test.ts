@@ -116,6 +116,19 @@ test("AWS rate budgets and timeouts", () => {
   assert.match(refuse(["--aws-max-attempts=0"]), /--aws-max-attempts: expected an integer from 1 to 10/);
 });
 
+test("the polls' share of the AWS rate budgets", () => {
+  assert.equal(run([]).pollBudgetShare, 0.5);
+  assert.equal(run(["--poll-budget-share=20%"]).pollBudgetShare, 0.2);
+  assert.equal(run(["--poll-budget-share=12.5"]).pollBudgetShare, 0.125, "the % sign is optional");
+  assert.equal(run([], { KUBEPROVISIONER_POLL_BUDGET_SHARE: "100%" }).pollBudgetShare, 1);
+  for (const bad of ["0%", "0.5%", "101%", "half", "-10%", "50%%"])
+    assert.match(
+      refuse([`--poll-budget-share=${bad}`]),
+      /--poll-budget-share: expected a percentage from 1% to 100%, like 50%/,
+      bad,
+    );
+});
+
 test("unknown flags, stray arguments and missing values are refused", () => {
   assert.match(refuse(["--bogus"]), /unknown flag --bogus/);
   assert.match(refuse(["--leader-elect", "false"]), /unexpected argument "false"/);

@@ -4,7 +4,13 @@
  */
 import { parseArgs } from "node:util";
 import { parseQueueAddress, QueueAddressError, type QueueAddress } from "../aws/queue-address.ts";
-import { BUDGET_NAMES, parseBudgetSpec, type BudgetName, type BudgetSize } from "../aws/budget-plan.ts";
+import {
+  BUDGET_NAMES,
+  DEFAULT_POLL_BUDGET_SHARE,
+  parseBudgetSpec,
+  type BudgetName,
+  type BudgetSize,
+} from "../aws/budget-plan.ts";
 import {
   DEFAULT_PENDING_INITIAL_MS,
   DEFAULT_PENDING_MAX_MS,
@@ -21,6 +27,7 @@ import {
   parseNamespaceList,
   parseNonEmpty,
   parseObjectName,
+  parsePercentage,
   parsePositiveDuration,
   parseRegion,
   parseTagList,
@@ -94,6 +101,11 @@ export interface Options {
   readonly changeEvents: QueueAddress | undefined;
   /** The steady poll while the object's change-event queue is read. @default 3600000 (1h) */
   readonly pollIntervalWithEventsMs: number;
+  /**
+   * The share of every AWS rate budget polls may take, as a fraction; real work may use the
+   * whole budget and goes first. @default 0.5
+   */
+  readonly pollBudgetShare: number;
   /** First poll interval of a resource in transition, doubling per poll. @default 2000 */
   readonly pendingPollInitialMs: number;
   /** Cap of the transition poll interval. @default 30000 */
@@ -205,6 +217,7 @@ export function parseOptions(argv: readonly string[], env: Readonly<Record<strin
     awsRegion,
     changeEvents: get("change-events", (t) => parseQueue(t, awsRegion), undefined),
     pollIntervalWithEventsMs: get("poll-interval-with-events", (t) => parsePositiveDuration(t, 1_000), 3_600_000),
+    pollBudgetShare: get("poll-budget-share", (t) => parsePercentage(t, 1), DEFAULT_POLL_BUDGET_SHARE),
     awsRateBudgets: get("aws-rate-budgets", parseRateBudgets, {}),
     awsRequestTimeoutMs: get("aws-request-timeout", (t) => parsePositiveDuration(t, 100), 10_000),
     awsConnectTimeoutMs: get("aws-connect-timeout", (t) => parsePositiveDuration(t, 100), 3_000),

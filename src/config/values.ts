@@ -30,6 +30,19 @@ export function parseBool(text: string): boolean {
   throw new ValueError("true or false");
 }
 
+/**
+ * A percentage from `min` to 100, with or without its `%` sign (`50%`, `12.5`), as a fraction
+ * (0.5, 0.125).
+ */
+export function parsePercentage(text: string, min: number): number {
+  const accepted = `a percentage from ${min}% to 100%, like 50%`;
+  const m = /^\s*(\d+(?:\.\d+)?)\s*%?\s*$/.exec(text);
+  if (m === null) throw new ValueError(accepted);
+  const n = Number(m[1]);
+  if (!(n >= min && n <= 100)) throw new ValueError(accepted);
+  return n / 100;
+}
+
 /** A whole number within `[min, max]`. */
 export function parseInteger(text: string, min: number, max: number): number {
   const accepted = `an integer from ${min} to ${max}`;

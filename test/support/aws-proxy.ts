@@ -20,12 +20,14 @@ export interface ProxiedCall {
   accessKeyId?: string;
   /** The status the client got (0 for a reset connection). */
   status: number;
+  /** When the proxy received the request (ms since the epoch). */
+  at: number;
   /** The injected fault, if any. */
   fault?: FaultKind;
   /** The bucket or queue name the call is about (with `resources`: S3 and SQS calls only). */
   resource?: string;
   /** When the answer came back, in ms since the epoch (with `resources`). */
-  at?: number;
+  answeredAt?: number;
 }
 
 /**
@@ -304,19 +306,20 @@ export async function startAwsProxy(target: string, opts: AwsProxyOptions = {}):
     req.on("end", () => {
       const body = Buffer.concat(chunks);
       const operation = operationOf(req.method ?? "GET", req.url ?? "/", req.headers, body.toString("utf8"));
+      const at = Date.now();
       const handle = (): void => {
         const service = serviceOf(req.headers);
         const key = accessKeyOf(req.headers);
         const accessKeyId = key !== undefined ? { accessKeyId: key } : {};
         const verdict = opts.gate?.(operation, body.toString("utf8"));
         if (verdict === "throttle") {
-          calls.push({ operation, service, ...accessKeyId, status: 503 });
+          calls.push({ operation, service, ...accessKeyId, at, status: 503 });
           res.writeHead(503, { "content-type": "text/xml" });
           res.end(REQUEST_LIMIT_EXCEEDED);
           return;
         }
         if (verdict === "deny") {
-          calls.push({ operation, service, ...accessKeyId, status: 403 });
+          calls.push({ operation, service, ...accessKeyId, at, status: 403 });
           res.writeHead(403, { "content-type": "text/xml" });
           res.end(ACCESS_DENIED);
           return;
@@ -324,13 +327,13 @@ export async function startAwsProxy(target: string, opts: AwsProxyOptions = {}):
         const fault = pickFault();
         if (fault !== undefined) injected[fault] += 1;
         if (fault === "reset-before") {
-          calls.push({ operation, service, ...accessKeyId, status: 0, fault });
+          calls.push({ operation, service, ...accessKeyId, at, status: 0, fault });
           req.socket.destroy();
           return;
         }
         if (fault === "http500" || fault === "http503" || fault === "throttle") {
           const answer = faultResponse(service, fault);
-          calls.push({ operation, service, ...accessKeyId, status: answer.status, fault });
+          calls.push({ operation, service, ...accessKeyId, at, status: answer.status, fault });
           res.writeHead(answer.status, answer.headers);
           res.end(req.method === "HEAD" ? undefined : answer.body);
           return;
@@ -354,11 +357,11 @@ export async function startAwsProxy(target: string, opts: AwsProxyOptions = {}):
         answer.then(
           async (up) => {
             if (fault === "reset-after") {
-              calls.push({ operation, service, ...accessKeyId, status: 0, fault });
+              calls.push({ operation, service, ...accessKeyId, at, status: 0, fault });
               req.socket.destroy();
               return;
             }
-            const call: ProxiedCall = { operation, service, ...accessKeyId, status: up.status };
+            const call: ProxiedCall = { operation, service, ...accessKeyId, at, status: up.status };
             if (opts.resources === true) {
               const resource = resourceOf(
                 service,
@@ -368,7 +371,7 @@ export async function startAwsProxy(target: string, opts: AwsProxyOptions = {}):
                 ownHost,
               );
               if (resource !== undefined) call.resource = resource;
-              call.at = Date.now();
+              call.answeredAt = Date.now();
             }
             calls.push(call);
             const hook = hooks.get(operation);

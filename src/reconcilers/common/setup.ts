@@ -5,6 +5,7 @@
  */
 import type { Registry } from "prom-client";
 import type { AwsClientSource } from "../../aws/clients.ts";
+import type { PollDemand } from "../../aws/poll-demand.ts";
 import type { Client } from "../../runtime/client/index.ts";
 import type { Clock } from "../../runtime/clock.ts";
 import { PAUSED_ANNOTATION } from "../../api/v1/index.ts";
@@ -71,6 +72,8 @@ export interface ReconcilerDeps extends ProcessDeps {
   accounts?: AccountResolver | undefined;
   /** AWS change events: what enqueues objects besides Kubernetes, and their poll period (./resync.ts). */
   resync?: ResyncHooks | undefined;
+  /** What polls cost the AWS rate budgets, shared by every kind (src/aws/poll-demand.ts). @default not counted */
+  polls?: PollDemand | undefined;
   /** Namespaces where spec.writeOutputsTo.secretName may be written (`--output-secret-namespaces`). @default none */
   outputSecretNamespaces?: readonly string[];
 }
@@ -144,6 +147,7 @@ export function managedReconciler<T extends ManagedObject, R>(
     pollIntervalFor: deps.resync === undefined ? undefined : pollIntervalOf(deps.resync, deps.pollIntervalMs),
     takeChangeHint:
       deps.resync === undefined ? undefined : (key: string) => deps.resync?.takeHint(resource, key) === true,
+    polls: deps.polls,
     driftRepairs: new DriftRepairMetrics(deps.registry, resource.kind, connector.driver.driftSettings),
     outputs:
       outputs === undefined

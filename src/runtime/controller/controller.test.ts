@@ -2,8 +2,13 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { Writable } from "node:stream";
 import { pino } from "pino";
-import { flushMicrotasks } from "../testing/fake-clock.ts";
-import { TerminalError, type Result } from "./reconciler.ts";
+import { Registry } from "prom-client";
+import type { KubeObject } from "../kube/object.ts";
+import { FakeClock, flushMicrotasks } from "../testing/fake-clock.ts";
+import { Controller } from "./controller.ts";
+import { newControllerQueue } from "./queue.ts";
+import { TerminalError, type Reconciler, type Result } from "./reconciler.ts";
+import { ManualInformer } from "./testing.ts";
 import { metricValue, registryValue } from "../testing/prometheus-text.ts";
 import { obj, runUntil, setup, type Fn } from "./test-fixture.ts";
 
@@ -306,5 +311,92 @@ describe("Controller logging", () => {
       assert.equal(l["reconcileId"], l["reconcileIdSeen"]);
     }
     assert.notEqual(inside[0]?.["reconcileId"], inside[1]?.["reconcileId"]);
+  });
+});
+
+describe("Controller reconcile causes", () => {
+  /** A controller over a real delaying queue on a fake clock; `results` answers reconciles in turn. */
+  function polling(results: (Result | Error | (() => Promise<Result>))[]) {
+    const clock = new FakeClock();
+    const registry = new Registry();
+    const informer = new ManualInformer<KubeObject>();
+    const causes: (string | undefined)[] = [];
+    let i = 0;
+    const reconciler: Reconciler = {
+      reconcile: async (_req, ctx) => {
+        causes.push(ctx.cause);
+        const next = results[i++] ?? {};
+        if (next instanceof Error) throw next;
+        return typeof next === "function" ? await next() : next;
+      },
+    };
+    const queue = newControllerQueue({ name: "widget", clock, registry });
+    const controller = new Controller({ name: "widget", reconciler, queue, registry, clock }).for(informer);
+    const ac = new AbortController();
+    const running = controller.start(ac.signal);
+    const settle = async (): Promise<void> => {
+      for (let n = 0; n < 5; n++) await flushMicrotasks();
+    };
+    const stop = async (): Promise<void> => {
+      ac.abort();
+      await running;
+    };
+    return { clock, informer, causes, settle, stop };
+  }
+
+  it("tells a reconcile it is a poll only when it comes back for the poll its last one asked for", async () => {
+    const poll: Result = { requeueAfter: 1000, poll: true };
+    const p = polling([poll, poll, { requeueAfter: 1000 }, poll]);
+    p.informer.add(obj("a"));
+    await p.settle();
+    await p.clock.advance(1000);
+    await p.settle();
+    await p.clock.advance(1000);
+    await p.settle();
+    await p.clock.advance(1000);
+    await p.settle();
+    assert.deepEqual(p.causes, ["work", "poll", "poll", "work"], "a requeue that is not a poll is work");
+    await p.stop();
+  });
+
+  it("makes the next reconcile work when an event enqueues the key before its poll comes back", async () => {
+    const poll: Result = { requeueAfter: 1000, poll: true };
+    const p = polling([poll, poll, poll]);
+    p.informer.add(obj("a"));
+    await p.settle();
+    p.informer.update(obj("a"), obj("a"));
+    await p.settle();
+    await p.clock.advance(1000);
+    await p.settle();
+    assert.deepEqual(p.causes, ["work", "work", "poll"]);
+    await p.stop();
+  });
+
+  it("makes the next reconcile work when an event arrives while the poll is being reconciled", async () => {
+    let release!: () => void;
+    const held = (): Promise<Result> =>
+      new Promise((resolve) => (release = () => resolve({ requeueAfter: 1000, poll: true })));
+    const p = polling([{ requeueAfter: 1000, poll: true }, held, { requeueAfter: 1000, poll: true }]);
+    p.informer.add(obj("a"));
+    await p.settle();
+    await p.clock.advance(1000);
+    await p.settle();
+    p.informer.update(obj("a"), obj("a"));
+    release();
+    await p.settle();
+    assert.deepEqual(p.causes, ["work", "poll", "work"]);
+    await p.stop();
+  });
+
+  it("retries a failed poll as work", async () => {
+    const p = polling([{ requeueAfter: 1000, poll: true }, new Error("boom"), {}]);
+    p.informer.add(obj("a"));
+    await p.settle();
+    await p.clock.advance(1000);
+    await p.settle();
+    await p.clock.advance(1000);
+    await p.settle();
+    assert.deepEqual(p.causes, ["work", "poll", "work"]);
+    await p.stop();
   });
 });

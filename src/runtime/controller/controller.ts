@@ -11,7 +11,13 @@ import { silentLogger, type Logger } from "../logging.ts";
 import type { Runnable } from "../manager/runnable.ts";
 import { defaultRegistry } from "../metrics/registry.ts";
 import { controllerMetrics, initControllerMetrics, type ControllerMetrics } from "./metrics.ts";
-import { isPanicLike, isTerminalError, type Reconciler, type Result } from "./reconciler.ts";
+import {
+  isPanicLike,
+  isTerminalError,
+  type ReconcileCause,
+  type Reconciler,
+  type Result,
+} from "./reconciler.ts";
 import {
   kindSource,
   mappedSource,
@@ -76,6 +82,9 @@ export interface ControllerOptions {
  *   `addAfter`; a thrown error → `addRateLimited` (per-key exponential backoff); a
  *   {@link TerminalError} → no requeue. Errors are logged and counted; no exception escapes a
  *   worker.
+ * - Each reconcile is told its cause: `poll` when the key comes back only for the poll its last
+ *   reconcile asked for (`Result.poll`), `work` when anything else enqueued it, before it came
+ *   back or while it was being reconciled.
  * - Workers start only after every source's cache has synced, so a reconcile never mistakes an
  *   unsynced cache for a deleted object.
  * - On stop no new reconcile starts; in-flight ones finish, bounded by `gracefulShutdownTimeout`.
@@ -96,6 +105,13 @@ export class Controller implements Runnable {
   readonly #gracefulShutdownTimeout: number;
   readonly #sources: EventSource[] = [];
   #started = false;
+  /**
+   * Keys whose next reconcile is a poll: their last reconcile ended with a poll requeue, and
+   * nothing has enqueued them since.
+   */
+  readonly #polls = new Set<string>();
+  /** Keys being reconciled, each with whether something enqueued it meanwhile. */
+  readonly #active = new Map<string, boolean>();
   /** Set once the stop signal fired: workers then hand keys back without reconciling them. */
   #stopping = false;
   #inFlight = 0;
@@ -170,7 +186,12 @@ export class Controller implements Runnable {
       return;
     }
     log.info({ sources: this.#sources.map((s) => s.description) }, "starting event sources");
-    const enqueue = (req: { namespace?: string; name: string }): void => this.#queue.add(keyOf(req));
+    const enqueue = (req: { namespace?: string; name: string }): void => {
+      const key = keyOf(req);
+      this.#polls.delete(key);
+      if (this.#active.has(key)) this.#active.set(key, true);
+      this.#queue.add(key);
+    };
     const detach = this.#sources.map((source) => source.attach(enqueue, log));
     try {
       await this.#run(signal);
@@ -256,9 +277,12 @@ export class Controller implements Runnable {
       if (this.#stopping) return;
       this.#inFlight++;
       this.#metrics.activeWorkers.inc({ controller });
+      const cause = this.#polls.delete(key) ? "poll" : "work";
+      this.#active.set(key, false);
       try {
-        await this.#reconcileHandler(key, signal);
+        await this.#reconcileHandler(key, cause, signal);
       } finally {
+        this.#active.delete(key);
         this.#inFlight--;
         this.#metrics.activeWorkers.dec({ controller });
       }
@@ -269,7 +293,7 @@ export class Controller implements Runnable {
     }
   }
 
-  async #reconcileHandler(key: string, signal: AbortSignal): Promise<void> {
+  async #reconcileHandler(key: string, cause: ReconcileCause, signal: AbortSignal): Promise<void> {
     const controller = this.name;
     const m = this.#metrics;
     const req = parseKey(key);
@@ -279,7 +303,7 @@ export class Controller implements Runnable {
     let result: Result | undefined;
     let failure: { err: unknown } | undefined;
     try {
-      result = await this.#reconciler.reconcile(req, { logger, signal, reconcileId });
+      result = await this.#reconciler.reconcile(req, { logger, signal, reconcileId, cause });
     } catch (err) {
       failure = { err };
     }
@@ -305,6 +329,8 @@ export class Controller implements Runnable {
     const after = result?.requeueAfter;
     this.#queue.forget(key);
     if (typeof after === "number" && Number.isFinite(after) && after > 0) {
+      // A poll stays one only if nothing enqueued the key while it was being reconciled.
+      if (result?.poll === true && this.#active.get(key) === false) this.#polls.add(key);
       this.#queue.addAfter(key, after);
       m.reconcileTotal.inc({ controller, result: "requeue_after" });
       logger.debug({ requeueAfterMs: after }, "reconcile done, requeueing after delay");

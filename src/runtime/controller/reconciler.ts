@@ -27,7 +27,21 @@ export type Request = ObjectKey;
 export interface Result {
   /** Milliseconds until the key is reconciled again. */
   requeueAfter?: number;
+  /**
+   * The requeue is a poll: a look again at an object that is done, only in case the world
+   * changed behind its back. Unless something else enqueues the key before it comes back, its
+   * next reconcile has the cause `poll` ({@link ReconcileCause}).
+   */
+  poll?: boolean;
 }
+
+/**
+ * Why a key is reconciled: `poll` when the only reason is the poll its previous reconcile asked
+ * for ({@link Result.poll}); `work` for anything else (an event of its own or of an object mapped
+ * to it, a requeue that is not a poll, a retry after an error). A reconciler may let polls yield
+ * to work.
+ */
+export type ReconcileCause = "work" | "poll";
 
 /** Per-reconcile context handed to {@link Reconciler.reconcile}. */
 export interface ReconcileContext {
@@ -41,6 +55,8 @@ export interface ReconcileContext {
   signal: AbortSignal;
   /** A random id, unique per reconcile invocation, for correlating log lines. */
   reconcileId: string;
+  /** Why the key is reconciled. @default "work" */
+  cause?: ReconcileCause;
 }
 
 /**

@@ -3,6 +3,8 @@ import { beforeEach, describe, it } from "node:test";
 import { Registry } from "prom-client";
 import { FINALIZER, getCondition, PAUSED_ANNOTATION } from "../../../api/v1/index.ts";
 import { AwsError, NoPermitYetError } from "../../../aws/errors.ts";
+import { currentPollScope } from "../../../aws/poll-scope.ts";
+import { RateBudget } from "../../../aws/rate-budget.ts";
 import { TerminalError, type ReconcileContext } from "../../../runtime/controller/reconciler.ts";
 import type { EventRecorder } from "../../../runtime/events/recorder.ts";
 import { ApiError } from "../../../runtime/kube/errors.ts";
@@ -204,7 +206,7 @@ describe("ManagedResourceReconciler", () => {
       "create:uid-1-1",
       "updateStatus:uid-1-1",
     ]);
-    assert.deepEqual(res, { requeueAfter: 60_000 });
+    assert.deepEqual(res, { requeueAfter: 60_000, poll: true });
     const st = f.stored?.status;
     assert.equal(st?.widgetId, "wid-1");
     assert.equal(st?.createAttempt, 1);
@@ -401,7 +403,7 @@ describe("ManagedResourceReconciler", () => {
     assert.deepEqual(await r.reconcile(req, ctx), { requeueAfter: 2000 });
     assert.deepEqual(await r.reconcile(req, ctx), { requeueAfter: 4000 });
     f.observation = { exists: true, resource: { id: "wid-1", state: "ready" }, ownership: "owned" };
-    assert.deepEqual(await r.reconcile(req, ctx), { requeueAfter: 60_000 });
+    assert.deepEqual(await r.reconcile(req, ctx), { requeueAfter: 60_000, poll: true });
   });
 
   it("caps the transition poll at 30 s and starts at 2 s again once the resource settled", async () => {
@@ -419,7 +421,7 @@ describe("ManagedResourceReconciler", () => {
       [2000, 4000, 8000, 16_000, 30_000, 30_000, 30_000],
     );
     f.observation = { exists: true, resource: { id: "wid-1", state: "ready" }, ownership: "owned" };
-    assert.deepEqual(await r.reconcile(req, ctx), { requeueAfter: 60_000 });
+    assert.deepEqual(await r.reconcile(req, ctx), { requeueAfter: 60_000, poll: true });
     f.observation = pending;
     assert.deepEqual(await r.reconcile(req, ctx), { requeueAfter: 2000 }, "the next transition starts short");
   });
@@ -452,17 +454,21 @@ describe("ManagedResourceReconciler", () => {
     });
     f.stored = widget();
     f.observation = { exists: true, resource: { id: "wid-1", state: "ready" }, ownership: "owned" };
-    assert.deepEqual(await aligned.reconcile(req, ctx), { requeueAfter: 40_000 }, "to the next minute");
+    assert.deepEqual(
+      await aligned.reconcile(req, ctx),
+      { requeueAfter: 40_000, poll: true },
+      "to the next minute",
+    );
     await clock.advance(40_000);
     assert.deepEqual(
       await aligned.reconcile(req, ctx),
-      { requeueAfter: 60_000 },
+      { requeueAfter: 60_000, poll: true },
       "on the grid: a full period",
     );
     await clock.advance(45_000);
     assert.deepEqual(
       await aligned.reconcile(req, ctx),
-      { requeueAfter: 75_000 },
+      { requeueAfter: 75_000, poll: true },
       "at least half a period away",
     );
     f.observation = { exists: true, resource: { id: "wid-1", state: "pending" }, ownership: "owned" };
@@ -624,7 +630,7 @@ describe("ManagedResourceReconciler", () => {
     assert.equal(getCondition(f.stored?.status?.conditions, "Ready")?.reason, "Creating");
     assert.deepEqual(f.events, []);
     f.createError = undefined;
-    assert.deepEqual(await r.reconcile(req, ctx), { requeueAfter: 60_000 });
+    assert.deepEqual(await r.reconcile(req, ctx), { requeueAfter: 60_000, poll: true });
     assert.equal(f.log.filter((l) => l === "create:uid-1-1").length, 6, "the same token each time");
     assert.equal(f.log.filter((l) => l === "observe").length, 1, "an unchanged object is not observed again");
   });
@@ -834,7 +840,7 @@ describe("ManagedResourceReconciler with managementPolicy ObserveOnly", () => {
     f.observation = foreignX(unmanaged);
     const res = await r.reconcile(req, ctx);
     assert.deepEqual(f.log, ["observe", "updateStatus:"]);
-    assert.deepEqual(res, { requeueAfter: 60_000 });
+    assert.deepEqual(res, { requeueAfter: 60_000, poll: true });
     const st = f.stored.status;
     assert.equal(st?.widgetId, "x");
     assert.deepEqual(st?.observedTags, { id: "x" });
@@ -861,7 +867,7 @@ describe("ManagedResourceReconciler with managementPolicy ObserveOnly", () => {
     f.observation = { exists: false };
     const res = await r.reconcile(req, ctx);
     assert.deepEqual(f.log, ["observe", "updateStatus:"]);
-    assert.deepEqual(res, { requeueAfter: 60_000 });
+    assert.deepEqual(res, { requeueAfter: 60_000, poll: true });
     const st = f.stored.status;
     assert.equal(st?.widgetId, undefined);
     assert.equal(st?.observedTags, undefined);
@@ -875,7 +881,7 @@ describe("ManagedResourceReconciler with managementPolicy ObserveOnly", () => {
     f.stored = observeOnly();
     f.observation = { exists: true, resource: { id: "x", state: "pending" }, ownership: "owned" };
     const res = await r.reconcile(req, ctx);
-    assert.deepEqual(res, { requeueAfter: 60_000 });
+    assert.deepEqual(res, { requeueAfter: 60_000, poll: true });
     assert.equal(f.stored.status?.state, "pending");
     assert.equal(getCondition(f.stored.status?.conditions, "Ready")?.status, "True");
   });
@@ -997,7 +1003,7 @@ describe("ManagedResourceReconciler with the paused annotation", () => {
     assert.equal(getCondition(f.stored.status?.conditions, "Ready")?.status, "True");
     f.stored.metadata.annotations = { [PAUSED_ANNOTATION]: "false" };
     f.log = [];
-    assert.deepEqual(await r.reconcile(req, ctx), { requeueAfter: 60_000 });
+    assert.deepEqual(await r.reconcile(req, ctx), { requeueAfter: 60_000, poll: true });
     assert.deepEqual(f.log, ["observe", "sync", "updateStatus:uid-1-1"]);
     assert.equal(getCondition(f.stored.status?.conditions, "Synced")?.reason, "ReconcileSuccess");
   });
@@ -1019,5 +1025,80 @@ describe("ManagedResourceReconciler with the paused annotation", () => {
     f.log = [];
     await r.reconcile(req, ctx);
     assert.deepEqual(f.log, ["observe", "delete:found", "removeFinalizer"]);
+  });
+});
+
+describe("ManagedResourceReconciler polls", () => {
+  const budget = new RateBudget({ ratePerSecond: 10, burst: 10, pollShare: 0.5, clock: new FakeClock() });
+  const pollCtx: ReconcileContext = { ...ctx, cause: "poll" };
+  const converged = (): Widget =>
+    widget({}, { widgetId: "wid-1", state: "ready", observedGeneration: 3, conditions: [] });
+
+  /** Fakes whose driver draws `permits` from the budget through the scope, as the middleware does. */
+  function polling(permits: number) {
+    const f = new Fakes();
+    const lanes: string[] = [];
+    const observe = f.driver.observe;
+    f.driver.observe = async (o, c) => {
+      const scope = currentPollScope();
+      lanes.push(scope === undefined ? "work" : "poll");
+      scope?.drawn.set(budget, (scope.drawn.get(budget) ?? 0) + permits);
+      return observe(o, c);
+    };
+    const polled: { group: unknown; key: string; intervalMs: number; drawn: number | undefined }[] = [];
+    const forgotten: string[] = [];
+    const polls = {
+      expected: () => new Map(),
+      polled: (group: unknown, key: string, intervalMs: number, drawn: ReadonlyMap<RateBudget, number>) =>
+        polled.push({ group, key, intervalMs, drawn: drawn.get(budget) }),
+      forget: (kind: string, key: string) => forgotten.push(`${kind} ${key}`),
+    };
+    const r = reconcilerFor(f, { pollIntervalMs: 60_000, polls });
+    f.stored = converged();
+    f.observation = { exists: true, resource: { id: "wid-1", state: "ready" }, ownership: "owned" };
+    return { f, r, lanes, polled, forgotten };
+  }
+
+  it("runs a poll's AWS calls in the poll lane and reports what the complete poll drew", async () => {
+    const p = polling(2);
+    assert.deepEqual(await p.r.reconcile(req, pollCtx), { requeueAfter: 60_000, poll: true });
+    assert.deepEqual(p.lanes, ["poll"]);
+    assert.deepEqual(p.polled, [
+      { group: { kind: "Widget", account: "" }, key: "ns/w", intervalMs: 60_000, drawn: 2 },
+    ]);
+  });
+
+  it("runs real work in the work lane and reports nothing", async () => {
+    const p = polling(2);
+    assert.deepEqual(await p.r.reconcile(req, ctx), { requeueAfter: 60_000, poll: true });
+    assert.deepEqual(p.lanes, ["work"]);
+    assert.deepEqual(p.polled, []);
+  });
+
+  it("treats a poll an event hinted at as work", async () => {
+    const p = polling(2);
+    const hinted = reconcilerFor(p.f, { pollIntervalMs: 60_000, takeChangeHint: () => true });
+    await hinted.reconcile(req, pollCtx);
+    assert.deepEqual(p.lanes, ["work"]);
+  });
+
+  it("keeps a deferred poll a poll, and retries a failed one as work", async () => {
+    const p = polling(0);
+    p.f.driver.observe = async () => {
+      throw new NoPermitYetError("s3", "GetBucketTagging", "s3", 1500);
+    };
+    assert.deepEqual(await p.r.reconcile(req, pollCtx), { requeueAfter: 1500, poll: true });
+    assert.deepEqual(p.polled, [], "a deferred poll is not a complete one");
+    p.f.driver.observe = async () => {
+      throw throttled();
+    };
+    await assert.rejects(p.r.reconcile(req, pollCtx));
+  });
+
+  it("forgets an object's polls when it is gone", async () => {
+    const p = polling(2);
+    p.f.stored = undefined;
+    await p.r.reconcile(req, ctx);
+    assert.deepEqual(p.forgotten, ["Widget ns/w"]);
   });
 });

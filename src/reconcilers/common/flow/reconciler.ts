@@ -26,7 +26,10 @@
  *    OutputConflict), then the status when it changed (./status-writer.ts), conditions stamped
  *    with the generation (./conditions.ts).
  * 6. **Requeue**: short doubling intervals while the resource is in transition, else the poll
- *    period.
+ *    period, marked as a poll (`Result.poll`). When the controller says a reconcile is such a poll
+ *    (and no change event hinted at the object), its AWS calls draw on the polls' share of the
+ *    rate budgets, behind real work (src/aws/poll-scope.ts), and what it drew is reported to
+ *    `polls` (src/aws/poll-demand.ts), which works out the poll interval the share allows.
  *
  * Before all of these, a **paused** object (the `compute.cloud.com/paused: "true"` annotation,
  * ../pause.ts) is only reported: Synced=False, reason Paused, before any connection to its
@@ -36,6 +39,8 @@
  * executed here.
  */
 import { ConditionType, FINALIZER, getCondition } from "../../../api/v1/index.ts";
+import type { PollDemand } from "../../../aws/poll-demand.ts";
+import { inPollScope, pollScope } from "../../../aws/poll-scope.ts";
 import type { Clock } from "../../../runtime/clock.ts";
 import { hasFinalizer } from "../../../runtime/client/finalizers.ts";
 import type {
@@ -98,6 +103,11 @@ export interface ManagedReconcilerOptions<T extends ManagedObject, R> {
   pendingInitialMs?: number;
   /** Largest poll interval while the resource is in transition, in ms. @default 30_000 */
   pendingMaxMs?: number;
+  /**
+   * What polls cost the AWS rate budgets (src/aws/poll-demand.ts): each complete poll reports
+   * what it drew, and a deferred one books what its previous poll drew. @default not counted
+   */
+  polls?: Pick<PollDemand, "expected" | "polled" | "forget"> | undefined;
   /** Counts each drift repair (the `Updated` Event). @default not counted */
   driftRepairs?: Pick<DriftRepairMetrics, "repaired">;
   /** When a retryable failure is recorded on the object. @default 3 failures over 30 s */
@@ -148,16 +158,18 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
 
   async reconcile(req: Request, ctx: ReconcileContext): Promise<Result> {
     const key = keyOf(req);
+    const kind = this.#o.resource.kind;
     const changeHinted = this.#o.takeChangeHint?.(key) === true;
     const cached = this.#o.client.get(req);
     if (cached === undefined) {
       this.#keys.forget(key);
+      this.#o.polls?.forget(kind, key);
       return {};
     }
     // The cache hands out frozen objects: work on a copy, with its type meta filled in.
     const obj = structuredClone(cached) as T;
     obj.apiVersion = apiVersionOf(this.#o.resource);
-    obj.kind = this.#o.resource.kind;
+    obj.kind = kind;
     const writer = new StatusWriter(this.#o.client, this.#o.clock, obj);
     const dctx: DriverContext = {
       logger: ctx.logger,
@@ -166,22 +178,41 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
         ? { ...flowFacts(obj, this.#kind.idField), changeHinted }
         : flowFacts(obj, this.#kind.idField),
     };
-    let step: Step;
+    // A poll (and only a poll: a change event's hint is work) draws on the polls' share of the
+    // AWS budgets, behind real work, and tallies what it drew.
+    const poll =
+      ctx.cause === "poll" && !changeHinted ? pollScope(this.#o.polls?.expected(kind, key)) : undefined;
+    let outcome: { step: Step; account: ObjectAccount | undefined };
     try {
-      if (isPaused(obj)) step = await this.#paused(writer);
-      else {
-        const { driver, account } = await this.#o.connector.connect(obj, ctx.signal);
-        const run: Run<T, R> = { writer, key, ctx: dctx, driver, account };
-        if (observesOnly(obj)) step = await this.#observeOnly(run);
-        else if (obj.metadata.deletionTimestamp !== undefined) step = await this.#finalize(run);
-        else step = await this.#ensure(run);
-      }
+      const run = (): Promise<{ step: Step; account: ObjectAccount | undefined }> =>
+        this.#run(writer, key, dctx, ctx.signal);
+      outcome = poll === undefined ? await run() : await inPollScope(poll, run);
     } catch (err) {
-      return await this.#fail(writer, key, err, ctx);
+      return await this.#fail(writer, key, err, ctx, poll !== undefined);
     }
-    const { wait, ...result } = step;
+    const { wait, ...result } = outcome.step;
     if (wait !== true) this.#keys.streakEnded(key);
+    if (poll !== undefined && result.poll === true) {
+      const group = { kind, account: outcome.account?.name ?? "" };
+      this.#o.polls?.polled(group, key, this.#pollPeriod(writer.stored), poll.drawn);
+    }
     return result;
+  }
+
+  /** The reconcile's steps after the read, with the account the object was connected to. */
+  async #run(
+    writer: StatusWriter<T>,
+    key: string,
+    dctx: DriverContext,
+    signal: AbortSignal,
+  ): Promise<{ step: Step; account: ObjectAccount | undefined }> {
+    const obj = writer.stored;
+    if (isPaused(obj)) return { step: await this.#paused(writer), account: undefined };
+    const { driver, account } = await this.#o.connector.connect(obj, signal);
+    const run: Run<T, R> = { writer, key, ctx: dctx, driver, account };
+    if (observesOnly(obj)) return { step: await this.#observeOnly(run), account };
+    if (obj.metadata.deletionTimestamp !== undefined) return { step: await this.#finalize(run), account };
+    return { step: await this.#ensure(run), account };
   }
 
   /**
@@ -267,7 +298,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     const conflict = view.clear ? undefined : await this.#writeOutputs(next, ctx);
     await writer.write(writer.conditioned(conflict ?? { ready: view.ready, synced: reconciled }, next));
     this.#keys.settled(key);
-    return { requeueAfter: this.#steadyPoll(next) };
+    return { requeueAfter: this.#steadyPoll(next), poll: true };
   }
 
   async #ensure(run: Run<T, R>): Promise<Step> {
@@ -340,7 +371,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     await writer.write(writer.conditioned(conditions, next));
     if (readiness.pending) return { requeueAfter: this.#keys.nextPendingPoll(key) };
     this.#keys.settled(key);
-    return { requeueAfter: this.#steadyPoll(next) };
+    return { requeueAfter: this.#steadyPoll(next), poll: true };
   }
 
   /**
@@ -372,10 +403,15 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
    * (on the clock's epoch) at least half a period away.
    */
   #steadyPoll(obj: Readonly<T>): number {
-    const period = this.#o.pollIntervalFor?.(obj) ?? this.#o.pollIntervalMs;
+    const period = this.#pollPeriod(obj);
     if (this.#kind.alignPolls !== true) return period;
     const now = this.#o.clock.now();
     return Math.ceil((now + period / 2) / period) * period - now;
+  }
+
+  /** The configured steady poll period of `obj`: `pollIntervalFor`, else `pollIntervalMs`. */
+  #pollPeriod(obj: Readonly<T>): number {
+    return this.#o.pollIntervalFor?.(obj) ?? this.#o.pollIntervalMs;
   }
 
   #createDeps(driver: ResourceDriver<T, R>): Parameters<typeof createAbsent<T, R>>[0] {
@@ -388,8 +424,17 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     };
   }
 
-  /** Executes the plan ./failure.ts makes for a failed reconcile. */
-  async #fail(writer: StatusWriter<T>, key: string, err: unknown, ctx: ReconcileContext): Promise<Result> {
+  /**
+   * Executes the plan ./failure.ts makes for a failed reconcile. A poll that ends with a delay (a
+   * deferred call among them) stays a poll; one that ends in an error is retried as work.
+   */
+  async #fail(
+    writer: StatusWriter<T>,
+    key: string,
+    err: unknown,
+    ctx: ReconcileContext,
+    poll: boolean,
+  ): Promise<Result> {
     const obj = writer.stored;
     const plan = planFailure(err, {
       recorded: recordedIdOf(obj, this.#kind.idField) !== undefined,
@@ -402,7 +447,10 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     if (record !== undefined) await writer.writeQuietly(writer.conditioned(record), ctx.logger);
     if (plan.event !== undefined)
       this.#o.recorder.event(obj, "Warning", plan.event.reason, plan.event.message);
-    if ("requeueAfter" in plan.outcome) return { requeueAfter: plan.outcome.requeueAfter };
+    if ("requeueAfter" in plan.outcome)
+      return poll
+        ? { requeueAfter: plan.outcome.requeueAfter, poll }
+        : { requeueAfter: plan.outcome.requeueAfter };
     throw plan.outcome.error;
   }
 }

@@ -1,0 +1,84 @@
+/**
+ * Polls yield to real work, against moto through the counting proxy: with the S3 budget cut to
+ * 10/s, polls held to half of it and a 2 s poll interval, 16 plain buckets need more than the
+ * polls' share (16 × 2 reads every 2 s = 16/s against 5/s). The operator then polls every bucket
+ * less often, as the gauge and a log line say with the figures; the S3 calls it makes while only
+ * polling stay within the share; a bucket created meanwhile converges at the whole budget's pace,
+ * ahead of the poll backlog; and once most buckets are gone the configured interval applies
+ * again, which it logs too.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { waitFor } from "../support/process.ts";
+import { S3Env } from "./reconciler-s3-fixture.ts";
+
+const RATE = 10;
+const SHARE = 0.5;
+const POLL_INTERVAL_S = 2;
+const BUCKETS = 16;
+const STRETCH = "polls need more than their share of an AWS rate budget: the poll interval stretches";
+const UNSTRETCH = "polls fit their share of the AWS rate budgets again: the configured poll interval applies";
+const GAUGE = "kubeprovisioner_poll_interval_effective_seconds";
+
+describe("polls yield to real work on a small S3 budget", () => {
+  const env = new S3Env("poll-budget", {
+    operatorArgs: [`--aws-rate-budgets=s3=${RATE}/5`, `--poll-budget-share=${SHARE * 100}%`],
+  }).hooks();
+  const names = Array.from({ length: BUCKETS }, (_, i) => `pb-${i}`);
+  const s3Calls = (from: number, to = Number.POSITIVE_INFINITY): number =>
+    env.proxy.calls.filter((c) => c.service === "s3" && c.at >= from && c.at < to).length;
+  const gauge = (): Promise<number> => env.op.metric(GAUGE, { kind: "S3Bucket", account: "" });
+
+  it("stretches the poll interval to objects × reads per poll ÷ (share × rate), logged once", async () => {
+    await Promise.all(names.map((n) => env.create(n)));
+    await Promise.all(names.map((n) => env.waitReady(n, 40_000)));
+    const line = await env.op.waitForLog(STRETCH, 30_000);
+    assert.equal(line.kind, "S3Bucket");
+    assert.equal(line.account, "");
+    assert.equal(line.pollShare, SHARE);
+    assert.equal(line.budgetRatePerSecond, RATE);
+    assert.equal(line.configuredIntervalSeconds, POLL_INTERVAL_S);
+    assert.ok(Number(line.intervalSeconds) > POLL_INTERVAL_S, `${String(line.intervalSeconds)} s`);
+    // Once every bucket has been polled, the gauge holds the full figure.
+    const reads = Number(line.readsPerPoll);
+    assert.ok(reads >= 2, `a plain bucket's poll reads at least twice, logged ${reads}`);
+    const expected = (BUCKETS * reads) / (SHARE * RATE);
+    await waitFor("every bucket counted", async () => (await gauge()) >= expected * 0.95, 30_000, 250);
+    assert.ok(Math.abs((await gauge()) - expected) <= expected * 0.1, `${await gauge()} s, want ${expected} s`);
+    assert.equal(env.op.logLines().filter((l) => l.msg === STRETCH).length, 1, "logged once");
+  });
+
+  it("keeps polls within their share of the budget", async () => {
+    const from = Date.now();
+    const windowMs = 6_000;
+    await new Promise((resolve) => setTimeout(resolve, windowMs));
+    const calls = s3Calls(from, from + windowMs);
+    // The polls' share of the rate over the window, plus their share of the burst.
+    const bound = SHARE * RATE * (windowMs / 1000) + SHARE * 5;
+    assert.ok(calls <= bound + 1, `${calls} S3 calls in ${windowMs} ms, at most ${bound} allowed`);
+    assert.ok(calls >= bound * 0.6, `${calls} S3 calls in ${windowMs} ms: polls use their share`);
+    assert.equal(env.proxy.count("CreateBucket"), BUCKETS, "no real work in the window");
+  });
+
+  it("converges a new bucket ahead of the poll backlog", async () => {
+    const started = Date.now();
+    await env.create("pb-fresh");
+    await env.waitReady("pb-fresh", 20_000);
+    const tookS = (Date.now() - started) / 1000;
+    const stretchedS = await gauge();
+    assert.ok(
+      tookS < stretchedS / 2,
+      `the new bucket took ${tookS} s while each poll waits ${stretchedS} s for its turn`,
+    );
+  });
+
+  it("goes back to the configured interval once the estate fits the share, and logs it", async () => {
+    const gone = names.slice(0, BUCKETS - 2);
+    await Promise.all(gone.map((n) => env.delete(n)));
+    await Promise.all(gone.map((n) => env.waitGone(n, 30_000)));
+    const line = await env.op.waitForLog(UNSTRETCH, 30_000);
+    assert.equal(line.kind, "S3Bucket");
+    assert.ok(Number(line.objects) < BUCKETS, `${String(line.objects)} objects`);
+    await waitFor("the gauge back at the poll interval", async () => (await gauge()) === POLL_INTERVAL_S, 15_000, 250);
+  });
+});
