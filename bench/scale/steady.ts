@@ -425,6 +425,10 @@ try {
     const objectsPolled = bucketPolls + queuePolls;
     const effective = await effectiveInterval(o);
     const sNow = procStats(pid);
+    // From the new buckets' creation on: the restart's first observation of every object is real
+    // work, so only once it is done do the polls alone read the estate.
+    const afterNew = proxy.calls.slice(callsBeforeNew);
+    const afterNewSeconds = (Date.now() - newStart) / 1000;
     const steady = {
       label,
       revision: execFileSync("git", ["-C", repoRoot, "log", "-1", "--format=%h %s"], {
@@ -451,6 +455,17 @@ try {
         measured: {
           S3Bucket: round((n.buckets + (p + 1) * newBuckets) / (bucketPolls / steadyElapsed), 0),
           SqsQueue: round(n.queues / (queuePolls / steadyElapsed), 0),
+        },
+        afterNewBuckets: {
+          S3Bucket: round(
+            (n.buckets + (p + 1) * newBuckets) /
+              (afterNew.filter((c) => c.operation === "GetBucketTagging").length / afterNewSeconds),
+            0,
+          ),
+          SqsQueue: round(
+            n.queues / (afterNew.filter((c) => c.operation === "ListQueueTags").length / afterNewSeconds),
+            0,
+          ),
         },
         operatorMetric: effective,
       },
