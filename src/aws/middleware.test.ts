@@ -268,6 +268,22 @@ describe("instrumentClient", () => {
     assert.equal(begun.drawn.get(budget), 2);
   });
 
+  it("books one slot for the calls a poll sends at once, however many are deferred", async () => {
+    const clock = new FakeClock();
+    const budget = new RateBudget({ ratePerSecond: 4, burst: 1, pollShare: 0.5, clock });
+    const { client } = setup([], { budget, maxPermitWaitMs: 400 });
+    budget.tryAcquire("poll");
+    const scope = pollScope(new Map([[budget, 2]]));
+    const results = await inPollScope(scope, () =>
+      Promise.allSettled([client.send(new ListQueuesCommand({})), client.send(new ListQueuesCommand({}))]),
+    );
+    const waits = results.map((r) =>
+      r.status === "rejected" && r.reason instanceof NoPermitYetError ? r.reason.retryAfterMs : -1,
+    );
+    assert.deepEqual(waits, [1000, 1000], "both told the one slot, when two poll permits are due");
+    assert.equal(budget.book(1, "poll"), 1500, "the next poll: one poll permit after those two, not four");
+  });
+
   it("places the budget and metrics inside the retry loop and before signing", () => {
     const { client } = setup([]);
     const order = client.middlewareStack.identify();

@@ -154,11 +154,20 @@ export function instrumentClient<I extends object, O extends object>(
       if (late.length === 0) return;
       let retryAfterMs = 0;
       for (const p of late) {
-        const cost = Math.max(p.cost, poll?.expected.get(p.budget) ?? 0);
-        retryAfterMs = Math.max(retryAfterMs, p.budget.book(cost, lane));
+        retryAfterMs = Math.max(retryAfterMs, book(p, poll));
         metrics.observeBudgetDeferral(service, region, p.label);
       }
       throw new NoPermitYetError(service, operation, late.map((p) => p.label).join(", "), retryAfterMs);
+    };
+    /** Books `p` for a later slot and returns how long until it; a poll books once per budget. */
+    const book = (p: BudgetPermit, poll: PollScope | undefined): number => {
+      if (poll === undefined) return p.budget.book(p.cost);
+      const now = clock.now();
+      const slot = poll.booked.get(p.budget);
+      if (slot !== undefined) return Math.max(0, slot - now);
+      const ms = p.budget.book(Math.max(p.cost, poll.expected.get(p.budget) ?? 0), "poll");
+      poll.booked.set(p.budget, now + ms);
+      return ms;
     };
     stack.addRelativeTo(budgetMw, {
       name: MIDDLEWARE_NAMES.rateBudget,

@@ -17,13 +17,18 @@ export interface PollScope {
    * books that many, so deferred polls come back spaced by what each one costs.
    */
   readonly expected: ReadonlyMap<RateBudget, number>;
+  /**
+   * The slot booked for the poll on each budget (ms on the middleware's clock): calls the poll
+   * sends at once, deferred together, book one slot, not one each.
+   */
+  readonly booked: Map<RateBudget, number>;
 }
 
 const storage = new AsyncLocalStorage<PollScope>();
 
 /** A fresh scope for a poll whose previous one drew `expected`. */
 export function pollScope(expected: ReadonlyMap<RateBudget, number> = new Map()): PollScope {
-  return { drawn: new Map(), expected };
+  return { drawn: new Map(), expected, booked: new Map() };
 }
 
 /** Runs `fn` as a poll: the AWS calls it makes draw on the polls' share of each budget. */

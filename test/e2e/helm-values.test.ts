@@ -229,6 +229,8 @@ describe("helm chart values", () => {
         "--set",
         "controller.pollInterval=2m",
         "--set",
+        "controller.pollBudgetShare=30%",
+        "--set",
         "controller.logLevel=debug",
         "--set",
         "extraArgs={--leader-election-retry-period=3s}",
@@ -249,6 +251,7 @@ describe("helm chart values", () => {
         "--default-tags=cost.center=42,team=platform",
         "--ignore-tag-prefixes=backup:,CostCenter",
         "--poll-interval=2m",
+        "--poll-budget-share=30%",
         "--log-level=debug",
         "--leader-election-retry-period=3s",
         "--aws-rate-budgets=ec2.nonMutating=10/50,s3=100/200",
@@ -337,6 +340,11 @@ describe("helm chart values", () => {
         what: "a duration without a unit",
         args: ["--set-string", "leaderElection.leaseDuration=15"],
         error: /at '\/leaderElection\/leaseDuration'/,
+      },
+      {
+        what: "a poll budget share that is no percentage",
+        args: ["--set-string", "controller.pollBudgetShare=0.5"],
+        error: /at '\/controller\/pollBudgetShare'/,
       },
       {
         what: "a bad pull policy",

@@ -388,6 +388,17 @@ describe("Controller reconcile causes", () => {
     await p.stop();
   });
 
+  it("tells the reconciles of the initial list they are polls, unless something else enqueued the key", async () => {
+    const p = polling([{}, {}, {}]);
+    p.informer.add(obj("a"), true);
+    p.informer.add(obj("b"));
+    p.informer.add(obj("c"), true);
+    p.informer.update(obj("c"), obj("c"));
+    await p.settle();
+    assert.deepEqual(p.causes, ["poll", "work", "work"]);
+    await p.stop();
+  });
+
   it("retries a failed poll as work", async () => {
     const p = polling([{ requeueAfter: 1000, poll: true }, new Error("boom"), {}]);
     p.informer.add(obj("a"));

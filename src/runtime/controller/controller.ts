@@ -22,6 +22,7 @@ import {
   kindSource,
   mappedSource,
   ownerSource,
+  type EnqueueOrigin,
   type EventSource,
   type InformerLike,
   type MapFunc,
@@ -83,8 +84,9 @@ export interface ControllerOptions {
  *   {@link TerminalError} → no requeue. Errors are logged and counted; no exception escapes a
  *   worker.
  * - Each reconcile is told its cause: `poll` when the key comes back only for the poll its last
- *   reconcile asked for (`Result.poll`), `work` when anything else enqueued it, before it came
- *   back or while it was being reconciled.
+ *   reconcile asked for (`Result.poll`), or only for the cache's initial list when the controller
+ *   starts; `work` when anything else enqueued it, before it came back or while it was being
+ *   reconciled.
  * - Workers start only after every source's cache has synced, so a reconcile never mistakes an
  *   unsynced cache for a deleted object.
  * - On stop no new reconcile starts; in-flight ones finish, bounded by `gracefulShutdownTimeout`.
@@ -106,8 +108,8 @@ export class Controller implements Runnable {
   readonly #sources: EventSource[] = [];
   #started = false;
   /**
-   * Keys whose next reconcile is a poll: their last reconcile ended with a poll requeue, and
-   * nothing has enqueued them since.
+   * Keys whose next reconcile is a poll: their last reconcile ended with a poll requeue (or they
+   * came with the initial list), and nothing has enqueued them since.
    */
   readonly #polls = new Set<string>();
   /** Keys being reconciled, each with whether something enqueued it meanwhile. */
@@ -186,10 +188,14 @@ export class Controller implements Runnable {
       return;
     }
     log.info({ sources: this.#sources.map((s) => s.description) }, "starting event sources");
-    const enqueue = (req: { namespace?: string; name: string }): void => {
+    const enqueue = (req: { namespace?: string; name: string }, origin?: EnqueueOrigin): void => {
       const key = keyOf(req);
-      this.#polls.delete(key);
-      if (this.#active.has(key)) this.#active.set(key, true);
+      // The cache's replay when the controller starts is a poll too; anything else is work.
+      if (origin?.initialList === true && !this.#active.has(key)) this.#polls.add(key);
+      else {
+        this.#polls.delete(key);
+        if (this.#active.has(key)) this.#active.set(key, true);
+      }
       this.#queue.add(key);
     };
     const detach = this.#sources.map((source) => source.attach(enqueue, log));

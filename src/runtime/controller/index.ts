@@ -25,6 +25,7 @@ export {
   mappedSource,
   ownerSource,
   requestOf,
+  type EnqueueOrigin,
   type EventSource,
   type InformerEventHandler,
   type InformerLike,

@@ -37,9 +37,11 @@ export interface Result {
 
 /**
  * Why a key is reconciled: `poll` when the only reason is the poll its previous reconcile asked
- * for ({@link Result.poll}); `work` for anything else (an event of its own or of an object mapped
- * to it, a requeue that is not a poll, a retry after an error). A reconciler may let polls yield
- * to work.
+ * for ({@link Result.poll}), or the informers' initial list when the controller starts (what the
+ * cache holds, not a change); `work` for anything else (an event of its own or of an object
+ * mapped to it, a requeue that is not a poll, a retry after an error). A reconciler may let polls
+ * yield to work; since the initial list also holds objects never reconciled, it should treat a
+ * poll of an object that is not done as work.
  */
 export type ReconcileCause = "work" | "poll";
 

@@ -40,6 +40,12 @@ export interface SourceOptions<T extends KubeObject> {
   predicates?: readonly Predicate<T>[];
 }
 
+/** Where an enqueued request comes from, when that is more than "something changed". */
+export interface EnqueueOrigin {
+  /** The object is in the informer's initial list, or its replay to a handler added late. */
+  readonly initialList?: boolean;
+}
+
 /**
  * A type-erased event source the controller can start. Obtain one from {@link kindSource},
  * {@link ownerSource} or {@link mappedSource}.
@@ -52,8 +58,10 @@ export interface EventSource {
    * a throwing predicate is logged and treated as passing (an extra reconcile is harmless, a lost
    * one is not); a throwing map function is logged and enqueues nothing for that object.
    * Returns a function that removes the handler again (a no-op for informers that cannot).
+   * `enqueue` is told when the object comes from the informer's initial list (or its replay to
+   * a handler added late): what the cache holds, not a change.
    */
-  attach(enqueue: (req: Request) => void, logger: Logger): () => void;
+  attach(enqueue: (req: Request, origin?: EnqueueOrigin) => void, logger: Logger): () => void;
   hasSynced(): boolean;
   waitForCacheSync(signal: AbortSignal): Promise<unknown>;
 }
@@ -141,7 +149,7 @@ function makeSource<T extends KubeObject>(
     hasSynced: () => informer.hasSynced(),
     waitForCacheSync: (signal) => informer.waitForCacheSync(signal),
     attach(enqueue, logger) {
-      const emit = (objs: readonly T[]): void => {
+      const emit = (objs: readonly T[], origin?: EnqueueOrigin): void => {
         for (const obj of objs) {
           let reqs: readonly Request[];
           try {
@@ -153,7 +161,7 @@ function makeSource<T extends KubeObject>(
             );
             continue;
           }
-          for (const req of reqs) enqueue(req);
+          for (const req of reqs) enqueue(req, origin);
         }
       };
       const passes = (test: (p: Predicate<T>) => boolean, obj: T): boolean => {
@@ -169,7 +177,8 @@ function makeSource<T extends KubeObject>(
       };
       const registration = informer.addEventHandler({
         onAdd(obj, isInInitialList) {
-          if (passes((p) => p.create(obj, isInInitialList), obj)) emit([obj]);
+          if (passes((p) => p.create(obj, isInInitialList), obj))
+            emit([obj], isInInitialList ? { initialList: true } : undefined);
         },
         onUpdate(oldObj, newObj) {
           if (passes((p) => p.update(oldObj, newObj), newObj))

@@ -35,6 +35,20 @@ export function flowFacts(obj: ManagedObject, idField: string): FlowFacts {
 }
 
 /**
+ * Whether the last reconcile of `obj` succeeded for its current generation: `Synced=True` at it,
+ * and the object is not being deleted. Only such an object is polled; a reconcile of any other is
+ * real work whatever enqueued it.
+ */
+export function reconciledAtGeneration(obj: ManagedObject): boolean {
+  const synced = getCondition(obj.status?.conditions, ConditionType.Synced);
+  return (
+    obj.metadata.deletionTimestamp === undefined &&
+    synced?.status === ConditionStatus.True &&
+    synced.observedGeneration === obj.metadata.generation
+  );
+}
+
+/**
  * The create attempt recorded in `obj.status`, when its token is the one the flow derives from
  * the object's UID and that attempt: status is writable by whoever may write the object, and a
  * token that does not match proves nothing.

@@ -144,6 +144,11 @@ export class KeyStates {
     return d.resourceVersion === resourceVersion && this.#clock.now() <= d.until;
   }
 
+  /** Whether anything is remembered about `key` (a transition, a blocked deletion, a failure streak, a deferred create). */
+  remembers(key: string): boolean {
+    return this.#records.has(key);
+  }
+
   /** Forgets everything about `key` (the object is gone). */
   forget(key: string): void {
     this.#records.delete(key);

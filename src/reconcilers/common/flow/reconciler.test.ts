@@ -1031,8 +1031,16 @@ describe("ManagedResourceReconciler with the paused annotation", () => {
 describe("ManagedResourceReconciler polls", () => {
   const budget = new RateBudget({ ratePerSecond: 10, burst: 10, pollShare: 0.5, clock: new FakeClock() });
   const pollCtx: ReconcileContext = { ...ctx, cause: "poll" };
+  const synced = (generation: number) => ({
+    type: "Synced",
+    status: "True" as const,
+    reason: "ReconcileSuccess",
+    message: "",
+    lastTransitionTime: "2026-01-01T00:00:00Z",
+    observedGeneration: generation,
+  });
   const converged = (): Widget =>
-    widget({}, { widgetId: "wid-1", state: "ready", observedGeneration: 3, conditions: [] });
+    widget({}, { widgetId: "wid-1", state: "ready", observedGeneration: 3, conditions: [synced(3)] });
 
   /** Fakes whose driver draws `permits` from the budget through the scope, as the middleware does. */
   function polling(permits: number) {
@@ -1075,6 +1083,16 @@ describe("ManagedResourceReconciler polls", () => {
     assert.deepEqual(p.polled, []);
   });
 
+  it("treats a poll of an object not reconciled at its generation as work", async () => {
+    const p = polling(2);
+    p.f.stored = widget({}, { widgetId: "wid-1", state: "ready", conditions: [synced(2)] });
+    await p.r.reconcile(req, pollCtx);
+    p.f.stored = widget({}, { widgetId: "wid-1", state: "ready" });
+    await p.r.reconcile(req, pollCtx);
+    assert.deepEqual(p.lanes, ["work", "work"]);
+    assert.deepEqual(p.polled, []);
+  });
+
   it("treats a poll an event hinted at as work", async () => {
     const p = polling(2);
     const hinted = reconcilerFor(p.f, { pollIntervalMs: 60_000, takeChangeHint: () => true });
@@ -1082,7 +1100,7 @@ describe("ManagedResourceReconciler polls", () => {
     assert.deepEqual(p.lanes, ["work"]);
   });
 
-  it("keeps a deferred poll a poll, and retries a failed one as work", async () => {
+  it("keeps a deferred poll a poll, and lets a failed one throw (the controller retries it as work)", async () => {
     const p = polling(0);
     p.f.driver.observe = async () => {
       throw new NoPermitYetError("s3", "GetBucketTagging", "s3", 1500);

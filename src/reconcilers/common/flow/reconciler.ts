@@ -75,7 +75,7 @@ import { Reason } from "../reasons.ts";
 import { available, failing, notTrue, reconciled, type ConditionSet } from "./conditions.ts";
 import type { Connector } from "./connector.ts";
 import { createAbsent } from "./create.ts";
-import { flowFacts } from "./facts.ts";
+import { flowFacts, reconciledAtGeneration } from "./facts.ts";
 import { planFailure } from "./failure.ts";
 import { KeyStates } from "./key-state.ts";
 import { clearedStatus, StatusWriter, type ManagedObjectClient } from "./status-writer.ts";
@@ -178,10 +178,13 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
         ? { ...flowFacts(obj, this.#kind.idField), changeHinted }
         : flowFacts(obj, this.#kind.idField),
     };
-    // A poll (and only a poll: a change event's hint is work) draws on the polls' share of the
-    // AWS budgets, behind real work, and tallies what it drew.
-    const poll =
-      ctx.cause === "poll" && !changeHinted ? pollScope(this.#o.polls?.expected(kind, key)) : undefined;
+    // A poll draws on the polls' share of the AWS budgets, behind real work, and tallies what it
+    // drew. Only an object that is done is polled: a change event's hint, an object not yet
+    // reconciled at its generation (the initial list holds those too) or one with anything in
+    // flight (a transition, a failure streak) is real work.
+    const polled =
+      ctx.cause === "poll" && !changeHinted && reconciledAtGeneration(obj) && !this.#keys.remembers(key);
+    const poll = polled ? pollScope(this.#o.polls?.expected(kind, key)) : undefined;
     let outcome: { step: Step; account: ObjectAccount | undefined };
     try {
       const run = (): Promise<{ step: Step; account: ObjectAccount | undefined }> =>
