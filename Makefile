@@ -138,7 +138,7 @@ cluster-down: deps ## Stop the clusters 'make cluster' started and check that no
 ## --- benchmarks ------------------------------------------------------------------------------
 
 .PHONY: bench
-bench: bench-queue bench-metrics bench-startup bench-noop bench-scale bench-idle bench-throttle bench-restart bench-failover ## Run every benchmark (about 30 min); results in bench/results and BENCHMARKS.md
+bench: bench-queue bench-metrics bench-startup bench-noop bench-scale bench-idle bench-throttle bench-restart bench-failover bench-events bench-scale-steady ## Run every benchmark (about 90 min); results in bench/results and BENCHMARKS.md
 
 .PHONY: bench-metrics
 bench-metrics: deps ## Scrape cost of the managed-resources gauge with 1,000 to 100,000 cached objects
@@ -150,6 +150,14 @@ BENCH_INSTANCES ?= 150
 .PHONY: bench-scale
 bench-scale: deps tools bundle ## Converge $(BENCH_SIZES) S3Buckets+SqsQueues (+$(BENCH_INSTANCES) Ec2Instances) through 80±40 ms of AWS latency
 	node bench/scale/run.ts scale --sizes=$(BENCH_SIZES) --instances=$(BENCH_INSTANCES)
+
+.PHONY: bench-scale-steady
+bench-scale-steady: deps tools bundle ## 20,000 S3Buckets+SqsQueues in a 1 GiB memory cgroup, then steady polls with the S3 budget at 10/s and 200 new buckets (about 35 min)
+	node bench/scale/steady.ts --buckets=10000 --queues=10000 --instances=20 --steady=600
+
+.PHONY: bench-events
+bench-events: deps tools bundle ## Drift repair latency and AWS reads at rest, change events vs polling only, at 1,000 and 10,000 objects (about 30 min)
+	node bench/events/events.ts --sizes=1000,10000 --polls=60,300 --drifts=200
 
 .PHONY: bench-idle
 bench-idle: deps tools bundle ## 1,000 objects converged, then 5 minutes idle: Kubernetes writes, AWS calls per poll, CPU, RSS

@@ -31,6 +31,21 @@ interface IdleRun {
   };
 }
 
+interface EventsRun {
+  objects: { total: number };
+  eventsMode: {
+    driftRepairSeconds: { p50: number; p99: number; mean: number };
+    atRest: { readsPerObjectPerHour: number };
+    atRestWithHourlySafetyNetPoll: { readsPerObjectPerHour: number };
+  };
+  pollOnlyMode: {
+    driftRepairSeconds: { p50: number; p99: number; mean: number };
+    atRest: { readsPerObjectPerHour: number };
+    readsPerObjectPerPoll: number;
+  };
+  readsRatioPollOnlyToEvents: { atTheDefaultPollInterval5m: number };
+}
+
 const json = <T>(file: string): T =>
   JSON.parse(readFileSync(path.join(repoRoot, "bench/results", file), "utf8")) as T;
 const text = (file: string): string => readFileSync(path.join(repoRoot, file), "utf8").replace(/\s+/g, " ");
@@ -53,6 +68,15 @@ const run = (total: number): ScaleRun => {
 };
 const small = run(1150);
 const large = run(5150);
+
+const events = json<{ runs: EventsRun[] }>("events.json").runs;
+const eventsAt = (total: number): EventsRun => {
+  const r = events.find((x) => x.objects.total === total);
+  assert.ok(r, `events.json has a run of ${total} objects`);
+  return r;
+};
+const ev1k = eventsAt(1000);
+const ev10k = eventsAt(10000);
 
 const thousands = (n: number): string => Math.round(n).toLocaleString("en-US");
 /** Kubernetes writes of a converge: patches, status updates and created Events. */
@@ -184,6 +208,38 @@ const FIGURES: { file: string; what: string; pattern: RegExp; want: () => string
     what: "CPU per object per poll at rest (upper end: the committed idle run)",
     pattern: /[\d.]+–([\d.]+) ms of CPU per object per poll/,
     want: () => [idle.idle.cpuMsPerObjectPerPoll.toFixed(1)],
+  },
+  {
+    file: "BENCHMARKS.md",
+    what: "change events: drift repair p50 and p99, events and poll only, 1,000 and 10,000 objects",
+    pattern:
+      /\| drift repair p50, from the event's arrival \| ([\d.]+) s \| ([\d.]+) s \| ([\d.]+) s \| ([\d.]+) s \| \| drift repair p99 \| ([\d.]+) s \| ([\d.]+) s \| ([\d.]+) s \| ([\d.]+) s \|/,
+    want: () => [
+      ev1k.eventsMode.driftRepairSeconds.p50.toFixed(3),
+      ev1k.pollOnlyMode.driftRepairSeconds.p50.toFixed(1),
+      ev10k.eventsMode.driftRepairSeconds.p50.toFixed(3),
+      ev10k.pollOnlyMode.driftRepairSeconds.p50.toFixed(1),
+      ev1k.eventsMode.driftRepairSeconds.p99.toFixed(3),
+      ev1k.pollOnlyMode.driftRepairSeconds.p99.toFixed(1),
+      ev10k.eventsMode.driftRepairSeconds.p99.toFixed(3),
+      ev10k.pollOnlyMode.driftRepairSeconds.p99.toFixed(1),
+    ],
+  },
+  {
+    file: "BENCHMARKS.md",
+    what: "change events: AWS reads per object per hour at rest and the ratio at the default poll",
+    pattern:
+      /\| AWS reads per object per hour at rest, measured \| ([\d.]+) \(the queue's long polls\) \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \| \| the same with the hourly safety-net poll \| ([\d.]+) \| \| ([\d.]+) \| \| \| poll only at the default 5 min ÷ events \(goal ≥ 10\) \| \*\*([\d.]+)\*\* \| \| \*\*([\d.]+)\*\* \| \|/,
+    want: () => [
+      ev1k.eventsMode.atRest.readsPerObjectPerHour.toFixed(2),
+      ev1k.pollOnlyMode.atRest.readsPerObjectPerHour.toFixed(1),
+      ev10k.eventsMode.atRest.readsPerObjectPerHour.toFixed(3),
+      ev10k.pollOnlyMode.atRest.readsPerObjectPerHour.toFixed(1),
+      ev1k.eventsMode.atRestWithHourlySafetyNetPoll.readsPerObjectPerHour.toFixed(2),
+      ev10k.eventsMode.atRestWithHourlySafetyNetPoll.readsPerObjectPerHour.toFixed(2),
+      ev1k.readsRatioPollOnlyToEvents.atTheDefaultPollInterval5m.toFixed(1),
+      ev10k.readsRatioPollOnlyToEvents.atTheDefaultPollInterval5m.toFixed(1),
+    ],
   },
 ];
 

@@ -24,6 +24,10 @@ export interface ProxiedCall {
   at: number;
   /** The injected fault, if any. */
   fault?: FaultKind;
+  /** The bucket or queue name the call is about (with `resources`: S3 and SQS calls only). */
+  resource?: string;
+  /** When the answer came back, in ms since the epoch (with `resources`). */
+  answeredAt?: number;
 }
 
 /**
@@ -109,6 +113,8 @@ export interface AwsProxyOptions {
   gate?: RequestGate;
   /** The address to listen on (a cluster's pods reach the host's address of their link). @default 127.0.0.1 */
   host?: string;
+  /** Record each S3 and SQS call's bucket or queue name and the time of its answer. */
+  resources?: boolean;
 }
 
 /** EC2's answer to a call whose throttling bucket is empty. */
@@ -189,6 +195,45 @@ export function operationOf(method: string, url: string, headers: IncomingHttpHe
   return `${verb}Object`;
 }
 
+/**
+ * The bucket or queue a request is about: S3's bucket from the path (path style) or the host's
+ * first label (virtual-hosted style), SQS's queue from the last part of `QueueUrl` (JSON or query
+ * protocol). Undefined for other services and for calls about no single one.
+ */
+export function resourceOf(
+  service: string,
+  url: string,
+  headers: IncomingHttpHeaders,
+  body: string,
+  proxyHost: string,
+): string | undefined {
+  if (service === "s3") {
+    const host = headers.host ?? "";
+    if (host !== proxyHost && host.includes(".")) {
+      const label = host.slice(0, host.indexOf("."));
+      if (!/^\d+$/.test(label) && label !== "s3") return label;
+    }
+    const first = new URL(url, "http://x").pathname.split("/").find(Boolean);
+    return first !== undefined ? decodeURIComponent(first) : undefined;
+  }
+  if (service === "sqs") {
+    let queueUrl: string | null | undefined;
+    if ((headers["content-type"] ?? "").includes("json")) {
+      try {
+        const input = JSON.parse(body) as { QueueUrl?: string; QueueName?: string };
+        queueUrl = input.QueueUrl ?? input.QueueName;
+      } catch {
+        return undefined;
+      }
+    } else {
+      const form = new URLSearchParams(body);
+      queueUrl = form.get("QueueUrl") ?? form.get("QueueName");
+    }
+    return queueUrl?.slice(queueUrl.lastIndexOf("/") + 1) || undefined;
+  }
+  return undefined;
+}
+
 /** An upstream answer. */
 interface Answer {
   status: number;
@@ -254,6 +299,7 @@ export async function startAwsProxy(target: string, opts: AwsProxyOptions = {}):
       out.on("error", reject);
       out.end(body);
     });
+  let ownHost = "";
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
@@ -316,6 +362,17 @@ export async function startAwsProxy(target: string, opts: AwsProxyOptions = {}):
               return;
             }
             const call: ProxiedCall = { operation, service, ...accessKeyId, at, status: up.status };
+            if (opts.resources === true) {
+              const resource = resourceOf(
+                service,
+                req.url ?? "/",
+                req.headers,
+                body.toString("utf8"),
+                ownHost,
+              );
+              if (resource !== undefined) call.resource = resource;
+              call.answeredAt = Date.now();
+            }
             calls.push(call);
             const hook = hooks.get(operation);
             if (hook !== undefined) {
@@ -344,6 +401,7 @@ export async function startAwsProxy(target: string, opts: AwsProxyOptions = {}):
   await new Promise<void>((resolve) => server.listen(0, opts.host ?? "127.0.0.1", resolve));
   const addr = server.address();
   if (addr === null || typeof addr === "string") throw new Error("proxy has no port");
+  ownHost = `${opts.host ?? "127.0.0.1"}:${addr.port}`;
   return {
     endpoint: `http://${opts.host ?? "127.0.0.1"}:${addr.port}`,
     calls,

@@ -1,0 +1,557 @@
+/**
+ * `make bench-scale-steady`: a large estate past the S3 read budget. The operator (the image's
+ * bundle and V8 flags) runs inside a memory cgroup limited to `--memory-limit` MiB, so it sizes
+ * its heap ceiling from that limit at start (src/heap/ceiling.ts), as in a pod.
+ *
+ * 1. Converge: `--buckets` S3Buckets and `--queues` SqsQueues (and `--instances` Ec2Instances)
+ *    are created with generous budgets (`--create-budgets`), so the estate is there in minutes.
+ *    Measured: time, peak RSS, V8 heap in use before any object and after, at rest.
+ * 2. Steady: the operator restarts with the S3 budget cut (`--steady-budgets`, default
+ *    s3=10/10), so steady polling alone needs more than the budget. AWS sits behind the latency
+ *    proxy, which also keeps an S3 token bucket of the same rate (burst `--aws-burst`) and
+ *    answers SlowDown when it is empty: a call the client's budget let through too early is
+ *    counted as a throttling error. After `--new-after` seconds, `--new-buckets` new buckets are
+ *    created; the time until all are Ready is compared with their rate-budget bound. Over the
+ *    whole `--steady` window: operator CPU per object polled, with the AWS SDK's share (a V8
+ *    CPU profile of the steady operator, its samples mapped to the bundle's modules), the poll
+ *    rate per kind, hence the effective poll interval, and the operator's own
+ *    `kubeprovisioner_poll_interval_effective_seconds` where it exports it.
+ *
+ * `--passes a,b` runs the steady phase once per name, restarting the operator each time (the
+ * estate stays); with `--wait-for FILE` the last pass starts only once FILE exists, for instance
+ * after the bundle was rebuilt from another revision.
+ *
+ *   node bench/scale/steady.ts [--buckets 10000 --queues 10000 --instances 0] [--steady 600]
+ */
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmdirSync,
+  writeFileSync,
+} from "node:fs";
+import { execFileSync } from "node:child_process";
+import os from "node:os";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { startAwsProxy } from "../../test/support/aws-proxy.ts";
+import { startControlPlane } from "../../test/support/envtest.ts";
+import { startMoto } from "../../test/support/moto.ts";
+import { startOperator, type OperatorProcess } from "../../test/support/operator.ts";
+import { inParallel } from "../../test/support/pool.ts";
+import { repoRoot } from "../../test/support/process.ts";
+import { childPid, procStats } from "../support/proc-stats.ts";
+import { lineChart } from "../support/svg-chart.ts";
+
+const { values } = parseArgs({
+  options: {
+    buckets: { type: "string", default: "10000" },
+    queues: { type: "string", default: "10000" },
+    instances: { type: "string", default: "0" },
+    "latency-ms": { type: "string", default: "80" },
+    "jitter-ms": { type: "string", default: "40" },
+    poll: { type: "string", default: "300" },
+    "create-budgets": { type: "string", default: "s3=200/400,sqs=200/400" },
+    "steady-budgets": { type: "string", default: "s3=10/10" },
+    "aws-rate": { type: "string", default: "10" },
+    "aws-burst": { type: "string", default: "12" },
+    steady: { type: "string", default: "600" },
+    "new-buckets": { type: "string", default: "200" },
+    "new-after": { type: "string", default: "60" },
+    "memory-limit": { type: "string", default: "1024" },
+    entry: { type: "string", default: "dist/kubeprovisioner.mjs" },
+    "node-args": { type: "string", default: imageNodeOptions() },
+    args: { type: "string", default: "" },
+    "wait-for": { type: "string", default: "" },
+    passes: { type: "string", default: "steady" },
+    out: { type: "string", default: "scale-20k" },
+  },
+});
+const n = {
+  buckets: Number(values.buckets),
+  queues: Number(values.queues),
+  instances: Number(values.instances),
+};
+const total = n.buckets + n.queues + n.instances;
+const REGION = "us-east-1";
+const NS = "bench";
+const latency = Number(values["latency-ms"]);
+const jitter = Number(values["jitter-ms"]);
+const steadySeconds = Number(values.steady);
+const newBuckets = Number(values["new-buckets"]);
+const limitMiB = Number(values["memory-limit"]);
+const awsRate = Number(values["aws-rate"]);
+const awsBurst = Number(values["aws-burst"]);
+const steadyBudget = /s3=(\d+(?:\.\d+)?)\/(\d+)/.exec(values["steady-budgets"]);
+const s3Rate = Number(steadyBudget?.[1] ?? 10);
+const s3Burst = Number(steadyBudget?.[2] ?? 10);
+
+function imageNodeOptions(): string {
+  const m = /^ENV NODE_OPTIONS="([^"]*)"$/m.exec(readFileSync(path.join(repoRoot, "Dockerfile"), "utf8"));
+  return m?.[1] ?? "";
+}
+const log = (msg: string): void => {
+  process.stderr.write(`[steady ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
+};
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+const round = (v: number, digits = 2): number => Math.round(v * 10 ** digits) / 10 ** digits;
+const base = (plural: string): string => `/apis/compute.cloud.com/v1/namespaces/${NS}/${plural}`;
+const MiB = 2 ** 20;
+
+// --- the memory cgroup (v1, as this machine mounts it; see test/integration/heap-cgroup.test.ts)
+function ownMemoryCgroup(): string {
+  const line = readFileSync("/proc/self/cgroup", "utf8")
+    .split("\n")
+    .find((l) => l.split(":")[1]?.split(",").includes("memory"));
+  if (line === undefined) throw new Error("no cgroup v1 memory hierarchy");
+  return path.join("/sys/fs/cgroup/memory", line.slice(line.indexOf(":", line.indexOf(":") + 1) + 1));
+}
+const parentCg = ownMemoryCgroup();
+const cg = path.join(parentCg, `kp-bench-steady-${process.pid}`);
+mkdirSync(cg);
+writeFileSync(path.join(cg, "memory.limit_in_bytes"), String(limitMiB * MiB));
+const cgRead = (file: string): number => Number(readFileSync(path.join(cg, file), "utf8").trim());
+
+// --- an S3 token bucket in the proxy: AWS's answer to a client that goes faster than the budget
+let gateOn = false;
+let tokens = awsBurst;
+let refilled = Date.now();
+const refused: Record<string, number> = {};
+const S3_OPS = /Bucket|Object|^ListBuckets$/;
+function gate(operation: string): "forward" | "throttle" {
+  if (!gateOn || !S3_OPS.test(operation)) return "forward";
+  const now = Date.now();
+  tokens = Math.min(awsBurst, tokens + ((now - refilled) / 1000) * awsRate);
+  refilled = now;
+  if (tokens >= 1) {
+    tokens -= 1;
+    return "forward";
+  }
+  refused[operation] = (refused[operation] ?? 0) + 1;
+  return "throttle";
+}
+
+const work = mkdtempSync(path.join(os.tmpdir(), "kubeprovisioner-steady-"));
+const cp = await startControlPlane({ installCRDs: true });
+const moto = await startMoto();
+const proxy = await startAwsProxy(moto.endpoint, {
+  latencyMs: () => Math.max(0, latency + (Math.random() * 2 - 1) * jitter),
+  gate,
+});
+await cp.request("POST", "/api/v1/namespaces", { metadata: { name: NS } });
+const kubeconfig = cp.writeKubeConfig(
+  cp.userKubeConfig("kubeprovisioner-bench", ["system:masters"]),
+  "bench",
+);
+
+let op: OperatorProcess | undefined;
+let starts = 0;
+/** Starts the operator inside the cgroup: this process joins it for the spawn, then leaves. */
+async function start(budgets: string, nodeExtra: string[]): Promise<{ op: OperatorProcess; pid: number }> {
+  starts++;
+  writeFileSync(path.join(cg, "cgroup.procs"), String(process.pid));
+  let o: OperatorProcess;
+  try {
+    o = await startOperator({
+      kubeconfig,
+      env: { ...moto.env, AWS_ENDPOINT_URL: proxy.endpoint },
+      dir: work,
+      name: `operator-${starts}`,
+      entry: values.entry,
+      nodeArgs: [...values["node-args"].split(" ").filter(Boolean), ...nodeExtra],
+      waitReady: false,
+      args: [
+        "--log-level=info",
+        "--leader-elect=false",
+        `--poll-interval=${values.poll}s`,
+        `--aws-rate-budgets=${budgets}`,
+        ...values.args.split(" ").filter(Boolean),
+      ],
+    });
+  } finally {
+    writeFileSync(path.join(parentCg, "cgroup.procs"), String(process.pid));
+  }
+  await o.waitReady(120_000);
+  op = o;
+  return { op: o, pid: childPid(o.process.proc.pid ?? 0, path.basename(values.entry)) };
+}
+const heapUsedMiB = async (o: OperatorProcess): Promise<number> =>
+  round((await o.metric("nodejs_heap_size_used_bytes")) / MiB, 1);
+async function ready(o: OperatorProcess, kind: string): Promise<number> {
+  return o.metric("kubeprovisioner_managed_resources", { kind, ready: "True" });
+}
+async function effectiveInterval(o: OperatorProcess): Promise<Record<string, number> | string> {
+  try {
+    const out: Record<string, number> = {};
+    for (const kind of ["S3Bucket", "SqsQueue"])
+      out[kind] = round(await o.metric("kubeprovisioner_poll_interval_effective_seconds", { kind }), 1);
+    return out;
+  } catch {
+    return "not exported by this build";
+  }
+}
+
+/** Share of the busy samples of a V8 CPU profile of the bundle, by the module the function is in. */
+function profileShares(profileFile: string, bundle: string): Record<string, number> {
+  const lines = readFileSync(bundle, "utf8").split("\n");
+  // esbuild opens each module's code with a comment naming its path.
+  const starts: { line: number; pkg: string }[] = [];
+  for (const [i, l] of lines.entries()) {
+    const m = /^\/\/ ((?:node_modules\/((?:@[^/]+\/)?[^/]+))|src\/([^/]+)|.+)/.exec(l);
+    if (m === null || !/^\/\/ (node_modules|src)\//.test(l)) continue;
+    const pkg = m[2] ?? (m[3] !== undefined ? "src" : "other");
+    starts.push({ line: i, pkg });
+  }
+  const pkgAt = (line: number): string => {
+    let lo = 0;
+    let hi = starts.length - 1;
+    let found = "other";
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const s = starts[mid];
+      if (s === undefined) break;
+      if (s.line <= line) {
+        found = s.pkg;
+        lo = mid + 1;
+      } else hi = mid - 1;
+    }
+    return found;
+  };
+  const profile = JSON.parse(readFileSync(profileFile, "utf8")) as {
+    nodes: { id: number; callFrame: { url: string; functionName: string; lineNumber: number } }[];
+    samples?: number[];
+  };
+  const byId = new Map(profile.nodes.map((nd) => [nd.id, nd.callFrame]));
+  const counts: Record<string, number> = {};
+  let busy = 0;
+  for (const id of profile.samples ?? []) {
+    const f = byId.get(id);
+    if (f === undefined || f.functionName === "(idle)" || f.functionName === "(program)") continue;
+    let group: string;
+    if (f.url.endsWith(path.basename(bundle))) {
+      const pkg = pkgAt(f.lineNumber);
+      group = /^@(aws-sdk|smithy|aws-crypto)\//.test(pkg)
+        ? "AWS SDK"
+        : pkg === "src"
+          ? "operator (src)"
+          : pkg;
+    } else if (f.url.startsWith("node:") || f.url === "")
+      group = f.functionName === "(garbage collector)" ? "GC" : "Node internals";
+    else group = "other";
+    counts[group] = (counts[group] ?? 0) + 1;
+    busy++;
+  }
+  return Object.fromEntries(
+    Object.entries(counts)
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 10)
+      .map(([k, v]) => [k, round((100 * v) / busy, 1)]),
+  );
+}
+
+const samples: { t: number; phase: string; rssMiB: number; cgroupMiB: number }[] = [];
+const t00 = Date.now();
+let phase = "converge";
+let sampledPid = 0;
+const sampler = setInterval(() => {
+  try {
+    const s = procStats(sampledPid);
+    samples.push({
+      t: round((Date.now() - t00) / 1000, 0),
+      phase,
+      rssMiB: round(s.rssMiB, 1),
+      cgroupMiB: round(cgRead("memory.usage_in_bytes") / MiB, 1),
+    });
+  } catch {
+    /* between operators */
+  }
+}, 5000);
+
+let result: Record<string, unknown> | undefined;
+try {
+  // --- 1. converge with generous budgets
+  let { op: o, pid } = await start(values["create-budgets"], []);
+  sampledPid = pid;
+  const startLine = await o.waitForLog("starting");
+  await sleep(5000);
+  const atZero = { rssMiB: round(procStats(pid).rssMiB, 1), heapUsedMiB: await heapUsedMiB(o) };
+  log(
+    `operator ready in a ${limitMiB} MiB cgroup: heap ${JSON.stringify(startLine.heap)}; creating ${total} objects`,
+  );
+  const todo = [
+    ...Array.from({ length: n.buckets }, (_, i) => ({
+      plural: "s3buckets",
+      kind: "S3Bucket",
+      name: `b-${String(i).padStart(5, "0")}`,
+      spec: (nm: string) => ({ bucketName: nm, region: REGION, tags: { bench: "steady" } }),
+    })),
+    ...Array.from({ length: n.queues }, (_, i) => ({
+      plural: "sqsqueues",
+      kind: "SqsQueue",
+      name: `q-${String(i).padStart(5, "0")}`,
+      spec: (nm: string) => ({ queueName: nm, region: REGION, tags: { bench: "steady" } }),
+    })),
+    ...Array.from({ length: n.instances }, (_, i) => ({
+      plural: "ec2instances",
+      kind: "Ec2Instance",
+      name: `i-${String(i).padStart(5, "0")}`,
+      spec: () => ({ instanceType: "t3.micro", amiId: "ami-1e749f67", region: REGION }),
+    })),
+  ].sort((a, b) => a.name.slice(-5).localeCompare(b.name.slice(-5)));
+  const t0 = Date.now();
+  const cpu0 = procStats(pid).cpuSeconds;
+  const creating = inParallel(todo, 16, async (t) => {
+    const res = await cp.request("POST", base(t.plural), {
+      apiVersion: "compute.cloud.com/v1",
+      kind: t.kind,
+      metadata: { name: t.name },
+      spec: t.spec(t.name),
+    });
+    if (res.status !== 201) throw new Error(`create ${t.name}: ${res.status} ${res.text}`);
+  });
+  for (;;) {
+    await sleep(5000);
+    const r =
+      (await ready(o, "S3Bucket")) +
+      (await ready(o, "SqsQueue")) +
+      (n.instances > 0 ? await ready(o, "Ec2Instance") : 0);
+    log(`${r}/${total} Ready`);
+    if (r >= total) break;
+    if (Date.now() - t0 > 3600_000) throw new Error(`only ${r}/${total} Ready after an hour`);
+  }
+  await creating;
+  const convergeSeconds = (Date.now() - t0) / 1000;
+  const convergeCpu = procStats(pid).cpuSeconds - cpu0;
+  await sleep(30_000);
+  const s = procStats(pid);
+  const converge = {
+    seconds: round(convergeSeconds, 1),
+    cpuMsPerObject: round((convergeCpu * 1000) / total),
+    peakRssMiB: round(s.peakRssMiB, 1),
+    rssAtRestMiB: round(s.rssMiB, 1),
+    cgroupPeakMiB: round(cgRead("memory.max_usage_in_bytes") / MiB, 1),
+    heapUsedAtRestMiB: await heapUsedMiB(o),
+    heapTotalAtRestMiB: round((await o.metric("nodejs_heap_size_total_bytes")) / MiB, 1),
+  };
+  const perThousand = {
+    heapUsedMiB: round(((converge.heapUsedAtRestMiB - atZero.heapUsedMiB) * 1000) / total),
+    rssAtRestMiB: round(((converge.rssAtRestMiB - atZero.rssMiB) * 1000) / total),
+    peakRssMiB: round(((converge.peakRssMiB - atZero.rssMiB) * 1000) / total),
+  };
+  log(`converged in ${converge.seconds} s: ${JSON.stringify(converge)}`);
+
+  // --- 2. steady, S3 budget cut, once per pass (a restart each: the estate stays)
+  const passes = values.passes.split(",");
+  const steadyPasses: Record<string, unknown>[] = [];
+  for (const [p, label] of passes.entries()) {
+    if (values["wait-for"] !== "" && p === passes.length - 1) {
+      log(`waiting for ${values["wait-for"]}`);
+      while (!existsSync(values["wait-for"])) await sleep(5000);
+    }
+    phase = `steady ${label}`;
+    await o.stop();
+    const profDir = path.join(work, `prof-${p}`);
+    mkdirSync(profDir, { recursive: true });
+    gateOn = true;
+    const calls0 = proxy.calls.length;
+    // A V8 CPU profile of the steady operator (1 ms sampling), written when it exits.
+    ({ op: o, pid } = await start(values["steady-budgets"], [
+      "--cpu-prof",
+      `--cpu-prof-dir=${profDir}`,
+      "--cpu-prof-interval=1000",
+    ]));
+    sampledPid = pid;
+    const steadyStart = Date.now();
+    const cpuS0 = procStats(pid).cpuSeconds;
+    log(
+      `steady with ${values["steady-budgets"]}: ${steadySeconds} s, ${newBuckets} new buckets after ${values["new-after"]} s`,
+    );
+    await sleep(Number(values["new-after"]) * 1000);
+    const newStart = Date.now();
+    const cpuBeforeNew = procStats(pid).cpuSeconds;
+    const callsBeforeNew = proxy.calls.length;
+    const readyNew = new Map<string, number>();
+    await inParallel(
+      Array.from({ length: newBuckets }, (_, i) => `nb${p}-${String(i).padStart(5, "0")}`),
+      16,
+      async (name) => {
+        const res = await cp.request("POST", base("s3buckets"), {
+          apiVersion: "compute.cloud.com/v1",
+          kind: "S3Bucket",
+          metadata: { name, labels: { "bench-phase": `new-${p}` } },
+          spec: { bucketName: name, region: REGION, tags: { bench: "steady" } },
+        });
+        if (res.status !== 201) throw new Error(`create ${name}: ${res.status} ${res.text}`);
+      },
+    );
+    const createdNewSeconds = (Date.now() - newStart) / 1000;
+    while (readyNew.size < newBuckets) {
+      await sleep(1000);
+      const res = await cp.request("GET", `${base("s3buckets")}?labelSelector=bench-phase%3Dnew-${p}`);
+      const items =
+        (
+          res.body as {
+            items?: {
+              metadata: { name: string };
+              status?: { conditions?: { type: string; status: string }[] };
+            }[];
+          }
+        ).items ?? [];
+      for (const it of items)
+        if (
+          !readyNew.has(it.metadata.name) &&
+          it.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")
+        )
+          readyNew.set(it.metadata.name, Date.now());
+      if (Date.now() - newStart > steadySeconds * 1000 + 600_000) break;
+    }
+    const newSeconds = (Math.max(...readyNew.values()) - newStart) / 1000;
+    const newCalls = proxy.calls
+      .slice(callsBeforeNew)
+      .filter((c) => /^(HeadBucket|CreateBucket|PutBucketTagging)$/.test(c.operation));
+    // Their own calls: HeadBucket (absent), CreateBucket, PutBucketTagging, each on the cut budget.
+    const newBound = Math.max(0, newBuckets * 3 - s3Burst) / s3Rate;
+    const remaining = steadyStart + steadySeconds * 1000 - Date.now();
+    if (remaining > 0) await sleep(remaining);
+    const steadyElapsed = (Date.now() - steadyStart) / 1000;
+    const cpuSteady = procStats(pid).cpuSeconds - cpuS0;
+    const steadyCalls = proxy.calls.slice(calls0);
+    const count = (op: string): number => steadyCalls.filter((c) => c.operation === op).length;
+    // One poll of a bucket reads its tags once, one of a queue its tags once.
+    const bucketPolls = count("GetBucketTagging");
+    const queuePolls = count("ListQueueTags");
+    const objectsPolled = bucketPolls + queuePolls;
+    const effective = await effectiveInterval(o);
+    const sNow = procStats(pid);
+    // From the new buckets' creation on: the restart's first observation of every object is real
+    // work, so only once it is done do the polls alone read the estate.
+    const afterNew = proxy.calls.slice(callsBeforeNew);
+    const afterNewSeconds = (Date.now() - newStart) / 1000;
+    const steady = {
+      label,
+      revision: execFileSync("git", ["-C", repoRoot, "log", "-1", "--format=%h %s"], {
+        encoding: "utf8",
+      }).trim(),
+      loadavg: os.loadavg(),
+      seconds: round(steadyElapsed, 1),
+      budgets: values["steady-budgets"],
+      operatorArgs: values.args,
+      awsCalls: Object.fromEntries(
+        Object.entries(
+          steadyCalls.reduce<Record<string, number>>(
+            (a, c) => ((a[c.operation] = (a[c.operation] ?? 0) + 1), a),
+            {},
+          ),
+        ).sort((a, b) => b[1] - a[1]),
+      ),
+      s3CallsPerSecond: round(steadyCalls.filter((c) => S3_OPS.test(c.operation)).length / steadyElapsed),
+      pollsPerSecond: {
+        S3Bucket: round(bucketPolls / steadyElapsed),
+        SqsQueue: round(queuePolls / steadyElapsed),
+      },
+      effectivePollIntervalSeconds: {
+        measured: {
+          S3Bucket: round((n.buckets + (p + 1) * newBuckets) / (bucketPolls / steadyElapsed), 0),
+          SqsQueue: round(n.queues / (queuePolls / steadyElapsed), 0),
+        },
+        afterNewBuckets: {
+          S3Bucket: round(
+            (n.buckets + (p + 1) * newBuckets) /
+              (afterNew.filter((c) => c.operation === "GetBucketTagging").length / afterNewSeconds),
+            0,
+          ),
+          SqsQueue: round(
+            n.queues / (afterNew.filter((c) => c.operation === "ListQueueTags").length / afterNewSeconds),
+            0,
+          ),
+        },
+        operatorMetric: effective,
+      },
+      cpu: {
+        seconds: round(cpuSteady, 1),
+        msPerObjectPolled: round((cpuSteady * 1000) / objectsPolled, 2),
+      },
+      throttlingErrors: Object.values(refused).reduce((a, b) => a + b, 0),
+      refusedByOperation: refused,
+      newBuckets: {
+        count: newBuckets,
+        ready: readyNew.size,
+        createdThroughApiSeconds: round(createdNewSeconds, 1),
+        allReadySeconds: round(newSeconds, 1),
+        boundSeconds: round(newBound, 1),
+        ratioToBound: round(newSeconds / newBound),
+        ownCalls: newCalls.length,
+        cpuSecondsMeanwhile: round(procStats(pid).cpuSeconds - cpuBeforeNew, 1),
+      },
+      rssMiB: round(sNow.rssMiB, 1),
+      peakRssMiB: round(sNow.peakRssMiB, 1),
+      heapUsedMiB: await heapUsedMiB(o),
+    };
+    log(`steady: ${JSON.stringify(steady)}`);
+    await o.stop();
+    let cpuShares: Record<string, number> | string = "no profile written";
+    const profs = readdirSync(profDir).filter((f) => f.endsWith(".cpuprofile"));
+    if (profs[0] !== undefined)
+      cpuShares = profileShares(path.join(profDir, profs[0]), path.join(repoRoot, values.entry));
+    steadyPasses.push({ ...steady, cpuBusySamplesPercent: cpuShares });
+  }
+  phase = "done";
+  clearInterval(sampler);
+  result = {
+    objects: { ...n, total },
+    awsLatencyMs: { mean: latency, jitter },
+    entry: values.entry,
+    nodeArgs: values["node-args"],
+    pollInterval: `${values.poll}s`,
+    cgroup: {
+      memoryLimitMiB: limitMiB,
+      peakMiB: round(cgRead("memory.max_usage_in_bytes") / MiB, 1),
+      failcnt: cgRead("memory.failcnt"),
+    },
+    heapSizing: startLine.heap,
+    machine: {
+      cpus: os.cpus().length,
+      model: os.cpus()[0]?.model,
+      node: process.version,
+      loadavgEnd: os.loadavg(),
+    },
+    atZeroObjects: atZero,
+    converge,
+    perThousandObjects: perThousand,
+    steady: steadyPasses,
+    samples,
+  };
+} finally {
+  clearInterval(sampler);
+  await op?.stop().catch(() => undefined);
+  await proxy.stop();
+  await moto.stop();
+  await cp.stop();
+  try {
+    rmdirSync(cg);
+  } catch {
+    /* a process is still inside */
+  }
+}
+const results = path.join(repoRoot, "bench/results");
+writeFileSync(
+  path.join(results, `${values.out}.json`),
+  JSON.stringify({ ...result, samples: undefined }, null, 2) + "\n",
+);
+writeFileSync(
+  path.join(results, `${values.out}-memory.svg`),
+  lineChart({
+    title: `Operator memory, ${total} objects: converge, then steady polling at the cut S3 budget`,
+    xLabel: "seconds",
+    yLabel: "MiB",
+    series: [
+      { name: "RSS", points: samples.map((s) => [s.t, s.rssMiB] as const) },
+      {
+        name: `cgroup usage (limit ${limitMiB} MiB)`,
+        points: samples.map((s) => [s.t, s.cgroupMiB] as const),
+      },
+    ],
+  }),
+);
