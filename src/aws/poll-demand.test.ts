@@ -75,6 +75,27 @@ describe("PollDemand", () => {
     assert.equal(lines.length, 1);
   });
 
+  it("counts objects due to be polled, but not yet polled, at their kind's mean", async () => {
+    const { demand, gaugeOf, lines } = setup();
+    const s3 = budget(10, 0.5);
+    // Before any poll completes, nothing is known of the permits: the configured interval holds.
+    for (let i = 0; i < 90; i++) demand.scheduled(S3, `ns/b${i}`, 10_000);
+    assert.equal(await gaugeOf("S3Bucket"), 10);
+    // 10 polls complete at 2 permits: 100 objects × 2 / (0.5 × 10) = 40 s, as if all had polled.
+    for (let i = 90; i < 100; i++) demand.polled(S3, `ns/b${i}`, 10_000, new Map([[s3, 2]]));
+    assert.equal(demand.effectiveIntervalMs(S3), 40_000);
+    assert.equal(await gaugeOf("S3Bucket"), 40);
+    assert.equal(lines.length, 1, "logged once");
+    assert.equal(lines[0]?.objects, 91, "the stretch shows at the first complete poll, with the 90 due");
+    // A scheduled object that then polls counts once, at what it drew; a forgotten one not at all.
+    demand.polled(S3, "ns/b0", 10_000, new Map([[s3, 2]]));
+    demand.scheduled(S3, "ns/b0", 10_000);
+    assert.equal(demand.effectiveIntervalMs(S3), 40_000);
+    for (let i = 1; i < 90; i++) demand.forget("S3Bucket", `ns/b${i}`);
+    // 11 objects × 2 / 5 = 4.4 s: below the configured 10 s.
+    assert.equal(demand.effectiveIntervalMs(S3), 10_000);
+  });
+
   it("logs the end of a stretch once objects are gone, below 95 % of the share", async () => {
     const { demand, gaugeOf, lines } = setup();
     const s3 = budget(10, 0.5);

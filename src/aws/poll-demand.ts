@@ -15,8 +15,12 @@
  * group's interval starts stretching and once when it stops (below 95 % of the share, so a demand
  * hovering at the share does not log every poll).
  *
- * Only objects polled at least once since the process started count; the rate is each budget's
- * configured one, not the lower one AWS throttling may hold it at for a while.
+ * An object that is due to be polled but whose poll has not completed since the process started
+ * (a new object, every object after a restart, or one whose polls are being deferred) counts
+ * with its group's mean permits per poll on each budget, once any object of the group has been
+ * polled ({@link PollDemand.scheduled}): under a stretch most polls wait, and counting only the
+ * polled objects would understate the demand. The rate is each budget's configured one, not the
+ * lower one AWS throttling may hold it at for a while.
  */
 import type { Gauge, Registry } from "prom-client";
 import { defaultRegistry, gauge } from "../runtime/metrics/registry.ts";
@@ -44,7 +48,10 @@ interface Use {
 }
 
 interface GroupState extends PollGroup {
+  /** Objects whose last complete poll is recorded. */
   objects: number;
+  /** Objects due to be polled with no complete poll recorded yet: they count at the mean. */
+  unmeasured: number;
   /** The configured poll interval of the group's last poll, in ms. */
   intervalMs: number;
   readonly uses: Map<RateBudget, Use>;
@@ -72,6 +79,8 @@ export class PollDemand {
   readonly #gauge: Gauge<"kind" | "account">;
   readonly #logger: Logger;
   readonly #objects = new Map<string, ObjectPoll>();
+  /** The objects in {@link GroupState.unmeasured}, by id. */
+  readonly #unmeasured = new Map<string, GroupState>();
   /**
    * Per budget: the permits its objects' last polls drew, summed per poll interval (whole numbers,
    * so adding and removing objects never drifts), and how many objects poll it.
@@ -100,6 +109,7 @@ export class PollDemand {
   polled(group: PollGroup, key: string, intervalMs: number, drawn: ReadonlyMap<RateBudget, number>): void {
     const id = `${group.kind}\0${key}`;
     const g = this.#group(group);
+    this.#dropUnmeasured(id);
     const profile = this.#intern(drawn);
     const prev = this.#objects.get(id);
     if (prev !== undefined && prev.group === g && prev.intervalMs === intervalMs && prev.drawn === profile)
@@ -112,14 +122,42 @@ export class PollDemand {
     this.#update();
   }
 
+  /**
+   * Records that `key` is due to be polled every `intervalMs` (its reconcile asked for a steady
+   * poll) although no poll of it completed yet: until one does, it counts at its group's mean.
+   */
+  scheduled(group: PollGroup, key: string, intervalMs: number): void {
+    const id = `${group.kind}\0${key}`;
+    if (this.#objects.has(id)) return;
+    const g = this.#group(group);
+    const prev = this.#unmeasured.get(id);
+    if (prev === g && g.intervalMs === intervalMs) return;
+    if (prev !== undefined) prev.unmeasured -= 1;
+    this.#unmeasured.set(id, g);
+    g.unmeasured += 1;
+    g.intervalMs = intervalMs;
+    this.#update();
+  }
+
   /** Forgets `key` (of `kind`): the object is gone. */
   forget(kind: string, key: string): void {
     const id = `${kind}\0${key}`;
+    const wasUnmeasured = this.#dropUnmeasured(id);
     const prev = this.#objects.get(id);
-    if (prev === undefined) return;
-    this.#objects.delete(id);
-    this.#remove(prev);
-    this.#update();
+    if (prev !== undefined) {
+      this.#objects.delete(id);
+      this.#remove(prev);
+    }
+    if (prev !== undefined || wasUnmeasured) this.#update();
+  }
+
+  /** Removes `id` from the unmeasured objects; whether it was one. */
+  #dropUnmeasured(id: string): boolean {
+    const g = this.#unmeasured.get(id);
+    if (g === undefined) return false;
+    this.#unmeasured.delete(id);
+    g.unmeasured -= 1;
+    return true;
   }
 
   /** The effective poll interval of `group` in ms; undefined while none of its objects was polled. */
@@ -136,6 +174,7 @@ export class PollDemand {
         kind: group.kind,
         account: group.account,
         objects: 0,
+        unmeasured: 0,
         intervalMs: 0,
         uses: new Map(),
         stretched: false,
@@ -206,11 +245,19 @@ export class PollDemand {
     return { factor, budget, intervalMs: g.intervalMs * Math.max(1, factor) };
   }
 
-  /** The permits per second the polls of budget `b` need. */
+  /**
+   * The permits per second the polls of budget `b` need: the measured objects' last polls, and
+   * each group's unmeasured objects at that group's mean permits per poll on `b`.
+   */
   #perSecond(b: RateBudget): number {
     let sum = 0;
     for (const [intervalMs, permits] of this.#budgets.get(b)?.permitsByInterval ?? [])
       sum += (permits * 1000) / intervalMs;
+    for (const g of this.#groups.values()) {
+      const use = g.uses.get(b);
+      if (g.unmeasured > 0 && use !== undefined && use.objects > 0 && g.intervalMs > 0)
+        sum += (g.unmeasured * (use.permits / use.objects) * 1000) / g.intervalMs;
+    }
     return sum;
   }
 
@@ -218,7 +265,7 @@ export class PollDemand {
   #update(): void {
     for (const [id, g] of this.#groups) {
       const labels = { kind: g.kind, account: g.account };
-      if (g.objects === 0) {
+      if (g.objects === 0 && g.unmeasured === 0) {
         if (g.stretched) this.#log(g, false, { factor: 0, budget: undefined, intervalMs: g.intervalMs });
         this.#gauge.remove(labels);
         this.#groups.delete(id);
@@ -241,7 +288,7 @@ export class PollDemand {
     const fields = {
       kind: g.kind,
       account: g.account,
-      objects: g.objects,
+      objects: g.objects + g.unmeasured,
       configuredIntervalSeconds: g.intervalMs / 1000,
       intervalSeconds: round(s.intervalMs / 1000),
       ...(s.budget !== undefined && use !== undefined

@@ -1118,16 +1118,19 @@ describe("ManagedResourceReconciler polls", () => {
     };
     const polled: { group: unknown; key: string; intervalMs: number; drawn: number | undefined }[] = [];
     const forgotten: string[] = [];
+    const scheduled: { group: unknown; key: string; intervalMs: number }[] = [];
     const polls = {
       expected: () => new Map(),
       polled: (group: unknown, key: string, intervalMs: number, drawn: ReadonlyMap<RateBudget, number>) =>
         polled.push({ group, key, intervalMs, drawn: drawn.get(budget) }),
+      scheduled: (group: unknown, key: string, intervalMs: number) =>
+        scheduled.push({ group, key, intervalMs }),
       forget: (kind: string, key: string) => forgotten.push(`${kind} ${key}`),
     };
     const r = reconcilerFor(f, { pollIntervalMs: 60_000, polls });
     f.stored = converged();
     f.observation = { exists: true, resource: { id: "wid-1", state: "ready" }, ownership: "owned" };
-    return { f, r, lanes, polled, forgotten };
+    return { f, r, lanes, polled, forgotten, scheduled };
   }
 
   it("runs a poll's AWS calls in the poll lane and reports what the complete poll drew", async () => {
@@ -1137,13 +1140,17 @@ describe("ManagedResourceReconciler polls", () => {
     assert.deepEqual(p.polled, [
       { group: { kind: "Widget", account: "" }, key: "ns/w", intervalMs: 60_000, drawn: 2 },
     ]);
+    assert.deepEqual(p.scheduled, []);
   });
 
-  it("runs real work in the work lane and reports nothing", async () => {
+  it("runs real work in the work lane and reports only that a poll is due", async () => {
     const p = polling(2);
     assert.deepEqual(await p.r.reconcile(req, ctx), { requeueAfter: 60_000, poll: true });
     assert.deepEqual(p.lanes, ["work"]);
     assert.deepEqual(p.polled, []);
+    assert.deepEqual(p.scheduled, [
+      { group: { kind: "Widget", account: "" }, key: "ns/w", intervalMs: 60_000 },
+    ]);
   });
 
   it("treats a poll of an object not reconciled at its generation as work", async () => {
@@ -1170,6 +1177,9 @@ describe("ManagedResourceReconciler polls", () => {
     };
     assert.deepEqual(await p.r.reconcile(req, pollCtx), { requeueAfter: 1500, poll: true });
     assert.deepEqual(p.polled, [], "a deferred poll is not a complete one");
+    assert.deepEqual(p.scheduled, [
+      { group: { kind: "Widget", account: "" }, key: "ns/w", intervalMs: 60_000 },
+    ]);
     p.f.driver.observe = async () => {
       throw throttled();
     };

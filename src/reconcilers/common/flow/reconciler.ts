@@ -117,7 +117,7 @@ export interface ManagedReconcilerOptions<T extends ManagedObject, R> {
    * What polls cost the AWS rate budgets (src/aws/poll-demand.ts): each complete poll reports
    * what it drew, and a deferred one books what its previous poll drew. @default not counted
    */
-  polls?: Pick<PollDemand, "expected" | "polled" | "forget"> | undefined;
+  polls?: Pick<PollDemand, "expected" | "polled" | "scheduled" | "forget"> | undefined;
   /** Counts each drift repair (the `Updated` Event). @default not counted */
   driftRepairs?: Pick<DriftRepairMetrics, "repaired" | "reported">;
   /** When a retryable failure is recorded on the object. @default 3 failures over 30 s */
@@ -194,37 +194,44 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
       flow: { ...facts, ...(changeHinted ? { changeHinted } : {}), ...(polled ? { poll: true } : {}) },
     };
     const poll = polled ? pollScope(this.#o.polls?.expected(kind, key)) : undefined;
-    let outcome: { step: Step; account: ObjectAccount | undefined };
+    const connected: { account?: ObjectAccount } = {};
+    const pollGroup = () => ({ kind, account: connected.account?.name ?? "" });
+    let step: Step;
     try {
-      const run = (): Promise<{ step: Step; account: ObjectAccount | undefined }> =>
-        this.#run(writer, key, dctx, ctx.signal);
-      outcome = poll === undefined ? await run() : await inPollScope(poll, run);
+      const run = (): Promise<Step> => this.#run(writer, key, dctx, ctx.signal, connected);
+      step = poll === undefined ? await run() : await inPollScope(poll, run);
     } catch (err) {
-      return await this.#fail(writer, key, err, ctx, poll !== undefined);
+      const failed = await this.#fail(writer, key, err, ctx, poll !== undefined);
+      // A deferred poll is still due: it counts at its kind's mean until one completes.
+      if (failed.poll === true) this.#o.polls?.scheduled(pollGroup(), key, this.#pollPeriod(writer.stored));
+      return failed;
     }
-    const { wait, ...result } = outcome.step;
+    const { wait, ...result } = step;
     if (wait !== true) this.#keys.streakEnded(key);
-    if (poll !== undefined && result.poll === true) {
-      const group = { kind, account: outcome.account?.name ?? "" };
-      this.#o.polls?.polled(group, key, this.#pollPeriod(writer.stored), poll.drawn);
+    if (result.poll === true) {
+      const period = this.#pollPeriod(writer.stored);
+      if (poll !== undefined) this.#o.polls?.polled(pollGroup(), key, period, poll.drawn);
+      else this.#o.polls?.scheduled(pollGroup(), key, period);
     }
     return result;
   }
 
-  /** The reconcile's steps after the read, with the account the object was connected to. */
+  /** The reconcile's steps after the read; `connected` gets the account the object was connected to. */
   async #run(
     writer: StatusWriter<T>,
     key: string,
     dctx: DriverContext,
     signal: AbortSignal,
-  ): Promise<{ step: Step; account: ObjectAccount | undefined }> {
+    connected: { account?: ObjectAccount },
+  ): Promise<Step> {
     const obj = writer.stored;
-    if (isPaused(obj)) return { step: await this.#paused(writer), account: undefined };
+    if (isPaused(obj)) return await this.#paused(writer);
     const { driver, account } = await this.#o.connector.connect(obj, signal);
+    if (account !== undefined) connected.account = account;
     const run: Run<T, R> = { writer, key, ctx: dctx, driver, account };
-    if (observesOnly(obj)) return { step: await this.#observeOnly(run), account };
-    if (obj.metadata.deletionTimestamp !== undefined) return { step: await this.#finalize(run), account };
-    return { step: await this.#ensure(run), account };
+    if (observesOnly(obj)) return await this.#observeOnly(run);
+    if (obj.metadata.deletionTimestamp !== undefined) return await this.#finalize(run);
+    return await this.#ensure(run);
   }
 
   /**
