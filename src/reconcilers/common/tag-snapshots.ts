@@ -158,16 +158,7 @@ export class TagSnapshots {
     if (!(windowMs > 0)) throw new RangeError(`windowMs must be > 0, got ${windowMs}`);
     if (!(opts.maxAgeMs > 0)) throw new RangeError(`maxAgeMs must be > 0, got ${opts.maxAgeMs}`);
     this.#o = { ...opts, windowMs };
-    this.#reads = counter(opts.registry, {
-      name: TAG_SNAPSHOT_METRIC_NAMES.reads,
-      help: "Tag reads of steady polls with --bulk-tag-reads, by kind and outcome: from the snapshot, or read directly and why.",
-      labelNames: ["kind", "outcome"],
-    });
-    this.#sweeps = counter(opts.registry, {
-      name: TAG_SNAPSHOT_METRIC_NAMES.sweeps,
-      help: "Snapshots of tags taken with the Resource Groups Tagging API (GetResources), by kind and result (ok, failed, denied).",
-      labelNames: ["kind", "result"],
-    });
+    ({ reads: this.#reads, sweeps: this.#sweeps } = tagSnapshotMetrics(opts.registry));
     for (const outcome of TAG_READ_OUTCOMES) this.#reads.inc({ kind: opts.kind, outcome }, 0);
     for (const result of ["ok", "failed", "denied"]) this.#sweeps.inc({ kind: opts.kind, result }, 0);
   }
@@ -313,6 +304,28 @@ export class TagSnapshots {
 }
 
 /**
+ * The two counters of bulk tag reads in `registry`, declared whether or not the feature is on
+ * (with it off they have no series), as every metric the operator documents is.
+ */
+export function tagSnapshotMetrics(registry: Registry): {
+  reads: ReturnType<typeof counter<"kind" | "outcome">>;
+  sweeps: ReturnType<typeof counter<"kind" | "result">>;
+} {
+  return {
+    reads: counter(registry, {
+      name: TAG_SNAPSHOT_METRIC_NAMES.reads,
+      help: "Tag reads of steady polls with --bulk-tag-reads, by kind and outcome: from the snapshot, or read directly and why.",
+      labelNames: ["kind", "outcome"],
+    }),
+    sweeps: counter(registry, {
+      name: TAG_SNAPSHOT_METRIC_NAMES.sweeps,
+      help: "Snapshots of tags taken with the Resource Groups Tagging API (GetResources), by kind and result (ok, failed, denied).",
+      labelNames: ["kind", "result"],
+    }),
+  };
+}
+
+/**
  * The snapshots of one kind's driver (one account's clients) when `deps` turn bulk tag reads on:
  * resources of GetResources type `resourceType` (`s3`, `sqs`) that carry the operator's
  * managed-by tag. Undefined when they are off.
@@ -323,7 +336,10 @@ export function kindTagSnapshots(
   resourceType: string,
 ): TagSnapshots | undefined {
   const on = deps.bulkTagReads;
-  if (on === undefined) return undefined;
+  if (on === undefined) {
+    if (deps.registry !== undefined) tagSnapshotMetrics(deps.registry);
+    return undefined;
+  }
   const { aws } = deps;
   return new TagSnapshots({
     kind,
