@@ -5,7 +5,7 @@
  * (`spec.changeEvents.queue`, read with the account's role). While it leads, it reads each queue
  * (./consumer.ts), maps every event to the objects that own the resource it names (./router.ts,
  * through each kind's naming table and the cache index) and enqueues them at once. An event is
- * only a hint: the reconcile it causes observes AWS as any poll does.
+ * only a hint: the reconcile it causes observes AWS the way a poll does.
  *
  * While an object's queue is read, its safety-net poll stretches to `--poll-interval-with-events`
  * ({@link ChangeEvents.pollIntervalMs}); when the queue cannot be read, the objects it covers are

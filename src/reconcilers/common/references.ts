@@ -8,6 +8,8 @@
 import { ConditionType, isConditionTrue, type Condition } from "../../api/v1/index.ts";
 import type { Request } from "../../runtime/controller/reconciler.ts";
 import type { KubeObject } from "../../runtime/kube/object.ts";
+import { DependencyNotReadyError, InvalidSpecError } from "./driver.ts";
+import { Reason } from "./reasons.ts";
 
 /** The index key of the object `name` in `namespace`: `namespace/name`. */
 export function referenceKey(namespace: string | undefined, name: string): string {
@@ -59,4 +61,54 @@ export function conflictingSids(
     const sid = (st as { Sid?: unknown }).Sid;
     return typeof sid === "string" && taken.has(sid) ? [sid] : [];
   });
+}
+
+/** A bucket a policy grant names, by bucketRef: its name and ARN. */
+export interface GrantedBucket {
+  readonly bucketName: string;
+  readonly bucketArn: string;
+}
+
+/**
+ * The buckets a grant field (`allowLoggingFrom`, `allowS3Notifications`) names by bucketRef,
+ * from the cache through `lookup`: each must exist as an S3Bucket in `namespace`, and the Sid the
+ * grant writes for it (`sidOf`) must not be one of `policy`'s own statements.
+ * @throws DependencyNotReadyError with reason `missing` while a named S3Bucket does not exist.
+ * @throws InvalidSpecError (PolicyStatementConflict) when `policy` uses one of those Sids.
+ */
+export function grantedBuckets(grant: {
+  readonly field: string;
+  readonly refs: readonly { readonly bucketRef: { readonly name: string } }[];
+  readonly namespace: string;
+  readonly lookup: (ref: {
+    namespace: string;
+    name: string;
+  }) => { readonly spec: { readonly bucketName: string; readonly region: string } } | undefined;
+  readonly arnOf: (bucketName: string, region: string) => string;
+  readonly missing: string;
+  readonly sidOf: (bucketName: string) => string;
+  readonly policy: { readonly Statement: readonly object[] } | undefined;
+}): GrantedBucket[] {
+  const { field, namespace } = grant;
+  const buckets = grant.refs.map(({ bucketRef: { name } }) => {
+    const bucket = grant.lookup({ namespace, name });
+    if (bucket === undefined)
+      throw new DependencyNotReadyError(
+        grant.missing,
+        `${field}: the S3Bucket ${name} does not exist in namespace ${namespace}`,
+      );
+    const bucketName = bucket.spec.bucketName;
+    return { bucketName, bucketArn: grant.arnOf(bucketName, bucket.spec.region) };
+  });
+  const conflicts = conflictingSids(
+    grant.policy,
+    buckets.map((b) => grant.sidOf(b.bucketName)),
+  );
+  if (conflicts.length > 0)
+    throw new InvalidSpecError(
+      Reason.PolicyStatementConflict,
+      `spec.policy has the statement Sid ${conflicts.join(", ")}, which ${field} manages: ` +
+        `remove that statement from spec.policy or the bucket from ${field}`,
+    );
+  return buckets;
 }

@@ -15,7 +15,7 @@ import { AwsError } from "../../aws/errors.ts";
 import type { TagMap } from "../../aws/ownership.ts";
 import { S3BucketResource, type S3Bucket, type SqsQueue } from "../../api/v1/index.ts";
 import { Reason } from "../common/reasons.ts";
-import { conflictingSids, readyAsSpecified } from "../common/references.ts";
+import { grantedBuckets, readyAsSpecified } from "../common/references.ts";
 import { systemClock, type Clock } from "../../runtime/clock.ts";
 import { isOwnedBy, taggedOwner, verdictOf, type Verdict } from "../common/ownership.ts";
 import { isSteadyPoll, logTagSource, type TagSnapshots } from "../common/tag-snapshots.ts";
@@ -358,30 +358,17 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
   #loggingSources(obj: S3BucketObject): Pick<ResolvedTargets, "loggingSources"> {
     const allowed = obj.spec.allowLoggingFrom;
     if (allowed === undefined) return {};
-    const namespace = obj.metadata.namespace ?? "";
-    const sources = allowed.map(({ bucketRef: { name } }) => {
-      const source = this.#buckets?.({ namespace, name });
-      if (source === undefined) {
-        throw new DependencyNotReadyError(
-          Reason.LoggingSourceNotFound,
-          `allowLoggingFrom: the S3Bucket ${name} does not exist in namespace ${namespace}`,
-        );
-      }
-      const bucketName = source.spec.bucketName;
-      return { bucketName, bucketArn: bucketArn(bucketName, source.spec.region) };
+    const loggingSources = grantedBuckets({
+      field: "allowLoggingFrom",
+      refs: allowed,
+      namespace: obj.metadata.namespace ?? "",
+      lookup: (ref) => this.#buckets?.(ref),
+      arnOf: bucketArn,
+      missing: Reason.LoggingSourceNotFound,
+      sidOf: loggingSid,
+      policy: obj.spec.policy,
     });
-    const conflicts = conflictingSids(
-      obj.spec.policy,
-      sources.map((b) => loggingSid(b.bucketName)),
-    );
-    if (conflicts.length > 0) {
-      throw new InvalidSpecError(
-        Reason.PolicyStatementConflict,
-        `spec.policy has the statement Sid ${conflicts.join(", ")}, which allowLoggingFrom manages: ` +
-          `remove that statement from spec.policy or the bucket from allowLoggingFrom`,
-      );
-    }
-    return { loggingSources: sources };
+    return { loggingSources };
   }
 
   /**

@@ -36,7 +36,7 @@ import {
 } from "../../api/v1/index.ts";
 import { s3BucketArn } from "../../aws/partition.ts";
 import { Reason } from "../common/reasons.ts";
-import { conflictingSids } from "../common/references.ts";
+import { grantedBuckets } from "../common/references.ts";
 import type { AwsClientSource } from "../../aws/clients.ts";
 import { isAwsErrorKind } from "../../aws/errors.ts";
 import { fromSqsTags, toSqsTags, type TagMap } from "../../aws/ownership.ts";
@@ -181,30 +181,17 @@ export class SqsQueueDriver implements ResourceDriver<SqsQueueObject, SqsQueueVi
   #s3Sources(obj: SqsQueueObject): ResolvedReferences {
     const allowed = obj.spec.allowS3Notifications;
     if (allowed === undefined) return {};
-    const namespace = obj.metadata.namespace ?? "";
-    const sources = allowed.map(({ bucketRef: { name } }) => {
-      const bucket = this.#buckets?.({ namespace, name });
-      if (bucket === undefined) {
-        throw new DependencyNotReadyError(
-          Reason.NotificationSourceNotFound,
-          `allowS3Notifications: the S3Bucket ${name} does not exist in namespace ${namespace}`,
-        );
-      }
-      const bucketName = bucket.spec.bucketName;
-      return { bucketName, bucketArn: s3BucketArn(bucketName, bucket.spec.region) };
+    const s3NotificationSources = grantedBuckets({
+      field: "allowS3Notifications",
+      refs: allowed,
+      namespace: obj.metadata.namespace ?? "",
+      lookup: (ref) => this.#buckets?.(ref),
+      arnOf: s3BucketArn,
+      missing: Reason.NotificationSourceNotFound,
+      sidOf: s3NotificationSid,
+      policy: obj.spec.policy,
     });
-    const conflicts = conflictingSids(
-      obj.spec.policy,
-      sources.map((b) => s3NotificationSid(b.bucketName)),
-    );
-    if (conflicts.length > 0) {
-      throw new InvalidSpecError(
-        Reason.PolicyStatementConflict,
-        `spec.policy has the statement Sid ${conflicts.join(", ")}, which allowS3Notifications manages: ` +
-          `remove that statement from spec.policy or the bucket from allowS3Notifications`,
-      );
-    }
-    return { s3NotificationSources: sources };
+    return { s3NotificationSources };
   }
 
   /** The dead-letter queue's ARN; see {@link SqsQueueDriver.#resolve}. */
