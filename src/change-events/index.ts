@@ -194,7 +194,13 @@ export class ChangeEvents implements ResyncHooks, Runnable {
     const routed = route(event, this.#routable);
     if (routed.length === 0) return { outcome: "dropped", reason: "unowned" };
     for (const r of routed) {
-      for (const req of r.requests) if (!this.#hint(r.kind.kind, req)) return { outcome: "retry" };
+      for (const req of r.requests) {
+        if (!this.#hint(r.kind.kind, req)) return { outcome: "retry" };
+        this.#o.logger.debug(
+          { queue, kind: r.kind.kind, namespace: req.namespace, name: req.name },
+          "change event enqueued an object",
+        );
+      }
       this.#metrics.matched.inc({ queue, kind: r.kind.kind });
     }
     if (event.timeMs !== undefined)

@@ -32,7 +32,7 @@ import { startBackends } from "../support/backends.ts";
 import type { ControlPlane } from "../support/envtest.ts";
 import type { Moto } from "../support/moto.ts";
 import { metricSum } from "../../src/runtime/testing/prometheus-text.ts";
-import { waitFor, within } from "../support/process.ts";
+import { waitFor, within, WAIT_MS } from "../support/process.ts";
 import { startConflictInjector, type ConflictInjector } from "./conflict-webhook.ts";
 import { motoClients, sampleOf, sampleRefs, samples, scrape, withOperatorLog } from "./flow-support.ts";
 import { CHART_DIR, helm, type Manifest } from "./helm.ts";
@@ -144,7 +144,7 @@ describe("helm install on a real API server, then the operator under the chart's
               ?.conditions ?? [];
           return conds.some((c) => c.type === "Established" && c.status === "True");
         },
-        30_000,
+        WAIT_MS,
       );
     }
     for (const p of [
@@ -199,7 +199,7 @@ describe("helm install on a real API server, then the operator under the chart's
           const rules = (got.body as { rules?: { resources?: string[]; verbs?: string[] }[] }).rules ?? [];
           return KINDS.every((k) => rules.some((r) => r.resources?.includes(k) && r.verbs?.includes(verb)));
         },
-        30_000,
+        WAIT_MS,
         200,
       );
     }
@@ -348,7 +348,7 @@ describe("helm install on a real API server, then the operator under the chart's
             ((lease.body as { spec?: { holderIdentity?: string } }).spec?.holderIdentity ?? "") !== ""
           );
         },
-        30_000,
+        WAIT_MS,
         200,
       ),
     );

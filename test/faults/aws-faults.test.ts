@@ -11,7 +11,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import { after, before, describe, it } from "node:test";
 import { metricSamples } from "../../src/runtime/testing/prometheus-text.ts";
 import type { ProxiedCall } from "../support/aws-proxy.ts";
-import { waitFor } from "../support/process.ts";
+import { waitFor, WAIT_MS } from "../support/process.ts";
 import { Fleet, KINDS, changed, plan, versions } from "./fleet.ts";
 import { seededRandom, seed } from "./random.ts";
 import { record, sized } from "./results.ts";
@@ -109,7 +109,7 @@ describe("AWS faults: 30 % of calls fail with 5xx, throttling or resets", () => 
         codes = await awsCodes(metricsUrl);
         return missing().length === 0;
       },
-      30_000,
+      WAIT_MS,
       200,
     ).catch(() => undefined);
     const errorAttempts = Object.entries(codes)

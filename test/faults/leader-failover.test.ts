@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { setTimeout as delay } from "node:timers/promises";
 import { after, before, describe, it } from "node:test";
 import type { OperatorProcess } from "../support/operator.ts";
-import { waitFor } from "../support/process.ts";
+import { waitFor, WAIT_MS } from "../support/process.ts";
 import { isWrite, type AuditEvent } from "./audit.ts";
 import { Fleet, plan, type FleetObject } from "./fleet.ts";
 import { record, sized } from "./results.ts";
@@ -86,7 +86,7 @@ describe("leader failover: 3 processes, the leader SIGKILLed during a create sto
         const h = await holder();
         return members.some((m) => m.identity === h);
       },
-      30_000,
+      WAIT_MS,
     );
 
     // The create storm runs until the last takeover.
@@ -111,7 +111,7 @@ describe("leader failover: 3 processes, the leader SIGKILLed during a create sto
           leader = members.find((m) => m.identity === h && m.op.process.proc.exitCode === null);
           return leader !== undefined;
         },
-        30_000,
+        WAIT_MS,
         50,
       );
       assert.ok(leader !== undefined);

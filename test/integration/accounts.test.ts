@@ -14,7 +14,7 @@ import { ListBucketsCommand, S3Client } from "@aws-sdk/client-s3";
 import { GetQueueUrlCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { AssumeRoleCommand, GetCallerIdentityCommand, STSClient } from "@aws-sdk/client-sts";
 import type { AwsAccount } from "../../src/api/v1/index.ts";
-import { waitFor } from "../support/process.ts";
+import { waitFor, WAIT_MS } from "../support/process.ts";
 import { SqsEnv, type QueueObj } from "./reconciler-sqs-fixture.ts";
 
 const NS_A = "acct-a";
@@ -73,7 +73,7 @@ async function waitAccount(
   pred: (a: AwsAccount | undefined) => boolean,
 ): Promise<AwsAccount | undefined> {
   let last: AwsAccount | undefined;
-  await waitFor(`AwsAccount ${name} ${what}`, async () => pred((last = await account(name))), 30_000, 200);
+  await waitFor(`AwsAccount ${name} ${what}`, async () => pred((last = await account(name))), WAIT_MS, 200);
   return last;
 }
 
@@ -102,7 +102,7 @@ async function waitQueue(
   await waitFor(
     `SqsQueue ${ns}/${name} ${what}`,
     async () => pred((last = await queue(ns, name))),
-    30_000,
+    WAIT_MS,
     200,
   );
   return last;

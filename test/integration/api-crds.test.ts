@@ -12,7 +12,7 @@ import { parseAllDocuments } from "yaml";
 import { Ec2InstanceResource, S3BucketResource, SqsQueueResource } from "../../src/api/v1/index.ts";
 import { resourcePath } from "../../src/runtime/kube/object.ts";
 import type { ControlPlane } from "../support/envtest.ts";
-import { repoRoot, waitFor } from "../support/process.ts";
+import { repoRoot, waitFor, WAIT_MS } from "../support/process.ts";
 import {
   collection,
   create,
@@ -160,7 +160,7 @@ describe("compute.cloud.com/v1 CRDs on a real API server", () => {
         const res = await cp.request("GET", "/openapi/v3/apis/compute.cloud.com/v1");
         return res.status === 200 && res.text.includes("com.cloud.compute.v1.Ec2Instance");
       },
-      30_000,
+      WAIT_MS,
     );
     const { stdout } = await cp.kubectl(["explain", "ec2instance.spec.storage"]);
     assert.match(stdout, /KIND:\s+Ec2Instance/);

@@ -14,7 +14,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { PutBucketTaggingCommand } from "@aws-sdk/client-s3";
 import { TagQueueCommand } from "@aws-sdk/client-sqs";
-import { waitFor } from "../support/process.ts";
+import { waitFor, WAIT_MS } from "../support/process.ts";
 import { ready } from "../support/reconciler-env.ts";
 import { S3Env } from "./reconciler-s3-fixture.ts";
 import { SqsEnv } from "./reconciler-sqs-fixture.ts";
@@ -195,7 +195,7 @@ describe(`bulk tag reads over ${N} buckets and ${N} queues`, () => {
       30_000 + N * 200,
       200,
     );
-    await buckets.waitEvent("b-0", "Normal", "Updated", 30_000);
+    await buckets.waitEvent("b-0", "Normal", "Updated", WAIT_MS);
     assert.ok(
       (await bulkMetric("S3Bucket", "disagreed")) > disagreedBefore,
       "the snapshot's drift was re-read",

@@ -15,7 +15,7 @@ import { KubeConfig } from "../../src/runtime/kube/kubeconfig.ts";
 import { RestClient } from "../../src/runtime/kube/rest.ts";
 import { registrySum } from "../../src/runtime/testing/prometheus-text.ts";
 import { startControlPlane, type ControlPlane } from "../support/envtest.ts";
-import { waitFor, within } from "../support/process.ts";
+import { waitFor, within, WAIT_MS } from "../support/process.ts";
 import { CuttableProxy } from "../support/tcp-proxy.ts";
 
 interface ConfigMap extends KubeObject {
@@ -71,7 +71,7 @@ describe("relist after 410 Gone on a real API server", () => {
           clearTimeout(timer);
         }
       },
-      30_000,
+      WAIT_MS,
       300,
     );
   }

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { startControlPlane, type ControlPlane } from "../support/envtest.ts";
-import { waitFor, within } from "../support/process.ts";
+import { waitFor, within, WAIT_MS } from "../support/process.ts";
 import { startOperator, type OperatorProcess as Operator } from "../support/operator.ts";
 import { ensureNamespace, httpStatus, leaseHolder, leaseSpec } from "./manager-fixture.ts";
 
@@ -74,7 +74,7 @@ describe("leader election between operator processes", () => {
       [await a.identity(), a],
       [await b.identity(), b],
     ]);
-    await timeUntilHolder(cp, lease, (h) => h !== undefined && ids.has(h), 30_000);
+    await timeUntilHolder(cp, lease, (h) => h !== undefined && ids.has(h), WAIT_MS);
     return { a, b, ids };
   }
 
@@ -150,7 +150,7 @@ describe("leader election between operator processes", () => {
     });
     started.push(op);
     const id = await op.identity();
-    await timeUntilHolder(cp, "overwritten", (h) => h === id, 30_000);
+    await timeUntilHolder(cp, "overwritten", (h) => h === id, WAIT_MS);
     const path = `/apis/coordination.k8s.io/v1/namespaces/${NS}/leases/overwritten`;
     const current = await cp.request("GET", path);
     const lease = current.body as { metadata: Record<string, unknown>; spec: Record<string, unknown> };

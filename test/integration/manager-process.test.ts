@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, it } from "node:test";
 import { parseMetrics } from "../../src/runtime/testing/prometheus-text.ts";
-import { repoRoot, waitFor, within } from "../support/process.ts";
+import { repoRoot, waitFor, within, WAIT_MS } from "../support/process.ts";
 import { leaseSpec } from "./manager-fixture.ts";
 import { SqsEnv } from "./reconciler-sqs-fixture.ts";
 
@@ -70,7 +70,7 @@ describe("the operator process with leader election", () => {
     await waitFor(
       "the Lease",
       async () => (await leaseSpec(env.cp, NS, LEASE))?.holderIdentity === id,
-      30_000,
+      WAIT_MS,
     );
 
     // Hold CreateQueue's answer: the reconcile that creates the queue is in flight until released.

@@ -10,7 +10,7 @@ import type { TLSSocket } from "node:tls";
 import { X509Certificate } from "node:crypto";
 import { after, before, describe, it } from "node:test";
 import { startControlPlane, type ControlPlane } from "../support/envtest.ts";
-import { freePort, repoRoot, waitFor } from "../support/process.ts";
+import { freePort, repoRoot, waitFor, WAIT_MS } from "../support/process.ts";
 import { metricSum, metricValue } from "../../src/runtime/testing/prometheus-text.ts";
 import { startOperator, type OperatorProcess as Operator } from "../support/operator.ts";
 import { ensureNamespace, httpStatus } from "./manager-fixture.ts";
@@ -78,7 +78,7 @@ describe("secure /metrics", () => {
         `--leader-election-namespace=${OPERATOR_NS}`,
       ],
     });
-    await waitFor("operator ready", async () => (await httpStatus(op.probePort, "/readyz")) === 200, 30_000);
+    await waitFor("operator ready", async () => (await httpStatus(op.probePort, "/readyz")) === 200, WAIT_MS);
   });
   after(async () => {
     await op?.process.stop();
@@ -157,7 +157,7 @@ describe("insecure /metrics", () => {
       waitReady: false,
       args: [`--metrics-bind-address=127.0.0.1:${port}`, "--metrics-secure=false"],
     });
-    await waitFor("metrics served", async () => (await httpStatus(port, "/metrics")) === 200, 30_000);
+    await waitFor("metrics served", async () => (await httpStatus(port, "/metrics")) === 200, WAIT_MS);
     const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
     assert.ok((metricValue(text, "nodejs_heap_size_used_bytes") ?? 0) > 0);
   });

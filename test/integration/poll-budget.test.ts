@@ -9,7 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { waitFor } from "../support/process.ts";
+import { waitFor, WAIT_MS } from "../support/process.ts";
 import { S3Env } from "./reconciler-s3-fixture.ts";
 
 const RATE = 10;
@@ -34,7 +34,7 @@ describe("polls yield to real work on a small S3 budget", () => {
   it("stretches the poll interval to objects × reads per poll ÷ (share × rate), logged once", async (t) => {
     await Promise.all(names.map((n) => env.create(n)));
     await Promise.all(names.map((n) => env.waitReady(n, 40_000)));
-    const line = await env.op.waitForLog(STRETCH, 30_000);
+    const line = await env.op.waitForLog(STRETCH, WAIT_MS);
     assert.equal(line.kind, "S3Bucket");
     assert.equal(line.account, "");
     assert.equal(line.pollShare, SHARE);
@@ -45,7 +45,7 @@ describe("polls yield to real work on a small S3 budget", () => {
     reads = Number(line.readsPerPoll);
     assert.ok(reads >= 2, `a plain bucket's poll reads at least twice, logged ${reads}`);
     const expected = (BUCKETS * reads) / (SHARE * RATE);
-    await waitFor("every bucket counted", async () => (await gauge()) >= expected * 0.95, 30_000, 250);
+    await waitFor("every bucket counted", async () => (await gauge()) >= expected * 0.95, WAIT_MS, 250);
     const seconds = await gauge();
     t.diagnostic(`effective poll interval ${seconds} s; computed ${expected} s from ${reads} reads per poll`);
     assert.ok(Math.abs(seconds - expected) <= expected * 0.1, `${seconds} s, want ${expected} s`);
@@ -88,8 +88,8 @@ describe("polls yield to real work on a small S3 budget", () => {
   it("goes back to the configured interval once the estate fits the share, and logs it", async () => {
     const gone = names.slice(0, BUCKETS - 2);
     await Promise.all(gone.map((n) => env.delete(n)));
-    await Promise.all(gone.map((n) => env.waitGone(n, 30_000)));
-    const line = await env.op.waitForLog(UNSTRETCH, 30_000);
+    await Promise.all(gone.map((n) => env.waitGone(n, WAIT_MS)));
+    const line = await env.op.waitForLog(UNSTRETCH, WAIT_MS);
     assert.equal(line.kind, "S3Bucket");
     assert.ok(Number(line.objects) < BUCKETS, `${String(line.objects)} objects`);
     await waitFor(

@@ -27,7 +27,7 @@ import {
   ModifyInstanceAttributeCommand,
   type InstanceAttributeName,
 } from "@aws-sdk/client-ec2";
-import { waitFor } from "../support/process.ts";
+import { waitFor, WAIT_MS } from "../support/process.ts";
 import { cond, ready } from "../support/reconciler-env.ts";
 import { Ec2Env } from "./reconciler-ec2-fixture.ts";
 
@@ -87,7 +87,7 @@ describe("Ec2Instance attributes changed in place", () => {
     await waitFor(
       "termination protection on",
       async () => (await attribute("disableApiTermination")) === true,
-      30_000,
+      WAIT_MS,
       200,
     );
     const credits = await env
@@ -148,7 +148,7 @@ describe("Ec2Instance attributes changed in place", () => {
         JSON.stringify(await groupsOf()) === JSON.stringify([groups[0]]) &&
         (await attribute("disableApiTermination")) === true &&
         (await attribute("instanceInitiatedShutdownBehavior")) === "terminate",
-      30_000,
+      WAIT_MS,
       200,
     );
     await updated("securityGroups");
@@ -165,7 +165,7 @@ describe("Ec2Instance attributes changed in place", () => {
       async () =>
         JSON.stringify(await groupsOf()) === JSON.stringify(sorted) &&
         (await attribute("disableApiStop")) === true,
-      30_000,
+      WAIT_MS,
       200,
     );
     await updated("disableApiStop");
@@ -218,7 +218,7 @@ describe("Ec2Instance attributes changed in place", () => {
       "protections off",
       async () =>
         (await attribute("disableApiTermination")) === false && (await attribute("disableApiStop")) === false,
-      30_000,
+      WAIT_MS,
       200,
     );
   });

@@ -14,7 +14,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { StopInstancesCommand } from "@aws-sdk/client-ec2";
-import { waitFor } from "../support/process.ts";
+import { waitFor, WAIT_MS } from "../support/process.ts";
 import { cond, ready } from "../support/reconciler-env.ts";
 import { Ec2Env, type Ec2Obj } from "./reconciler-ec2-fixture.ts";
 
@@ -27,7 +27,7 @@ describe("Ec2Instance run state: desiredState, instanceType, restartForUpdate", 
   const runStateCalls = (): string[] =>
     env.proxy.calls.map((c) => c.operation).filter((op) => RUN_STATE_CALLS.includes(op));
   /** Waits until the object reports `state` and Ready=True for its current generation. */
-  const settledIn = (name: string, state: string, timeoutMs = 30_000): Promise<Ec2Obj | undefined> =>
+  const settledIn = (name: string, state: string, timeoutMs = WAIT_MS): Promise<Ec2Obj | undefined> =>
     env.waitUntil(
       name,
       `${state} and Ready`,
@@ -89,7 +89,7 @@ describe("Ec2Instance run state: desiredState, instanceType, restartForUpdate", 
     await waitFor(
       "the instance running again",
       async () => (await env.instance(id))?.State?.Name === "running" && runStateCalls().length > before,
-      30_000,
+      WAIT_MS,
       200,
     );
     await settledIn("parked", "running");
@@ -109,7 +109,7 @@ describe("Ec2Instance run state: desiredState, instanceType, restartForUpdate", 
     await waitFor(
       "the type changed",
       async () => (await env.instance(id))?.InstanceType === "t3.small",
-      30_000,
+      WAIT_MS,
       200,
     );
     await settledIn("parked", "stopped");

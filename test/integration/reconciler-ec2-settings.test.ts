@@ -14,7 +14,7 @@ import {
   DescribeVolumesCommand,
   ModifyInstanceMetadataOptionsCommand,
 } from "@aws-sdk/client-ec2";
-import { waitFor } from "../support/process.ts";
+import { waitFor, WAIT_MS } from "../support/process.ts";
 import { ready } from "../support/reconciler-env.ts";
 import { Ec2Env } from "./reconciler-ec2-fixture.ts";
 
@@ -99,7 +99,7 @@ describe("Ec2Instance settings: metadata options, instance profile, volume perfo
     await waitFor(
       "IMDSv2 required again",
       async () => (await env.instance(id))?.MetadataOptions?.HttpTokens === "required",
-      30_000,
+      WAIT_MS,
       200,
     );
     await waitFor(
@@ -127,7 +127,7 @@ describe("Ec2Instance settings: metadata options, instance profile, volume perfo
     await waitFor(
       "profile replaced",
       async () => /:instance-profile\/worker$/.test(await association()),
-      30_000,
+      WAIT_MS,
       200,
     );
     await env.waitReconciles(3, "requeue_after");

@@ -16,7 +16,7 @@ import {
   ModifyInstanceAttributeCommand,
   StopInstancesCommand,
 } from "@aws-sdk/client-ec2";
-import { waitFor } from "../support/process.ts";
+import { waitFor, WAIT_MS } from "../support/process.ts";
 import { cond, ready } from "../support/reconciler-env.ts";
 import { Ec2Env } from "./reconciler-ec2-fixture.ts";
 
@@ -128,7 +128,7 @@ describe("Ec2Instance user data", () => {
     await waitFor(
       "the user data put back and the instance running",
       async () => (await userData()) === SECOND && (await env.instance(id))?.State?.Name === "running",
-      30_000,
+      WAIT_MS,
       200,
     );
     await settled();

@@ -31,7 +31,7 @@ import {
   type Volume,
 } from "@aws-sdk/client-ec2";
 import { OWNERSHIP_TAGS } from "../../src/api/v1/index.ts";
-import { waitFor } from "../support/process.ts";
+import { waitFor, WAIT_MS } from "../support/process.ts";
 import { cond, ready } from "../support/reconciler-env.ts";
 import { Ec2Env, tagMap } from "./reconciler-ec2-fixture.ts";
 
@@ -168,7 +168,7 @@ describe("Ec2Instance volumes: KMS keys, snapshots, deleteOnTermination and volu
           tags[OWNERSHIP_TAGS.uid] !== undefined
         );
       },
-      30_000,
+      WAIT_MS,
       200,
     );
     await event("Normal", "Updated", /storage\.deleteOnTermination: \/dev\/sdf false/);

@@ -16,7 +16,7 @@ import {
   TerminateInstancesCommand,
 } from "@aws-sdk/client-ec2";
 import { OWNERSHIP_TAGS } from "../../src/api/v1/index.ts";
-import { waitFor } from "../support/process.ts";
+import { waitFor, WAIT_MS } from "../support/process.ts";
 import { ready } from "../support/reconciler-env.ts";
 import { Ec2Env, tagMap } from "./reconciler-ec2-fixture.ts";
 
@@ -108,7 +108,7 @@ describe("Ec2Instance reconciler: lifecycle", () => {
         const t = tagMap((await f.instance(id))?.Tags);
         return t.env === "prod" && !("rogue" in t) && t[OWNERSHIP_TAGS.name] === "web";
       },
-      30_000,
+      WAIT_MS,
       200,
     );
     await f.waitEvent("web", "Normal", "Updated"); // Events are written asynchronously, after the status
@@ -116,7 +116,7 @@ describe("Ec2Instance reconciler: lifecycle", () => {
     await waitFor(
       "spec tags applied",
       async () => tagMap((await f.instance(id))?.Tags).team === "a",
-      30_000,
+      WAIT_MS,
       200,
     );
     const now = await f.get("web");

@@ -33,6 +33,7 @@ import { cond, KindObjects, type KubeObj } from "../support/reconciler-env.ts";
 import { Ec2Env, tagMap, type Ec2Obj } from "./reconciler-ec2-fixture.ts";
 import { S3Env, type BucketObj } from "./reconciler-s3-fixture.ts";
 import { SqsEnv } from "./reconciler-sqs-fixture.ts";
+import { WAIT_MS } from "../support/process.ts";
 
 const NS = "observe-only";
 const OBSERVE = { managementPolicy: "ObserveOnly" } as const;
@@ -203,7 +204,7 @@ describe("managementPolicy ObserveOnly on every kind", () => {
       "seen",
       "stopped",
       (o) => o?.status?.state === "stopped" && o.status.observedTags?.["team"] === "b",
-      30_000,
+      WAIT_MS,
     );
     assert.deepEqual(readyOf(stopped), ["True", "Available"], "it exists: Ready whatever its state");
     // A resource that appears is found; one that is never there stays NotFound.
@@ -265,7 +266,7 @@ describe("managementPolicy ObserveOnly on every kind", () => {
         instanceType: "t3.micro",
       },
     });
-    const ec2Adopted = await instances().waitUntil("taken", "adopted", managedReady, 30_000);
+    const ec2Adopted = await instances().waitUntil("taken", "adopted", managedReady, WAIT_MS);
     assert.equal(ec2Adopted?.status?.instanceId, instanceId);
     assert.equal((await instanceTags(instanceId))[OWNERSHIP_TAGS.uid], ec2Adopted?.metadata.uid);
   });
@@ -340,7 +341,7 @@ describe("managementPolicy ObserveOnly on every kind", () => {
       },
     });
     await buckets().waitUntil("cost-b", "managed", managedReady);
-    await instances().waitUntil("cost-i", "managed", managedReady, 30_000);
+    await instances().waitUntil("cost-i", "managed", managedReady, WAIT_MS);
     const managed = await perReconcile();
     t.diagnostic(
       `calls per reconcile: observed ${JSON.stringify(observed)}, managed ${JSON.stringify(managed)}`,

@@ -12,7 +12,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { isDeepStrictEqual } from "node:util";
-import { waitFor } from "../support/process.ts";
+import { waitFor, WAIT_MS } from "../support/process.ts";
 import { ready, type ServedConfigMap } from "../support/reconciler-env.ts";
 import { SqsEnv } from "./reconciler-sqs-fixture.ts";
 
@@ -40,7 +40,7 @@ describe("SqsQueue outputs: spec.writeOutputsTo.secretName", () => {
     name: string,
     what: string,
     pred: (s: ServedSecret | undefined) => boolean,
-    timeoutMs = 30_000,
+    timeoutMs = WAIT_MS,
   ): Promise<ServedSecret | undefined> => {
     let last: ServedSecret | undefined;
     await waitFor(`Secret ${name}: ${what}`, async () => pred((last = await secret(name))), timeoutMs, 150);

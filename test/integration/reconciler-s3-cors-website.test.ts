@@ -16,7 +16,7 @@ import {
   PutBucketCorsCommand,
   PutBucketWebsiteCommand,
 } from "@aws-sdk/client-s3";
-import { waitFor } from "../support/process.ts";
+import { waitFor, WAIT_MS } from "../support/process.ts";
 import { S3Env } from "./reconciler-s3-fixture.ts";
 
 const site = {
@@ -105,7 +105,7 @@ describe("S3Bucket cors and website", () => {
         const w = await website("site");
         return rules?.length === 2 && rules[0]?.ID === "app" && (w.RoutingRules ?? []).length === 0;
       },
-      30_000,
+      WAIT_MS,
       200,
     );
     await waitFor(
@@ -136,13 +136,13 @@ describe("S3Bucket cors and website", () => {
     await waitFor(
       "a redirect",
       async () => (await website("site")).RedirectAllRequestsTo?.HostName === "example.com",
-      30_000,
+      WAIT_MS,
       200,
     );
     const w = await website("site");
     assert.equal(w.RedirectAllRequestsTo?.Protocol, "https");
     assert.equal(w.IndexDocument, undefined);
-    await waitFor("no CORS rules", async () => env.proxy.count("DeleteBucketCors") === 1, 30_000, 200);
+    await waitFor("no CORS rules", async () => env.proxy.count("DeleteBucketCors") === 1, WAIT_MS, 200);
     await assert.rejects(cors("site"), { name: "NoSuchCORSConfiguration" });
   });
 
@@ -154,7 +154,7 @@ describe("S3Bucket cors and website", () => {
         const obj = await env.get("site");
         return obj?.status?.observedGeneration === obj?.metadata.generation;
       },
-      30_000,
+      WAIT_MS,
       200,
     );
     await env.waitReconciles(1);

@@ -10,7 +10,7 @@ import {
   GetBucketLifecycleConfigurationCommand,
   PutBucketLifecycleConfigurationCommand,
 } from "@aws-sdk/client-s3";
-import { waitFor } from "../support/process.ts";
+import { waitFor, WAIT_MS } from "../support/process.ts";
 import { S3Env } from "./reconciler-s3-fixture.ts";
 
 const rules = [
@@ -97,7 +97,7 @@ describe("S3Bucket lifecycle rules with tag filters and noncurrent version trans
         const r = (await lifecycle()).find((x) => x.ID === "cold-logs");
         return r?.Filter?.And?.Tags?.[0]?.Value === "cold" && r.NoncurrentVersionTransitions?.length === 2;
       },
-      30_000,
+      WAIT_MS,
       200,
     );
     assert.equal(env.proxy.count("PutBucketLifecycleConfiguration"), puts + 1);
@@ -120,7 +120,7 @@ describe("S3Bucket lifecycle rules with tag filters and noncurrent version trans
         const obj = await env.get("tiers");
         return obj?.status?.observedGeneration === obj?.metadata.generation;
       },
-      30_000,
+      WAIT_MS,
       200,
     );
     await env.waitReconciles(1);

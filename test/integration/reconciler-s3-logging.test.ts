@@ -10,7 +10,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { GetBucketLoggingCommand, GetBucketPolicyCommand, PutBucketLoggingCommand } from "@aws-sdk/client-s3";
-import { waitFor } from "../support/process.ts";
+import { waitFor, WAIT_MS } from "../support/process.ts";
 import { cond, ready } from "../support/reconciler-env.ts";
 import { S3Env } from "./reconciler-s3-fixture.ts";
 
@@ -76,7 +76,7 @@ describe("S3Bucket logging into another bucket, by reference", () => {
       async () =>
         (await env.s3().send(new GetBucketLoggingCommand({ Bucket: "site" }))).LoggingEnabled
           ?.TargetBucket === "logs",
-      30_000,
+      WAIT_MS,
       200,
     );
     await waitFor(

@@ -21,7 +21,7 @@ import {
   PutObjectCommand,
 } from "@aws-sdk/client-s3";
 import { ReceiveMessageCommand, SetQueueAttributesCommand } from "@aws-sdk/client-sqs";
-import { waitFor } from "../support/process.ts";
+import { waitFor, WAIT_MS } from "../support/process.ts";
 import { cond, ready } from "../support/reconciler-env.ts";
 import { S3Env } from "./reconciler-s3-fixture.ts";
 import { SqsEnv } from "./reconciler-sqs-fixture.ts";
@@ -68,7 +68,7 @@ async function receiveKeys(url: string, until: (keys: string[]) => boolean): Pro
       }
       return until(keys);
     },
-    30_000,
+    WAIT_MS,
     100,
   );
   return keys;
@@ -176,7 +176,7 @@ describe("S3Bucket notifications to an SqsQueue, by reference", () => {
         const policy = (await sqs.queue("events")).attributes.Policy ?? "";
         return config.QueueConfigurations?.length === 1 && policy.includes("s3-notifications-uploads");
       },
-      30_000,
+      WAIT_MS,
       200,
     );
     await waitFor(

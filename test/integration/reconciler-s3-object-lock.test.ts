@@ -15,7 +15,7 @@ import {
   PutObjectCommand,
   PutObjectLockConfigurationCommand,
 } from "@aws-sdk/client-s3";
-import { waitFor } from "../support/process.ts";
+import { waitFor, WAIT_MS } from "../support/process.ts";
 import { S3Env } from "./reconciler-s3-fixture.ts";
 
 const locked = (bucket: string) => ({
@@ -67,7 +67,7 @@ describe("S3Bucket objectLock", () => {
     await waitFor(
       "retention repaired",
       async () => (await lockConfig("ledger"))?.Rule?.DefaultRetention?.Days === 1,
-      30_000,
+      WAIT_MS,
       200,
     );
     await waitFor(
@@ -91,7 +91,7 @@ describe("S3Bucket objectLock", () => {
         const d = (await lockConfig("ledger"))?.Rule?.DefaultRetention;
         return d?.Years === 1 && (d.Days ?? 0) === 0;
       },
-      30_000,
+      WAIT_MS,
       200,
     );
   });
@@ -104,7 +104,7 @@ describe("S3Bucket objectLock", () => {
         const obj = await env.get("ledger");
         return obj?.status?.observedGeneration === obj?.metadata.generation;
       },
-      30_000,
+      WAIT_MS,
       200,
     );
     await env.waitReconciles(1);

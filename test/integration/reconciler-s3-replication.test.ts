@@ -13,7 +13,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { DeleteBucketReplicationCommand, GetBucketReplicationCommand } from "@aws-sdk/client-s3";
-import { waitFor } from "../support/process.ts";
+import { waitFor, WAIT_MS } from "../support/process.ts";
 import { ready } from "../support/reconciler-env.ts";
 import { S3Env } from "./reconciler-s3-fixture.ts";
 
@@ -92,7 +92,7 @@ describe("S3Bucket replication to a bucket by reference", () => {
           return false;
         }
       },
-      30_000,
+      WAIT_MS,
       200,
     );
     await waitFor(

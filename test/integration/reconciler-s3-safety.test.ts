@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { CreateBucketCommand, ListBucketsCommand, PutBucketTaggingCommand } from "@aws-sdk/client-s3";
 import { OWNERSHIP_TAGS } from "../../src/api/v1/index.ts";
-import { waitFor, within } from "../support/process.ts";
+import { waitFor, within, WAIT_MS } from "../support/process.ts";
 import { ready } from "../support/reconciler-env.ts";
 import { S3Env } from "./reconciler-s3-fixture.ts";
 
@@ -25,7 +25,7 @@ describe("S3Bucket reconciler: crash safety, ownership and terminal errors", () 
       return "drop";
     });
     await env.create("crashy", { region: EU, tags: { app: "x" } });
-    await waitFor("CreateBucket answered in moto", async () => killed, 30_000);
+    await waitFor("CreateBucket answered in moto", async () => killed, WAIT_MS);
     await within("the killed operator to exit", env.op.process.exited);
     const intent = await env.get("crashy");
     assert.match(intent?.status?.createToken ?? "", new RegExp(`^${intent?.metadata.uid}-1$`));

@@ -18,7 +18,7 @@ import {
   PutBucketPolicyCommand,
   PutPublicAccessBlockCommand,
 } from "@aws-sdk/client-s3";
-import { waitFor } from "../support/process.ts";
+import { waitFor, WAIT_MS } from "../support/process.ts";
 import { S3Env } from "./reconciler-s3-fixture.ts";
 
 const policy = (bucket: string) => ({
@@ -175,7 +175,7 @@ describe("S3Bucket settings: encryption, public access, policy, lifecycle, owner
           own.OwnershipControls?.Rules?.[0]?.ObjectOwnership === "BucketOwnerEnforced"
         );
       },
-      30_000,
+      WAIT_MS,
       200,
     );
     await waitFor(
@@ -205,11 +205,11 @@ describe("S3Bucket settings: encryption, public access, policy, lifecycle, owner
         const lc = await s3.send(new GetBucketLifecycleConfigurationCommand({ Bucket: "vault" }));
         return lc.Rules?.length === 1 && lc.Rules[0]?.ID === "tmp";
       },
-      30_000,
+      WAIT_MS,
       200,
     );
     await env.patch("vault", { spec: { lifecycleRules: [] } });
-    await waitFor("no rules", async () => env.proxy.count("DeleteBucketLifecycle") === 1, 30_000, 200);
+    await waitFor("no rules", async () => env.proxy.count("DeleteBucketLifecycle") === 1, WAIT_MS, 200);
     await assert.rejects(s3.send(new GetBucketLifecycleConfigurationCommand({ Bucket: "vault" })), {
       name: "NoSuchLifecycleConfiguration",
     });

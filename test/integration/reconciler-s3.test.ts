@@ -18,7 +18,7 @@ import {
   PutObjectCommand,
 } from "@aws-sdk/client-s3";
 import { OWNERSHIP_TAGS } from "../../src/api/v1/index.ts";
-import { waitFor } from "../support/process.ts";
+import { waitFor, WAIT_MS } from "../support/process.ts";
 import { ready } from "../support/reconciler-env.ts";
 import { S3Env } from "./reconciler-s3-fixture.ts";
 
@@ -116,7 +116,7 @@ describe("S3Bucket reconciler: lifecycle", () => {
           (await env.versioning("assets", EU)) === "Enabled"
         );
       },
-      30_000,
+      WAIT_MS,
       200,
     );
     await env.waitEvent("assets", "Normal", "Updated");
@@ -129,7 +129,7 @@ describe("S3Bucket reconciler: lifecycle", () => {
       async () =>
         (await env.bucketTags("assets", EU)).team === "a" &&
         (await env.versioning("assets", EU)) === "Suspended",
-      30_000,
+      WAIT_MS,
       200,
     );
   });

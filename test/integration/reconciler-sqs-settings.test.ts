@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { SetQueueAttributesCommand } from "@aws-sdk/client-sqs";
-import { waitFor } from "../support/process.ts";
+import { waitFor, WAIT_MS } from "../support/process.ts";
 import { ready } from "../support/reconciler-env.ts";
 import { SqsEnv } from "./reconciler-sqs-fixture.ts";
 
@@ -100,7 +100,7 @@ describe("SqsQueue settings: dead-letter queue, encryption, delay, polling, size
     await waitFor(
       "DelaySeconds repaired",
       async () => (await env.queue("tuned")).attributes.DelaySeconds === "5",
-      30_000,
+      WAIT_MS,
       200,
     );
     await waitFor(

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { SetQueueAttributesCommand } from "@aws-sdk/client-sqs";
-import { waitFor } from "../support/process.ts";
+import { waitFor, WAIT_MS } from "../support/process.ts";
 import { ready } from "../support/reconciler-env.ts";
 import { SqsEnv } from "./reconciler-sqs-fixture.ts";
 
@@ -51,7 +51,7 @@ describe("SqsQueue high-throughput FIFO: deduplicationScope and fifoThroughputLi
         const a = (await env.queue("orders.fifo")).attributes;
         return a.DeduplicationScope === "messageGroup" && a.FifoThroughputLimit === "perMessageGroupId";
       },
-      30_000,
+      WAIT_MS,
       200,
     );
     await waitFor(

@@ -13,7 +13,7 @@ import {
   UntagQueueCommand,
 } from "@aws-sdk/client-sqs";
 import { OWNERSHIP_TAGS } from "../../src/api/v1/index.ts";
-import { waitFor } from "../support/process.ts";
+import { waitFor, WAIT_MS } from "../support/process.ts";
 import { cond, ready } from "../support/reconciler-env.ts";
 import { SqsEnv } from "./reconciler-sqs-fixture.ts";
 
@@ -81,7 +81,7 @@ describe("SqsQueue reconciler: lifecycle", () => {
           q.tags[OWNERSHIP_TAGS.name] === "orders"
         );
       },
-      30_000,
+      WAIT_MS,
       200,
     );
     await env.waitEvent("orders", "Normal", "Updated"); // Events are written asynchronously, after the status
@@ -105,7 +105,7 @@ describe("SqsQueue reconciler: lifecycle", () => {
         const q = await env.queue("orders");
         return q.attributes.MessageRetentionPeriod === "600" && q.tags.team === "a";
       },
-      30_000,
+      WAIT_MS,
       200,
     );
     // Status, Ready and Synced all say which spec they describe: the patched generation.

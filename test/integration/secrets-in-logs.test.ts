@@ -28,7 +28,7 @@ import { createFixture, removeFixture, type Fixture } from "../support/kubeconfi
 import { kubeconfig } from "../support/kubeconfig-cases.ts";
 import { inParallel } from "../support/pool.ts";
 import { startOperator } from "../support/operator.ts";
-import { waitFor } from "../support/process.ts";
+import { waitFor, WAIT_MS } from "../support/process.ts";
 
 /** A secret-looking value that appears nowhere else: `kpPlanted<what><random>`. */
 const planted = new Map<string, string>();
@@ -186,9 +186,9 @@ describe("secrets never reach the log", () => {
         env: { AWS_REGION: "us-east-1", AWS_ACCESS_KEY_ID: "x", AWS_SECRET_ACCESS_KEY: "y" },
       });
       try {
-        await waitFor(`${s.name}: the error in the log`, async () => s.expect.test(op.logText()), 30_000);
+        await waitFor(`${s.name}: the error in the log`, async () => s.expect.test(op.logText()), WAIT_MS);
         if (s.exits === true)
-          await waitFor(`${s.name}: exit`, async () => op.process.proc.exitCode !== null, 30_000);
+          await waitFor(`${s.name}: exit`, async () => op.process.proc.exitCode !== null, WAIT_MS);
       } finally {
         await op.stop();
       }

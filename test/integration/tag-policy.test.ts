@@ -9,7 +9,7 @@ import { after, before, describe, it } from "node:test";
 import { PutBucketTaggingCommand } from "@aws-sdk/client-s3";
 import { TagQueueCommand, UntagQueueCommand } from "@aws-sdk/client-sqs";
 import { OWNERSHIP_TAGS } from "../../src/api/v1/index.ts";
-import { waitFor } from "../support/process.ts";
+import { waitFor, WAIT_MS } from "../support/process.ts";
 import { S3Env } from "./reconciler-s3-fixture.ts";
 import { SqsEnv } from "./reconciler-sqs-fixture.ts";
 
@@ -64,7 +64,7 @@ describe("tag policy", () => {
         const t = userTags((await sqs.queue("orders")).tags);
         return t.team === "platform" && t.env === "dev" && t.stray === undefined;
       },
-      30_000,
+      WAIT_MS,
       200,
     );
     assert.deepEqual(userTags((await sqs.queue("orders")).tags), {
@@ -100,7 +100,7 @@ describe("tag policy", () => {
         const t = await s3.bucketTags("tag-policy-assets");
         return t.team === "platform" && t.stray === undefined;
       },
-      30_000,
+      WAIT_MS,
       200,
     );
     assert.deepEqual(userTags(await s3.bucketTags("tag-policy-assets")), {

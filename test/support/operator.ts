@@ -9,10 +9,10 @@
  * `KUBERNETES_SERVICE_HOST` (a developer's settings never leak into a test), plus `env`.
  */
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { metricSum } from "../../src/runtime/testing/prometheus-text.ts";
-import { freePort, repoRoot, startProcess, waitFor, type Supervised } from "./process.ts";
+import { repoRoot, startProcess, waitFor, WAIT_MS, type Supervised } from "./process.ts";
 
 /** Options of {@link startOperator}. */
 export interface OperatorOptions {
@@ -46,8 +46,9 @@ export interface OperatorProcess {
   readonly name: string;
   readonly process: Supervised;
   readonly logFile: string;
+  /** The port it serves its probes on, from its "listening" log line; throws before that line. */
   readonly probePort: number;
-  /** `undefined` when the caller chose the metrics address itself. */
+  /** `undefined` when the caller chose the metrics address itself; throws before it listens. */
   readonly metricsUrl: string | undefined;
   readonly readyzUrl: string;
   /** Its log so far, as written. */
@@ -78,9 +79,10 @@ export async function startOperator(opts: OperatorOptions): Promise<OperatorProc
   const name = opts.name ?? "operator";
   const args = opts.args ?? [];
   const has = (flag: string): boolean => args.some((a) => a === flag || a.startsWith(`${flag}=`));
-  const [metricsPort, probePort] = [await freePort(), await freePort()];
   const ownMetrics = !has("--metrics-bind-address");
   const logFile = path.join(opts.dir, `${name}.log`);
+  // The log is appended to by every process of this name: the ports are read from this one's.
+  const logStart = existsSync(logFile) ? statSync(logFile).size : 0;
   const env: NodeJS.ProcessEnv = { ...process.env, AWS_EC2_METADATA_DISABLED: "true" };
   for (const k of Object.keys(env)) if (k.startsWith("KUBEPROVISIONER_")) delete env[k];
   delete env.KUBERNETES_SERVICE_HOST;
@@ -91,25 +93,25 @@ export async function startOperator(opts: OperatorOptions): Promise<OperatorProc
       ...(opts.nodeArgs ?? []),
       entry,
       `--kubeconfig=${opts.kubeconfig}`,
-      ...(ownMetrics ? ["--metrics-secure=false", `--metrics-bind-address=127.0.0.1:${metricsPort}`] : []),
-      `--health-probe-bind-address=127.0.0.1:${probePort}`,
+      // Port 0: the operator binds a port the kernel picks and logs it, so no other process can
+      // take the port between choosing and binding it.
+      ...(ownMetrics ? ["--metrics-secure=false", "--metrics-bind-address=127.0.0.1:0"] : []),
+      "--health-probe-bind-address=127.0.0.1:0",
       "--log-level=debug",
       ...args,
     ],
     { logFile, env: { ...env, ...opts.env } },
   );
-  const metricsUrl = ownMetrics ? `http://127.0.0.1:${metricsPort}/metrics` : undefined;
-  const readyzUrl = `http://127.0.0.1:${probePort}/readyz`;
-  const logText = (): string => {
+  const logText = (from = 0): string => {
     try {
-      return readFileSync(logFile, "utf8");
+      return readFileSync(logFile).subarray(from).toString("utf8");
     } catch {
       return "";
     }
   };
-  const logLines = (): LogLine[] => {
+  const parseLines = (text: string): LogLine[] => {
     const out: LogLine[] = [];
-    for (const line of logText().split("\n")) {
+    for (const line of text.split("\n")) {
       if (!line.startsWith("{")) continue;
       try {
         out.push(JSON.parse(line) as LogLine);
@@ -118,6 +120,27 @@ export async function startOperator(opts: OperatorOptions): Promise<OperatorProc
       }
     }
     return out;
+  };
+  const logLines = (): LogLine[] => parseLines(logText());
+  const ports = new Map<string, number>();
+  /** The port this process's server `component` logged it listens on, once it has. */
+  const boundPort = (component: string): number | undefined => {
+    const known = ports.get(component);
+    if (known !== undefined) return known;
+    for (const l of parseLines(logText(logStart))) {
+      const address = l.address;
+      if (l.msg !== "listening" || l.component !== component) continue;
+      if (typeof address !== "object" || address === null || !("port" in address)) continue;
+      if (typeof address.port !== "number") continue;
+      ports.set(component, address.port);
+      return address.port;
+    }
+    return undefined;
+  };
+  const requirePort = (component: string): number => {
+    const port = boundPort(component);
+    if (port === undefined) throw new Error(`${name}: ${component} is not listening yet`);
+    return port;
   };
   let pid: number | undefined;
   const nodePid = (): number => {
@@ -137,12 +160,18 @@ export async function startOperator(opts: OperatorOptions): Promise<OperatorProc
     name,
     process: proc,
     logFile,
-    probePort,
-    metricsUrl,
-    readyzUrl,
-    logText,
+    get probePort() {
+      return requirePort("health-probes");
+    },
+    get metricsUrl() {
+      return ownMetrics ? `http://127.0.0.1:${requirePort("metrics-server")}/metrics` : undefined;
+    },
+    get readyzUrl() {
+      return `http://127.0.0.1:${requirePort("health-probes")}/readyz`;
+    },
+    logText: () => logText(),
     logLines,
-    async waitForLog(msg, timeoutMs = 30_000) {
+    async waitForLog(msg, timeoutMs = WAIT_MS) {
       let found: LogLine | undefined;
       await waitFor(
         `${name}: log "${msg}"`,
@@ -164,18 +193,19 @@ export async function startOperator(opts: OperatorOptions): Promise<OperatorProc
       return line.identity;
     },
     async metric(metric, labels) {
-      if (metricsUrl === undefined)
-        throw new Error(`${name}: metrics are served where the test's flags said`);
-      const res = await fetch(metricsUrl);
+      const url = op.metricsUrl;
+      if (url === undefined) throw new Error(`${name}: metrics are served where the test's flags said`);
+      const res = await fetch(url);
       return metricSum(await res.text(), metric, labels);
     },
-    async waitReady(timeoutMs = 30_000) {
+    async waitReady(timeoutMs = WAIT_MS) {
       await waitFor(
         `${name} /readyz`,
         async () => {
           if (proc.proc.exitCode !== null)
             throw new Error(`${name} exited with ${proc.proc.exitCode}:\n${logText().slice(-4000)}`);
-          return (await fetch(readyzUrl)).status === 200;
+          const port = boundPort("health-probes");
+          return port !== undefined && (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200;
         },
         timeoutMs,
       );

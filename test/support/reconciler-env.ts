@@ -16,7 +16,7 @@ import { startBackends } from "./backends.ts";
 import type { ControlPlane, RawResponse } from "./envtest.ts";
 import type { Moto } from "./moto.ts";
 import { startOperator, type OperatorProcess } from "./operator.ts";
-import { waitFor } from "./process.ts";
+import { waitFor, WAIT_MS } from "./process.ts";
 
 /** The controller's debug log line that ends a reconcile with a requeue after a delay (a poll). */
 const POLLED = "reconcile done, requeueing after delay";
@@ -245,12 +245,12 @@ export class ReconcilerEnv<O extends KubeObj> {
     name: string,
     what: string,
     pred: (o: O | undefined) => boolean,
-    timeoutMs = 30_000,
+    timeoutMs = WAIT_MS,
   ): Promise<O | undefined> {
     return this.objects.waitUntil(name, what, pred, timeoutMs);
   }
 
-  waitReady(name: string, timeoutMs = 30_000): Promise<O> {
+  waitReady(name: string, timeoutMs = WAIT_MS): Promise<O> {
     return this.objects.waitReady(name, timeoutMs);
   }
 
@@ -258,7 +258,7 @@ export class ReconcilerEnv<O extends KubeObj> {
     return this.objects.waitReason(name, reason);
   }
 
-  waitGone(name: string, timeoutMs = 30_000): Promise<void> {
+  waitGone(name: string, timeoutMs = WAIT_MS): Promise<void> {
     return this.objects.waitGone(name, timeoutMs);
   }
 
@@ -274,7 +274,7 @@ export class ReconcilerEnv<O extends KubeObj> {
     name: string,
     what: string,
     pred: (cm: ServedConfigMap | undefined) => boolean,
-    timeoutMs = 30_000,
+    timeoutMs = WAIT_MS,
   ): Promise<ServedConfigMap | undefined> {
     return this.objects.waitConfigMap(name, what, pred, timeoutMs);
   }
@@ -306,7 +306,7 @@ export class ReconcilerEnv<O extends KubeObj> {
     await waitFor(
       `${n} more reconciles`,
       async () => (await this.reconciles(result)) >= start + n,
-      30_000,
+      WAIT_MS,
       100,
     );
   }
@@ -345,13 +345,13 @@ export class ReconcilerEnv<O extends KubeObj> {
       );
       assert.equal(res.status, 201, res.text);
       // Two polls: by the second, the writes of its creation (status, Events) are long done.
-      await waitFor("the metronome's first polls", async () => polled() >= 2, 30_000, 100);
+      await waitFor("the metronome's first polls", async () => polled() >= 2, WAIT_MS, 100);
     }
     const start = polled();
     await waitFor(
       `${polls} poll periods`,
       async () => polled() >= start + polls,
-      30_000 + polls * 10_000,
+      WAIT_MS + polls * 10_000,
       200,
     );
   }
@@ -440,7 +440,7 @@ export class KindObjects<O extends KubeObj> {
     name: string,
     what: string,
     pred: (o: O | undefined) => boolean,
-    timeoutMs = 30_000,
+    timeoutMs = WAIT_MS,
   ): Promise<O | undefined> {
     let last: O | undefined;
     await waitFor(`${name}: ${what}`, async () => pred((last = await this.get(name))), timeoutMs, 150);
@@ -448,7 +448,7 @@ export class KindObjects<O extends KubeObj> {
   }
 
   /** Waits until object `name` is Ready=True. */
-  async waitReady(name: string, timeoutMs = 30_000): Promise<O> {
+  async waitReady(name: string, timeoutMs = WAIT_MS): Promise<O> {
     return (await this.waitUntil(name, "Ready=True", (o) => ready(o)?.status === "True", timeoutMs)) as O;
   }
 
@@ -458,7 +458,7 @@ export class KindObjects<O extends KubeObj> {
   }
 
   /** Waits until object `name` no longer exists. */
-  async waitGone(name: string, timeoutMs = 30_000): Promise<void> {
+  async waitGone(name: string, timeoutMs = WAIT_MS): Promise<void> {
     await this.waitUntil(name, "object gone", (o) => o === undefined, timeoutMs);
   }
 
@@ -484,7 +484,7 @@ export class KindObjects<O extends KubeObj> {
     name: string,
     what: string,
     pred: (cm: ServedConfigMap | undefined) => boolean,
-    timeoutMs = 30_000,
+    timeoutMs = WAIT_MS,
   ): Promise<ServedConfigMap | undefined> {
     let last: ServedConfigMap | undefined;
     await waitFor(
