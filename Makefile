@@ -19,7 +19,8 @@ UNIT_TEST_TIMEOUT_MS := 60000
 SLOW_TEST_TIMEOUT_MS := 300000
 FAULT_TEST_TIMEOUT_MS := 1200000
 LINT_TESTS := "test/lint/**/*.test.ts"
-UNIT_TESTS := "src/**/*.test.ts"
+# Unit tests beside the code, and those of the benchmarks' helpers (pure logic, no processes).
+UNIT_TESTS := "src/**/*.test.ts" "bench/**/*.test.ts"
 INTEGRATION_TESTS := "test/integration/**/*.test.ts"
 E2E_TESTS := "test/e2e/**/*.test.ts"
 CLUSTER_TESTS := "test/cluster/**/*.test.ts"

@@ -11,9 +11,11 @@
  *
  * The first `--warmup` rounds are not timed (V8 compiles the hot paths in them). With `--profile`
  * the timed rounds also run under V8's CPU profiler, and the result says which packages the
- * busy samples fall in (the profiler's own cost inflates the times of that run).
+ * busy samples fall in, split as bench/support/cpu-profile.ts splits them (the profiler's own
+ * cost inflates the times of that run; `--out` names the results file).
  *
  *   node bench/noop/noop.ts [--buckets 100] [--queues 100] [--instances 30] [--rounds 5] [--warmup 1]
+ *     [--profile] [--out noop]
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -38,6 +40,7 @@ import { startControlPlane } from "../../test/support/envtest.ts";
 import { startMoto } from "../../test/support/moto.ts";
 import { inParallel } from "../../test/support/pool.ts";
 import { repoRoot } from "../../test/support/process.ts";
+import { busyShares } from "../support/cpu-profile.ts";
 
 const { values } = parseArgs({
   options: {
@@ -47,6 +50,7 @@ const { values } = parseArgs({
     rounds: { type: "string", default: "5" },
     warmup: { type: "string", default: "1" },
     profile: { type: "boolean", default: false },
+    out: { type: "string", default: "noop" },
   },
 });
 const NS = "noop";
@@ -71,35 +75,6 @@ const SPECS: Record<string, { count: number; spec: (name: string) => Record<stri
 
 function quantile(sorted: readonly number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
-}
-
-/** Share of the non-idle profile samples per package (node_modules name, `src`, or Node's own). */
-function busyByPackage(profile: {
-  nodes: { id: number; callFrame: { url: string; functionName: string } }[];
-  samples?: number[];
-}): Record<string, number> {
-  const byId = new Map(profile.nodes.map((nd) => [nd.id, nd.callFrame]));
-  const counts: Record<string, number> = {};
-  let busy = 0;
-  for (const id of profile.samples ?? []) {
-    const frame = byId.get(id);
-    if (frame === undefined || frame.functionName === "(idle)") continue;
-    const pkg =
-      /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(frame.url)?.[1] ??
-      (frame.url.includes("/src/")
-        ? "src"
-        : frame.url.startsWith("node:")
-          ? "node"
-          : frame.functionName || "(other)");
-    counts[pkg] = (counts[pkg] ?? 0) + 1;
-    busy++;
-  }
-  return Object.fromEntries(
-    Object.entries(counts)
-      .sort((a, b) => b[1] - a[1])
-      .slice(0, 15)
-      .map(([k, v]) => [k, Math.round((1000 * v) / busy) / 10]),
-  );
 }
 
 const cp = await startControlPlane({ installCRDs: true });
@@ -226,7 +201,9 @@ try {
   }
   all.sort((a, b) => a - b);
   const profile =
-    session !== undefined ? busyByPackage((await session.post("Profiler.stop")).profile) : undefined;
+    session !== undefined
+      ? busyShares((await session.post("Profiler.stop")).profile, { root: repoRoot })
+      : undefined;
   session?.disconnect();
   result = {
     method:
@@ -243,7 +220,9 @@ try {
     awsCallsDuringNoop: (await registrySum(registry, "aws_api_requests_total")) - awsBefore,
     cpuMs: { p50: quantile(all, 0.5), p90: quantile(all, 0.9), p99: quantile(all, 0.99) },
     perKind,
-    ...(profile !== undefined ? { busySamplesByPackagePercent: profile } : {}),
+    ...(profile !== undefined
+      ? { busySamplesPercent: profile.percent, busySamplesByPackagePercent: profile.topPackages }
+      : {}),
   };
 } finally {
   stop.abort();
@@ -253,5 +232,5 @@ try {
 }
 const out = path.join(repoRoot, "bench/results");
 mkdirSync(out, { recursive: true });
-writeFileSync(path.join(out, "noop.json"), JSON.stringify(result, null, 2) + "\n");
+writeFileSync(path.join(out, `${values.out}.json`), JSON.stringify(result, null, 2) + "\n");
 process.stdout.write(JSON.stringify(result, null, 2) + "\n");

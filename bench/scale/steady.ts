@@ -13,7 +13,9 @@
  *    counted as a throttling error. After `--new-after` seconds, `--new-buckets` new buckets are
  *    created; the time until all are Ready is compared with their rate-budget bound. Over the
  *    whole `--steady` window: operator CPU per object polled, with the AWS SDK's share (a V8
- *    CPU profile of the steady operator, its samples mapped to the bundle's modules), the poll
+ *    CPU profile of the steady operator, each sample's function mapped through the source map
+ *    of its own script, entry point or chunk, to its package: bench/support/cpu-profile.ts; the
+ *    bundle needs its source maps, as `make bundle` writes them), the poll
  *    rate per kind, hence the effective poll interval, and the operator's own
  *    `kubeprovisioner_poll_interval_effective_seconds` where it exports it.
  *
@@ -23,15 +25,7 @@
  *
  *   node bench/scale/steady.ts [--buckets 10000 --queues 10000 --instances 0] [--steady 600]
  */
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmdirSync,
-  writeFileSync,
-} from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import os from "node:os";
 import path from "node:path";
@@ -43,6 +37,8 @@ import { startOperator, type OperatorProcess } from "../../test/support/operator
 import { inParallel } from "../../test/support/pool.ts";
 import { repoRoot } from "../../test/support/process.ts";
 import { childPid, procStats } from "../support/proc-stats.ts";
+import { busyShares, longestProfile } from "../support/cpu-profile.ts";
+import { linkedSourceMap } from "../support/source-map.ts";
 import { lineChart } from "../support/svg-chart.ts";
 
 const { values } = parseArgs({
@@ -149,7 +145,11 @@ const kubeconfig = cp.writeKubeConfig(
 let op: OperatorProcess | undefined;
 let starts = 0;
 /** Starts the operator inside the cgroup: this process joins it for the spawn, then leaves. */
-async function start(budgets: string, nodeExtra: string[]): Promise<{ op: OperatorProcess; pid: number }> {
+async function start(
+  budgets: string,
+  nodeExtra: string[],
+  entry = values.entry,
+): Promise<{ op: OperatorProcess; pid: number }> {
   starts++;
   writeFileSync(path.join(cg, "cgroup.procs"), String(process.pid));
   let o: OperatorProcess;
@@ -159,7 +159,7 @@ async function start(budgets: string, nodeExtra: string[]): Promise<{ op: Operat
       env: { ...moto.env, AWS_ENDPOINT_URL: proxy.endpoint },
       dir: work,
       name: `operator-${starts}`,
-      entry: values.entry,
+      entry,
       nodeArgs: [...values["node-args"].split(" ").filter(Boolean), ...nodeExtra],
       waitReady: false,
       args: [
@@ -175,7 +175,7 @@ async function start(budgets: string, nodeExtra: string[]): Promise<{ op: Operat
   }
   await o.waitReady(120_000);
   op = o;
-  return { op: o, pid: childPid(o.process.proc.pid ?? 0, path.basename(values.entry)) };
+  return { op: o, pid: childPid(o.process.proc.pid ?? 0, entry) };
 }
 const heapUsedMiB = async (o: OperatorProcess): Promise<number> =>
   round((await o.metric("nodejs_heap_size_used_bytes")) / MiB, 1);
@@ -193,62 +193,53 @@ async function effectiveInterval(o: OperatorProcess): Promise<Record<string, num
   }
 }
 
-/** Share of the busy samples of a V8 CPU profile of the bundle, by the module the function is in. */
-function profileShares(profileFile: string, bundle: string): Record<string, number> {
-  const lines = readFileSync(bundle, "utf8").split("\n");
-  // esbuild opens each module's code with a comment naming its path.
-  const starts: { line: number; pkg: string }[] = [];
-  for (const [i, l] of lines.entries()) {
-    const m = /^\/\/ ((?:node_modules\/((?:@[^/]+\/)?[^/]+))|src\/([^/]+)|.+)/.exec(l);
-    if (m === null || !/^\/\/ (node_modules|src)\//.test(l)) continue;
-    const pkg = m[2] ?? (m[3] !== undefined ? "src" : "other");
-    starts.push({ line: i, pkg });
-  }
-  const pkgAt = (line: number): string => {
-    let lo = 0;
-    let hi = starts.length - 1;
-    let found = "other";
-    while (lo <= hi) {
-      const mid = (lo + hi) >> 1;
-      const s = starts[mid];
-      if (s === undefined) break;
-      if (s.line <= line) {
-        found = s.pkg;
-        lo = mid + 1;
-      } else hi = mid - 1;
-    }
-    return found;
+/**
+ * A copy of the bundle for one pass (the entry point, its chunks, their source maps, and the
+ * package.json the operator reads its version from, laid out as in the image), so that a
+ * rebuild of dist/ during the pass neither changes the code that runs nor the maps its CPU
+ * profile is read through. Another entry (sources, tsc output) runs where it is.
+ */
+function snapshotBundle(dest: string): string {
+  const entry = path.resolve(repoRoot, values.entry);
+  if (!entry.endsWith(".mjs")) return entry;
+  const dist = path.join(dest, "dist");
+  mkdirSync(dist, { recursive: true });
+  cpSync(path.join(repoRoot, "package.json"), path.join(dest, "package.json"));
+  for (const f of [entry, `${entry}.map`]) if (existsSync(f)) cpSync(f, path.join(dist, path.basename(f)));
+  const chunks = path.join(path.dirname(entry), "chunks");
+  if (existsSync(chunks)) cpSync(chunks, path.join(dist, "chunks"), { recursive: true });
+  return path.join(dist, path.basename(entry));
+}
+
+/** Microseconds of the monotonic clock, as V8's CPU profiles count time. */
+const monotonicUs = (): number => Number(process.hrtime.bigint() / 1000n);
+
+/**
+ * The split of the steady operator's busy CPU samples (bench/support/cpu-profile.ts), over the
+ * same window as its CPU time, each frame read through the source map of its own script.
+ */
+function cpuSplit(
+  profDir: string,
+  entry: string,
+  window: { fromUs: number; toUs: number },
+): { cpuBusySamplesPercent: Record<string, number> | string; cpuProfile?: Record<string, unknown> } {
+  const prof = longestProfile(profDir);
+  if (prof === undefined) return { cpuBusySamplesPercent: "no profile written" };
+  if (entry.endsWith(".mjs") && linkedSourceMap(entry) === undefined)
+    return { cpuBusySamplesPercent: `${values.entry} has no source map: build it with make bundle` };
+  const { startTime, endTime } = prof.profile;
+  // The profile's clock is this process's monotonic clock; a window outside it is not read.
+  const inside = window.fromUs >= startTime && window.toUs <= endTime;
+  const s = busyShares(prof.profile, { root: repoRoot, ...(inside ? { window } : {}) });
+  return {
+    cpuBusySamplesPercent: s.percent,
+    cpuProfile: {
+      samples: inside ? "the steady window" : "the whole profile (its clock is not this process's)",
+      profileSeconds: round((endTime - startTime) / 1e6, 1),
+      busySamples: s.busySamples,
+      topPackagesPercent: s.topPackages,
+    },
   };
-  const profile = JSON.parse(readFileSync(profileFile, "utf8")) as {
-    nodes: { id: number; callFrame: { url: string; functionName: string; lineNumber: number } }[];
-    samples?: number[];
-  };
-  const byId = new Map(profile.nodes.map((nd) => [nd.id, nd.callFrame]));
-  const counts: Record<string, number> = {};
-  let busy = 0;
-  for (const id of profile.samples ?? []) {
-    const f = byId.get(id);
-    if (f === undefined || f.functionName === "(idle)" || f.functionName === "(program)") continue;
-    let group: string;
-    if (f.url.endsWith(path.basename(bundle))) {
-      const pkg = pkgAt(f.lineNumber);
-      group = /^@(aws-sdk|smithy|aws-crypto)\//.test(pkg)
-        ? "AWS SDK"
-        : pkg === "src"
-          ? "operator (src)"
-          : pkg;
-    } else if (f.url.startsWith("node:") || f.url === "")
-      group = f.functionName === "(garbage collector)" ? "GC" : "Node internals";
-    else group = "other";
-    counts[group] = (counts[group] ?? 0) + 1;
-    busy++;
-  }
-  return Object.fromEntries(
-    Object.entries(counts)
-      .sort((a, b) => b[1] - a[1])
-      .slice(0, 10)
-      .map(([k, v]) => [k, round((100 * v) / busy, 1)]),
-  );
 }
 
 const samples: { t: number; phase: string; rssMiB: number; cgroupMiB: number }[] = [];
@@ -356,15 +347,18 @@ try {
     mkdirSync(profDir, { recursive: true });
     gateOn = true;
     const calls0 = proxy.calls.length;
-    // A V8 CPU profile of the steady operator (1 ms sampling), written when it exits.
-    ({ op: o, pid } = await start(values["steady-budgets"], [
-      "--cpu-prof",
-      `--cpu-prof-dir=${profDir}`,
-      "--cpu-prof-interval=1000",
-    ]));
+    // A V8 CPU profile of the steady operator (1 ms sampling), written when it exits, of the
+    // bundle as it was when the pass started.
+    const entry = snapshotBundle(path.join(work, `bundle-${p}`));
+    ({ op: o, pid } = await start(
+      values["steady-budgets"],
+      ["--cpu-prof", `--cpu-prof-dir=${profDir}`, "--cpu-prof-interval=1000"],
+      entry,
+    ));
     sampledPid = pid;
     const steadyStart = Date.now();
     const cpuS0 = procStats(pid).cpuSeconds;
+    const steadyFromUs = monotonicUs();
     log(
       `steady with ${values["steady-budgets"]}: ${steadySeconds} s, ${newBuckets} new buckets after ${values["new-after"]} s`,
     );
@@ -417,6 +411,7 @@ try {
     if (remaining > 0) await sleep(remaining);
     const steadyElapsed = (Date.now() - steadyStart) / 1000;
     const cpuSteady = procStats(pid).cpuSeconds - cpuS0;
+    const steadyToUs = monotonicUs();
     const steadyCalls = proxy.calls.slice(calls0);
     const count = (op: string): number => steadyCalls.filter((c) => c.operation === op).length;
     // One poll of a bucket reads its tags once, one of a queue its tags once.
@@ -491,11 +486,7 @@ try {
     };
     log(`steady: ${JSON.stringify(steady)}`);
     await o.stop();
-    let cpuShares: Record<string, number> | string = "no profile written";
-    const profs = readdirSync(profDir).filter((f) => f.endsWith(".cpuprofile"));
-    if (profs[0] !== undefined)
-      cpuShares = profileShares(path.join(profDir, profs[0]), path.join(repoRoot, values.entry));
-    steadyPasses.push({ ...steady, cpuBusySamplesPercent: cpuShares });
+    steadyPasses.push({ ...steady, ...cpuSplit(profDir, entry, { fromUs: steadyFromUs, toUs: steadyToUs }) });
   }
   phase = "done";
   clearInterval(sampler);

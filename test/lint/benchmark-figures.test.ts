@@ -88,6 +88,24 @@ const writes = (c: Converge): number =>
 const statusUpdates = (c: Converge, plural: string, count: number): number =>
   (c.kubeRequests[`update ${plural}/status`] ?? 0) / count;
 
+/** Busy CPU samples by part of the program, percent (bench/support/cpu-profile.ts's groups). */
+type CpuSplit = Record<
+  "operator (src)" | "AWS SDK" | "Node internals" | "GC" | "prom-client" | "pino" | "other",
+  number
+>;
+const steadyWall = json<{ steady: { cpuBusySamplesPercent: CpuSplit }[] }>("scale-steady-wall.json");
+const steadySplit = (): CpuSplit => {
+  const s = steadyWall.steady[0]?.cpuBusySamplesPercent;
+  assert.ok(s !== undefined && typeof s === "object", "scale-steady-wall.json has a CPU split");
+  return s;
+};
+const noopSplit = json<{ busySamplesPercent: CpuSplit }>("noop-profile.json").busySamplesPercent;
+/** The SDK, Node and operator shares of the samples outside GC, whole percent. */
+const withoutGc = (s: CpuSplit): string[] =>
+  [s["AWS SDK"], s["Node internals"], s["operator (src)"]].map((v) =>
+    String(Math.round((100 * v) / (100 - s.GC))),
+  );
+
 /** The figures: the file, a pattern whose groups capture the figures, and what they must be. */
 const FIGURES: { file: string; what: string; pattern: RegExp; want: () => string[] }[] = [
   {
@@ -239,6 +257,51 @@ const FIGURES: { file: string; what: string; pattern: RegExp; want: () => string
       ev10k.eventsMode.atRestWithHourlySafetyNetPoll.readsPerObjectPerHour.toFixed(2),
       ev1k.readsRatioPollOnlyToEvents.atTheDefaultPollInterval5m.toFixed(1),
       ev10k.readsRatioPollOnlyToEvents.atTheDefaultPollInterval5m.toFixed(1),
+    ],
+  },
+  {
+    file: "BENCHMARKS.md",
+    what: "the steady operator's busy CPU by part, 2,000 objects",
+    pattern:
+      /\| operator \(`src`\) \| AWS SDK \(`@aws-sdk`, `@smithy`\) \| Node internals \(HTTP, net, streams, crypto\) \| GC \| prom-client \| pino \| other \| \|(?: ---: \|){7} \| ([\d.]+) % \| ([\d.]+) % \| ([\d.]+) % \| ([\d.]+) % \| ([\d.]+) % \| ([\d.]+) % \| ([\d.]+) % \|/,
+    want: () => {
+      const s = steadySplit();
+      return [
+        s["operator (src)"],
+        s["AWS SDK"],
+        s["Node internals"],
+        s.GC,
+        s["prom-client"],
+        s.pino,
+        s.other,
+      ].map((v) => v.toFixed(1));
+    },
+  },
+  {
+    file: "BENCHMARKS.md",
+    what: "noop's busy CPU by part, in the noop section",
+    pattern:
+      /\| Node's HTTP, net and stream internals, with connection setup \|.*?\|(?: ---: \|){5} \| ([\d.]+) % \| ([\d.]+) % \| ([\d.]+) % \| ([\d.]+) % \| ([\d.]+) % \|/,
+    want: () =>
+      [
+        noopSplit["Node internals"],
+        noopSplit["AWS SDK"],
+        noopSplit["operator (src)"],
+        noopSplit.GC,
+        noopSplit["prom-client"] + noopSplit.pino + noopSplit.other,
+      ].map((v) => v.toFixed(1)),
+  },
+  {
+    file: "BENCHMARKS.md",
+    what: "noop's busy CPU by part beside the steady one, and both without GC",
+    pattern:
+      /gives ([\d.]+) % SDK, ([\d.]+) % Node, ([\d.]+) % operator and ([\d.]+) % GC\. Without GC the two agree within five points \(steady: (\d+) % SDK, (\d+) % Node, (\d+) % operator of the other samples; noop: (\d+) %, (\d+) %, (\d+) %\)/,
+    want: () => [
+      ...[noopSplit["AWS SDK"], noopSplit["Node internals"], noopSplit["operator (src)"], noopSplit.GC].map(
+        (v) => v.toFixed(1),
+      ),
+      ...withoutGc(steadySplit()),
+      ...withoutGc(noopSplit),
     ],
   },
 ];
