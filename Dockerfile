@@ -44,8 +44,8 @@ ENV NODE_ENV=production
 # limit (docs/install.md, "Memory"), so `resources.limits.memory` is the one knob. The benchmarks
 # run the bundle with exactly these flags, plus the ceiling the chart's default limit yields.
 # Measured at idle and left out (BENCHMARKS.md, "Idle footprint"): --single-threaded-gc (nothing
-# at idle, slower converges), --max-opt=2 (no TurboFan: at most the few MiB of its own code
-# pages, for slower hot paths).
+# at idle, slower converges), --v8-pool-size (nothing), --max-opt=2 (no TurboFan: at most the
+# 5 MiB of its own code pages, for slower hot paths).
 ENV NODE_OPTIONS="--max-semi-space-size=1"
 # glibc's malloc: at most two arenas instead of one per thread that allocates (V8's and libuv's
 # worker threads), about 1 MiB less at idle and no slower converging (BENCHMARKS.md).
