@@ -43,10 +43,13 @@ ENV NODE_ENV=production
 # old-space ceiling is fixed here: at start the operator sizes it from the container's memory
 # limit (docs/install.md, "Memory"), so `resources.limits.memory` is the one knob. The benchmarks
 # run the bundle with exactly these flags, plus the ceiling the chart's default limit yields.
-# Measured at idle and left out (BENCHMARKS.md, "Idle footprint"): MALLOC_ARENA_MAX=2 (0.5 MiB,
-# nothing at the converge peak), --single-threaded-gc (nothing at idle, slower converges),
-# --max-opt=2 (no TurboFan: at most the few MiB of its own code pages, for slower hot paths).
+# Measured at idle and left out (BENCHMARKS.md, "Idle footprint"): --single-threaded-gc (nothing
+# at idle, slower converges), --v8-pool-size (nothing), --max-opt=2 (no TurboFan: at most the
+# 5 MiB of its own code pages, for slower hot paths).
 ENV NODE_OPTIONS="--max-semi-space-size=1"
+# glibc's malloc: at most two arenas instead of one per thread that allocates (V8's and libuv's
+# worker threads), about 1 MiB less at idle and no slower converging (BENCHMARKS.md).
+ENV MALLOC_ARENA_MAX=2
 # The bundle (hack/bundle.ts) holds every dependency it uses; package.json gives the version.
 COPY --from=build --chown=0:0 /src/package.json ./package.json
 COPY --from=build --chown=0:0 /src/dist/kubeprovisioner.mjs ./dist/

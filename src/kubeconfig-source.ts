@@ -15,17 +15,20 @@ import { RestClient, type FromKubeConfigOptions } from "./runtime/kube/rest.ts";
  * @throws ConfigError (exit 2) for a kubeconfig that is found but refused (not YAML, not a
  *   kubeconfig document); Error when none is usable.
  */
-export function loadKubeConfig(kubeconfig: string | undefined, env: NodeJS.ProcessEnv): KubeConfig {
+export async function loadKubeConfig(
+  kubeconfig: string | undefined,
+  env: NodeJS.ProcessEnv,
+): Promise<KubeConfig> {
   try {
     if (kubeconfig !== undefined) {
       const files = kubeconfig.split(path.delimiter).filter((f) => f !== "");
       return files.length === 1 && files[0] !== undefined
-        ? KubeConfig.fromFile(files[0])
-        : KubeConfig.fromFiles(files);
+        ? await KubeConfig.fromFile(files[0])
+        : await KubeConfig.fromFiles(files);
     }
     if (env.KUBERNETES_SERVICE_HOST && existsSync(`${SERVICE_ACCOUNT_DIR}/token`))
       return KubeConfig.inCluster(env);
-    return KubeConfig.fromDefault(env);
+    return await KubeConfig.fromDefault(env);
   } catch (err) {
     if (err instanceof InvalidKubeConfigError)
       throw new ConfigError(`unusable kubeconfig: ${err.message}`, { cause: err });

@@ -84,7 +84,7 @@ async function run(options: Options, env: NodeJS.ProcessEnv, logger: Logger): Pr
   );
   const registry = defaultRegistry;
   collectDefaultMetrics({ register: registry });
-  const kc = loadKubeConfig(options.kubeconfig, env);
+  const kc = await loadKubeConfig(options.kubeconfig, env);
   const rest = apiClient(kc, { registry, logger: logger.child({ component: "rest" }) });
   logger.info({ server: rest.host }, "using API server");
 

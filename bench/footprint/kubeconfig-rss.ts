@@ -66,7 +66,7 @@ writeFileSync(
   projectSource,
   `import { Registry } from "prom-client";
 import { apiClient, loadKubeConfig } from ${JSON.stringify(path.join(repoRoot, "src/kubeconfig-source.ts"))};
-const rest = apiClient(loadKubeConfig(process.argv[2], process.env), { registry: new Registry() });
+const rest = apiClient(await loadKubeConfig(process.argv[2], process.env), { registry: new Registry() });
 for (let i = 0; i < 20; i++) await rest.request({ method: "GET", path: "/version" });
 ${report}`,
 );

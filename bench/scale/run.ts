@@ -5,7 +5,7 @@
  *   node bench/scale/run.ts scale [--sizes 1000,5000] [--instances 150]
  *   node bench/scale/run.ts idle  [--size 1000] [--instances 150] [--idle 300] [--poll 60]
  *   node bench/scale/run.ts throttle [--instances 500]
- *   node bench/scale/run.ts startup   (zero objects: sources, tsc output, bundle, bundle + image flags)
+ *   node bench/scale/run.ts startup   (zero objects: sources, tsc output, bundle, bundle as the image runs it)
  *
  * A size N is N/2 buckets and N/2 queues, plus the instances (moto's EC2 slows down sharply
  * past a few hundred instances, so EC2 stays at --instances; S3 and SQS carry the large counts).
@@ -37,6 +37,11 @@ const which = positionals[0] ?? "scale";
 function imageNodeOptions(): string {
   const m = /^ENV NODE_OPTIONS="([^"]*)"$/m.exec(readFileSync(path.join(repoRoot, "Dockerfile"), "utf8"));
   return m?.[1] ?? "";
+}
+/** The allocator settings the image's environment sets (`ENV MALLOC_...` in the Dockerfile), as NAME=value. */
+function imageAllocatorEnv(): string[] {
+  const dockerfile = readFileSync(path.join(repoRoot, "Dockerfile"), "utf8");
+  return [...dockerfile.matchAll(/^ENV (MALLOC_[A-Z_]+=\S+)$/gm)].map((m) => m[1] ?? "");
 }
 /**
  * The heap ceiling the image's process runs with under the chart's default memory limit: at start
@@ -149,21 +154,28 @@ if (which === "scale") {
     }),
   );
 } else if (which === "startup") {
-  // RSS of the operator with zero objects, ready and settled, per way of running it.
-  const entries: [string, string][] = [
-    ["src/main.ts", ""],
-    ["dist/main.js", ""],
-    ["dist/kubeprovisioner.mjs", ""],
-    // What the image runs: its V8 flags and the heap ceiling of the chart's memory limit.
-    ["dist/kubeprovisioner.mjs", `${values["node-args"]} ${imageHeapFlag()}`],
+  // RSS of the operator with zero objects, ready and settled, per way of running it; the first
+  // three read the admin kubeconfig file.
+  const entries: [string, string, string[]][] = [
+    ["src/main.ts", "", []],
+    ["dist/main.js", "", []],
+    ["dist/kubeprovisioner.mjs", "", []],
+    // What the image runs: its V8 flags and the heap ceiling of the chart's memory limit, its
+    // allocator settings, and the in-cluster configuration of a pod.
+    [
+      "dist/kubeprovisioner.mjs",
+      `${values["node-args"]} ${imageHeapFlag()}`,
+      ["--in-cluster", ...imageAllocatorEnv().map((e) => `--env=${e}`)],
+    ],
   ];
-  const runs = entries.map(([entry, nodeArgs]) => {
+  const runs = entries.map(([entry, nodeArgs, extra]) => {
     const out = execFileSync(
       process.execPath,
       [
         path.join(repoRoot, "bench/footprint/startup-rss.ts"),
         `--entry=${entry}`,
         "--settle=20",
+        ...extra,
         "--",
         ...nodeArgs.split(" ").filter(Boolean),
       ],

@@ -3,8 +3,9 @@
  * (no node_modules beside it), serves an S3Bucket through the SDK code it kept, and has left out
  * the SDK shapes of operations the operator never calls. An operator with buckets alone parses
  * the SDK clients of S3 and of STS (which tells the account ID each object's status records),
- * never EC2's or SQS's, nor the X.509 code (a module hook records every chunk the process loads). Its secure /metrics endpoint signs its own certificate with the
- * X.509 code the bundle carries.
+ * never EC2's or SQS's, nor the X.509 code (a module hook records every chunk the process loads);
+ * run as in a pod, it never parses the YAML reader of kubeconfig files. Its secure /metrics
+ * endpoint signs its own certificate with the X.509 code the bundle carries.
  */
 import assert from "node:assert/strict";
 import { X509Certificate } from "node:crypto";
@@ -19,6 +20,7 @@ import { bundle } from "../../hack/bundle.ts";
 import { OWNERSHIP_TAGS } from "../../src/api/v1/index.ts";
 import { startOperator } from "../support/operator.ts";
 import { freePort, repoRoot, trackTempDir } from "../support/process.ts";
+import { podServiceAccount } from "../support/service-account-namespace.ts";
 import { S3Env } from "./reconciler-s3-fixture.ts";
 
 const dir = mkdtempSync(path.join(os.tmpdir(), "kubeprovisioner-bundle-"));
@@ -77,6 +79,39 @@ describe("the bundled operator", () => {
       .filter((l) => l.msg === "loaded the AWS SDK client module")
       .map((l) => String(l.service));
     assert.deepEqual(services.sort(), ["s3", "sts"]);
+  });
+
+  it("parses the YAML reader for a kubeconfig file, and never in a pod (the in-cluster configuration)", async () => {
+    const yamlReader = fileHolding("src/runtime/kube/kubeconfig-yaml.ts");
+    assert.ok(
+      readFileSync(moduleLog, "utf8").split("\n").includes(yamlReader),
+      "the operator given a kubeconfig file loaded the YAML reader",
+    );
+    const podLog = path.join(dir, "pod-modules.log");
+    const op = await startOperator({
+      kubeconfig: env.cp.kubeconfigPath,
+      inCluster: {
+        server: env.cp.server,
+        serviceAccountDir: await podServiceAccount(env.cp, dir, "bundle-pod"),
+      },
+      dir: env.cp.dir,
+      name: "bundle-in-cluster",
+      entry,
+      env: {
+        NODE_OPTIONS: `--import=${path.join(repoRoot, "test/support/module-log.ts")}`,
+        MODULE_LOG_FILE: podLog,
+      },
+      // A namespace with no objects: this second operator only connects and serves its probes.
+      args: ["--leader-elect=false", "--watch-namespace=bundle-idle"],
+    });
+    try {
+      assert.match(op.logText(), /"msg":"using API server"/);
+      const loaded = readFileSync(podLog, "utf8").split("\n");
+      assert.ok(loaded.includes(pathToFileURL(entry).href), "the hook saw the entry point");
+      assert.ok(!loaded.includes(yamlReader), "the in-cluster operator never loaded the YAML reader");
+    } finally {
+      await op.stop();
+    }
   });
 
   it("keeps only the SDK shapes of operations the operator calls", () => {

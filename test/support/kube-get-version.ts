@@ -12,7 +12,7 @@ const args = process.argv.slice(2);
 const at = args.indexOf("--kubeconfig");
 const kubeconfig = at >= 0 ? args[at + 1] : process.env.KUBECONFIG || undefined;
 try {
-  const kc = loadKubeConfig(kubeconfig, process.env);
+  const kc = await loadKubeConfig(kubeconfig, process.env);
   const rest = apiClient(kc, { registry: new Registry(), timeoutMs: 10_000 });
   const body = await rest.request<unknown>({ method: "GET", path: "/version" });
   process.stdout.write(`${JSON.stringify(body)}\n`);

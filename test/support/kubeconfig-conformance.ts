@@ -18,6 +18,7 @@ import path from "node:path";
 import type { TLSSocket } from "node:tls";
 import { clientCert, createPki, servingCert } from "./certs.ts";
 import { CountingProxy } from "./connect-proxy.ts";
+import { inServiceAccountNamespace } from "./service-account-namespace.ts";
 
 /** Names the serving certificate is valid for, besides 127.0.0.1 and localhost. */
 export const SERVER_NAME = "kube.internal";
@@ -221,24 +222,6 @@ export async function runCase(
     await rec.close();
     rmSync(dir, { recursive: true, force: true });
   }
-}
-
-/**
- * Runs the client in a private mount namespace where the ServiceAccount folder is mounted at
- * the fixed in-cluster path (client-go's InClusterConfig reads only that path). Needs root.
- */
-function inServiceAccountNamespace(
-  saDir: string,
-  file: string,
-  args: string[],
-): { file: string; args: string[] } {
-  const script =
-    "mount -t tmpfs tmpfs /run && mkdir -p /run/secrets/kubernetes.io/serviceaccount && " +
-    'mount --bind "$0" /run/secrets/kubernetes.io/serviceaccount && exec "$@"';
-  return {
-    file: "unshare",
-    args: ["--mount", "--propagation", "private", "sh", "-c", script, saDir, file, ...args],
-  };
 }
 
 function runProcess(

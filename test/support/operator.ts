@@ -3,7 +3,8 @@
  * against the test control plane, so tests can read its metrics and JSON log lines, signal it,
  * restart it, or kill it at a chosen moment. The one way every integration test starts the real CLI.
  *
- * Unless the caller's flags say otherwise it gets: the given kubeconfig, plain-HTTP metrics and
+ * Unless the caller's flags say otherwise it gets: the given kubeconfig (or, with `inCluster`, the
+ * in-cluster configuration a pod has, ./service-account-namespace.ts), plain-HTTP metrics and
  * probes on free loopback ports, and debug logging. The caller's flags come last, so they win.
  * The child's environment is this process's without any `KUBEPROVISIONER_*` variable or
  * `KUBERNETES_SERVICE_HOST` (a developer's settings never leak into a test), plus `env`.
@@ -13,10 +14,17 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { metricSum } from "../../src/runtime/testing/prometheus-text.ts";
 import { repoRoot, startProcess, waitFor, WAIT_MS, type Supervised } from "./process.ts";
+import { inServiceAccountNamespace } from "./service-account-namespace.ts";
 
 /** Options of {@link startOperator}. */
 export interface OperatorOptions {
   kubeconfig: string;
+  /**
+   * Run as in a pod instead: no `--kubeconfig`; `KUBERNETES_SERVICE_HOST` and `_PORT` name
+   * `server`'s host and port, and `serviceAccountDir` is mounted at the in-cluster path (a
+   * private mount namespace: needs root).
+   */
+  inCluster?: { server: string; serviceAccountDir: string };
   /** Folder for the log file. */
   dir: string;
   /** A name for the log file and for messages. @default "operator" */
@@ -87,21 +95,26 @@ export async function startOperator(opts: OperatorOptions): Promise<OperatorProc
   for (const k of Object.keys(env)) if (k.startsWith("KUBEPROVISIONER_")) delete env[k];
   delete env.KUBERNETES_SERVICE_HOST;
   const entry = path.resolve(repoRoot, opts.entry ?? "src/main.ts");
-  const proc = startProcess(
-    process.execPath,
-    [
-      ...(opts.nodeArgs ?? []),
-      entry,
-      `--kubeconfig=${opts.kubeconfig}`,
-      // Port 0: the operator binds a port the kernel picks and logs it, so no other process can
-      // take the port between choosing and binding it.
-      ...(ownMetrics ? ["--metrics-secure=false", "--metrics-bind-address=127.0.0.1:0"] : []),
-      "--health-probe-bind-address=127.0.0.1:0",
-      "--log-level=debug",
-      ...args,
-    ],
-    { logFile, env: { ...env, ...opts.env } },
-  );
+  const argv = [
+    ...(opts.nodeArgs ?? []),
+    entry,
+    ...(opts.inCluster === undefined ? [`--kubeconfig=${opts.kubeconfig}`] : []),
+    // Port 0: the operator binds a port the kernel picks and logs it, so no other process can
+    // take the port between choosing and binding it.
+    ...(ownMetrics ? ["--metrics-secure=false", "--metrics-bind-address=127.0.0.1:0"] : []),
+    "--health-probe-bind-address=127.0.0.1:0",
+    "--log-level=debug",
+    ...args,
+  ];
+  let run = { file: process.execPath, args: argv };
+  if (opts.inCluster !== undefined) {
+    const server = new URL(opts.inCluster.server);
+    env.KUBERNETES_SERVICE_HOST = server.hostname.replace(/^\[(.*)\]$/, "$1");
+    env.KUBERNETES_SERVICE_PORT = server.port || "443";
+    delete env.KUBECONFIG;
+    run = inServiceAccountNamespace(opts.inCluster.serviceAccountDir, process.execPath, argv);
+  }
+  const proc = startProcess(run.file, run.args, { logFile, env: { ...env, ...opts.env } });
   const logText = (from = 0): string => {
     try {
       return readFileSync(logFile).subarray(from).toString("utf8");

@@ -50,8 +50,8 @@ current-context: prod-ops
 `;
 
 describe("KubeConfig", () => {
-  it("reads a YAML kubeconfig and resolves relative paths against its folder", () => {
-    const kc = KubeConfig.fromFile(write("config", YAML));
+  it("reads a YAML kubeconfig and resolves relative paths against its folder", async () => {
+    const kc = await KubeConfig.fromFile(write("config", YAML));
     assert.equal(kc.contextName, "prod-ops");
     assert.equal(kc.namespace, "tools");
     assert.equal(kc.cluster.server, "https://prod.example.com:6443");
@@ -63,13 +63,13 @@ describe("KubeConfig", () => {
     assert.deepEqual(kc.user["as-groups"], ["readers"]);
   });
 
-  it("resolves token files and exec commands with a path, and keeps bare command names for PATH", () => {
-    const kc = KubeConfig.fromFile(
+  it("resolves token files and exec commands with a path, and keeps bare command names for PATH", async () => {
+    const kc = await KubeConfig.fromFile(
       write("robot", YAML.replace("current-context: prod-ops", "current-context: prod-robot")),
     );
     assert.equal(kc.user.tokenFile, path.join(dir, "robot.token"));
     assert.equal(kc.user.exec?.command, path.join(dir, "bin/get-token"));
-    const bare = KubeConfig.fromString(
+    const bare = await KubeConfig.fromString(
       YAML.replace("command: ./bin/get-token", "command: aws").replace(
         "current-context: prod-ops",
         "current-context: prod-robot",
@@ -79,13 +79,13 @@ describe("KubeConfig", () => {
     assert.equal(bare.user.exec?.command, "aws");
   });
 
-  it("round-trips through its JSON form", () => {
-    const kc = KubeConfig.fromFile(write("rt", YAML));
-    const again = KubeConfig.fromFile(write("rt.json", kc.toString()));
+  it("round-trips through its JSON form", async () => {
+    const kc = await KubeConfig.fromFile(write("rt", YAML));
+    const again = await KubeConfig.fromFile(write("rt.json", kc.toString()));
     assert.deepEqual(again.document, kc.document);
   });
 
-  it("merges a KUBECONFIG list as kubectl does: the first file naming an entry or current-context wins", () => {
+  it("merges a KUBECONFIG list as kubectl does: the first file naming an entry or current-context wins", async () => {
     const a = write(
       "a",
       `clusters: [{name: c, cluster: {server: "https://a"}}]
@@ -102,14 +102,14 @@ current-context: x
 `,
     );
     const c = write("c", `current-context: later\n`);
-    const kc = KubeConfig.fromFiles([path.join(dir, "missing"), a, b, c]);
+    const kc = await KubeConfig.fromFiles([path.join(dir, "missing"), a, b, c]);
     assert.equal(kc.contextName, "x");
     assert.equal(kc.cluster.server, "https://a");
     assert.equal(kc.user.token, "from-a");
-    const viaEnv = KubeConfig.fromDefault({ KUBECONFIG: [c, b].join(path.delimiter) });
+    const viaEnv = await KubeConfig.fromDefault({ KUBECONFIG: [c, b].join(path.delimiter) });
     assert.equal(viaEnv.contextName, "later");
     assert.equal(viaEnv.cluster.server, "https://d");
-    assert.throws(() => KubeConfig.fromFiles([path.join(dir, "nope")]), KubeConfigError);
+    await assert.rejects(async () => KubeConfig.fromFiles([path.join(dir, "nope")]), KubeConfigError);
   });
 
   it("builds the in-cluster configuration from the service environment and the ServiceAccount folder", () => {
@@ -139,7 +139,7 @@ current-context: x
     );
   });
 
-  it("refuses what it cannot honour, saying what", () => {
+  it("refuses what it cannot honour, saying what", async () => {
     const base = {
       clusters: [{ name: "c", cluster: { server: "https://c" } }],
       users: [{ name: "u", user: {} }],
@@ -188,22 +188,25 @@ current-context: x
       () => validate(withUser({ token: "t", "as-groups": ["g"] })),
       /user "u" sets as-uid, as-groups or as-user-extra without as/,
     );
-    assert.throws(() => KubeConfig.fromString("- just\n- a list\n"), /not a kubeconfig document/);
-    assert.throws(() => KubeConfig.fromString("clusters: [unclosed"), /not valid YAML/);
+    await assert.rejects(
+      async () => KubeConfig.fromString("- just\n- a list\n"),
+      /not a kubeconfig document/,
+    );
+    await assert.rejects(async () => KubeConfig.fromString("clusters: [unclosed"), /not valid YAML/);
   });
 
-  it("reports a YAML error by line and column, never quoting the file", () => {
+  it("reports a YAML error by line and column, never quoting the file", async () => {
     const text =
       "users:\n- name: u\n  user:\n    token: tok-secret-1\n    client-key-data: key-secret-2\n   bad: [x\n*alias-secret-3\n";
-    assert.throws(
-      () => KubeConfig.fromString(text),
+    await assert.rejects(
+      async () => KubeConfig.fromString(text),
       (err: unknown) =>
         err instanceof InvalidKubeConfigError &&
         /is not valid YAML: .+ at line \d+, column \d+$/.test(err.message) &&
         !/secret/.test(err.message),
     );
-    assert.throws(
-      () => KubeConfig.fromString("a: *unknown-secret-alias\n"),
+    await assert.rejects(
+      async () => KubeConfig.fromString("a: *unknown-secret-alias\n"),
       (err: unknown) => err instanceof InvalidKubeConfigError && !/secret/.test(err.message),
     );
   });

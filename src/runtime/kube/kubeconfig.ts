@@ -13,14 +13,15 @@
  * proxies).
  *
  * Files are read as YAML 1.1 with clientcmd's field types, as client-go reads them
- * (./kubeconfig-yaml.ts). Error messages name files, entries and fields, never the contents of a
- * file: a YAML error gives the line and column only.
+ * (./kubeconfig-yaml.ts). That module, and the YAML parser behind it, is imported when the first
+ * kubeconfig text is read: the in-cluster configuration (the image's) never loads it. Error
+ * messages name files, entries and fields, never the contents of a file: a YAML error gives the
+ * line and column only.
  */
 import { closeSync, existsSync, openSync, readFileSync, statSync } from "node:fs";
 import { isIPv6 } from "node:net";
 import { homedir } from "node:os";
 import path from "node:path";
-import { KubeConfigSyntaxError, readKubeConfigYaml } from "./kubeconfig-yaml.ts";
 
 /** A cluster entry as written in a kubeconfig. */
 export interface KubeConfigCluster {
@@ -151,8 +152,8 @@ export class KubeConfig {
   }
 
   /** Parses a kubeconfig (YAML or JSON); relative paths are resolved against `baseDir`. */
-  static fromString(text: string, baseDir = process.cwd()): KubeConfig {
-    return new KubeConfig(absolutePaths(parse(text, "kubeconfig"), baseDir));
+  static async fromString(text: string, baseDir = process.cwd()): Promise<KubeConfig> {
+    return new KubeConfig(absolutePaths(await parse(text, "kubeconfig"), baseDir));
   }
 
   /** A kubeconfig document already in memory; relative paths are resolved against the working folder. */
@@ -161,8 +162,8 @@ export class KubeConfig {
   }
 
   /** Reads one kubeconfig file. */
-  static fromFile(file: string): KubeConfig {
-    return new KubeConfig(readDocument(file));
+  static async fromFile(file: string): Promise<KubeConfig> {
+    return new KubeConfig(await readDocument(file));
   }
 
   /**
@@ -170,7 +171,7 @@ export class KubeConfig {
    * names a cluster, user or context wins it, and the first `current-context` set wins. Files
    * that do not exist are skipped; at least one must.
    */
-  static fromFiles(files: readonly string[]): KubeConfig {
+  static async fromFiles(files: readonly string[]): Promise<KubeConfig> {
     const merged: Required<Pick<KubeConfigDocument, "clusters" | "users" | "contexts">> & KubeConfigDocument =
       {
         clusters: [],
@@ -181,7 +182,7 @@ export class KubeConfig {
     for (const file of files) {
       if (!existsSync(file)) continue;
       found++;
-      const doc = readDocument(file);
+      const doc = await readDocument(file);
       for (const key of ["clusters", "users", "contexts"] as const) {
         const have = new Set(merged[key].map((e) => e.name));
         for (const entry of doc[key] ?? [])
@@ -236,7 +237,7 @@ export class KubeConfig {
   }
 
   /** `KUBECONFIG` (a path list) when set, else `~/.kube/config`. */
-  static fromDefault(env: NodeJS.ProcessEnv = process.env): KubeConfig {
+  static async fromDefault(env: NodeJS.ProcessEnv = process.env): Promise<KubeConfig> {
     const list = (env.KUBECONFIG ?? "").split(path.delimiter).filter((f) => f !== "");
     if (list.length > 0) return KubeConfig.fromFiles(list);
     return KubeConfig.fromFile(path.join(env.HOME || homedir(), ".kube", "config"));
@@ -248,18 +249,19 @@ export class KubeConfig {
   }
 }
 
-function readDocument(file: string): KubeConfigDocument {
+async function readDocument(file: string): Promise<KubeConfigDocument> {
   let text: string;
   try {
     text = readFileSync(file, "utf8");
   } catch (err) {
     throw new KubeConfigError(`reading kubeconfig ${file}: ${(err as Error).message}`);
   }
-  return absolutePaths(parse(text, file), path.dirname(path.resolve(file)));
+  return absolutePaths(await parse(text, file), path.dirname(path.resolve(file)));
 }
 
 /** The document in `text`, read as client-go reads it (./kubeconfig-yaml.ts). */
-function parse(text: string, what: string): KubeConfigDocument {
+async function parse(text: string, what: string): Promise<KubeConfigDocument> {
+  const { KubeConfigSyntaxError, readKubeConfigYaml } = await import("./kubeconfig-yaml.ts");
   try {
     return (readKubeConfigYaml(text, what) ?? {}) as KubeConfigDocument;
   } catch (err) {
