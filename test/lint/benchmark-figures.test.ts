@@ -106,6 +106,22 @@ const withoutGc = (s: CpuSplit): string[] =>
     String(Math.round((100 * v) / (100 - s.GC))),
   );
 
+const steady20k = json<{
+  perThousandObjects: { heapUsedMiB: number; rssAtRestMiB: number };
+  steady: {
+    newBuckets: { allReadySeconds: number; ratioToBound: number };
+    throttlingErrors: number;
+    effectivePollIntervalSeconds: {
+      measured: Record<string, number>;
+      operatorMetric: Record<string, number>;
+    };
+  }[];
+}>("scale-20k.json");
+const steady20kPass = (): (typeof steady20k.steady)[number] => {
+  const s = steady20k.steady[0];
+  assert.ok(s !== undefined, "scale-20k.json has a steady pass");
+  return s;
+};
 /** The figures: the file, a pattern whose groups capture the figures, and what they must be. */
 const FIGURES: { file: string; what: string; pattern: RegExp; want: () => string[] }[] = [
   {
@@ -303,6 +319,35 @@ const FIGURES: { file: string; what: string; pattern: RegExp; want: () => string
       ...withoutGc(steadySplit()),
       ...withoutGc(noopSplit),
     ],
+  },
+  {
+    file: "BENCHMARKS.md",
+    what: "memory per 1,000 objects at 20,020",
+    pattern:
+      /\| \*\*per 1,000 objects: heap in use \/ RSS at rest\*\* \| \*\*([\d.]+) \/ ([\d.]+) MiB\*\* \|/,
+    want: () => [
+      steady20k.perThousandObjects.heapUsedMiB.toFixed(2),
+      steady20k.perThousandObjects.rssAtRestMiB.toFixed(2),
+    ],
+  },
+  {
+    file: "BENCHMARKS.md",
+    what: "200 new buckets at 20,020 objects, the poll intervals measured and the gauge",
+    pattern:
+      /\| 20,020 objects, S3 at 10\/s, polls yield to real work \| \| \| --- \| ---: \| \| 200 new buckets, all Ready \| ([\d.]+) s \| \| ÷ the bound of 59 s \(goal ≤ 1\.2\) \| \*\*([\d.]+)\*\* \| \| throttling errors \(SlowDown from the proxy's bucket\) \| (\d+) \|.*?\| effective poll interval from the measured poll rate, S3Bucket \/ SqsQueue \(configured 300 s\) \| ([\d,]+) s \/ ([\d,]+) s \|.*?\| `kubeprovisioner_poll_interval_effective_seconds` S3Bucket \/ SqsQueue \| ([\d,]+) s \/ ([\d,]+) s \|/,
+    want: () => {
+      const p = steady20kPass();
+      const e = p.effectivePollIntervalSeconds;
+      return [
+        p.newBuckets.allReadySeconds.toFixed(1),
+        p.newBuckets.ratioToBound.toFixed(2),
+        String(p.throttlingErrors),
+        thousands(e.measured.S3Bucket ?? NaN),
+        thousands(e.measured.SqsQueue ?? NaN),
+        thousands(e.operatorMetric.S3Bucket ?? NaN),
+        thousands(e.operatorMetric.SqsQueue ?? NaN),
+      ];
+    },
   },
 ];
 
