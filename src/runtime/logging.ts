@@ -45,7 +45,18 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
       censor: "[redacted]",
     },
   };
-  return opts.destination !== undefined ? pino(options, opts.destination) : pino(options);
+  return pino(options, opts.destination ?? stdoutDestination());
+}
+
+/**
+ * Standard output, written synchronously, line by line. With pino's default (buffered, flushed
+ * at exit) a process whose standard output is a pipe nobody reads any more (`kubeprovisioner |
+ * head -1`, a log collector gone) retried the flush at exit every 100 ms forever: the flush
+ * retries every failed write, not only the busy ones. A synchronous write fails at once instead,
+ * and pino then drops the lines that follow (EPIPE), so the process exits with its own code.
+ */
+function stdoutDestination(): DestinationStream {
+  return pino.destination({ dest: 1, sync: true });
 }
 
 /** A logger that drops everything; the default for components built without one. */

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, it } from "node:test";
-import { repoRoot } from "../support/process.ts";
+import { repoRoot, WAIT_MS } from "../support/process.ts";
 
 interface Run {
   code: number | null;
@@ -57,6 +57,22 @@ describe("kubeprovisioner CLI", () => {
       /--log-level: expected one of trace, debug, info, warn, error, fatal, silent/,
     );
     assertUsageError(await cli(["--metrics-secure=yes"]), /--metrics-secure: expected true or false/);
+  });
+
+  it("exits with its own code when its standard output is a pipe nobody reads", async () => {
+    // The reader goes away before the program writes a line (`kubeprovisioner ... | true`): its
+    // log lines fail with EPIPE, and the fatal error's exit code still comes out at once.
+    const child = spawn(process.execPath, [path.join(repoRoot, "src/main.ts"), "--kubeconfig=/nonexistent"], {
+      env: { ...process.env, KUBECONFIG: "" },
+      stdio: ["ignore", "pipe", "ignore"],
+      timeout: WAIT_MS,
+    });
+    child.stdout.destroy();
+    const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve, reject) => {
+      child.on("error", reject);
+      child.on("exit", (c, s) => resolve([c, s]));
+    });
+    assert.deepEqual([code, signal], [1, null], "exit code 1, not killed at the timeout");
   });
 
   it("exits 2 for an unknown flag and for a bad environment value", async () => {
