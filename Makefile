@@ -139,7 +139,7 @@ cluster-down: deps ## Stop the clusters 'make cluster' started and check that no
 ## --- benchmarks ------------------------------------------------------------------------------
 
 .PHONY: bench
-bench: bench-queue bench-metrics bench-startup bench-noop bench-scale bench-idle bench-throttle bench-restart bench-failover bench-events bench-scale-steady ## Run every benchmark (about 90 min); results in bench/results and BENCHMARKS.md
+bench: bench-queue bench-metrics bench-startup bench-noop bench-scale bench-idle bench-throttle bench-restart bench-failover bench-events bench-scale-steady bench-ceiling ## Run every benchmark (about 2 h); results in bench/results and BENCHMARKS.md
 
 .PHONY: bench-metrics
 bench-metrics: deps ## Scrape cost of the managed-resources gauge with 1,000 to 100,000 cached objects
@@ -155,6 +155,12 @@ bench-scale: deps tools bundle ## Converge $(BENCH_SIZES) S3Buckets+SqsQueues (+
 .PHONY: bench-scale-steady
 bench-scale-steady: deps tools bundle ## 20,000 S3Buckets+SqsQueues in a 1 GiB memory cgroup, then steady polls with the S3 budget at 10/s and 200 new buckets (about 35 min)
 	node bench/scale/steady.ts --buckets=10000 --queues=10000 --instances=20 --steady=600
+
+CEILING_OBJECTS ?= 92000
+
+.PHONY: bench-ceiling
+bench-ceiling: deps tools bundle ## CEILING_OBJECTS (92,000) paused S3Buckets+SqsQueues: the old 192 MiB heap in a 512 MiB cgroup, then a 1 GiB limit, 20 new buckets Ready (about 25 min)
+	node bench/scale/ceiling.ts --objects=$(CEILING_OBJECTS)
 
 .PHONY: bench-events
 bench-events: deps tools bundle ## Drift repair latency and AWS reads at rest, change events vs polling only, at 1,000 and 10,000 objects (about 30 min)

@@ -25,7 +25,7 @@
  *
  *   node bench/scale/steady.ts [--buckets 10000 --queues 10000 --instances 0] [--steady 600]
  */
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import os from "node:os";
 import path from "node:path";
@@ -36,6 +36,8 @@ import { startMoto } from "../../test/support/moto.ts";
 import { startOperator, type OperatorProcess } from "../../test/support/operator.ts";
 import { inParallel } from "../../test/support/pool.ts";
 import { repoRoot } from "../../test/support/process.ts";
+import { imageNodeOptions } from "../support/image-node-options.ts";
+import { memoryCgroup } from "../support/memory-cgroup.ts";
 import { childPid, procStats } from "../support/proc-stats.ts";
 import { busyShares, longestProfile } from "../support/cpu-profile.ts";
 import { linkedSourceMap } from "../support/source-map.ts";
@@ -84,10 +86,6 @@ const steadyBudget = /s3=(\d+(?:\.\d+)?)\/(\d+)/.exec(values["steady-budgets"]);
 const s3Rate = Number(steadyBudget?.[1] ?? 10);
 const s3Burst = Number(steadyBudget?.[2] ?? 10);
 
-function imageNodeOptions(): string {
-  const m = /^ENV NODE_OPTIONS="([^"]*)"$/m.exec(readFileSync(path.join(repoRoot, "Dockerfile"), "utf8"));
-  return m?.[1] ?? "";
-}
 const log = (msg: string): void => {
   process.stderr.write(`[steady ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
 };
@@ -96,19 +94,8 @@ const round = (v: number, digits = 2): number => Math.round(v * 10 ** digits) / 
 const base = (plural: string): string => `/apis/compute.cloud.com/v1/namespaces/${NS}/${plural}`;
 const MiB = 2 ** 20;
 
-// --- the memory cgroup (v1, as this machine mounts it; see test/integration/heap-cgroup.test.ts)
-function ownMemoryCgroup(): string {
-  const line = readFileSync("/proc/self/cgroup", "utf8")
-    .split("\n")
-    .find((l) => l.split(":")[1]?.split(",").includes("memory"));
-  if (line === undefined) throw new Error("no cgroup v1 memory hierarchy");
-  return path.join("/sys/fs/cgroup/memory", line.slice(line.indexOf(":", line.indexOf(":") + 1) + 1));
-}
-const parentCg = ownMemoryCgroup();
-const cg = path.join(parentCg, `kp-bench-steady-${process.pid}`);
-mkdirSync(cg);
-writeFileSync(path.join(cg, "memory.limit_in_bytes"), String(limitMiB * MiB));
-const cgRead = (file: string): number => Number(readFileSync(path.join(cg, file), "utf8").trim());
+const cg = memoryCgroup(`kp-bench-steady-${process.pid}`, limitMiB);
+const cgRead = cg.read;
 
 // --- an S3 token bucket in the proxy: AWS's answer to a client that goes faster than the budget
 let gateOn = false;
@@ -151,10 +138,8 @@ async function start(
   entry = values.entry,
 ): Promise<{ op: OperatorProcess; pid: number }> {
   starts++;
-  writeFileSync(path.join(cg, "cgroup.procs"), String(process.pid));
-  let o: OperatorProcess;
-  try {
-    o = await startOperator({
+  const o = await cg.inside(() =>
+    startOperator({
       kubeconfig,
       env: { ...moto.env, AWS_ENDPOINT_URL: proxy.endpoint },
       dir: work,
@@ -169,10 +154,8 @@ async function start(
         `--aws-rate-budgets=${budgets}`,
         ...values.args.split(" ").filter(Boolean),
       ],
-    });
-  } finally {
-    writeFileSync(path.join(parentCg, "cgroup.procs"), String(process.pid));
-  }
+    }),
+  );
   await o.waitReady(120_000);
   op = o;
   return { op: o, pid: childPid(o.process.proc.pid ?? 0, entry) };
@@ -520,11 +503,7 @@ try {
   await proxy.stop();
   await moto.stop();
   await cp.stop();
-  try {
-    rmdirSync(cg);
-  } catch {
-    /* a process is still inside */
-  }
+  cg.remove();
 }
 const results = path.join(repoRoot, "bench/results");
 writeFileSync(

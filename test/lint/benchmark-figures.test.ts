@@ -1,8 +1,8 @@
 /**
- * The measured figures BENCHMARKS.md and the README quote come from the committed results in
- * bench/results/*.json: each figure below is read out of the prose and compared with the value
- * computed from the JSON, rounded as the text rounds it. A rerun of a benchmark that changes a
- * result fails here until the text says the new figure.
+ * The measured figures BENCHMARKS.md, the README and docs/install.md quote come from the committed
+ * results in bench/results/*.json: each figure below is read out of the prose and compared with
+ * the value computed from the JSON, rounded as the text rounds it. A rerun of a benchmark that
+ * changes a result fails here until the text says the new figure.
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -46,6 +46,39 @@ interface EventsRun {
   readsRatioPollOnlyToEvents: { atTheDefaultPollInterval5m: number };
 }
 
+interface CeilingStart {
+  exitCode: number | string;
+  outcome: string;
+  secondsToExit: number;
+  heapSizing: { ceilingMiB: number };
+  cacheListed?: { heapUsedMiB: number; heapCeilingMiB: number };
+  fatalLog?: string;
+  peakHeapUsedMiB: number;
+  cgroup: { peakMiB: number; failcnt: number; oomKills: number };
+}
+interface CeilingRun {
+  objects: { total: number; buckets: number; queues: number };
+  estate: { createSeconds: number };
+  atZeroObjects: { heapUsedMiB: number; cacheListedHeapUsedMiB: number };
+  old: { heapFlagMiB: number; memoryLimitMiB: number; starts: CeilingStart[] };
+  raised: {
+    heapSizing: { ceilingMiB: number; memoryLimitMiB: number };
+    secondsToList: number;
+    cacheListed: { objects: number; heapUsedMiB: number };
+    secondsToReconcileEvery: number;
+    kubeWritesAfterEveryReconcile: Record<string, number>;
+    newBuckets: { count: number; ready: number; allReadySeconds: number };
+    awsCalls: Record<string, number>;
+    heldSeconds: number;
+    restarts: number;
+    atEnd: { heapUsedMiB: number; heapTotalMiB: number; rssMiB: number };
+    peakRssMiB: number;
+    peakHeapUsedMiB: number;
+    cgroup: { memoryLimitMiB: number; peakMiB: number; failcnt: number; oomKills: number };
+  };
+  perThousandObjects: { heapUsedAtListMiB: number; heapUsedAtRestMiB: number };
+}
+
 const json = <T>(file: string): T =>
   JSON.parse(readFileSync(path.join(repoRoot, "bench/results", file), "utf8")) as T;
 const text = (file: string): string => readFileSync(path.join(repoRoot, file), "utf8").replace(/\s+/g, " ");
@@ -77,6 +110,11 @@ const eventsAt = (total: number): EventsRun => {
 };
 const ev1k = eventsAt(1000);
 const ev10k = eventsAt(10000);
+
+const ceiling = json<CeilingRun>("ceiling.json");
+const ceiling4k = json<CeilingRun>("ceiling-4k.json");
+const [oldFirst, oldSecond] = ceiling.old.starts;
+const raised = ceiling.raised;
 
 const thousands = (n: number): string => Math.round(n).toLocaleString("en-US");
 /** Kubernetes writes of a converge: patches, status updates and created Events. */
@@ -346,6 +384,133 @@ const FIGURES: { file: string; what: string; pattern: RegExp; want: () => string
         thousands(e.measured.SqsQueue ?? NaN),
         thousands(e.operatorMetric.S3Bucket ?? NaN),
         thousands(e.operatorMetric.SqsQueue ?? NaN),
+      ];
+    },
+  },
+  {
+    file: "BENCHMARKS.md",
+    what: "old heap ceiling, twice it: the estate, the ceilings and how each configuration went",
+    pattern:
+      /\*\*Method\*\* \(`bench\/scale\/ceiling\.ts`\)\. ([\d,]+) objects, ([\d,]+) S3Buckets and ([\d,]+) SqsQueues .*? 32 at a time \(([\d,]+) s\)\..*?\| heap ceiling \(`heap\.ceilingMiB` of the `starting` line\) \| (\d+) MiB \| (\d+) MiB \| \| how it went \| V8 heap out of memory during the initial list: exit (\d+) \(SIGABRT\) ([\d.]+) s after the start, and again ([\d.]+) s after a second start \| listed, passed the start check, still running after (\d+) s: (\d+) restarts \|/,
+    want: () => {
+      assert.ok(oldFirst && oldSecond, "two starts of the old configuration");
+      for (const st of [oldFirst, oldSecond]) assert.equal(st.outcome, "V8 heap out of memory");
+      assert.equal(oldSecond.exitCode, oldFirst.exitCode, "the same exit on the second start");
+      return [
+        thousands(ceiling.objects.total),
+        thousands(ceiling.objects.buckets),
+        thousands(ceiling.objects.queues),
+        thousands(ceiling.estate.createSeconds),
+        String(oldFirst.heapSizing.ceilingMiB),
+        String(raised.heapSizing.ceilingMiB),
+        String(oldFirst.exitCode),
+        oldFirst.secondsToExit.toFixed(1),
+        oldSecond.secondsToExit.toFixed(1),
+        String(raised.heldSeconds),
+        String(raised.restarts),
+      ];
+    },
+  },
+  {
+    file: "BENCHMARKS.md",
+    what: "old heap ceiling, twice it: list, heap, RSS and cgroup of both configurations",
+    pattern:
+      /\| initial list \| not completed \(peak heap in use ([\d.]+) MiB\) \| ([\d,]+) objects in ([\d.]+) s \| \| heap in use after the list, after a full collection \(the start check's `cache listed`\) \| \| (\d+) MiB, (\d+) % of the ceiling \(the check allows 60 %\) \| \| peak while listing: heap in use \/ RSS \/ cgroup usage \| \| ([\d.]+) \/ ([\d.]+) \/ ([\d.]+) MiB \| \| at the end: heap in use \/ `heapTotal` \/ RSS \| \| ([\d.]+) \/ ([\d.]+) \/ ([\d.]+) MiB \| \| cgroup peak, `memory\.failcnt`, OOM kills \| ([\d.]+) MiB, (\d+), (\d+) \| ([\d.]+) MiB, (\d+), (\d+) \|/,
+    want: () => {
+      assert.ok(oldFirst, "a start of the old configuration");
+      assert.equal(oldFirst.cacheListed, undefined, "the old configuration never listed");
+      return [
+        oldFirst.peakHeapUsedMiB.toFixed(1),
+        thousands(raised.cacheListed.objects),
+        raised.secondsToList.toFixed(1),
+        String(raised.cacheListed.heapUsedMiB),
+        String(Math.round((100 * raised.cacheListed.heapUsedMiB) / raised.heapSizing.ceilingMiB)),
+        raised.peakHeapUsedMiB.toFixed(1),
+        raised.peakRssMiB.toFixed(1),
+        raised.cgroup.peakMiB.toFixed(1),
+        raised.atEnd.heapUsedMiB.toFixed(1),
+        raised.atEnd.heapTotalMiB.toFixed(1),
+        raised.atEnd.rssMiB.toFixed(1),
+        oldFirst.cgroup.peakMiB.toFixed(1),
+        String(oldFirst.cgroup.failcnt),
+        String(oldFirst.cgroup.oomKills),
+        raised.cgroup.peakMiB.toFixed(1),
+        String(raised.cgroup.failcnt),
+        String(raised.cgroup.oomKills),
+      ];
+    },
+  },
+  {
+    file: "BENCHMARKS.md",
+    what: "old heap ceiling, twice it: writes for the paused estate and the new buckets' work",
+    pattern:
+      /\| operator's Kubernetes writes for the 92,000 \| \| (\d+) \(each reconciled once, within ([\d.]+) s of the start\) \| \| (\d+) new unpaused S3Buckets, all Ready \| \| ([\d.]+) s \(HeadBucket, CreateBucket, PutBucketTagging: (\d+) each, the only AWS calls\) \|/,
+    want: () => {
+      const { HeadBucket, CreateBucket, PutBucketTagging, GetCallerIdentity, ...other } = raised.awsCalls;
+      assert.deepEqual(other, {}, "no other AWS call than the new buckets' (and the caller identity)");
+      assert.ok((GetCallerIdentity ?? 0) <= 1, "at most one caller-identity lookup");
+      assert.equal(HeadBucket, CreateBucket, "one HeadBucket per CreateBucket");
+      assert.equal(PutBucketTagging, CreateBucket, "one PutBucketTagging per CreateBucket");
+      assert.equal(raised.newBuckets.ready, raised.newBuckets.count, "every new bucket Ready");
+      return [
+        String(Object.values(raised.kubeWritesAfterEveryReconcile).reduce((a, b) => a + b, 0)),
+        raised.secondsToReconcileEvery.toFixed(1),
+        String(raised.newBuckets.count),
+        raised.newBuckets.allReadySeconds.toFixed(1),
+        String(CreateBucket),
+      ];
+    },
+  },
+  {
+    file: "BENCHMARKS.md",
+    what: "old heap ceiling, twice it: the start check's refusal at 4,000 objects",
+    pattern:
+      /at 4,000 objects under a (\d+) MiB ceiling \(`node bench\/scale\/ceiling\.ts --objects=(\d+) --old-heap-mib=(\d+) --old-limit-mib=(\d+) --new-limit-mib=(\d+)`, `bench\/results\/ceiling-4k\.json`\) it refused with exit code (\d+) and its message, and on the next start the same estate ended in V8's heap out of memory instead/,
+    want: () => {
+      const [first, second] = ceiling4k.old.starts;
+      assert.ok(first && second, "two starts at 4,000 objects");
+      assert.equal(first.outcome, "start check refused");
+      assert.equal(second.outcome, "V8 heap out of memory");
+      assert.match(
+        first.fatalLog ?? "",
+        /^the cache of \d+ objects fills \d+ MiB of the \d+ MiB JS heap ceiling/,
+      );
+      return [
+        String(first.heapSizing.ceilingMiB),
+        String(ceiling4k.objects.total),
+        String(ceiling4k.old.heapFlagMiB),
+        String(ceiling4k.old.memoryLimitMiB),
+        String(ceiling4k.raised.cgroup.memoryLimitMiB),
+        String(first.exitCode),
+      ];
+    },
+  },
+  {
+    file: "BENCHMARKS.md",
+    what: "old heap ceiling, twice it: heap per 1,000 paused objects",
+    pattern:
+      /\*\*([\d.]+) MiB per 1,000 at rest\*\* here \(heap in use over ([\d.]+) MiB at zero objects, by the same gauge as the 20,020-object run; ([\d.]+) after a full collection, over (\d+) MiB\)/,
+    want: () => [
+      ceiling.perThousandObjects.heapUsedAtRestMiB.toFixed(2),
+      ceiling.atZeroObjects.heapUsedMiB.toFixed(1),
+      ceiling.perThousandObjects.heapUsedAtListMiB.toFixed(2),
+      String(ceiling.atZeroObjects.cacheListedHeapUsedMiB),
+    ],
+  },
+  {
+    file: "docs/install.md",
+    what: "the 92,000 paused objects under a raised limit, and the old ceiling's end",
+    pattern:
+      /At ([\d,]+) paused objects under a (\d+) GiB limit \(BENCHMARKS\.md, "The old heap ceiling and twice it"\) the cache filled (\d+) MiB of the (\d+) MiB ceiling, and the initial list took the cgroup's usage to (\d+) MiB at its peak; under the old fixed (\d+) MiB ceiling the same estate ended in V8's heap out of memory during the initial list/,
+    want: () => {
+      assert.equal(oldFirst?.outcome, "V8 heap out of memory");
+      return [
+        thousands(ceiling.objects.total),
+        String(raised.cgroup.memoryLimitMiB / 1024),
+        String(raised.cacheListed.heapUsedMiB),
+        String(raised.heapSizing.ceilingMiB),
+        String(Math.round(raised.cgroup.peakMiB)),
+        String(ceiling.old.heapFlagMiB),
       ];
     },
   },

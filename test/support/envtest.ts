@@ -31,6 +31,8 @@ const execFileP = promisify(execFile);
 export interface ControlPlaneOptions {
   /** Install the CRDs of config/crd once the API server is ready. @default false */
   installCRDs?: boolean;
+  /** Extra etcd flags (`--name=value`), such as a larger `--quota-backend-bytes` for a large estate. */
+  etcdFlags?: string[];
   /** Extra kube-apiserver flags (`--name=value`); a later flag overrides an earlier one. */
   apiServerFlags?: string[] | ((pki: Pki) => string[]);
   /** Extra kube-controller-manager flags. */
@@ -219,6 +221,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
         `--initial-cluster=default=http://127.0.0.1:${peerPort}`,
         "--unsafe-no-fsync=true",
         "--log-level=warn",
+        ...(opts.etcdFlags ?? []),
       ],
       { logFile: path.join(dir, "etcd.log") },
     );
