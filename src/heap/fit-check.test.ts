@@ -26,6 +26,21 @@ describe("fitRefusal", () => {
         'raise resources.limits.memory to at least 704Mi (docs/install.md, "Memory")',
     );
   });
+
+  it("names the flag to raise when the ceiling did not come from the memory limit", () => {
+    const message = fitRefusal(40_000, {
+      usedBytes: 150 * MiB,
+      ceilingBytes: 192 * MiB,
+      memoryLimitBytes: undefined,
+    });
+    assert.equal(
+      message,
+      "the cache of 40000 objects fills 150 MiB of the 192 MiB JS heap ceiling, set by " +
+        "--max-old-space-size or V8's default; more than 60 % leaves too little to reconcile them: " +
+        "raise --max-old-space-size to at least 256 (or remove it from NODE_OPTIONS, so that the " +
+        'ceiling follows resources.limits.memory) (docs/install.md, "Memory")',
+    );
+  });
 });
 
 describe("HeapFitCheck", () => {

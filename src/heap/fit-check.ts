@@ -40,14 +40,23 @@ export function fitRefusal(objects: number, heap: HeapFigures): string | undefin
   const ceiling = Math.floor(heap.ceilingBytes / MiB);
   const neededHeap = heap.usedBytes / FIT_SHARE / MiB;
   const needed = Math.ceil(Math.max(neededHeap + OFF_HEAP_RESERVE_MIB, (neededHeap * 4) / 3) / 64) * 64;
-  const from =
+  // A ceiling set by the flag does not follow the memory limit: raising the limit alone would
+  // change nothing, so the flag is what to raise (or drop).
+  const [from, raise] =
     heap.memoryLimitBytes !== undefined
-      ? `, sized from the container memory limit of ${Math.floor(heap.memoryLimitBytes / MiB)} MiB`
-      : ", set by --max-old-space-size or V8's default";
+      ? [
+          `, sized from the container memory limit of ${Math.floor(heap.memoryLimitBytes / MiB)} MiB`,
+          `resources.limits.memory to at least ${needed}Mi`,
+        ]
+      : [
+          ", set by --max-old-space-size or V8's default",
+          `--max-old-space-size to at least ${Math.ceil(neededHeap / 64) * 64} (or remove it from ` +
+            "NODE_OPTIONS, so that the ceiling follows resources.limits.memory)",
+        ];
   return (
     `the cache of ${objects} objects fills ${used} MiB of the ${ceiling} MiB JS heap ceiling${from}; ` +
-    `more than ${FIT_SHARE * 100} % leaves too little to reconcile them: raise ` +
-    `resources.limits.memory to at least ${needed}Mi (docs/install.md, "Memory")`
+    `more than ${FIT_SHARE * 100} % leaves too little to reconcile them: raise ${raise} ` +
+    '(docs/install.md, "Memory")'
   );
 }
 
