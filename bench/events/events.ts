@@ -22,7 +22,7 @@
  * 3. The operator restarts in events mode, and the next size's objects are created.
  */
 import { randomUUID } from "node:crypto";
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
@@ -37,6 +37,7 @@ import { inParallel } from "../../test/support/pool.ts";
 import { repoRoot } from "../../test/support/process.ts";
 import { childPid, procStats } from "../support/proc-stats.ts";
 import { lineChart } from "../support/svg-chart.ts";
+import { imageNodeOptions } from "../support/image-node-options.ts";
 
 const { values } = parseArgs({
   options: {
@@ -65,11 +66,6 @@ const NS = "bench";
 const EVENTS_QUEUE = "kp-change-events";
 const WITH_EVENTS = "1h";
 
-/** The V8 flags the image runs with (`ENV NODE_OPTIONS` in the Dockerfile). */
-function imageNodeOptions(): string {
-  const m = /^ENV NODE_OPTIONS="([^"]*)"$/m.exec(readFileSync(path.join(repoRoot, "Dockerfile"), "utf8"));
-  return m?.[1] ?? "";
-}
 const log = (msg: string): void => {
   process.stderr.write(`[events ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
 };

@@ -17,6 +17,7 @@ import { startOperator } from "../../test/support/operator.ts";
 import { inParallel } from "../../test/support/pool.ts";
 import { repoRoot, waitFor } from "../../test/support/process.ts";
 import { childPid, procStats } from "../support/proc-stats.ts";
+import { imageNodeOptions } from "../support/image-node-options.ts";
 
 const { values } = parseArgs({
   options: {
@@ -25,11 +26,7 @@ const { values } = parseArgs({
   },
 });
 const NS = "heap";
-const imageFlags = (
-  /^ENV NODE_OPTIONS="([^"]*)"$/m.exec(readFileSync(path.join(repoRoot, "Dockerfile"), "utf8"))?.[1] ?? ""
-)
-  .split(" ")
-  .filter(Boolean);
+const imageFlags = imageNodeOptions().split(" ").filter(Boolean);
 
 interface Snapshot {
   snapshot: { meta: { node_fields: string[]; node_types: [string[], ...unknown[]] } };

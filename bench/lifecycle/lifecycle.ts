@@ -21,7 +21,7 @@
 import { DeleteTagsCommand, DescribeInstancesCommand, EC2Client } from "@aws-sdk/client-ec2";
 import { GetBucketTaggingCommand, PutBucketTaggingCommand, S3Client } from "@aws-sdk/client-s3";
 import { GetQueueUrlCommand, SQSClient, UntagQueueCommand } from "@aws-sdk/client-sqs";
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
@@ -31,6 +31,7 @@ import { startMoto, type Moto } from "../../test/support/moto.ts";
 import { startOperator, type OperatorProcess } from "../../test/support/operator.ts";
 import { inParallel } from "../../test/support/pool.ts";
 import { repoRoot, waitFor } from "../../test/support/process.ts";
+import { imageNodeOptions } from "../support/image-node-options.ts";
 
 const { values, positionals } = parseArgs({
   options: {
@@ -81,12 +82,6 @@ type Kind = (typeof KINDS)[number];
 const base = (plural: string): string => `/apis/compute.cloud.com/v1/namespaces/${NS}/${plural}`;
 const nameOf = (k: Kind, i: number): string =>
   `${k.plural.slice(0, 3)}-${which}-${String(i).padStart(4, "0")}`;
-
-/** The V8 flags the image runs with (`ENV NODE_OPTIONS` in the Dockerfile). */
-function imageNodeOptions(): string[] {
-  const m = /^ENV NODE_OPTIONS="([^"]*)"$/m.exec(readFileSync(path.join(repoRoot, "Dockerfile"), "utf8"));
-  return (m?.[1] ?? "").split(" ").filter(Boolean);
-}
 
 async function readyCount(cp: ControlPlane, plural: string): Promise<number> {
   const res = await cp.request("GET", base(plural));
@@ -155,7 +150,7 @@ async function withEnv(run: (env: Env) => Promise<unknown>): Promise<unknown> {
           dir,
           name,
           entry: "dist/kubeprovisioner.mjs",
-          nodeArgs: imageNodeOptions(),
+          nodeArgs: imageNodeOptions().split(" ").filter(Boolean),
           args: ["--log-level=info", "--poll-interval=5m", ...args],
         });
         running.push(op);

@@ -17,6 +17,7 @@ import { parseArgs } from "node:util";
 import { heapCeilingMiB } from "../../src/heap/ceiling.ts";
 import { repoRoot } from "../../test/support/process.ts";
 import { lineChart } from "../support/svg-chart.ts";
+import { imageAllocatorEnv, imageNodeOptions } from "../support/image-node-options.ts";
 
 const { values, positionals } = parseArgs({
   options: {
@@ -33,16 +34,6 @@ const { values, positionals } = parseArgs({
 });
 const which = positionals[0] ?? "scale";
 
-/** The V8 flags the image runs with (`ENV NODE_OPTIONS` in the Dockerfile). */
-function imageNodeOptions(): string {
-  const m = /^ENV NODE_OPTIONS="([^"]*)"$/m.exec(readFileSync(path.join(repoRoot, "Dockerfile"), "utf8"));
-  return m?.[1] ?? "";
-}
-/** The allocator settings the image's environment sets (`ENV MALLOC_...` in the Dockerfile), as NAME=value. */
-function imageAllocatorEnv(): string[] {
-  const dockerfile = readFileSync(path.join(repoRoot, "Dockerfile"), "utf8");
-  return [...dockerfile.matchAll(/^ENV (MALLOC_[A-Z_]+=\S+)$/gm)].map((m) => m[1] ?? "");
-}
 /**
  * The heap ceiling the image's process runs with under the chart's default memory limit: at start
  * it replaces itself once with `--max-old-space-size` from the cgroup's limit (src/heap/ceiling.ts).

@@ -1,4 +1,4 @@
-/** The V8 flags the image runs the operator with: `NODE_OPTIONS` of the Dockerfile. */
+/** What the image sets for the operator's node process: the Dockerfile's `NODE_OPTIONS` and `MALLOC_` variables. */
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { repoRoot } from "../../test/support/process.ts";
@@ -7,4 +7,10 @@ import { repoRoot } from "../../test/support/process.ts";
 export function imageNodeOptions(): string {
   const m = /^ENV NODE_OPTIONS="([^"]*)"$/m.exec(readFileSync(path.join(repoRoot, "Dockerfile"), "utf8"));
   return m?.[1] ?? "";
+}
+
+/** The allocator settings the image's environment sets (`ENV MALLOC_...` in the Dockerfile), as NAME=value. */
+export function imageAllocatorEnv(): string[] {
+  const dockerfile = readFileSync(path.join(repoRoot, "Dockerfile"), "utf8");
+  return [...dockerfile.matchAll(/^ENV (MALLOC_[A-Z_]+=\S+)$/gm)].map((m) => m[1] ?? "");
 }
