@@ -103,6 +103,17 @@ describe("accountReady", () => {
 });
 
 describe("CacheAccountResolver", () => {
+  it("tells from the cache alone the account name an object's polls are counted under", () => {
+    const annotated = ns("a", { "compute.cloud.com/account": "from-ns" });
+    const r = resolver({ namespaces: [annotated, ns("b")] });
+    assert.equal(r.accountNameFromCache(obj("a", "from-ref")), "from-ref");
+    assert.equal(r.accountNameFromCache(obj("a")), "from-ns");
+    assert.equal(r.accountNameFromCache(obj("b")), "", "the operator's own credentials");
+    assert.equal(r.accountNameFromCache(obj("c")), undefined, "its namespace is not cached yet");
+    const required = resolver({ namespaces: [ns("b")], requireAccount: true });
+    assert.equal(required.accountNameFromCache(obj("b")), undefined, "refused its own credentials");
+  });
+
   it("resolves an allowed, ready account to its clients without an AWS call", async () => {
     const r = resolver({ accounts: [readyAccount("team", { names: ["a"] })], namespaces: [ns("a")] });
     const got = await r.resolve(obj("a", "team"));

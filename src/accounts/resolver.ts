@@ -116,6 +116,14 @@ export class CacheAccountResolver implements AccountResolver {
     },
   ];
 
+  accountNameFromCache(obj: ManagedObject): string | undefined {
+    const namespace = this.#o.namespaces(obj.metadata.namespace ?? "");
+    if (namespace === undefined) return undefined;
+    const name = accountNameOf(obj, namespace);
+    if (name !== undefined) return name;
+    return this.#o.requireAccount ? undefined : "";
+  }
+
   async resolve(obj: ManagedObject): Promise<ObjectAccount> {
     const nsName = obj.metadata.namespace ?? "";
     const namespace = this.#o.namespaces(nsName);

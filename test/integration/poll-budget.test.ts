@@ -4,8 +4,9 @@
  * polls' share (16 × 2 reads every 2 s = 16/s against 5/s). The operator then polls every bucket
  * less often, as the gauge and a log line say with the figures; the S3 calls it makes while only
  * polling stay within the share; a bucket created meanwhile converges at the whole budget's pace,
- * ahead of the poll backlog; and once most buckets are gone the configured interval applies
- * again, which it logs too.
+ * ahead of the poll backlog; after a restart the gauge counts every bucket before the replay's
+ * polls are through; and once most buckets are gone the configured interval applies again, which
+ * it logs too.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -83,6 +84,25 @@ describe("polls yield to real work on a small S3 budget", () => {
       tookS < stretchedS / 2,
       `the new bucket took ${tookS} s while each poll waits ${stretchedS} s for its turn`,
     );
+  });
+
+  it("counts every bucket in the gauge from a restart on, before the replay's polls are through", async (t) => {
+    // With one worker, each replayed poll waits for its permits in turn instead of being deferred,
+    // so the replay of the 17 buckets drains at the polls' pace (2 reads at 5/s, 0.4 s a bucket):
+    // the buckets still queued count at the mean from the start, not once the worker reaches them.
+    await env.op.stop();
+    const op = await env.startOperator(["--max-concurrent-reconciles=1"]);
+    const all = BUCKETS + 1;
+    const expected = (all * reads) / (SHARE * RATE);
+    await waitFor("every bucket counted", async () => (await gauge()) >= expected * 0.95, WAIT_MS, 100);
+    const polled = new Set(
+      op
+        .logLines()
+        .filter((l) => l.msg === "reconcile done, requeueing after delay" && String(l.name).startsWith("pb-"))
+        .map((l) => l.name),
+    ).size;
+    t.diagnostic(`the gauge counted all ${all} buckets when ${polled} had been polled since the restart`);
+    assert.ok(polled < all / 2, `${polled} of ${all} buckets polled when the gauge counted them all`);
   });
 
   it("goes back to the configured interval once the estate fits the share, and logs it", async () => {

@@ -25,6 +25,12 @@ export interface AccountResolver {
    */
   resolve(obj: ManagedObject, signal: AbortSignal): Promise<ObjectAccount>;
   /**
+   * The name of the AwsAccount {@link resolve} would give `obj`, from the cache alone: "" for the
+   * operator's own credentials, undefined when the cache cannot tell yet (its namespace is not
+   * cached) or the object would be refused one. For counting, never for credentials.
+   */
+  accountNameFromCache?(obj: ManagedObject): string | undefined;
+  /**
    * What an object's account depends on besides the object (the AwsAccounts, the namespaces): a
    * change of one of these (an account turns Ready or allows another namespace, a namespace's
    * annotation or labels change) enqueues the managed objects among `objects` it concerns, so

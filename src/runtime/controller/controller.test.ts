@@ -321,8 +321,10 @@ describe("Controller reconcile causes", () => {
     const registry = new Registry();
     const informer = new ManualInformer<KubeObject>();
     const causes: (string | undefined)[] = [];
+    const queuedPolls: string[] = [];
     let i = 0;
     const reconciler: Reconciler = {
+      pollQueued: (req) => queuedPolls.push(`${req.namespace ?? ""}/${req.name}`),
       reconcile: async (_req, ctx) => {
         causes.push(ctx.cause);
         const next = results[i++] ?? {};
@@ -341,7 +343,7 @@ describe("Controller reconcile causes", () => {
       ac.abort();
       await running;
     };
-    return { clock, informer, causes, settle, stop };
+    return { clock, informer, causes, queuedPolls, settle, stop };
   }
 
   it("tells a reconcile it is a poll only when it comes back for the poll its last one asked for", async () => {
@@ -396,6 +398,16 @@ describe("Controller reconcile causes", () => {
     p.informer.update(obj("c"), obj("c"));
     await p.settle();
     assert.deepEqual(p.causes, ["poll", "work", "work"]);
+    await p.stop();
+  });
+
+  it("tells the reconciler of each key the initial list enqueues as a poll, when it is enqueued", async () => {
+    const p = polling([{}, {}, {}]);
+    p.informer.add(obj("a"), true);
+    p.informer.add(obj("b"));
+    p.informer.add(obj("c"), true);
+    assert.deepEqual(p.queuedPolls, ["ns/a", "ns/c"], "before any reconcile");
+    await p.settle();
     await p.stop();
   });
 

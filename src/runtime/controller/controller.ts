@@ -86,7 +86,8 @@ export interface ControllerOptions {
  * - Each reconcile is told its cause: `poll` when the key comes back only for the poll its last
  *   reconcile asked for (`Result.poll`), or only for the cache's initial list when the controller
  *   starts; `work` when anything else enqueued it, before it came back or while it was being
- *   reconciled.
+ *   reconciled. The reconciler hears of each key the initial list enqueues as a poll when it is
+ *   enqueued (`Reconciler.pollQueued`), so it can count the whole replay as due.
  * - Workers start only after every source's cache has synced, so a reconcile never mistakes an
  *   unsynced cache for a deleted object.
  * - On stop no new reconcile starts; in-flight ones finish, bounded by `gracefulShutdownTimeout`.
@@ -191,8 +192,10 @@ export class Controller implements Runnable {
     const enqueue = (req: { namespace?: string; name: string }, origin?: EnqueueOrigin): void => {
       const key = keyOf(req);
       // The cache's replay when the controller starts is a poll too; anything else is work.
-      if (origin?.initialList === true && !this.#active.has(key)) this.#polls.add(key);
-      else {
+      if (origin?.initialList === true && !this.#active.has(key)) {
+        this.#polls.add(key);
+        this.#reconciler.pollQueued?.(req);
+      } else {
         this.#polls.delete(key);
         if (this.#active.has(key)) this.#active.set(key, true);
       }

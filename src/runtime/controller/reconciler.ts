@@ -71,6 +71,13 @@ export interface ReconcileContext {
  */
 export interface Reconciler {
   reconcile(req: Request, ctx: ReconcileContext): Promise<Result>;
+  /**
+   * Told of each key the cache's initial list enqueues as a poll when the controller starts,
+   * before that key's reconcile runs: a reconciler that accounts for the polls due counts the
+   * whole replay from here, not only the part the workers have reached. Must not throw.
+   * @default nothing
+   */
+  pollQueued?(req: Request): void;
 }
 
 /**

@@ -36,6 +36,12 @@ export interface Connector<T extends ManagedObject, R> {
    * @throws what the account resolver refuses the object with (../account.ts).
    */
   connect(obj: T, signal: AbortSignal): Promise<Connection<T, R>>;
+  /**
+   * The name of the account `obj` would be connected to ("" for the operator's own), from the
+   * cache alone; undefined when only a reconcile can tell. For counting, never for credentials.
+   * @default unknown
+   */
+  accountNameOf?(obj: T): string | undefined;
 }
 
 /** Options of {@link AccountConnector}. */
@@ -64,6 +70,12 @@ export class AccountConnector<T extends ManagedObject, R> implements Connector<T
     return { driver: this.#driverOf(account?.aws ?? this.#o.own), account };
   }
 
+  accountNameOf(obj: T): string | undefined {
+    const accounts = this.#o.accounts;
+    if (accounts === undefined) return "";
+    return accounts.accountNameFromCache?.(obj);
+  }
+
   #driverOf(aws: AwsClientSource): ResourceDriver<T, R> {
     let driver = this.#drivers.get(aws);
     if (driver === undefined) {
@@ -76,5 +88,5 @@ export class AccountConnector<T extends ManagedObject, R> implements Connector<T
 
 /** The connector of a driver that serves every object with the same clients (tests, one account). */
 export function fixedConnector<T extends ManagedObject, R>(driver: ResourceDriver<T, R>): Connector<T, R> {
-  return { driver, connect: async () => ({ driver, account: undefined }) };
+  return { driver, connect: async () => ({ driver, account: undefined }), accountNameOf: () => "" };
 }

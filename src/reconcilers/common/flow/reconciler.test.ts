@@ -1186,6 +1186,42 @@ describe("ManagedResourceReconciler polls", () => {
     await assert.rejects(p.r.reconcile(req, pollCtx));
   });
 
+  it("counts a converged object the controller's start enqueued as a poll due, before its reconcile runs", () => {
+    const p = polling(2);
+    p.r.pollQueued(req);
+    assert.deepEqual(p.scheduled, [
+      { group: { kind: "Widget", account: "" }, key: "ns/w", intervalMs: 60_000 },
+    ]);
+    assert.deepEqual(p.lanes, [], "no reconcile ran");
+  });
+
+  it("does not count a replayed object that is gone, paused, being deleted or not reconciled at its generation, nor one whose account the cache cannot tell", () => {
+    const p = polling(2);
+    const replays: (Widget | undefined)[] = [
+      undefined,
+      { ...converged(), metadata: { ...converged().metadata, annotations: { [PAUSED_ANNOTATION]: "true" } } },
+      widget({}, converged().status, true),
+      widget({}, { widgetId: "wid-1", state: "ready", conditions: [synced(2)] }),
+    ];
+    for (const stored of replays) {
+      p.f.stored = stored;
+      p.r.pollQueued(req);
+    }
+    assert.deepEqual(p.scheduled, []);
+    p.f.stored = converged();
+    const unknown = reconcilerFor(p.f, {
+      pollIntervalMs: 60_000,
+      polls: {
+        expected: () => new Map(),
+        polled: () => {},
+        scheduled: () => assert.fail("counted"),
+        forget: () => {},
+      },
+      connector: { ...fixedConnector(p.f.driver), accountNameOf: () => undefined },
+    });
+    unknown.pollQueued(req);
+  });
+
   it("forgets an object's polls when it is gone", async () => {
     const p = polling(2);
     p.f.stored = undefined;

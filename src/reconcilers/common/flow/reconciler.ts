@@ -216,6 +216,23 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     return result;
   }
 
+  /**
+   * A key the controller's start enqueued as a poll (the cache's replay): a converged object's
+   * poll is due from now, so it counts in the polls' demand at its group's mean until its poll
+   * completes, however long the queue ahead of it. An object whose account the cache cannot tell
+   * is counted by its reconcile instead.
+   */
+  pollQueued(req: Request): void {
+    const polls = this.#o.polls;
+    if (polls === undefined) return;
+    const obj = this.#o.client.get(req);
+    if (obj === undefined || isPaused(obj) || obj.metadata.deletionTimestamp !== undefined) return;
+    if (!reconciledAtGeneration(obj)) return;
+    const account = this.#o.connector.accountNameOf?.(obj);
+    if (account === undefined) return;
+    polls.scheduled({ kind: this.#o.resource.kind, account }, keyOf(req), this.#pollPeriod(obj));
+  }
+
   /** The reconcile's steps after the read; `connected` gets the account the object was connected to. */
   async #run(
     writer: StatusWriter<T>,
