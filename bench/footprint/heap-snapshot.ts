@@ -18,6 +18,7 @@ import { inParallel } from "../../test/support/pool.ts";
 import { repoRoot, waitFor } from "../../test/support/process.ts";
 import { childPid, procStats } from "../support/proc-stats.ts";
 import { imageNodeOptions } from "../support/image-node-options.ts";
+import { readyNames } from "../support/ready.ts";
 
 const { values } = parseArgs({
   options: {
@@ -135,17 +136,8 @@ try {
     "every object Ready",
     async () => {
       let ready = 0;
-      for (const plural of ["s3buckets", "sqsqueues"]) {
-        const items =
-          (
-            (await cp.request("GET", `/apis/compute.cloud.com/v1/namespaces/${NS}/${plural}`)).body as {
-              items?: { status?: { conditions?: { type: string; status: string }[] } }[];
-            }
-          ).items ?? [];
-        ready += items.filter((o) =>
-          o.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"),
-        ).length;
-      }
+      for (const plural of ["s3buckets", "sqsqueues"])
+        ready += (await readyNames(cp, `/apis/compute.cloud.com/v1/namespaces/${NS}/${plural}`)).length;
       return ready === todo.length;
     },
     900_000,

@@ -32,6 +32,7 @@ import { startOperator, type OperatorProcess } from "../../test/support/operator
 import { inParallel } from "../../test/support/pool.ts";
 import { repoRoot, waitFor } from "../../test/support/process.ts";
 import { imageNodeOptions } from "../support/image-node-options.ts";
+import { readyNames } from "../support/ready.ts";
 
 const { values, positionals } = parseArgs({
   options: {
@@ -84,11 +85,7 @@ const nameOf = (k: Kind, i: number): string =>
   `${k.plural.slice(0, 3)}-${which}-${String(i).padStart(4, "0")}`;
 
 async function readyCount(cp: ControlPlane, plural: string): Promise<number> {
-  const res = await cp.request("GET", base(plural));
-  const items =
-    (res.body as { items?: { status?: { conditions?: { type: string; status: string }[] } }[] }).items ?? [];
-  return items.filter((o) => o.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"))
-    .length;
+  return (await readyNames(cp, base(plural))).length;
 }
 
 async function createAll(cp: ControlPlane): Promise<number> {

@@ -37,11 +37,12 @@ import { startMoto } from "../../test/support/moto.ts";
 import { startOperator, type LogLine, type OperatorProcess } from "../../test/support/operator.ts";
 import { inParallel } from "../../test/support/pool.ts";
 import { repoRoot, waitFor } from "../../test/support/process.ts";
-import { cond, KindObjects, ready, WRITES, type KubeObj } from "../../test/support/reconciler-env.ts";
+import { cond, KindObjects, WRITES, type KubeObj } from "../../test/support/reconciler-env.ts";
 import { imageNodeOptions } from "../support/image-node-options.ts";
 import { memoryCgroup, type MemoryCgroup } from "../support/memory-cgroup.ts";
 import { childPid, procStats } from "../support/proc-stats.ts";
 import { lineChart } from "../support/svg-chart.ts";
+import { isReady } from "../support/ready.ts";
 
 const { values } = parseArgs({
   options: {
@@ -185,7 +186,6 @@ async function kubeWrites(op: OperatorProcess): Promise<Record<string, number>> 
   return out;
 }
 
-const readyTrue = (o: KubeObj | undefined): boolean => ready(o)?.status === "True";
 const pausedNow = (o: KubeObj | undefined): boolean =>
   cond(o, "Synced")?.reason === "Paused" && cond(o, "Synced")?.observedGeneration === o?.metadata.generation;
 
@@ -229,7 +229,7 @@ try {
     const paused = (await objs.waitUntil(
       name,
       "Synced=False Paused",
-      (o) => pausedNow(o) && readyTrue(o),
+      (o) => pausedNow(o) && isReady(o),
       120_000,
     )) as KubeObj;
     templates.set(objs.kind.kind, { status: paused.status, finalizers: paused.metadata.finalizers ?? [] });
@@ -376,7 +376,7 @@ try {
         newNames.filter((nm) => !readyAt.has(nm)),
         8,
         async (nm) => {
-          if (readyTrue(await buckets.get(nm))) readyAt.set(nm, Date.now());
+          if (isReady(await buckets.get(nm))) readyAt.set(nm, Date.now());
         },
       );
       return readyAt.size === newBuckets;

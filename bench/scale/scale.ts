@@ -22,11 +22,12 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { startAwsProxy } from "../../test/support/aws-proxy.ts";
 import { Ec2Throttle } from "../../test/support/ec2-throttle.ts";
-import { startControlPlane, type ControlPlane } from "../../test/support/envtest.ts";
+import { startControlPlane } from "../../test/support/envtest.ts";
 import { startMoto } from "../../test/support/moto.ts";
 import { startOperator } from "../../test/support/operator.ts";
 import { inParallel } from "../../test/support/pool.ts";
 import { childPid, procStats, type ProcStats } from "../support/proc-stats.ts";
+import { readyNames } from "../support/ready.ts";
 
 const { values } = parseArgs({
   options: {
@@ -126,22 +127,6 @@ function quantile(sorted: readonly number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
 }
 
-async function readyNames(cp: ControlPlane, plural: string): Promise<string[]> {
-  const res = await cp.request("GET", base(plural));
-  const items =
-    (
-      res.body as {
-        items?: {
-          metadata: { name: string };
-          status?: { conditions?: { type: string; status: string }[] };
-        }[];
-      }
-    ).items ?? [];
-  return items
-    .filter((o) => o.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"))
-    .map((o) => o.metadata.name);
-}
-
 const cp = await startControlPlane({
   installCRDs: true,
   apiServerFlags: [
@@ -227,7 +212,7 @@ try {
     for (const k of KINDS) {
       if (k.count === 0) continue;
       const now = Date.now();
-      for (const name of await readyNames(cp, k.plural))
+      for (const name of await readyNames(cp, base(k.plural)))
         if (!readyAt.has(`${k.plural}/${name}`)) readyAt.set(`${k.plural}/${name}`, now);
     }
     if (samples.length % 10 === 0)

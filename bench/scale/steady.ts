@@ -42,6 +42,7 @@ import { childPid, procStats } from "../support/proc-stats.ts";
 import { busyShares, longestProfile } from "../support/cpu-profile.ts";
 import { linkedSourceMap } from "../support/source-map.ts";
 import { lineChart } from "../support/svg-chart.ts";
+import { readyNames } from "../support/ready.ts";
 
 const { values } = parseArgs({
   options: {
@@ -366,22 +367,8 @@ try {
     const createdNewSeconds = (Date.now() - newStart) / 1000;
     while (readyNew.size < newBuckets) {
       await sleep(1000);
-      const res = await cp.request("GET", `${base("s3buckets")}?labelSelector=bench-phase%3Dnew-${p}`);
-      const items =
-        (
-          res.body as {
-            items?: {
-              metadata: { name: string };
-              status?: { conditions?: { type: string; status: string }[] };
-            }[];
-          }
-        ).items ?? [];
-      for (const it of items)
-        if (
-          !readyNew.has(it.metadata.name) &&
-          it.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")
-        )
-          readyNew.set(it.metadata.name, Date.now());
+      for (const name of await readyNames(cp, `${base("s3buckets")}?labelSelector=bench-phase%3Dnew-${p}`))
+        if (!readyNew.has(name)) readyNew.set(name, Date.now());
       if (Date.now() - newStart > steadySeconds * 1000 + 600_000) break;
     }
     const newSeconds = (Math.max(...readyNew.values()) - newStart) / 1000;

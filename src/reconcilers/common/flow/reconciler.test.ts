@@ -148,6 +148,14 @@ class Fakes {
 }
 
 /** The flow over the fakes of `f`, with `opts` replacing any of its options. */
+/** The series of counter `name` in `registry`, as `kind/setting` → value. */
+async function countsBySetting(registry: Registry, name: string): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const v of (await registry.getSingleMetric(name)?.get())?.values ?? [])
+    out[`${String(v.labels.kind)}/${String(v.labels.setting)}`] = v.value;
+  return out;
+}
+
 function reconcilerFor(
   f: Fakes,
   opts: Partial<ManagedReconcilerOptions<Widget, Res>> = {},
@@ -240,13 +248,8 @@ describe("ManagedResourceReconciler", () => {
       },
       driftRepairs: new DriftRepairMetrics(registry, "Widget", f.driver.driftSettings),
     });
-    const repairs = async (): Promise<Record<string, number>> => {
-      const out: Record<string, number> = {};
-      const metric = registry.getSingleMetric(MANAGED_METRIC_NAMES.driftRepairs);
-      for (const v of (await metric?.get())?.values ?? [])
-        out[`${v.labels.kind}/${v.labels.setting}`] = v.value;
-      return out;
-    };
+    const repairs = (): Promise<Record<string, number>> =>
+      countsBySetting(registry, MANAGED_METRIC_NAMES.driftRepairs);
     f.stored = widget();
     await counted.reconcile(req, ctx);
     assert.deepEqual(await repairs(), { "Widget/tags": 0, "Widget/size": 0 }, "every setting starts at 0");
@@ -279,13 +282,8 @@ describe("ManagedResourceReconciler", () => {
       },
       driftRepairs: new DriftRepairMetrics(registry, "Widget", f.driver.driftSettings, ["disk"]),
     });
-    const reports = async (): Promise<Record<string, number>> => {
-      const out: Record<string, number> = {};
-      const metric = registry.getSingleMetric(MANAGED_METRIC_NAMES.driftReports);
-      for (const v of (await metric?.get())?.values ?? [])
-        out[`${v.labels.kind}/${v.labels.setting}`] = v.value;
-      return out;
-    };
+    const reports = (): Promise<Record<string, number>> =>
+      countsBySetting(registry, MANAGED_METRIC_NAMES.driftReports);
     f.stored = widget();
     await counted.reconcile(req, ctx);
     assert.deepEqual(await reports(), { "Widget/disk": 0 }, "every reported setting starts at 0");
