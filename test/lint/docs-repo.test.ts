@@ -180,6 +180,18 @@ describe("the docs cite what the repository has", () => {
   });
 });
 
+describe("the docs name every target the Makefile documents", () => {
+  it("each target with a help line (`## ...`) is run somewhere in the README, docs/ or BENCHMARKS.md", () => {
+    const documented = [...read("Makefile").matchAll(/^([a-zA-Z0-9_-]+):.*?## /gm)].map((m) => m[1] ?? "");
+    assert.ok(documented.includes("release") && documented.includes("test"));
+    const named = new Set([...PAGES, "BENCHMARKS.md"].flatMap((p) => makeTargets(read(p))));
+    assert.deepEqual(
+      documented.filter((t) => !named.has(t)),
+      [],
+    );
+  });
+});
+
 describe("the docs describe the build as it is", () => {
   it("the Dockerfile copies the bundle hack/bundle.ts writes: the entry point and its chunks", () => {
     const { entry, chunks } = bundleLayout();
