@@ -34,7 +34,7 @@ import {
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { parse as parseYaml } from "yaml";
-import { buildImage, imageBuildah, type Buildah } from "../test/support/image.ts";
+import { buildDockerfile, buildImage, imageBuildah, type Buildah } from "../test/support/image.ts";
 import { repoRoot } from "../test/support/process.ts";
 import { toolPath } from "../test/support/tools.ts";
 
@@ -179,23 +179,13 @@ async function releaseImage(
   if (mode === "upstream") {
     bases = baseImages();
     await pullBases(b, bases);
-    await b.run([
-      "build",
-      "--pull=never",
-      "--network",
-      "host",
-      "--layers=false",
+    await buildDockerfile(b, ref, [
       "--timestamp",
       String(src.commitTime),
       "--label",
       `org.opencontainers.image.version=${src.version}`,
       "--label",
       `org.opencontainers.image.revision=${src.commit}`,
-      "-f",
-      join(repoRoot, "Dockerfile"),
-      "-t",
-      ref,
-      repoRoot,
     ]);
   } else {
     const built = await buildImage({ log });

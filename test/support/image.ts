@@ -406,6 +406,27 @@ export function standInBases(): { build: string; runtime: string } {
   };
 }
 
+/**
+ * `buildah build` of the project's Dockerfile into `tag`, with `extra` flags (build args, labels):
+ * base images only from the storage (pull them first), the host's network for `npm ci`, no
+ * layer cache.
+ */
+export async function buildDockerfile(b: Buildah, tag: string, extra: readonly string[] = []): Promise<void> {
+  await b.run([
+    "build",
+    "--pull=never",
+    "--network",
+    "host",
+    "--layers=false",
+    ...extra,
+    "-f",
+    path.join(repoRoot, "Dockerfile"),
+    "-t",
+    tag,
+    repoRoot,
+  ]);
+}
+
 /** The buildah of the operator image's builds, with its storage in the tool cache. */
 export function imageBuildah(log: Log = (): void => undefined): Buildah {
   return new Buildah(path.join(toolCache(), "image", "buildah"), log);
@@ -431,21 +452,11 @@ export async function buildImage(opts: { log?: Log } = {}): Promise<BuiltImage> 
     if (!(await b.exists(bases.build))) await buildBase(b, bases.build, work);
     if (!(await b.exists(bases.runtime))) await runtimeBase(b, bases.runtime, work);
     const tag = ref;
-    await b.run([
-      "build",
-      "--pull=never",
-      "--network",
-      "host",
-      "--layers=false",
+    await buildDockerfile(b, tag, [
       "--build-arg",
       `BUILD_BASE=${bases.build}`,
       "--build-arg",
       `RUNTIME_BASE=${bases.runtime}`,
-      "-f",
-      path.join(repoRoot, "Dockerfile"),
-      "-t",
-      tag,
-      repoRoot,
     ]);
     const tmp = `${archive}.${process.pid}.tmp`;
     rmSync(tmp, { force: true });
