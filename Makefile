@@ -208,6 +208,13 @@ docker-buildx: ## Build and push IMG for linux/amd64 and linux/arm64 (PLATFORMS)
 	docker buildx inspect $(BUILDX_BUILDER) >/dev/null 2>&1 || docker buildx create --name $(BUILDX_BUILDER) --driver docker-container
 	docker buildx build --builder $(BUILDX_BUILDER) --platform $(PLATFORMS) --tag $(IMG) --push .
 
+# The artifacts of a release in dist/release/ (docs/release.md): the packaged chart, the image
+# built with buildah from the Dockerfile's own base images, and SHA256SUMS. Pushes nothing.
+# RELEASE_IMAGE=standin builds with the tests' stand-in bases (never to publish), none builds no image.
+.PHONY: release
+release: deps tools ## The release artifacts in dist/release: chart package, image (OCI archive), SHA256SUMS (docs/release.md)
+	node hack/release.ts
+
 .PHONY: clean
 clean: ## Remove build output (the tool cache stays)
 	rm -rf dist

@@ -1,5 +1,6 @@
 /**
- * Every file generated from the sources: the CRDs (config/crd) from the kinds' schemas, the
+ * Every file generated from the sources: the CRDs (config/crd) and the API reference
+ * (docs/api-reference.md) from the kinds' schemas, the
  * chart's manager ClusterRole, its helpers naming the kinds' resources, the IAM table of
  * docs/aws.md and the IAM policies of config/iam from the kind registry. Pure apart
  * from reading the page the IAM table is spliced into; hack/gen-crds.ts writes the files and
@@ -10,6 +11,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { awsAccountModule } from "../accounts/index.ts";
 import { generatedManifests } from "../api/gen/manifests.ts";
+import { API_REFERENCE, renderApiReference } from "./api-reference.ts";
 import { CHANGE_EVENTS_IAM } from "../change-events/iam.ts";
 import { BULK_TAG_READS_IAM } from "../reconcilers/common/tag-snapshots.ts";
 import { KINDS } from "../kinds.ts";
@@ -29,7 +31,9 @@ const IAM_FEATURES = [CHANGE_EVENTS_IAM, BULK_TAG_READS_IAM];
 
 /** Generated files keyed by path relative to `root`, the repository root. */
 export function generatedFiles(root: string): Map<string, string> {
-  const files = generatedManifests([...KINDS.map((k) => k.crd()), awsAccountModule.crd()]);
+  const crds = [...KINDS.map((k) => k.crd()), awsAccountModule.crd()];
+  const files = generatedManifests(crds);
+  files.set(API_REFERENCE, renderApiReference(crds));
   files.set(MANAGER_CLUSTERROLE, renderManagerClusterRole(KINDS, awsAccountModule.kubernetes));
   files.set(KINDS_HELPERS, renderKindsHelpers(KINDS));
   files.set(OUTPUT_SECRETS_ROLE, renderOutputSecretsRole());

@@ -19,6 +19,7 @@ import { awsAccountModule } from "../../src/accounts/index.ts";
 import { KINDS } from "../../src/kinds.ts";
 import { toYaml, YAML_TRAPS } from "../../src/gen/yaml.ts";
 import { repoRoot, trackTempDir } from "../support/process.ts";
+import { buildableConfigDir } from "../support/samples-aws.ts";
 import {
   differences,
   identity,
@@ -224,7 +225,7 @@ describe("YAML that users apply or Helm renders, read by kubectl", () => {
       );
       let got: Json[];
       try {
-        got = await kustomizeReads(path.join(repoRoot, dir));
+        got = await kustomizeReads(buildableConfigDir(dir));
       } catch (err) {
         findings.push(`${dir}: ${(err as Error).message}`);
         continue;

@@ -1,8 +1,8 @@
 /**
  * The generated CRDs on a real kube-apiserver: they install and are served with their short
- * names and categories, the samples are accepted (config/samples as they are, config/samples-aws
- * once its placeholders are filled in), `kubectl explain` teaches the API, Table
- * requests carry the printer columns, and field selectors work.
+ * names and categories, the emulator's samples (config/samples) are accepted, `kubectl explain`
+ * teaches the API, Table requests carry the printer columns, and field selectors work. The
+ * samples for real AWS have a file of their own (samples-aws.test.ts).
  */
 import assert from "node:assert/strict";
 import { readFileSync, readdirSync } from "node:fs";
@@ -79,77 +79,6 @@ describe("compute.cloud.com/v1 CRDs on a real API server", () => {
     assert.deepEqual([...kinds].sort(), ["Ec2Instance", "S3Bucket", "SqsQueue"]);
     const kustomization = readFileSync(path.join(dir, "kustomization.yaml"), "utf8");
     for (const f of files) assert.ok(kustomization.includes(f), `kustomization.yaml does not list ${f}`);
-  });
-
-  it("refuses config/samples-aws until its placeholders are filled in, then admits it (server dry run)", async () => {
-    const dir = path.join(repoRoot, "config/samples-aws");
-    // A namespace of their own: the config/samples objects have the same names.
-    const ns = "samples-aws";
-    const created = await cp.request("POST", "/api/v1/namespaces", {
-      apiVersion: "v1",
-      kind: "Namespace",
-      metadata: { name: ns },
-    });
-    assert.equal(created.status, 201, created.text);
-    const { stdout: rendered } = await cp.kubectl(["kustomize", dir]);
-    const objects = parseAllDocuments(rendered).map(
-      (d) =>
-        d.toJS() as {
-          kind: Kind;
-          metadata: { name: string };
-          spec: Record<string, unknown>;
-        },
-    );
-    assert.deepEqual([...new Set(objects.map((o) => o.kind))].sort(), [
-      "Ec2Instance",
-      "S3Bucket",
-      "SqsQueue",
-    ]);
-    const files = readdirSync(dir).filter((f) => f.endsWith(".yaml") && f !== "kustomization.yaml");
-    assert.equal(objects.length, files.length, "kustomization.yaml lists every sample");
-
-    // Nothing in them exists only in an emulator or in one account: the AMI, the region and the
-    // bucket names are placeholders, and no instance profile, key pair, subnet or security group
-    // is named.
-    for (const o of objects) {
-      assert.equal(o.spec["region"], "<region>", `${o.metadata.name}: region`);
-      for (const field of ["iamInstanceProfile", "keyPair", "subnet", "securityGroups"])
-        assert.equal(o.spec[field], undefined, `${o.metadata.name}: ${field}`);
-      if (o.kind === "Ec2Instance") assert.equal(o.spec["amiId"], "<ami-id>");
-      if (o.kind === "S3Bucket") assert.match(String(o.spec["bucketName"]), /<suffix>$/);
-    }
-
-    // As committed, admission refuses every object, naming each field that holds a placeholder.
-    const placeholderFields: Record<Kind, string[]> = {
-      Ec2Instance: ["spec.amiId", "spec.region"],
-      S3Bucket: ["spec.bucketName", "spec.region"],
-      SqsQueue: ["spec.region"],
-    };
-    const refusals: string[] = [];
-    for (const o of objects) {
-      const url = `${resourcePath(resources[o.kind], { namespace: ns })}?dryRun=All`;
-      const res = await cp.request("POST", url, { ...o, metadata: { ...o.metadata, namespace: ns } });
-      if (res.status !== 422) refusals.push(`${o.metadata.name}: ${res.status}`);
-      for (const field of placeholderFields[o.kind]) {
-        if (!res.text.includes(field)) refusals.push(`${o.metadata.name}: no word on ${field}: ${res.text}`);
-      }
-    }
-    assert.deepEqual(refusals, []);
-
-    // Filled in as docs/eks.md does it (sed over the kustomize output), kubectl applies them all.
-    const filled = rendered
-      .replaceAll("<region>", "eu-west-1")
-      .replaceAll("<ami-id>", "ami-0123456789abcdef0")
-      .replaceAll("<suffix>", "123456789012");
-    const applied = await cp.kubectl(["apply", "--dry-run=server", "-n", ns, "-f", "-"], { input: filled });
-    for (const o of objects) {
-      assert.match(
-        applied.stdout,
-        new RegExp(
-          `${o.kind.toLowerCase()}\\.compute\\.cloud\\.com/${o.metadata.name} created \\(server dry run\\)`,
-        ),
-      );
-    }
   });
 
   it("teaches the API through kubectl explain", async () => {

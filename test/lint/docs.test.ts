@@ -4,6 +4,7 @@
  * (a stated default passed explicitly must parse to the options the program runs with when the
  * flag is left out); every metric name they use is one the code declares; every Event reason
  * they name is one the code emits. Reads sources and pages only: no process, no network.
+ * docs-repo.test.ts checks what they say about the repository: paths, targets, names, counts.
  */
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
@@ -13,17 +14,7 @@ import { BUDGET_NAMES, DEFAULT_RATE_BUDGETS } from "../../src/aws/budget-plan.ts
 import { envNameOf, FLAGS, type FlagSpec } from "../../src/config/flags.ts";
 import { parseOptions } from "../../src/config/options.ts";
 import { repoRoot } from "../support/process.ts";
-
-const read = (file: string): string => readFileSync(path.join(repoRoot, file), "utf8");
-
-/** The pages users read: the README and docs/*.md. */
-const PAGES = [
-  "README.md",
-  ...readdirSync(path.join(repoRoot, "docs"))
-    .filter((f) => f.endsWith(".md"))
-    .sort()
-    .map((f) => `docs/${f}`),
-];
+import { PAGES, read } from "./pages.ts";
 
 /** Source files of the program (src/, no tests and no test helpers). */
 function sources(dir = path.join(repoRoot, "src")): string[] {
@@ -44,6 +35,7 @@ const FOREIGN_FLAGS: Readonly<Record<string, string>> = {
   "field-selector": "kubectl",
   "watch-cache": "kube-apiserver",
   "test-timeout": "node --test",
+  "test-concurrency": "node --test",
   "max-old-space-size": "node (V8)",
   queue: "the work-queue benchmark",
   flag: "the boolean syntax, spelled generically",
@@ -250,13 +242,5 @@ describe("the docs name what the code has", () => {
         if (!tests.some((t) => t === cited || t.endsWith(`/${cited}`))) missing.push(`${page}: ${cited}`);
       }
     assert.deepEqual(missing, []);
-  });
-
-  it("the README's test concurrency is the Makefile's", () => {
-    const makefile = read("Makefile");
-    const n = /^TEST_CONCURRENCY \?= (\d+)$/m.exec(makefile)?.[1];
-    const words: Record<string, string> = { "1": "one", "2": "two", "3": "three", "4": "four" };
-    assert.ok(n !== undefined);
-    assert.match(read("README.md"), new RegExp(`${words[n] ?? n} test files at a time`));
   });
 });

@@ -169,9 +169,15 @@ function contentHash(): string {
 
 // ---- buildah ----------------------------------------------------------------------------------
 
-type Log = (line: string) => void;
+/** Where a build writes its progress, one line at a time. */
+export type Log = (line: string) => void;
 
-class Buildah {
+/**
+ * buildah with storage of its own (vfs driver, chroot isolation: no daemon, no overlay mounts),
+ * so builds neither need nor touch the machine's container storage. Each call runs one buildah
+ * command and throws with the tail of its output when it fails.
+ */
+export class Buildah {
   private readonly storage: string;
   private readonly log: Log;
 
@@ -180,6 +186,7 @@ class Buildah {
     this.log = log;
   }
 
+  /** Runs `buildah <args>` and returns its standard output, trimmed. */
   async run(args: string[], opts: { quiet?: boolean } = {}): Promise<string> {
     const full = [
       "--root",
@@ -206,6 +213,7 @@ class Buildah {
     }
   }
 
+  /** Whether the storage holds `image`. */
   async exists(image: string): Promise<boolean> {
     try {
       await this.run(["inspect", "--type", "image", image], { quiet: true });
@@ -399,6 +407,32 @@ export function standInBases(): { build: string; runtime: string } {
 }
 
 /**
+ * `buildah build` of the project's Dockerfile into `tag`, with `extra` flags (build args, labels):
+ * base images only from the storage (pull them first), the host's network for `npm ci`, no
+ * layer cache.
+ */
+export async function buildDockerfile(b: Buildah, tag: string, extra: readonly string[] = []): Promise<void> {
+  await b.run([
+    "build",
+    "--pull=never",
+    "--network",
+    "host",
+    "--layers=false",
+    ...extra,
+    "-f",
+    path.join(repoRoot, "Dockerfile"),
+    "-t",
+    tag,
+    repoRoot,
+  ]);
+}
+
+/** The buildah of the operator image's builds, with its storage in the tool cache. */
+export function imageBuildah(log: Log = (): void => undefined): Buildah {
+  return new Buildah(path.join(toolCache(), "image", "buildah"), log);
+}
+
+/**
  * Builds the operator image from the Dockerfile with the stand-in bases (or returns the cached
  * archive of the same content) and returns its docker-archive.
  */
@@ -411,28 +445,18 @@ export async function buildImage(opts: { log?: Log } = {}): Promise<BuiltImage> 
   mkdirSync(dir, { recursive: true });
   if (existsSync(archive)) return { ref, archive, sizeBytes: statSync(archive).size, hash, cached: true };
 
-  const b = new Buildah(path.join(dir, "buildah"), log);
+  const b = imageBuildah(log);
   const work = mkdtempSync(path.join(os.tmpdir(), "kubeprovisioner-image-"));
   try {
     const bases = standInBases();
     if (!(await b.exists(bases.build))) await buildBase(b, bases.build, work);
     if (!(await b.exists(bases.runtime))) await runtimeBase(b, bases.runtime, work);
     const tag = ref;
-    await b.run([
-      "build",
-      "--pull=never",
-      "--network",
-      "host",
-      "--layers=false",
+    await buildDockerfile(b, tag, [
       "--build-arg",
       `BUILD_BASE=${bases.build}`,
       "--build-arg",
       `RUNTIME_BASE=${bases.runtime}`,
-      "-f",
-      path.join(repoRoot, "Dockerfile"),
-      "-t",
-      tag,
-      repoRoot,
     ]);
     const tmp = `${archive}.${process.pid}.tmp`;
     rmSync(tmp, { force: true });
