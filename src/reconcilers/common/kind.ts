@@ -129,9 +129,10 @@ export function defineKind<T extends ManagedObject, R>(def: KindDefinition<T, R>
         deps,
         def.watches?.(deps) ?? [],
         def.outputs,
+        def.iam,
       ),
     reconciler: (deps) =>
-      managedReconciler<T, R>(def.name, def.resource, connectorOf(def, deps), deps, def.outputs),
+      managedReconciler<T, R>(def.name, def.resource, connectorOf(def, deps), deps, def.outputs, def.iam),
   };
 }
 
