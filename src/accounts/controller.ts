@@ -8,7 +8,12 @@
  * - Otherwise: add the finalizer, assume the role (./sessions.ts; cached credentials are reused
  *   until they near expiry) and ask GetCallerIdentity with them; record the account ID and the
  *   Ready condition (False with reason AssumeRoleFailed and the AWS code, or
- *   ExternalIdUnavailable), and look again after the check interval. A failed check is retried
+ *   ExternalIdUnavailable), and look again after the check interval. A check that AWS refused
+ *   (a terminal AWS error: the trust policy or the operator's policy denies AssumeRole, the
+ *   operator has no credentials, STS refuses the session duration) is fixed in IAM, not in the
+ *   AwsAccount, so it is tried again on the long access backoff of the managed objects (the check
+ *   interval doubling to an hour, ../reconcilers/common/flow/key-state.ts), with what to fix in
+ *   the message; a throttled or transient failure, or an unreadable external-ID Secret, is retried
  *   with the controller's backoff.
  *
  * The controller reconciles on a change of the account's generation (a spec edit, the start of a
@@ -29,6 +34,9 @@ import {
 } from "../api/v1/index.ts";
 import { AwsError } from "../aws/errors.ts";
 import type { ManagedObject } from "../reconcilers/common/driver.ts";
+import { accessAdvice } from "../reconcilers/common/flow/failure.ts";
+import { accessRetryCurve } from "../reconcilers/common/flow/key-state.ts";
+import { KeyedBackoff, type ExponentialCurve } from "../runtime/backoff.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { ResourceClient } from "../runtime/client/index.ts";
 import { hasFinalizer } from "../runtime/client/finalizers.ts";
@@ -66,9 +74,14 @@ const IN_USE_LISTED = 10;
 /** See the module comment. */
 export class AwsAccountReconciler implements Reconciler {
   readonly #o: AwsAccountReconcilerOptions;
+  readonly #retryCurve: ExponentialCurve;
+  /** Per account: consecutive checks AWS refused. */
+  readonly #refused: KeyedBackoff<string>;
 
   constructor(opts: AwsAccountReconcilerOptions) {
     this.#o = opts;
+    this.#retryCurve = accessRetryCurve(opts.checkIntervalMs);
+    this.#refused = new KeyedBackoff(this.#retryCurve);
   }
 
   /** The objects (as `Kind namespace/name`) that use the account `name` and may hold AWS resources. */
@@ -96,6 +109,7 @@ export class AwsAccountReconciler implements Reconciler {
     const cached = this.#o.client.get(req);
     if (cached === undefined) {
       this.#o.sessions.forget(req.name);
+      this.#refused.reset(req.name);
       return {};
     }
     let account = structuredClone(cached) as AwsAccount;
@@ -118,6 +132,7 @@ export class AwsAccountReconciler implements Reconciler {
     if (users.length === 0) {
       await this.#o.client.removeFinalizer(account, ACCOUNT_FINALIZER, { signal: ctx.signal });
       this.#o.sessions.forget(name);
+      this.#refused.reset(name);
       return {};
     }
     const listed = users.slice(0, IN_USE_LISTED).join(", ");
@@ -133,6 +148,7 @@ export class AwsAccountReconciler implements Reconciler {
   }
 
   async #check(account: AwsAccount, ctx: ReconcileContext): Promise<Result> {
+    const name = account.metadata.name ?? "";
     const entry = this.#o.sessions.entry(account);
     try {
       const out = await (
@@ -145,15 +161,22 @@ export class AwsAccountReconciler implements Reconciler {
           [ConditionType.Ready, "True", AccountReason.RoleAssumed, `assumed ${account.spec.roleArn}`],
         ],
       });
+      this.#refused.reset(name);
       return { requeueAfter: this.#o.checkIntervalMs };
     } catch (err) {
-      const [reason, message] = failureOf(err, account);
+      const [reason, failure] = failureOf(err, account);
+      const refused = refusalOf(err);
+      const message =
+        refused !== undefined
+          ? `${failure}${accessAdvice(refused.info, { retry: this.#retryCurve })}`
+          : failure;
       const was = account.status?.conditions?.find((c) => c.type === ConditionType.Ready);
       if (was?.reason !== reason || was.message !== message) {
         this.#o.recorder.event(subject(account), "Warning", reason, message);
       }
       await this.#writeStatus(account, { conditions: [[ConditionType.Ready, "False", reason, message]] });
       ctx.logger.info({ reason, message }, "AwsAccount is not ready");
+      if (refused !== undefined) return { requeueAfter: this.#refused.next(name) };
       throw err;
     }
   }
@@ -200,11 +223,9 @@ export function failureOf(
   err: unknown,
   account: Pick<AwsAccount, "spec">,
 ): [reason: string, message: string] {
-  let aws: AwsError | undefined;
-  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
-    if (e instanceof SecretUnavailableError) return [AccountReason.ExternalIdUnavailable, e.message];
-    if (e instanceof AwsError) aws = e;
-  }
+  const secret = causes(err).find((e) => e instanceof SecretUnavailableError);
+  if (secret !== undefined) return [AccountReason.ExternalIdUnavailable, secret.message];
+  const aws = innermostAwsError(err);
   if (aws !== undefined) {
     return [
       AccountReason.AssumeRoleFailed,
@@ -212,6 +233,28 @@ export function failureOf(
     ];
   }
   return [AccountReason.AssumeRoleFailed, `could not assume ${account.spec.roleArn}: ${String(err)}`];
+}
+
+/** `err` and its causes, outermost first (at most 8 deep). */
+function causes(err: unknown): Error[] {
+  const out: Error[] = [];
+  for (let e: unknown = err; e instanceof Error && out.length < 8; e = e.cause) out.push(e);
+  return out;
+}
+
+/** The innermost AWS error of `err`'s cause chain: the AssumeRole failure inside the call it served. */
+function innermostAwsError(err: unknown): AwsError | undefined {
+  return causes(err).findLast((e): e is AwsError => e instanceof AwsError);
+}
+
+/**
+ * The AWS refusal behind a failed check, if the check failed because AWS refused it (a terminal
+ * AWS error, innermost counts) and not for an unreadable Secret: retried on the long backoff.
+ */
+export function refusalOf(err: unknown): AwsError | undefined {
+  if (causes(err).some((e) => e instanceof SecretUnavailableError)) return undefined;
+  const aws = innermostAwsError(err);
+  return aws?.info.kind === "terminal" ? aws : undefined;
 }
 
 /** The Secret holding an external ID could not be read. */

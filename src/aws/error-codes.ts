@@ -124,28 +124,44 @@ const RETRYABLE = [
   "ERR_STREAM_PREMATURE_CLOSE",
 ] as const;
 
-/** Retrying the same request cannot succeed; the spec or the account must change first. */
-const TERMINAL = [
-  // credentials and authorization
+/**
+ * The caller's IAM identity may not make the call: its policies (or the permissions boundary, a
+ * service control policy, the resource's policy) do not allow the call's action.
+ */
+const DENIED = ["AccessDenied", "AccessDeniedException", "UnauthorizedOperation"] as const;
+
+/**
+ * The call needs something on the caller's behalf that the caller may not use or create: the
+ * queue's KMS key, the service-linked role for Spot Instances. The code's hint says what.
+ */
+const PREREQUISITE = [
+  "KmsAccessDenied",
+  "KMS.AccessDeniedException",
+  "AuthFailure.ServiceLinkedRoleCreationNotPermitted",
+] as const;
+
+/** The caller has no credentials, or AWS does not accept them. */
+const NO_CREDENTIALS = [
   "CredentialsProviderError",
-  "UnauthorizedOperation",
   "AuthFailure",
-  "AccessDenied",
-  "AccessDeniedException",
-  "Forbidden",
   "InvalidClientTokenId",
   "UnrecognizedClientException",
   "InvalidAccessKeyId",
   "SignatureDoesNotMatch",
-  "IncompleteSignature",
   "MissingAuthenticationToken",
   "InvalidIdentityToken",
   "InvalidIdentityTokenException",
+] as const;
+
+/** Retrying the same request cannot succeed; the spec or the account must change first. */
+const TERMINAL = [
+  // credentials and authorization (see also DENIED, PREREQUISITE and NO_CREDENTIALS)
+  "Forbidden",
+  "IncompleteSignature",
   "OptInRequired",
   "Blocked",
   "AllAccessDisabled",
   "AccountProblem",
-  "KmsAccessDenied",
   "KmsDisabled",
   "KmsNotFound",
   "KmsInvalidState",
@@ -230,7 +246,26 @@ export const KNOWN_CODES: ReadonlyMap<string, AwsErrorKind> = table([
   [NOT_FOUND, "not-found"],
   [CONFLICT, "conflict"],
   [RETRYABLE, "retryable"],
+  [DENIED, "terminal"],
+  [PREREQUISITE, "terminal"],
+  [NO_CREDENTIALS, "terminal"],
   [TERMINAL, "terminal"],
+]);
+
+/**
+ * What a failure of access is; see {@link AwsErrorInfo.access} in ./errors.ts.
+ * - `denied`: the call's own action is not allowed to the caller;
+ * - `prerequisite`: something the call needs on the caller's behalf is not (a KMS key, a
+ *   service-linked role), as the code's hint says;
+ * - `credentials`: the caller has no credentials, or AWS does not accept them.
+ */
+export type AwsAccess = "denied" | "prerequisite" | "credentials";
+
+/** The codes that are a failure of access, each with what it is. All of them are terminal. */
+export const ACCESS_CODES: ReadonlyMap<string, AwsAccess> = new Map<string, AwsAccess>([
+  ...DENIED.map((c) => [c, "denied"] as const),
+  ...PREREQUISITE.map((c) => [c, "prerequisite"] as const),
+  ...NO_CREDENTIALS.map((c) => [c, "credentials"] as const),
 ]);
 
 /**
@@ -257,9 +292,24 @@ export const CODE_HINTS: Readonly<Record<string, string>> = {
     "the bucket name is taken by another AWS account; S3 bucket names are global, choose another bucketName",
   BucketAlreadyOwnedByYou: "this account already owns the bucket",
   BucketNotEmpty: "the bucket still contains objects; it is not emptied automatically",
-  UnauthorizedOperation: "the operator's IAM identity lacks a permission for this call",
-  AccessDenied: "the operator's IAM identity lacks a permission for this call",
-  AccessDeniedException: "the operator's IAM identity lacks a permission for this call",
+  UnauthorizedOperation: "the IAM identity lacks a permission for this call",
+  AccessDenied: "the IAM identity lacks a permission for this call",
+  AccessDeniedException: "the IAM identity lacks a permission for this call",
+  KmsAccessDenied:
+    "the IAM identity may not use the queue's KMS key (kms:Decrypt to read, kms:GenerateDataKey to send)",
+  "KMS.AccessDeniedException": "the IAM identity may not use the KMS key",
+  "AuthFailure.ServiceLinkedRoleCreationNotPermitted":
+    "the account has no AWSServiceRoleForEC2Spot service-linked role and the IAM identity may not create it; create it once per account: aws iam create-service-linked-role --aws-service-name spot.amazonaws.com",
+  AuthFailure: "AWS did not accept the credentials; see docs/aws.md#credentials",
+  InvalidClientTokenId: "AWS does not know the credentials' access key; see docs/aws.md#credentials",
+  UnrecognizedClientException: "AWS does not know the credentials' access key; see docs/aws.md#credentials",
+  InvalidAccessKeyId: "AWS does not know the credentials' access key; see docs/aws.md#credentials",
+  SignatureDoesNotMatch:
+    "the request's signature does not match the credentials' secret key; see docs/aws.md#credentials",
+  InvalidIdentityToken:
+    "STS does not accept the web identity token (IRSA): check the cluster's IAM OIDC provider and the role's trust policy; see docs/eks.md#3a-irsa-iam-roles-for-service-accounts",
+  InvalidIdentityTokenException:
+    "STS does not accept the web identity token (IRSA): check the cluster's IAM OIDC provider and the role's trust policy; see docs/eks.md#3a-irsa-iam-roles-for-service-accounts",
   Forbidden: "access denied (the bucket may belong to another account)",
   NotFound: "not found",
   PermanentRedirect: "the bucket lives in another region than the one requested",

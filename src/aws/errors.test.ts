@@ -189,7 +189,7 @@ describe("classifyAwsError", () => {
     );
     assert.equal(
       info.message,
-      "AWS call failed with UnauthorizedOperation: You are not authorized to perform this operation; the operator's IAM identity lacks a permission for this call",
+      "AWS call failed with UnauthorizedOperation: You are not authorized to perform this operation; the IAM identity lacks a permission for this call",
     );
   });
 
@@ -251,6 +251,49 @@ describe("classifyAwsError", () => {
     assert.equal(info.kind, "terminal");
     assert.match(info.message, /no AWS credentials found/);
     assert.match(info.message, /web identity token \(IRSA\)/);
+  });
+
+  it("marks the failures of the caller's access, which heal once IAM or the credentials are fixed", () => {
+    const access = (err: unknown) =>
+      classifyAwsError(err, { service: "ec2", operation: "RunInstances" }).access;
+    assert.equal(access(ec2("UnauthorizedOperation", "no")), "denied");
+    assert.equal(access(new AccessDenied({ $metadata: meta(403), message: "Access Denied" })), "denied");
+    assert.equal(access(s3Generic("AccessDenied", 403, "Access Denied")), "denied");
+    assert.equal(
+      access(ec2("AuthFailure.ServiceLinkedRoleCreationNotPermitted", "no role", 403)),
+      "prerequisite",
+    );
+    assert.equal(access(ec2("AuthFailure", "not validated", 401)), "credentials");
+    assert.equal(
+      access(Object.assign(new Error("Could not load credentials"), { name: "CredentialsProviderError" })),
+      "credentials",
+    );
+    // SQS in query-compatible JSON: the legacy code in the header counts too.
+    const kms = sqsCompat(
+      new SQSServiceException({
+        name: "KmsAccessDeniedNew",
+        $fault: "client",
+        $metadata: meta(400),
+        message: "not authorized to use the key",
+      }),
+      "KMS.AccessDeniedException",
+    );
+    assert.equal(access(kms), "prerequisite");
+    for (const other of [
+      ec2("InvalidParameterValue", "bad"),
+      ec2("RequestLimitExceeded", "slow down", 503),
+      s3Generic("BucketAlreadyExists", 409, "taken"),
+    ])
+      assert.equal(access(other), undefined);
+    const slr = classifyAwsError(
+      ec2(
+        "AuthFailure.ServiceLinkedRoleCreationNotPermitted",
+        "The provided credentials do not have permission to create the service-linked role for EC2 Spot Instances.",
+        403,
+      ),
+    );
+    assert.equal(slr.kind, "terminal");
+    assert.match(slr.message, /aws iam create-service-linked-role --aws-service-name spot\.amazonaws\.com/);
   });
 
   it("caps very long messages", () => {

@@ -4,7 +4,7 @@
  * SDK and Node errors, so code holding an error from anywhere gets the same answer.
  */
 
-import { CODE_HINTS, CODE_PATTERNS, KNOWN_CODES } from "./error-codes.ts";
+import { ACCESS_CODES, CODE_HINTS, CODE_PATTERNS, KNOWN_CODES, type AwsAccess } from "./error-codes.ts";
 import { VALUE_ECHO } from "./sdk-logger.ts";
 import { SERVICE_DISPLAY_NAME, type AwsService } from "./service.ts";
 
@@ -13,12 +13,15 @@ import { SERVICE_DISPLAY_NAME, type AwsService } from "./service.ts";
  * - `throttled`: AWS asked us to slow down; retry later with backoff (the rate budget already slowed).
  * - `retryable`: transient (network, timeout, 5xx, capacity, state in flux); retry with backoff.
  * - `terminal`: the request cannot succeed as it is (bad parameter, unknown AMI, access denied,
- *   missing credentials); do not retry until the spec changes.
+ *   missing credentials); do not retry until the spec changes, unless {@link AwsErrorInfo.access}
+ *   says the caller's access failed: that heals once IAM or the credentials are fixed.
  * - `not-found`: the addressed resource does not exist; a delete may treat this as done.
  * - `conflict`: the request collides with existing state (already exists, not empty, idempotency
  *   token reused); the caller decides, often by reading the current state.
  */
 export type AwsErrorKind = "throttled" | "retryable" | "terminal" | "not-found" | "conflict";
+
+export type { AwsAccess } from "./error-codes.ts";
 
 /** A classified failure. Every field is stable across repeats of the same failure. */
 export interface AwsErrorInfo {
@@ -41,6 +44,14 @@ export interface AwsErrorInfo {
   readonly message: string;
   /** The HTTP status of the response, when there was one. */
   readonly httpStatus?: number;
+  /**
+   * Set on a terminal failure of the caller's access rather than of the request: its identity
+   * may not make the call (`denied`), may not use what the call needs on its behalf, such as a
+   * KMS key (`prerequisite`), or has no credentials AWS accepts (`credentials`). The request as
+   * sent cannot succeed, but the same request succeeds once IAM or the credentials are fixed,
+   * without any change to the object.
+   */
+  readonly access?: AwsAccess;
 }
 
 /** Where a failure happened; fills the matching fields of {@link AwsErrorInfo}. */
@@ -265,6 +276,11 @@ export function classifyAwsError(err: unknown, context: AwsCallContext = {}): Aw
   const code = codeOf(f, status);
   const kind = kindOf(code, f, status);
   const rawMessage = str(f.message) ?? (typeof err === "string" ? err : undefined);
+  const legacy = str(f.Code);
+  const access =
+    kind === "terminal"
+      ? (ACCESS_CODES.get(code) ?? (legacy !== undefined ? ACCESS_CODES.get(legacy) : undefined))
+      : undefined;
   const info: AwsErrorInfo = {
     kind,
     code,
@@ -272,6 +288,7 @@ export function classifyAwsError(err: unknown, context: AwsCallContext = {}): Aw
     operation: context.operation ?? "unknown",
     message: stableMessage(code, kind, rawMessage, status, context),
     ...(status !== undefined ? { httpStatus: status } : {}),
+    ...(access !== undefined ? { access } : {}),
   };
   return info;
 }

@@ -48,6 +48,8 @@ export interface ClientSettings {
 export interface AwsServiceEntry<C> {
   /** Display name at the start of stable error messages ("EC2 RunInstances failed ..."). */
   readonly displayName: string;
+  /** The prefix of the service's IAM actions (`ec2` in `ec2:RunInstances`). */
+  readonly iamPrefix: string;
   /**
    * The suffix the AWS SDK appends to `AWS_ENDPOINT_URL_` for the service (its service ID, upper
    * case, spaces turned into underscores). The SDK reads these variables itself; the factory only
@@ -64,11 +66,13 @@ const entry = <C>(e: AwsServiceEntry<C>): AwsServiceEntry<C> => Object.freeze(e)
 export const AWS_SERVICE_TABLE = Object.freeze({
   ec2: entry({
     displayName: "EC2",
+    iamPrefix: "ec2",
     endpointEnvSuffix: "EC2",
     build: async (config): Promise<EC2Client> => new (await import("./sdk/ec2.ts")).EC2Client(config),
   }),
   s3: entry({
     displayName: "S3",
+    iamPrefix: "s3",
     endpointEnvSuffix: "S3",
     build: async (config, settings): Promise<S3Client> =>
       new (await import("./sdk/s3.ts")).S3Client({
@@ -78,6 +82,7 @@ export const AWS_SERVICE_TABLE = Object.freeze({
   }),
   sqs: entry({
     displayName: "SQS",
+    iamPrefix: "sqs",
     endpointEnvSuffix: "SQS",
     // Calls that name a `QueueUrl` go to the resolved endpoint (the region's, or the override),
     // never to the host inside the URL: the client already serves the queue's region, and an
@@ -88,12 +93,14 @@ export const AWS_SERVICE_TABLE = Object.freeze({
   }),
   sts: entry({
     displayName: "STS",
+    iamPrefix: "sts",
     endpointEnvSuffix: "STS",
     // AssumeRole for AwsAccounts and GetCallerIdentity (src/accounts).
     build: async (config): Promise<STSClient> => new (await import("./sdk/sts.ts")).STSClient(config),
   }),
   tagging: entry({
     displayName: "Resource Groups Tagging",
+    iamPrefix: "tag",
     endpointEnvSuffix: "RESOURCE_GROUPS_TAGGING_API",
     // GetResources for bulk tag reads (src/reconcilers/common/tag-snapshots.ts, ./tag-sweep.ts):
     // built, and its module loaded, only when that is in use.
@@ -116,6 +123,14 @@ export const AWS_SERVICES: readonly AwsService[] = Object.freeze(
 /** Display names used at the start of stable error messages ("EC2 RunInstances failed ..."). */
 export const SERVICE_DISPLAY_NAME: Readonly<Record<AwsService, string>> = Object.freeze(
   Object.fromEntries(AWS_SERVICES.map((s) => [s, AWS_SERVICE_TABLE[s].displayName])) as Record<
+    AwsService,
+    string
+  >,
+);
+
+/** The prefix of each service's IAM actions (`ec2`, `s3`, `sqs`, `sts`, `tag`). */
+export const SERVICE_IAM_PREFIX: Readonly<Record<AwsService, string>> = Object.freeze(
+  Object.fromEntries(AWS_SERVICES.map((s) => [s, AWS_SERVICE_TABLE[s].iamPrefix])) as Record<
     AwsService,
     string
   >,

@@ -12,10 +12,8 @@ import { join } from "node:path";
 import { awsAccountModule } from "../accounts/index.ts";
 import { generatedManifests } from "../api/gen/manifests.ts";
 import { API_REFERENCE, renderApiReference } from "./api-reference.ts";
-import { CHANGE_EVENTS_IAM } from "../change-events/iam.ts";
-import { BULK_TAG_READS_IAM } from "../reconcilers/common/tag-snapshots.ts";
 import { KINDS } from "../kinds.ts";
-import { AWS_DOC, withIamTable } from "./iam.ts";
+import { AWS_DOC, IAM_FEATURES, withIamTable } from "./iam.ts";
 import { IAM_POLICY, IAM_POLICY_TAG_SCOPED, renderIamPolicy } from "./iam-policy.ts";
 import {
   KINDS_HELPERS,
@@ -25,9 +23,6 @@ import {
   renderManagerClusterRole,
   renderOutputSecretsRole,
 } from "./rbac.ts";
-
-/** The IAM of the parts of the operator other than the kinds. */
-const IAM_FEATURES = [CHANGE_EVENTS_IAM, BULK_TAG_READS_IAM];
 
 /** Generated files keyed by path relative to `root`, the repository root. */
 export function generatedFiles(root: string): Map<string, string> {

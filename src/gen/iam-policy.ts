@@ -1,9 +1,10 @@
 /**
- * The IAM policies of config/iam, rendered from the kind registry (the same actions as the IAM
- * table of docs/aws.md):
+ * The IAM policies of config/iam, rendered from the kind registry and the features' IAM (the same
+ * actions as the IAM table of docs/aws.md):
  *
- * - `policy.json` allows every action a kind's driver calls, on any resource. Its resources name
- *   no region, because one operator serves every region its objects name.
+ * - `policy.json` allows every action a kind's driver or a feature (change events, bulk tag
+ *   reads, AwsAccounts) calls, on any resource unless a grant below narrows it. Its resources
+ *   name no region, because one operator serves every region its objects name.
  * - `policy-tag-scoped.json` allows the same actions, and confines those that IAM can confine by
  *   tag to resources carrying the operator's `managed-by` ownership tag.
  *
@@ -12,7 +13,7 @@
  * does not name are allowed on any resource in both policies. Pure: returns text.
  */
 import { MANAGED_BY_VALUE, OWNERSHIP_TAGS } from "../api/v1/group.ts";
-import type { IamFeature, KindModule } from "../reconcilers/common/kind.ts";
+import type { IamAction, IamFeature, KindModule } from "../reconcilers/common/kind.ts";
 
 /** Path of the policy that allows every action on any resource, relative to the repository root. */
 export const IAM_POLICY = "config/iam/policy.json";
@@ -46,6 +47,9 @@ const REQUEST_TAGGED: PolicyCondition = {
   StringEquals: { [`aws:RequestTag/${OWNERSHIP_TAGS.managedBy}`]: MANAGED_BY_VALUE },
 };
 
+/** The roles AwsAccounts may name for the generated policies: `kubeprovisioner-*`, in any account. */
+export const TENANT_ROLES = "arn:aws:iam::*:role/kubeprovisioner-*";
+
 const EC2_INSTANCE = "arn:aws:ec2:*:*:instance/*";
 const EC2_VOLUME = "arn:aws:ec2:*:*:volume/*";
 
@@ -58,7 +62,11 @@ export interface ScopedGrant {
   readonly condition?: PolicyCondition;
   /** The condition holds in the policy that is not tag-scoped too. */
   readonly always?: boolean;
-  /** Only for this kind (its `resource.kind`); unset: every kind that calls the actions. */
+  /**
+   * Only for this kind (its `resource.kind`) or feature (its `sid`); unset: every kind that calls
+   * the actions, and no feature (a feature acts on resources the user names, which carry no
+   * ownership tag).
+   */
   readonly kind?: string;
 }
 
@@ -66,10 +74,13 @@ export interface ScopedGrant {
  * The statements of the tag-scoped policy, per AWS's Service Authorization Reference:
  *
  * - EC2: RunInstances takes `aws:RequestTag` on the instance and volumes it creates (the
- *   driver tags both in `TagSpecifications`), but the image, snapshot, subnet, network
- *   interface, security group and key pair it launches from are not the operator's; tagging at
- *   launch is CreateTags with `ec2:CreateAction`; the actions on an existing instance take
- *   `aws:ResourceTag`. The Describe* calls have no resource-level permissions.
+ *   driver tags both in `TagSpecifications`), but the other resources it names are not the
+ *   operator's or carry no tag: the image, snapshot, subnet, network interface, security group
+ *   and key pair it launches from, the placement group of `placement.groupName`, the Dedicated
+ *   Host of `placement.tenancy: host`, and the Spot Instance request it creates for
+ *   `marketOptions` (untagged). Tagging at launch is CreateTags with `ec2:CreateAction`; the
+ *   actions on an existing instance take `aws:ResourceTag`. The Describe* calls have no
+ *   resource-level permissions.
  * - SQS: CreateQueue, and the TagQueue it implies when a queue is created with tags, take
  *   `aws:RequestTag`; the actions on a queue take `aws:ResourceTag`. The reads stay unscoped:
  *   the driver looks a queue up by name (GetQueueUrl) before creating it, and reads the tags of
@@ -82,7 +93,11 @@ export interface ScopedGrant {
  *   to S3, for the replication role.
  * - KMS, in both policies, for a volume's kmsKeyId: EC2 uses the key on the caller's behalf, so
  *   kms:CreateGrant only for grants to an AWS service (`kms:GrantIsForAWSResource`) and the key
- *   operations only through EC2 (`kms:ViaService`).
+ *   operations only through EC2 (`kms:ViaService`). For a change-event queue encrypted with a
+ *   customer managed key: kms:Decrypt only through SQS (the operator only receives from it).
+ * - AwsAccounts, in both policies: sts:AssumeRole and sts:TagSession only on roles named
+ *   `kubeprovisioner-*`, in any account (a role name is the one thing IAM lets confine them by
+ *   before the role is assumed).
  */
 export const TAG_SCOPED_GRANTS: readonly ScopedGrant[] = [
   {
@@ -101,6 +116,9 @@ export const TAG_SCOPED_GRANTS: readonly ScopedGrant[] = [
       "arn:aws:ec2:*:*:network-interface/*",
       "arn:aws:ec2:*:*:security-group/*",
       "arn:aws:ec2:*:*:key-pair/*",
+      "arn:aws:ec2:*:*:placement-group/*",
+      "arn:aws:ec2:*:*:dedicated-host/*",
+      "arn:aws:ec2:*:*:spot-instances-request/*",
     ],
   },
   {
@@ -178,16 +196,34 @@ export const TAG_SCOPED_GRANTS: readonly ScopedGrant[] = [
     resource: "arn:aws:sqs:*:*:*",
     condition: RESOURCE_TAGGED,
   },
+  {
+    sid: "Kms",
+    actions: ["kms:Decrypt"],
+    resource: "*",
+    condition: { StringLike: { "kms:ViaService": "sqs.*.amazonaws.com" } },
+    always: true,
+    kind: "ChangeEvents",
+  },
+  {
+    sid: "Roles",
+    actions: ["sts:AssumeRole", "sts:TagSession"],
+    resource: TENANT_ROLES,
+    always: true,
+    kind: "AwsAccounts",
+  },
 ];
 
-/** Every action the kinds call, in registry order, each once. */
-function actionsOf(kind: KindModule): string[] {
-  return [...new Set(kind.iam.map((a) => a.action))];
+/** A kind or a feature, as the policy sees it: a Sid prefix and the actions it calls. */
+interface PolicyPart {
+  /** The kind's `resource.kind` or the feature's `sid`: the Sid prefix, and what a grant's `kind` names. */
+  readonly key: string;
+  readonly iam: readonly IamAction[];
+  readonly feature: boolean;
 }
 
-function statement(kind: KindModule, grant: ScopedGrant, actions: readonly string[]): PolicyStatement {
+function statement(part: PolicyPart, grant: ScopedGrant, actions: readonly string[]): PolicyStatement {
   return {
-    Sid: `${kind.resource.kind}${grant.sid}`,
+    Sid: `${part.key}${grant.sid}`,
     Effect: "Allow",
     Action: actions,
     Resource: grant.resource,
@@ -196,9 +232,10 @@ function statement(kind: KindModule, grant: ScopedGrant, actions: readonly strin
 }
 
 /**
- * The policy for `kinds`: one statement per kind with its actions on any resource, or, with
- * `tagScoped`, the grants of `grants` for the kind's actions and one statement with the rest.
- * Grants marked `always` apply in both.
+ * The policy for `kinds` and `features`: one statement per kind and feature with its actions on
+ * any resource, or, with `tagScoped`, the grants of `grants` for the kind's actions and one
+ * statement with the rest. Grants marked `always` apply in both; a feature takes only the grants
+ * that name it.
  */
 export function iamPolicy(
   kinds: readonly KindModule[],
@@ -206,29 +243,26 @@ export function iamPolicy(
   grants: readonly ScopedGrant[] = TAG_SCOPED_GRANTS,
   features: readonly IamFeature[] = [],
 ): PolicyDocument {
+  const parts: PolicyPart[] = [
+    ...kinds.map((k) => ({ key: k.resource.kind, iam: k.iam, feature: false })),
+    ...features.map((f) => ({ key: f.sid, iam: f.iam, feature: true })),
+  ];
   const statements: PolicyStatement[] = [];
-  for (const kind of kinds) {
-    const actions = actionsOf(kind);
+  for (const part of parts) {
+    // Every action the part calls, in registry order, each once.
+    const actions = [...new Set(part.iam.map((a) => a.action))];
     const applied = grants.filter(
-      (g) => (tagScoped || g.always === true) && (g.kind === undefined || g.kind === kind.resource.kind),
+      (g) =>
+        (tagScoped || g.always === true) && (g.kind === part.key || (g.kind === undefined && !part.feature)),
     );
     const covered = new Set(applied.flatMap((g) => g.actions).filter((a) => actions.includes(a)));
     const rest = actions.filter((a) => !covered.has(a));
-    if (rest.length > 0)
-      statements.push({ Sid: kind.resource.kind, Effect: "Allow", Action: rest, Resource: "*" });
+    if (rest.length > 0) statements.push({ Sid: part.key, Effect: "Allow", Action: rest, Resource: "*" });
     for (const grant of applied) {
       const granted = grant.actions.filter((a) => actions.includes(a));
-      if (granted.length > 0) statements.push(statement(kind, grant, granted));
+      if (granted.length > 0) statements.push(statement(part, grant, granted));
     }
   }
-  // A feature's actions act on resources the user names (a queue), which carry no ownership tag.
-  for (const f of features)
-    statements.push({
-      Sid: f.sid,
-      Effect: "Allow",
-      Action: [...new Set(f.iam.map((a) => a.action))],
-      Resource: "*",
-    });
   return { Version: "2012-10-17", Statement: statements };
 }
 

@@ -3,10 +3,20 @@
  * calls, and when. The table sits between two marker comments in the hand-written page; only
  * that section is generated. Pure: returns text.
  */
+import { AWS_ACCOUNTS_IAM } from "../accounts/iam.ts";
+import { CHANGE_EVENTS_IAM } from "../change-events/iam.ts";
 import { callsOf, type IamFeature, type KindModule } from "../reconcilers/common/kind.ts";
+import { BULK_TAG_READS_IAM } from "../reconcilers/common/tag-snapshots.ts";
 
 /** Path of the page, relative to the repository root. */
 export const AWS_DOC = "docs/aws.md";
+
+/** The IAM of the parts of the operator other than the kinds, in the order the table and policies list them. */
+export const IAM_FEATURES: readonly IamFeature[] = Object.freeze([
+  CHANGE_EVENTS_IAM,
+  BULK_TAG_READS_IAM,
+  AWS_ACCOUNTS_IAM,
+]);
 
 const BEGIN = "<!-- BEGIN generated IAM table: `make manifests` writes it from src/kinds.ts -->";
 const END = "<!-- END generated IAM table -->";

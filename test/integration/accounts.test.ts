@@ -4,8 +4,9 @@
  * the account ID, objects land in the account their accountRef or namespace names (checked from
  * outside with each account's own credentials), a namespace an account does not allow is
  * refused without a single AWS call in that account (the proxy records which identity signed
- * every call), a role that cannot be assumed holds its objects back, an account in use is kept
- * until its last object is gone, and `--require-account` refuses an object without one.
+ * every call), a role that cannot be assumed holds its objects back until its trust policy
+ * allows the operator (tried again on the access backoff, no edit needed), an account in use is
+ * kept until its last object is gone, and `--require-account` refuses an object without one.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -24,14 +25,21 @@ const ACCOUNT_A = "222222222222";
 const ACCOUNT_B = "333333333333";
 const ACCOUNT_C = "444444444444";
 const DENIED_ROLE = "arn:aws:iam::555555555555:role/denied";
+/** A role whose trust policy refuses the operator until `lock.open` (moto would let anyone assume it). */
+const LOCKED_ROLE = "arn:aws:iam::777777777777:role/kubeprovisioner-locked";
+const lock = { open: false, refusals: [] as number[] };
 
 const env = new SqsEnv(NS_A, [], {
   proxy: {
-    // The one role moto would let anyone assume that this test wants refused.
-    gate: (operation, body) =>
-      operation === "AssumeRole" && new URLSearchParams(body).get("RoleArn") === DENIED_ROLE
-        ? "deny"
-        : "forward",
+    // The roles moto would let anyone assume that these tests want refused.
+    gate: (operation, body) => {
+      if (operation !== "AssumeRole") return "forward";
+      const role = new URLSearchParams(body).get("RoleArn");
+      if (role === DENIED_ROLE) return "deny";
+      if (role !== LOCKED_ROLE || lock.open) return "forward";
+      lock.refusals.push(Date.now());
+      return "deny";
+    },
   },
 }).hooks();
 
@@ -438,6 +446,44 @@ describe("AwsAccount", () => {
     );
     assert.match(condition(n, "Ready")?.message ?? "", new RegExp(`Secret ${NS_A}/missing does not exist`));
     assert.equal(env.proxy.calls.filter((c) => c.operation === "CreateQueue" && c.status === 403).length, 0);
+  });
+
+  it("assumes a role once its trust policy allows it, on the access backoff and without a change to the AwsAccount, and its objects follow", async () => {
+    await createAccount("locked", { roleArn: LOCKED_ROLE, allowedNamespaces: { names: [NS_A] } });
+    const refused = await waitAccount(
+      "locked",
+      "AssumeRoleFailed",
+      (x) => condition(x, "Ready")?.reason === "AssumeRoleFailed",
+    );
+    const message = condition(refused, "Ready")?.message ?? "";
+    assert.match(message, new RegExp(`^AccessDenied: could not assume ${LOCKED_ROLE}: AssumeRole: `));
+    assert.match(message, /needs sts:AssumeRole and sts:TagSession on the AwsAccount's role/);
+    assert.match(message, /tried again after 2s, then at doubling intervals up to 1h0m0s/);
+    await createQueue(NS_A, "acct-locked", { accountRef: { name: "locked" } });
+    await waitQueue(
+      NS_A,
+      "acct-locked",
+      "AccountNotReady",
+      (o) => condition(o, "Synced")?.reason === "AccountNotReady",
+    );
+
+    await waitFor("AssumeRole tried again", async () => lock.refusals.length >= 2, WAIT_MS, 100);
+    const [first, second] = lock.refusals;
+    assert.ok(first !== undefined && second !== undefined);
+    assert.ok(second - first >= 1500, `tried again after ${second - first} ms: not on the access backoff`);
+
+    lock.open = true; // the tenant role's trust policy now allows the operator
+    const assumed = await waitAccount("locked", "Ready", (x) => condition(x, "Ready")?.status === "True");
+    assert.equal(assumed?.status?.accountId, "777777777777");
+    assert.equal(
+      assumed?.metadata.generation,
+      refused?.metadata.generation,
+      "the AwsAccount was not changed",
+    );
+    const q = await waitQueue(NS_A, "acct-locked", "Ready", (o) => condition(o, "Ready")?.status === "True");
+    assert.equal(q?.status?.accountId, "777777777777");
+    assert.equal(q?.metadata.generation, 1, "the queue was not changed");
+    assert.equal(await queueIn(roleOf("777777777777", "x"), "acct-locked"), true);
   });
 
   it("refuses an object whose account now points at another AWS account than its resource's", async () => {

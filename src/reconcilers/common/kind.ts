@@ -14,30 +14,9 @@ import type { ManagedObject, ResourceDriver } from "./driver.ts";
 import type { Reconciler } from "../../runtime/controller/reconciler.ts";
 import { OUTPUT_RULES, type OutputValues } from "./outputs.ts";
 import { managedReconciler, setupManagedController, type ReconcilerDeps } from "./setup.ts";
+import type { IamAction } from "./iam.ts";
 
-/** One IAM action a kind's driver calls. */
-export interface IamAction {
-  /** `service:Action`, as IAM policies spell it (`ec2:RunInstances`). */
-  readonly action: string;
-  /** The API operations that need it, as the SDK names them. @default the action's own name */
-  readonly calls?: readonly string[];
-  /** When the driver calls it, if not always: a short phrase for the IAM table. */
-  readonly when?: string;
-}
-
-/** IAM that a part of the operator other than a kind needs (change events), for the same table and policies. */
-export interface IamFeature {
-  /** How the IAM table names it, in the Kind column. */
-  readonly name: string;
-  /** Its policy statement's Sid (letters and digits only). */
-  readonly sid: string;
-  readonly iam: readonly IamAction[];
-}
-
-/** The API operations that need `action`. */
-export function callsOf(action: IamAction): readonly string[] {
-  return action.calls ?? [action.action.slice(action.action.indexOf(":") + 1)];
-}
+export { callsOf, type IamAction, type IamFeature } from "./iam.ts";
 
 /** One rule of a Kubernetes (Cluster)Role. */
 export interface KubeRule {
@@ -150,9 +129,10 @@ export function defineKind<T extends ManagedObject, R>(def: KindDefinition<T, R>
         deps,
         def.watches?.(deps) ?? [],
         def.outputs,
+        def.iam,
       ),
     reconciler: (deps) =>
-      managedReconciler<T, R>(def.name, def.resource, connectorOf(def, deps), deps, def.outputs),
+      managedReconciler<T, R>(def.name, def.resource, connectorOf(def, deps), deps, def.outputs, def.iam),
   };
 }
 

@@ -24,6 +24,7 @@ import type { Logger } from "../../runtime/logging.ts";
 import type { Runnable } from "../../runtime/manager/runnable.ts";
 import type { AccountResolver } from "./account.ts";
 import type { ManagedObject } from "./driver.ts";
+import type { IamAction } from "./iam.ts";
 import type { Connector } from "./flow/connector.ts";
 import type { AdoptionPolicy, OwnerDirectory } from "./ownership.ts";
 import type { ResyncHooks } from "./resync.ts";
@@ -106,10 +107,12 @@ export function setupManagedController<T extends ManagedObject, R>(
   watches: readonly { resource: ResourceType; map: MapFunc<KubeObject> }[] = [],
   /** The kind's output values for `spec.writeOutputsTo`; pure. */
   outputs?: (obj: T) => OutputValues,
+  /** The IAM actions the kind's driver calls, which an AccessDenied names. */
+  iam: readonly IamAction[] = [],
 ): Controller {
   const client = deps.client.resource<T>(resource);
   countManagedResources(deps.registry, resource.kind, () => client.list());
-  const reconciler = managedReconciler(name, resource, connector, deps, outputs);
+  const reconciler = managedReconciler(name, resource, connector, deps, outputs, iam);
   const builder = newControllerManagedBy(deps)
     .for<T>(resource, {
       predicates: [or(generationChanged<T>(), annotationChanged<T>([PAUSED_ANNOTATION]))],
@@ -137,9 +140,12 @@ export function managedReconciler<T extends ManagedObject, R>(
   deps: Omit<ReconcilerDeps, "manager" | "informers" | "maxConcurrentReconciles">,
   /** The kind's output values for `spec.writeOutputsTo`; pure. */
   outputs?: (obj: T) => OutputValues,
+  /** The IAM actions the kind's driver calls, which an AccessDenied names. */
+  iam: readonly IamAction[] = [],
 ): ManagedResourceReconciler<T, R> {
   return new ManagedResourceReconciler<T, R>({
     resource,
+    iam,
     client: deps.client.resource<T>(resource),
     connector,
     recorder: deps.events.recorderFor(`${name}-controller`),

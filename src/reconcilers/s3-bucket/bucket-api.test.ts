@@ -151,13 +151,17 @@ describe("BucketApi.deleteVersions", () => {
     );
   });
 
-  it("fails when S3 refuses a key, with that key's code and kind", async () => {
+  it("fails when S3 refuses a key, with that key's code and kind (a refusal of access retried once IAM is fixed)", async () => {
     const { client } = clientAnswering({
       Errors: [{ Key: "a", Code: "AccessDenied", Message: "Access Denied" }],
     });
     await assert.rejects(
       api(client).deleteVersions([{ Key: "a", VersionId: "null" }]),
-      (err: unknown) => err instanceof AwsError && err.code === "AccessDenied" && err.kind === "terminal",
+      (err: unknown) =>
+        err instanceof AwsError &&
+        err.code === "AccessDenied" &&
+        err.kind === "terminal" &&
+        err.info.access === "denied",
     );
     const slow = clientAnswering({ Errors: [{ Key: "a", Code: "SlowDown" }] });
     await assert.rejects(

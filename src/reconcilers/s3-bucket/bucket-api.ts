@@ -23,7 +23,7 @@ import {
   type ServiceOutputTypes,
 } from "@aws-sdk/client-s3";
 import type { Command } from "@smithy/types";
-import { KNOWN_CODES } from "../../aws/error-codes.ts";
+import { ACCESS_CODES, KNOWN_CODES } from "../../aws/error-codes.ts";
 import { AwsError } from "../../aws/errors.ts";
 import { fromS3TagSet, toS3TagSet, type TagMap } from "../../aws/ownership.ts";
 import { pages } from "../../aws/pages.ts";
@@ -330,9 +330,11 @@ export class BucketApi implements BucketCalls {
       const code = first.Code ?? "InternalError";
       const known = KNOWN_CODES.get(code);
       const kind = known === "terminal" || known === "throttled" ? known : "retryable";
+      const access = kind === "terminal" ? ACCESS_CODES.get(code) : undefined;
       throw new AwsError({
         kind,
         code,
+        ...(access !== undefined ? { access } : {}),
         service: "s3",
         operation: "DeleteObjects",
         message: `S3 DeleteObjects failed with ${code} for ${other.length} of ${refs.length} keys: ${first.Message ?? code}`,

@@ -4,9 +4,11 @@ import { AwsError, NoPermitYetError } from "../../../aws/errors.ts";
 import { TerminalError } from "../../../runtime/controller/reconciler.ts";
 import { ApiError } from "../../../runtime/kube/errors.ts";
 import { DependencyNotReadyError, InvalidSpecError, NotReadyRetryError } from "../driver.ts";
-import { CONFLICT_REQUEUE_MS, planFailure, type FailureFacts } from "./failure.ts";
+import { classifyAwsError } from "../../../aws/errors.ts";
+import { accessAdvice, CONFLICT_REQUEUE_MS, planFailure, type FailureFacts } from "./failure.ts";
 
-const facts: FailureFacts = { recorded: false, steadyPollMs: 60_000 };
+const retry = { initialMs: 300_000, maxMs: 3_600_000 };
+const facts: FailureFacts = { recorded: false, steadyPollMs: 60_000, access: { retry } };
 const aws = (kind: "terminal" | "throttled" | "retryable", code: string): AwsError =>
   new AwsError({ kind, code, service: "ec2", operation: "RunInstances", message: "no" });
 
@@ -81,6 +83,94 @@ describe("planFailure", () => {
       assert.equal((plan.outcome as { error: unknown }).error, err);
       assert.equal(plan.event, undefined);
     }
+  });
+
+  it("retries a failure of the operator's access on the access backoff, saying which action to grant and when it is tried again", () => {
+    // As the SDK throws S3's AccessDenied; the call's IAM action is not named after it.
+    const raw = Object.assign(
+      new Error(
+        "User: arn:aws:sts::1:assumed-role/op/s is not authorized to perform: s3:GetEncryptionConfiguration",
+      ),
+      {
+        name: "AccessDenied",
+        $fault: "client",
+        $metadata: { httpStatusCode: 403 },
+      },
+    );
+    const err = new AwsError(classifyAwsError(raw, { service: "s3", operation: "GetBucketEncryption" }), {
+      cause: raw,
+    });
+    assert.equal(err.info.access, "denied");
+    const iam = [
+      { action: "s3:CreateBucket" },
+      { action: "s3:GetEncryptionConfiguration", calls: ["GetBucketEncryption"] },
+    ];
+    const plan = planFailure(err, { ...facts, access: { iam, retry } });
+    assert.deepEqual(plan.outcome, { retryAccess: true });
+    assert.equal(plan.streak, "end");
+    const ready = plan.conditions?.ready;
+    assert.equal(ready?.reason, "AccessDenied", "the AWS code stays the reason");
+    assert.equal(ready?.status, "False");
+    assert.equal(
+      ready?.message,
+      "GetBucketEncryption: S3 GetBucketEncryption failed with AccessDenied: User: arn:aws:sts::1:assumed-role/op/<session> is not " +
+        "authorized to perform: s3:GetEncryptionConfiguration; the IAM identity lacks a permission for this call; " +
+        "the operator's IAM role needs s3:GetEncryptionConfiguration: config/iam/policy.json allows it " +
+        "(config/iam/policy-tag-scoped.json on resources carrying the managed-by tag only); see " +
+        "docs/eks.md#2-the-iam-policy; tried again after 5m0s, then at doubling intervals up to 1h0m0s " +
+        "until it succeeds (at once when the spec changes)",
+    );
+    assert.deepEqual(plan.event, { reason: "AccessDenied", message: ready?.message });
+    const recorded = planFailure(err, { ...facts, recorded: true, access: { iam, retry } });
+    assert.equal(recorded.conditions?.ready, undefined, "a recorded resource keeps its Ready");
+  });
+
+  it("names the AwsAccount's role as the one to grant, and the action after the call when the kind does not list it", () => {
+    const err = new AwsError({
+      kind: "terminal",
+      code: "UnauthorizedOperation",
+      service: "ec2",
+      operation: "DescribeInstances",
+      message: "EC2 DescribeInstances failed with UnauthorizedOperation: no",
+      access: "denied",
+    });
+    const advice = accessAdvice(err.info, { account: "team-a", retry });
+    assert.match(
+      advice,
+      /^; the role of AwsAccount team-a needs ec2:DescribeInstances: config\/iam\/policy\.json/,
+    );
+  });
+
+  it("says what a denied AssumeRole needs on both sides, and adds only the retry to a code whose hint says what to do", () => {
+    const assume = accessAdvice(
+      {
+        kind: "terminal",
+        code: "AccessDenied",
+        service: "sts",
+        operation: "AssumeRole",
+        message: "x",
+        access: "denied",
+      },
+      { account: "team-a", retry },
+    );
+    assert.match(assume, /sts:AssumeRole and sts:TagSession on the AwsAccount's role/);
+    assert.match(assume, /trust policy must allow both/);
+    assert.match(assume, /docs\/accounts\.md#iam-the-operators-role-and-the-tenant-role/);
+    for (const access of ["credentials", "prerequisite"] as const) {
+      const advice = accessAdvice(
+        { kind: "terminal", code: "X", service: "ec2", operation: "RunInstances", message: "x", access },
+        { retry },
+      );
+      assert.equal(
+        advice,
+        "; tried again after 5m0s, then at doubling intervals up to 1h0m0s until it succeeds (at once when the spec changes)",
+      );
+    }
+  });
+
+  it("ends any other terminal AWS error in a TerminalError, as before", () => {
+    const plan = planFailure(aws("terminal", "InvalidParameterValue"), facts);
+    assert.ok((plan.outcome as { error: unknown }).error instanceof TerminalError);
   });
 
   it("rethrows anything else unrecorded", () => {

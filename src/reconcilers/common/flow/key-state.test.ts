@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { FakeClock } from "../../../runtime/testing/fake-clock.ts";
-import { KeyStates, RESUME_GRACE_MS } from "./key-state.ts";
+import { ACCESS_RETRY_MAX_MS, accessRetryCurve, KeyStates, RESUME_GRACE_MS } from "./key-state.ts";
 
 describe("KeyStates", () => {
   it("doubles transition polls up to the cap and starts afresh once settled", () => {
@@ -21,6 +21,34 @@ describe("KeyStates", () => {
     assert.deepEqual(looks, [5000, 10_000, 20_000, 40_000, 80_000, 160_000, 300_000, 300_000]);
     keys.unblocked("a");
     assert.equal(keys.nextBlockedLook("a"), 5000);
+  });
+
+  it("retries a failure of access from the poll period doubling to an hour, per key, afresh after a success", () => {
+    const keys = new KeyStates({ clock: new FakeClock() });
+    const retries = Array.from({ length: 7 }, () => keys.nextAccessRetry("a"));
+    const min = 60_000;
+    assert.deepEqual(retries, [5 * min, 10 * min, 20 * min, 40 * min, 60 * min, 60 * min, 60 * min]);
+    assert.equal(keys.nextAccessRetry("b"), 5 * min, "each key has its own curve");
+    assert.ok(keys.remembers("a"), "a key backing off is not done: its next reconcile is work, not a poll");
+    keys.accessRestored("a");
+    assert.equal(keys.nextAccessRetry("a"), 5 * min);
+    keys.accessRestored("a");
+    keys.accessRestored("b");
+    assert.equal(keys.size(), 0, "nothing is kept once the retries end");
+  });
+
+  it("starts access retries at the configured poll period, and never below it", () => {
+    assert.deepEqual(accessRetryCurve(2000), { initialMs: 2000, maxMs: ACCESS_RETRY_MAX_MS });
+    assert.deepEqual(accessRetryCurve(7_200_000), { initialMs: 7_200_000, maxMs: 7_200_000 });
+    const keys = new KeyStates({ clock: new FakeClock(), accessRetry: accessRetryCurve(2000) });
+    assert.deepEqual(
+      [1, 2, 3].map(() => keys.nextAccessRetry("a")),
+      [2000, 4000, 8000],
+    );
+    assert.throws(
+      () => new KeyStates({ clock: new FakeClock(), accessRetry: { initialMs: 0, maxMs: 1 } }),
+      RangeError,
+    );
   });
 
   it("reports a failure once it persisted for enough reconciles and time, until the streak ends", async () => {
@@ -55,6 +83,7 @@ describe("KeyStates", () => {
     keys.nextBlockedLook("a");
     keys.failed("a");
     keys.deferCreate("a", "1", 10);
+    keys.nextAccessRetry("a");
     keys.nextPendingPoll("b");
     assert.equal(keys.size(), 2);
     keys.forget("a");

@@ -16,6 +16,11 @@
  *   reconciles, the first of them at least `minDurationMs` ago. Any reconcile that ends without a
  *   failure ends the streak. After a restart a failure that still persists is reported again
  *   after one more streak.
+ * - **Access retries.** A failure of the operator's access (AccessDenied, UnauthorizedOperation,
+ *   missing credentials; `AwsErrorInfo.access`) heals once IAM is fixed, without a change to the
+ *   object, so it is looked at again on a long backoff: one poll period (`--poll-interval`, 5
+ *   minutes by default) doubling per consecutive failure, capped at an hour. The first reconcile
+ *   that does not fail ends the backoff. After a restart the curve starts afresh.
  * - **A deferred create**: a create the rate budget deferred (NoPermitYetError), so the reconcile
  *   that comes back for the booked slot sends it again without observing AWS first. That is safe:
  *   the deferred reconcile observed nothing, recorded the token and sent nothing (the budget
@@ -27,15 +32,27 @@
  *   UID tag of the queue CreateQueue answered with. Skipping the observation saves its calls on
  *   every deferral of a burst. After a restart every reconcile observes first.
  */
-import { exponentialDelay, type ExponentialCurve } from "../../../runtime/backoff.ts";
+import { exponentialDelay, validateCurve, type ExponentialCurve } from "../../../runtime/backoff.ts";
 import type { Clock } from "../../../runtime/clock.ts";
-import { DEFAULT_PENDING_INITIAL_MS, DEFAULT_PENDING_MAX_MS } from "../defaults.ts";
+import { DEFAULT_PENDING_INITIAL_MS, DEFAULT_PENDING_MAX_MS, DEFAULT_POLL_INTERVAL_MS } from "../defaults.ts";
 
 /** How long past its slot a deferred create is resumed without a new observation, in ms. */
 export const RESUME_GRACE_MS = 30_000;
 
 /** The curve of blocked-deletion looks: 5 s doubling to 5 min. */
 export const BLOCKED_CURVE: ExponentialCurve = Object.freeze({ initialMs: 5000, maxMs: 300_000 });
+
+/** The longest wait before an object whose access failed is looked at again, in ms: an hour. */
+export const ACCESS_RETRY_MAX_MS = 3_600_000;
+
+/**
+ * The curve of access retries for a poll period of `pollIntervalMs`: the period, doubling, capped
+ * at {@link ACCESS_RETRY_MAX_MS} (or at the period when that is longer). The AwsAccount
+ * controller uses it too, with its check interval.
+ */
+export function accessRetryCurve(pollIntervalMs: number): ExponentialCurve {
+  return Object.freeze({ initialMs: pollIntervalMs, maxMs: Math.max(ACCESS_RETRY_MAX_MS, pollIntervalMs) });
+}
 
 /** Options of {@link KeyStates}. */
 export interface KeyStateOptions {
@@ -48,6 +65,8 @@ export interface KeyStateOptions {
   minFailures?: number | undefined;
   /** Time since the first failure of the streak before a failure is reported, in ms. @default 30_000 */
   minDurationMs?: number | undefined;
+  /** The curve of access retries. @default accessRetryCurve(DEFAULT_POLL_INTERVAL_MS): 5 min doubling to 1 h */
+  accessRetry?: ExponentialCurve | undefined;
 }
 
 /** What is remembered about one key; a record with nothing in it is dropped. */
@@ -56,6 +75,8 @@ interface KeyRecord {
   pendingPolls: number;
   /** Consecutive looks at a blocked deletion. */
   blockedLooks: number;
+  /** Consecutive reconciles that failed for the operator's access. */
+  accessRetries: number;
   /** The run of consecutive failed reconciles. */
   streak?: { failures: number; since: number } | undefined;
   /** A create the rate budget deferred, of the object stored as `resourceVersion`. */
@@ -68,6 +89,7 @@ export class KeyStates {
   readonly #pending: ExponentialCurve;
   readonly #minFailures: number;
   readonly #minDurationMs: number;
+  readonly #accessRetry: ExponentialCurve;
   readonly #records = new Map<string, KeyRecord>();
 
   constructor(opts: KeyStateOptions) {
@@ -86,6 +108,15 @@ export class KeyStates {
       throw new RangeError(`minFailures must be an integer >= 1, got ${this.#minFailures}`);
     if (!(this.#minDurationMs >= 0))
       throw new RangeError(`minDurationMs must be >= 0, got ${this.#minDurationMs}`);
+    this.#accessRetry = opts.accessRetry ?? accessRetryCurve(DEFAULT_POLL_INTERVAL_MS);
+    validateCurve(this.#accessRetry, "access retries");
+    if (!(this.#accessRetry.initialMs > 0))
+      throw new RangeError(`access retries: initialMs must be > 0, got ${this.#accessRetry.initialMs}`);
+  }
+
+  /** The curve of access retries, for messages that say when the next one comes. */
+  get accessRetry(): ExponentialCurve {
+    return this.#accessRetry;
   }
 
   /** Counts one more transition poll of `key` and returns its delay. */
@@ -124,6 +155,17 @@ export class KeyStates {
     this.#update(key, (r) => (r.streak = undefined));
   }
 
+  /** Counts one more reconcile of `key` that failed for the operator's access and returns the delay of the next look. */
+  nextAccessRetry(key: string): number {
+    const r = this.#record(key);
+    return exponentialDelay(r.accessRetries++, this.#accessRetry);
+  }
+
+  /** A reconcile of `key` ended without a failure: the next access failure starts the curve afresh. */
+  accessRestored(key: string): void {
+    this.#update(key, (r) => (r.accessRetries = 0));
+  }
+
   /** Records that the create of `key`, stored as `resourceVersion`, was deferred for `retryAfterMs`. */
   deferCreate(key: string, resourceVersion: string | undefined, retryAfterMs: number): void {
     if (resourceVersion === undefined || resourceVersion === "") return;
@@ -144,7 +186,7 @@ export class KeyStates {
     return d.resourceVersion === resourceVersion && this.#clock.now() <= d.until;
   }
 
-  /** Whether anything is remembered about `key` (a transition, a blocked deletion, a failure streak, a deferred create). */
+  /** Whether anything is remembered about `key` (a transition, a blocked deletion, a failure streak, access retries, a deferred create). */
   remembers(key: string): boolean {
     return this.#records.has(key);
   }
@@ -162,7 +204,7 @@ export class KeyStates {
   #record(key: string): KeyRecord {
     let r = this.#records.get(key);
     if (r === undefined) {
-      r = { pendingPolls: 0, blockedLooks: 0 };
+      r = { pendingPolls: 0, blockedLooks: 0, accessRetries: 0 };
       this.#records.set(key, r);
     }
     return r;
@@ -173,7 +215,13 @@ export class KeyStates {
     const r = this.#records.get(key);
     if (r === undefined) return;
     change(r);
-    if (r.pendingPolls === 0 && r.blockedLooks === 0 && r.streak === undefined && r.deferred === undefined)
+    if (
+      r.pendingPolls === 0 &&
+      r.blockedLooks === 0 &&
+      r.accessRetries === 0 &&
+      r.streak === undefined &&
+      r.deferred === undefined
+    )
       this.#records.delete(key);
   }
 }

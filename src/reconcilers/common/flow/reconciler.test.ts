@@ -636,6 +636,66 @@ describe("ManagedResourceReconciler", () => {
     );
   });
 
+  it("looks again at an AccessDenied on the access backoff, with its reason and advice, until a reconcile succeeds", async () => {
+    f.stored = widget();
+    r = reconcilerFor(f, {
+      pollIntervalMs: 60_000,
+      clock,
+      iam: [{ action: "iam:PassRole", calls: ["RunInstances"] }, { action: "ec2:RunInstances" }],
+    });
+    f.createError = new AwsError({
+      kind: "terminal",
+      code: "UnauthorizedOperation",
+      service: "ec2",
+      operation: "RunInstances",
+      message: "EC2 RunInstances failed with UnauthorizedOperation: not authorized",
+      access: "denied",
+    });
+    const delays: unknown[] = [];
+    for (let i = 0; i < 7; i++) {
+      delays.push(await r.reconcile(req, ctx));
+      await clock.advance(60_000);
+    }
+    const min = 60_000;
+    assert.deepEqual(
+      delays,
+      [1, 2, 4, 8, 16, 32, 60].map((m) => ({ requeueAfter: m * min })),
+      "the poll period doubling up to an hour, never a TerminalError",
+    );
+    const ready = getCondition(f.stored?.status?.conditions, "Ready");
+    assert.equal(ready?.reason, "UnauthorizedOperation");
+    assert.match(
+      ready?.message ?? "",
+      /^RunInstances: EC2 RunInstances failed with UnauthorizedOperation: not authorized; /,
+    );
+    assert.match(
+      ready?.message ?? "",
+      /the operator's IAM role needs ec2:RunInstances: config\/iam\/policy\.json allows it/,
+    );
+    assert.match(ready?.message ?? "", /tried again after 1m0s, then at doubling intervals up to 1h0m0s/);
+    assert.equal(f.events.length, 7);
+    assert.ok(f.events.every((e) => e === "Warning:UnauthorizedOperation"));
+
+    f.createError = undefined; // IAM fixed: nothing about the object changed
+    assert.deepEqual(await r.reconcile(req, ctx), { requeueAfter: 60_000, poll: true });
+    assert.equal(getCondition(f.stored?.status?.conditions, "Ready")?.status, "True");
+    f.stored = widget(); // the same key, created anew
+    f.observation = { exists: false };
+    f.createError = new AwsError({
+      kind: "terminal",
+      code: "AccessDenied",
+      service: "ec2",
+      operation: "RunInstances",
+      message: "x",
+      access: "denied",
+    });
+    assert.deepEqual(
+      await r.reconcile(req, ctx),
+      { requeueAfter: min },
+      "a new failure starts the curve afresh",
+    );
+  });
+
   it("looks again shortly, without an error, when a write meets a newer version (stale cache)", async () => {
     f.stored = widget();
     f.client.updateStatus = async () => {

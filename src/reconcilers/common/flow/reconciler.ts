@@ -38,7 +38,8 @@
  * account, so no AWS call and no finalizer change is made for it; its deletion waits.
  *
  * A failure anywhere is planned by ./failure.ts (conditions, Event, requeue or error) and
- * executed here.
+ * executed here; a failure of the operator's access is looked at again on the long access
+ * backoff of ./key-state.ts, which the next reconcile that does not fail ends.
  */
 import { ConditionType, FINALIZER, getCondition } from "../../../api/v1/index.ts";
 import type { PollDemand } from "../../../aws/poll-demand.ts";
@@ -87,7 +88,8 @@ import type { Connector } from "./connector.ts";
 import { createAbsent } from "./create.ts";
 import { flowFacts, reconciledAtGeneration } from "./facts.ts";
 import { planFailure } from "./failure.ts";
-import { KeyStates } from "./key-state.ts";
+import { accessRetryCurve, KeyStates } from "./key-state.ts";
+import type { IamAction } from "../iam.ts";
 import { clearedStatus, StatusWriter, type ManagedObjectClient } from "./status-writer.ts";
 
 export type { ManagedObjectClient };
@@ -122,6 +124,11 @@ export interface ManagedReconcilerOptions<T extends ManagedObject, R> {
   driftRepairs?: Pick<DriftRepairMetrics, "repaired" | "reported">;
   /** When a retryable failure is recorded on the object. @default 3 failures over 30 s */
   failureReport?: { minFailures?: number; minDurationMs?: number };
+  /**
+   * The IAM actions the kind's driver calls (its registry entry), so that an AccessDenied names
+   * the action the failed call needs. @default none: the action is named after the call
+   */
+  iam?: readonly IamAction[];
   /** Writes the ConfigMap of `spec.writeOutputsTo`. @default the kind has no outputs */
   outputs?: Pick<OutputWriter<T>, "sync">;
 }
@@ -163,6 +170,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
       pendingMaxMs: opts.pendingMaxMs,
       minFailures: opts.failureReport?.minFailures,
       minDurationMs: opts.failureReport?.minDurationMs,
+      accessRetry: accessRetryCurve(this.#o.pollIntervalMs),
     });
   }
 
@@ -201,12 +209,13 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
       const run = (): Promise<Step> => this.#run(writer, key, dctx, ctx.signal, connected);
       step = poll === undefined ? await run() : await inPollScope(poll, run);
     } catch (err) {
-      const failed = await this.#fail(writer, key, err, ctx, poll !== undefined);
+      const failed = await this.#fail(writer, key, err, ctx, poll !== undefined, connected.account?.name);
       // A deferred poll is still due: it counts at its kind's mean until one completes.
       if (failed.poll === true) this.#o.polls?.scheduled(pollGroup(), key, this.#pollPeriod(writer.stored));
       return failed;
     }
     const { wait, ...result } = step;
+    this.#keys.accessRestored(key);
     if (wait !== true) this.#keys.streakEnded(key);
     if (result.poll === true) {
       const period = this.#pollPeriod(writer.stored);
@@ -503,11 +512,13 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     err: unknown,
     ctx: ReconcileContext,
     poll: boolean,
+    account: string | undefined,
   ): Promise<Result> {
     const obj = writer.stored;
     const plan = planFailure(err, {
       recorded: recordedIdOf(obj, this.#kind.idField) !== undefined,
       steadyPollMs: this.#steadyPoll(obj),
+      access: { account, iam: this.#o.iam, retry: this.#keys.accessRetry },
     });
     if (plan.note !== undefined) ctx.logger.debug({ ...plan.note.fields }, plan.note.message);
     let record = plan.conditions;
@@ -516,6 +527,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     if (record !== undefined) await writer.writeQuietly(writer.conditioned(record), ctx.logger);
     if (plan.event !== undefined)
       this.#o.recorder.event(obj, "Warning", plan.event.reason, plan.event.message);
+    if ("retryAccess" in plan.outcome) return { requeueAfter: this.#keys.nextAccessRetry(key) };
     if ("requeueAfter" in plan.outcome)
       return poll
         ? { requeueAfter: plan.outcome.requeueAfter, poll }
