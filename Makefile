@@ -85,8 +85,14 @@ manifests: deps ## Regenerate config/crd, the chart's CRDs and ClusterRole, the 
 ## --- tests -----------------------------------------------------------------------------------
 
 .PHONY: test
-test: deps tools lint ## Everything: lint, unit, integration, reduced fault and e2e tests (one summary line)
+test: deps tools lint test-emulator ## Everything: lint, the test AWS's own tests, unit, integration, reduced fault and e2e tests
 	$(NODE_TEST) --test-concurrency=$(TEST_CONCURRENCY) --test-timeout=$(SLOW_TEST_TIMEOUT_MS) $(UNIT_TESTS) $(INTEGRATION_TESTS) $(FAULT_TESTS) $(E2E_TESTS)
+
+# The test AWS (test/support/aws-emulator): each wrap against boto3, on the emulator and on plain
+# moto, which must still differ. pytest from moto's virtualenv; no cache files in the tree.
+.PHONY: test-emulator
+test-emulator: tools ## The test AWS's own tests (pytest: each wrap answers as AWS does, plain moto still does not)
+	.venv/bin/python -m pytest -p no:cacheprovider -q test/support/aws-emulator/tests
 
 .PHONY: test-unit
 test-unit: deps ## Unit tests only (no external processes)
