@@ -169,8 +169,8 @@ bench-ceiling: deps tools bundle ## CEILING_OBJECTS (92,000) paused S3Buckets+Sq
 	node bench/scale/ceiling.ts --objects=$(CEILING_OBJECTS)
 
 .PHONY: bench-events
-bench-events: deps tools bundle ## Drift repair latency and AWS reads at rest, change events vs polling only, at 1,000 and 10,000 objects (about 30 min)
-	node bench/events/events.ts --sizes=1000,10000 --polls=60,300 --drifts=200
+bench-events: deps tools bundle ## Drift repair latency and AWS reads at rest, change events vs polling only, at 1,000 and 10,000 objects and 20 instances stopped out of band (about 35 min)
+	node bench/events/events.ts --sizes=1000,10000 --polls=60,300 --drifts=200 --instances=20
 
 .PHONY: bench-idle
 bench-idle: deps tools bundle ## 1,000 objects converged, then 5 minutes idle: Kubernetes writes, AWS calls per poll, CPU, RSS
