@@ -42,6 +42,8 @@ def emit_to_default_bus(
     Delivery failures are logged and never raised: AWS delivers service events asynchronously,
     so a missing or unwritable target never fails the API call that caused the event.
     """
+    if region_name not in events_backends[account_id]:
+        return
     bus = events_backends[account_id][region_name].event_buses.get("default")
     if bus is None:
         return
