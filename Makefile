@@ -85,8 +85,14 @@ manifests: deps ## Regenerate config/crd, the chart's CRDs and ClusterRole, the 
 ## --- tests -----------------------------------------------------------------------------------
 
 .PHONY: test
-test: deps tools lint ## Everything: lint, unit, integration, reduced fault and e2e tests (one summary line)
+test: deps tools lint test-emulator ## Everything: lint, the test AWS's own tests, unit, integration, reduced fault and e2e tests
 	$(NODE_TEST) --test-concurrency=$(TEST_CONCURRENCY) --test-timeout=$(SLOW_TEST_TIMEOUT_MS) $(UNIT_TESTS) $(INTEGRATION_TESTS) $(FAULT_TESTS) $(E2E_TESTS)
+
+# The test AWS (test/support/aws-emulator): each wrap against boto3, on the emulator and on plain
+# moto, which must still differ. pytest from moto's virtualenv; no cache files in the tree.
+.PHONY: test-emulator
+test-emulator: tools ## The test AWS's own tests (pytest: each wrap answers as AWS does, plain moto still does not)
+	.venv/bin/python -m pytest -p no:cacheprovider -q test/support/aws-emulator/tests
 
 .PHONY: test-unit
 test-unit: deps ## Unit tests only (no external processes)
@@ -163,8 +169,8 @@ bench-ceiling: deps tools bundle ## CEILING_OBJECTS (92,000) paused S3Buckets+Sq
 	node bench/scale/ceiling.ts --objects=$(CEILING_OBJECTS)
 
 .PHONY: bench-events
-bench-events: deps tools bundle ## Drift repair latency and AWS reads at rest, change events vs polling only, at 1,000 and 10,000 objects (about 30 min)
-	node bench/events/events.ts --sizes=1000,10000 --polls=60,300 --drifts=200
+bench-events: deps tools bundle ## Drift repair latency and AWS reads at rest, change events vs polling only, at 1,000 and 10,000 objects and 20 instances stopped out of band (about 35 min)
+	node bench/events/events.ts --sizes=1000,10000 --polls=60,300 --drifts=200 --instances=20
 
 .PHONY: bench-idle
 bench-idle: deps tools bundle ## 1,000 objects converged, then 5 minutes idle: Kubernetes writes, AWS calls per poll, CPU, RSS

@@ -276,6 +276,9 @@ tool_promtool() {
 }
 
 # ---- moto ---------------------------------------------------------------------------------------
+# The test AWS is test/support/aws-emulator/server.py (moto's server with the wraps that make it
+# answer as AWS does), run from the repository by this virtualenv's python: the cache holds only
+# moto and pytest (the emulator's own tests), so a change to the emulator rebuilds nothing.
 tool_moto() {
   if [ -n "${AWS_ENDPOINT_URL:-}" ]; then log "AWS_ENDPOINT_URL is set; not installing moto"; return 0; fi
   local dir="$cache/moto-$MOTO_VERSION"
@@ -286,6 +289,12 @@ tool_moto() {
     python3 -m venv "$dir"
     "$dir/bin/pip" install --quiet --disable-pip-version-check "moto[server]==$MOTO_VERSION"
     touch "$dir/.complete"
+  fi
+  # Added to an existing virtualenv too, with a stamp of its own version.
+  if [ ! -f "$dir/.pytest-$PYTEST_VERSION" ]; then
+    log "installing pytest $PYTEST_VERSION into the moto virtualenv"
+    "$dir/bin/pip" install --quiet --disable-pip-version-check "pytest==$PYTEST_VERSION"
+    touch "$dir/.pytest-$PYTEST_VERSION"
   fi
   rm -f "$bin/.venv-moto"
   ln -sfn "$dir" "$root/.venv"

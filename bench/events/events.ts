@@ -1,35 +1,56 @@
 /**
  * `make bench-events`: drift-repair latency and AWS reads at rest, with change events and with
- * polling only, at growing estates (half S3Buckets, half SqsQueues, each with one tag) on one
- * real kube-apiserver and moto behind the latency proxy. Writes bench/results/events.json and
- * bench/results/events-latency.svg.
+ * polling only, at growing estates (half S3Buckets, half SqsQueues, each with one tag, plus
+ * `--instances` Ec2Instances) on one real kube-apiserver and the test AWS behind the latency
+ * proxy. The events queue has the policy, and the default event bus the four rules, of
+ * docs/aws.md#change-events. Writes bench/results/events.json and bench/results/events-*.svg.
  *
- *   node bench/events/events.ts [--sizes 1000,10000] [--polls 60,300] [--drifts 200]
+ *   node bench/events/events.ts [--sizes 1000,10000] [--polls 60,300] [--drifts 200] [--instances 20]
  *
  * Per size, in this order (one estate, grown from one size to the next):
  *
  * 1. events mode: the operator reads the change-event queue (`--change-events`, the safety-net
  *    poll at its default `--poll-interval-with-events=1h`). Reads are counted over `--rest`
- *    seconds at rest. Then `--drifts` objects drift, `--drift-rate` per second: each resource's
- *    tag is changed directly in moto, and the CloudTrail event AWS would send for that call is put
- *    straight into the queue. Latency runs from that message's arrival in the queue to the
- *    operator's repair call (PutBucketTagging or TagQueue) answered by moto.
+ *    seconds at rest. Then `--drifts` buckets and queues drift, `--drift-rate` per second: each
+ *    resource's tag is changed directly in the test AWS, and the CloudTrail event AWS would send
+ *    for that call is put straight into the queue (the test AWS sends no CloudTrail events).
+ *    Among them, every instance is stopped directly in the test AWS, which sends EC2's own
+ *    "stopping" and "stopped" events through the documented rule before StopInstances answers;
+ *    nothing is injected for them. Latency runs from that message's arrival in the queue (the
+ *    injected message sent, or StopInstances answered) to the operator's repair call
+ *    (PutBucketTagging, TagQueue or StartInstances) answered.
  * 2. poll-only mode: the operator restarts without `--change-events` and with the size's poll
- *    interval (`--polls`). Once its start has observed every object (one read of each), reads are
- *    counted over exactly one poll interval: one poll of every object. Drift is made at times
- *    drawn uniformly over that interval, so its latency is uniform over the interval whatever
- *    the objects' poll phases (mean interval/2), and nothing reads the queue.
- * 3. The operator restarts in events mode, and the next size's objects are created.
+ *    interval (`--polls`), and the rules are disabled. Once its start has observed every bucket
+ *    and queue (one read of each), reads are counted over exactly one poll interval: one poll of
+ *    every object. Drift, the instances' stops included, is made at times drawn uniformly over
+ *    that interval, so its latency is uniform over the interval whatever the objects' poll phases
+ *    (mean interval/2), and nothing reads the queue.
+ * 3. The operator restarts in events mode (the rules enabled again), and the next size's objects
+ *    are created.
  */
 import { randomUUID } from "node:crypto";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
+import { EC2Client, StopInstancesCommand } from "@aws-sdk/client-ec2";
 import { GetBucketTaggingCommand, PutBucketTaggingCommand, S3Client } from "@aws-sdk/client-s3";
-import { CreateQueueCommand, SendMessageCommand, SQSClient, TagQueueCommand } from "@aws-sdk/client-sqs";
+import {
+  CreateQueueCommand,
+  GetQueueAttributesCommand,
+  SendMessageCommand,
+  SetQueueAttributesCommand,
+  SQSClient,
+  TagQueueCommand,
+} from "@aws-sdk/client-sqs";
 import { cloudTrailEvent } from "../../src/change-events/testing/events.ts";
 import { startAwsProxy, type ProxiedCall } from "../../test/support/aws-proxy.ts";
+import {
+  documentedPatterns,
+  documentedQueuePolicy,
+  eventBridge,
+  ruleToQueue,
+} from "../../test/support/change-event-rules.ts";
 import { startControlPlane } from "../../test/support/envtest.ts";
 import { startMoto } from "../../test/support/moto.ts";
 import { startOperator, type OperatorProcess } from "../../test/support/operator.ts";
@@ -44,6 +65,7 @@ const { values } = parseArgs({
     sizes: { type: "string", default: "1000,10000" },
     polls: { type: "string", default: "60,300" },
     drifts: { type: "string", default: "200" },
+    instances: { type: "string", default: "20" },
     "drift-rate": { type: "string", default: "4" },
     rest: { type: "string", default: "60" },
     "latency-ms": { type: "string", default: "80" },
@@ -56,6 +78,7 @@ const { values } = parseArgs({
 const sizes = values.sizes.split(",").map(Number);
 const polls = values.polls.split(",").map(Number);
 const driftCount = Number(values.drifts);
+const instanceCount = Number(values.instances);
 const driftRate = Number(values["drift-rate"]);
 const restSeconds = Number(values.rest);
 const latency = Number(values["latency-ms"]);
@@ -73,6 +96,7 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 const base = (plural: string): string => `/apis/compute.cloud.com/v1/namespaces/${NS}/${plural}`;
 const bucketName = (i: number): string => `evb-${String(i).padStart(5, "0")}`;
 const queueName = (i: number): string => `evq-${String(i).padStart(5, "0")}`;
+const instanceName = (i: number): string => `evi-${String(i).padStart(3, "0")}`;
 
 function quantile(sorted: readonly number[], q: number): number {
   if (sorted.length === 0) return NaN;
@@ -99,12 +123,31 @@ const credentials = { accessKeyId: "testing", secretAccessKey: "testing" };
 // Out-of-band changes and injected events go to moto directly: the proxy counts the operator only.
 const s3 = new S3Client({ region: REGION, endpoint: moto.endpoint, forcePathStyle: true, credentials });
 const sqs = new SQSClient({ region: REGION, endpoint: moto.endpoint, credentials });
+const ec2 = new EC2Client({ region: REGION, endpoint: moto.endpoint, credentials });
 await cp.request("POST", "/api/v1/namespaces", { metadata: { name: NS } });
 const kubeconfig = cp.writeKubeConfig(
   cp.userKubeConfig("kubeprovisioner-bench", ["system:masters"]),
   "bench",
 );
 const eventsUrl = (await sqs.send(new CreateQueueCommand({ QueueName: EVENTS_QUEUE }))).QueueUrl ?? "";
+// The queue's policy and the rules, as docs/aws.md#change-events has users make them.
+const eventsArn =
+  (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: eventsUrl, AttributeNames: ["QueueArn"] })))
+    .Attributes?.QueueArn ?? "";
+await sqs.send(
+  new SetQueueAttributesCommand({
+    QueueUrl: eventsUrl,
+    Attributes: { Policy: JSON.stringify(documentedQueuePolicy(eventsArn)) },
+  }),
+);
+const rules: string[] = [];
+for (const [i, pattern] of documentedPatterns().entries())
+  rules.push(await ruleToQueue(moto.endpoint, { name: `bench-${i + 1}`, pattern, queueArn: eventsArn }));
+/** Turns the rules on (events mode) or off (poll-only mode, where nothing reads the queue). */
+async function setRules(enabled: boolean): Promise<void> {
+  for (const Name of rules)
+    await eventBridge(moto.endpoint, enabled ? "EnableRule" : "DisableRule", { Name });
+}
 
 let op: OperatorProcess | undefined;
 let starts = 0;
@@ -127,6 +170,7 @@ async function restart(mode: "events" | "poll", pollSeconds: number): Promise<nu
         : []),
     ],
   });
+  await setRules(mode === "events");
   const from = proxy.calls.length;
   if (mode === "events") {
     const o = op;
@@ -154,6 +198,40 @@ async function observedAll(from: number, count: number): Promise<void> {
       if (c.operation === "ListQueueTags") missing.delete(`q/${c.resource}`);
     }
     await sleep(500);
+  }
+}
+
+/**
+ * Creates the Ec2Instances, waits until they are Ready (running), and returns their instance IDs.
+ */
+async function launch(count: number): Promise<string[]> {
+  for (let i = 0; i < count; i++) {
+    const res = await cp.request("POST", base("ec2instances"), {
+      apiVersion: "compute.cloud.com/v1",
+      kind: "Ec2Instance",
+      metadata: { name: instanceName(i) },
+      spec: { instanceType: "t3.micro", amiId: "ami-1e749f67", region: REGION, tags: { bench: "events" } },
+    });
+    if (res.status !== 201) throw new Error(`create Ec2Instance: ${res.status} ${res.text}`);
+  }
+  const deadline = Date.now() + 600_000;
+  while ((await readyCount("Ec2Instance")) < count) {
+    if (Date.now() > deadline) throw new Error("the instances are not Ready");
+    await sleep(1000);
+  }
+  const list = await cp.request("GET", base("ec2instances"));
+  const items = (list.body as { items?: { status?: { instanceId?: string } }[] }).items ?? [];
+  const ids = items.map((o) => o.status?.instanceId ?? "").filter((id) => id !== "");
+  if (ids.length !== count) throw new Error(`${ids.length} of ${count} instances have an ID`);
+  return ids;
+}
+
+/** Waits for the next answered `operation` at the proxy, from call `from` on. */
+async function nextCall(operation: string, from: number): Promise<void> {
+  const deadline = Date.now() + 1800_000;
+  while (!proxy.calls.slice(from).some((c) => c.operation === operation)) {
+    if (Date.now() > deadline) throw new Error(`no ${operation}`);
+    await sleep(200);
   }
 }
 
@@ -198,15 +276,30 @@ async function grow(from: number, to: number): Promise<number> {
 }
 
 interface Drift {
-  kind: "S3Bucket" | "SqsQueue";
+  kind: "S3Bucket" | "SqsQueue" | "Ec2Instance";
   resource: string;
   arrivedAt: number;
   repairedAt?: number;
 }
 
-/** Changes `resource`'s tag directly in moto; in events mode, then puts AWS's event for it in the queue. */
+/** The operator's call that repairs each kind's drift. */
+const REPAIR: Readonly<Record<Drift["kind"], string>> = {
+  S3Bucket: "PutBucketTagging",
+  SqsQueue: "TagQueue",
+  Ec2Instance: "StartInstances",
+};
+
+/**
+ * Makes `resource` drift directly in the test AWS: a bucket's or queue's tag changed (in events
+ * mode, then AWS's CloudTrail event for that call put into the queue), or an instance stopped
+ * (EC2's own events reach the queue through the rule, while it is enabled).
+ */
 async function drift(kind: Drift["kind"], resource: string, withEvent: boolean): Promise<Drift> {
   const value = `drift-${randomUUID().slice(0, 8)}`;
+  if (kind === "Ec2Instance") {
+    await ec2.send(new StopInstancesCommand({ InstanceIds: [resource] }));
+    return { kind, resource, arrivedAt: Date.now() };
+  }
   if (kind === "S3Bucket") {
     const tags = (await s3.send(new GetBucketTaggingCommand({ Bucket: resource }))).TagSet ?? [];
     const TagSet = tags.map((t) => (t.Key === "bench" ? { Key: "bench", Value: value } : t));
@@ -244,8 +337,15 @@ async function drift(kind: Drift["kind"], resource: string, withEvent: boolean):
   return { kind, resource, arrivedAt: Date.now() };
 }
 
-/** `count` random objects among the first `size` buckets and queues, half of each kind. */
-function pick(size: number, count: number): { kind: Drift["kind"]; resource: string }[] {
+/**
+ * `count` random objects among the first `size` buckets and queues, half of each kind, and every
+ * instance, in random order.
+ */
+function pick(
+  size: number,
+  count: number,
+  instanceIds: readonly string[],
+): { kind: Drift["kind"]; resource: string }[] {
   const choose = (n: number, k: number): number[] => {
     const all = Array.from({ length: n }, (_, i) => i);
     for (let i = all.length - 1; i > 0; i--) {
@@ -261,19 +361,27 @@ function pick(size: number, count: number): { kind: Drift["kind"]; resource: str
       resource: bucketName(i),
     })),
     ...choose(half, Math.ceil(count / 2)).map((i) => ({ kind: "SqsQueue" as const, resource: queueName(i) })),
+    ...instanceIds.map((id) => ({ kind: "Ec2Instance" as const, resource: id })),
   ].sort(() => Math.random() - 0.5);
+}
+
+/** The repairs of one group of drifts: latencies in seconds, sorted, and how many were not repaired. */
+interface Repairs {
+  latencies: number[];
+  unrepaired: number;
 }
 
 /**
  * Makes the drifts at the given offsets (ms from now) and waits for each one's repair: the first
- * PutBucketTagging or TagQueue of its resource answered after it arrived.
+ * repair call of its kind (PutBucketTagging, TagQueue, StartInstances) for its resource answered
+ * after it arrived, for the buckets' and queues' tags and for the instances.
  */
 async function measureDrifts(
   targets: { kind: Drift["kind"]; resource: string }[],
   offsetsMs: number[],
   withEvent: boolean,
   timeoutMs: number,
-): Promise<{ latencies: number[]; unrepaired: number }> {
+): Promise<Record<"tags" | "instances", Repairs>> {
   const start = Date.now();
   const pending = new Map<string, Drift>();
   const done: Drift[] = [];
@@ -282,9 +390,8 @@ async function measureDrifts(
     for (; scanned < proxy.calls.length; scanned++) {
       const c = proxy.calls[scanned];
       if (c === undefined || c.status < 200 || c.status >= 300 || c.resource === undefined) continue;
-      if (c.operation !== "PutBucketTagging" && c.operation !== "TagQueue") continue;
       const d = pending.get(c.resource);
-      if (d !== undefined && (c.answeredAt ?? 0) >= d.arrivedAt) {
+      if (d !== undefined && c.operation === REPAIR[d.kind] && (c.answeredAt ?? 0) >= d.arrivedAt) {
         d.repairedAt = c.answeredAt ?? 0;
         pending.delete(c.resource);
         done.push(d);
@@ -310,8 +417,14 @@ async function measureDrifts(
     if (done.length === targets.length || Date.now() > deadline) break;
   }
   await making;
-  const latencies = done.map((d) => ((d.repairedAt ?? 0) - d.arrivedAt) / 1000).sort((a, b) => a - b);
-  return { latencies, unrepaired: targets.length - done.length };
+  const ofKind = (kinds: readonly Drift["kind"][]) => ({
+    latencies: done
+      .filter((d) => kinds.includes(d.kind))
+      .map((d) => ((d.repairedAt ?? 0) - d.arrivedAt) / 1000)
+      .sort((a, b) => a - b),
+    unrepaired: [...pending.values()].filter((d) => kinds.includes(d.kind)).length,
+  });
+  return { tags: ofKind(["S3Bucket", "SqsQueue"]), instances: ofKind(["Ec2Instance"]) };
 }
 
 /** AWS calls of the operator in [from, to) of the proxy's record, per object per hour. */
@@ -338,15 +451,33 @@ const stats = (latencies: number[]) => ({
   mean: round(latencies.reduce((a, b) => a + b, 0) / (latencies.length || 1)),
 });
 
+/** One line of a mode's latencies for the log. */
+const summary = (r: Record<"tags" | "instances", Repairs>): string =>
+  (["tags", "instances"] as const)
+    .map(
+      (g) =>
+        `${g} p50 ${quantile(r[g].latencies, 0.5)} s, p99 ${quantile(r[g].latencies, 0.99)} s, ${r[g].unrepaired} unrepaired`,
+    )
+    .join("; ");
+
+/** A cumulative latency curve: % of drifts repaired by each latency. */
+const cumulative = (name: string, latencies: readonly number[]) => ({
+  name,
+  points: latencies.map((l, i): [number, number] => [l, (100 * (i + 1)) / latencies.length]),
+});
+
 const runs: Record<string, unknown>[] = [];
 const curves: { name: string; points: [number, number][] }[] = [];
 const readPoints: [number, number, number][] = [];
 try {
   let made = 0;
   let from = await restart("events", polls[0] ?? 60);
+  log(`launching ${instanceCount} instances`);
+  const instanceIds = await launch(instanceCount);
   for (const [k, size] of sizes.entries()) {
     const pollSeconds = polls[k] ?? polls.at(-1) ?? 300;
     const half = size / 2;
+    const objects = size + instanceCount;
     const loadStart = os.loadavg();
     log(`growing to ${size} objects (${half} buckets, ${half} queues)`);
     const convergeSeconds = await grow(made, half);
@@ -360,45 +491,44 @@ try {
     let c0 = proxy.calls.length;
     let t0 = Date.now();
     await sleep(restSeconds * 1000);
-    const eventsRest = readsPerObjectPerHour(proxy.calls.slice(c0), size, (Date.now() - t0) / 1000);
+    const eventsRest = readsPerObjectPerHour(proxy.calls.slice(c0), objects, (Date.now() - t0) / 1000);
     const pid = childPid(op?.process.proc.pid ?? 0, path.basename(values.entry));
     const memEvents = procStats(pid);
     const heapEvents = (await op?.metric("nodejs_heap_size_used_bytes")) ?? 0;
-    log(`events mode at ${size}: ${driftCount} drifts at ${driftRate}/s`);
-    const evTargets = pick(size, driftCount);
+    log(`events mode at ${size}: ${driftCount} drifts and ${instanceCount} instance stops at ${driftRate}/s`);
+    const evTargets = pick(size, driftCount, instanceIds);
     const ev = await measureDrifts(
       evTargets,
       evTargets.map((_, i) => (i * 1000) / driftRate),
       true,
-      (driftCount / driftRate) * 1000 + 120_000,
+      (evTargets.length / driftRate) * 1000 + 120_000,
     );
     const received =
       (await op?.metric("kubeprovisioner_change_events_received_total", { queue: eventsUrl })) ?? 0;
-    log(
-      `events p50 ${quantile(ev.latencies, 0.5)} s, p99 ${quantile(ev.latencies, 0.99)} s, ${ev.unrepaired} unrepaired`,
-    );
+    log(`events: ${summary(ev)}`);
 
     log(`poll-only mode at ${size}: --poll-interval=${pollSeconds}s`);
     from = await restart("poll", pollSeconds);
     await observedAll(from, half);
+    // The instances poll together, at the multiples of the poll interval: their first such
+    // round after the start, so that drifts meet their steady polls.
+    if (instanceCount > 0) await nextCall("DescribeInstances", proxy.calls.length);
     c0 = proxy.calls.length;
     t0 = Date.now();
-    const pollTargets = pick(size, driftCount);
+    const pollTargets = pick(size, driftCount, instanceIds);
     const offsets = pollTargets.map(() => Math.random() * pollSeconds * 1000).sort((a, b) => a - b);
     const measuring = measureDrifts(pollTargets, offsets, false, 2 * pollSeconds * 1000 + 60_000);
     await sleep(pollSeconds * 1000);
-    const pollRest = readsPerObjectPerHour(proxy.calls.slice(c0), size, (Date.now() - t0) / 1000);
+    const pollRest = readsPerObjectPerHour(proxy.calls.slice(c0), objects, (Date.now() - t0) / 1000);
     const po = await measuring;
-    log(
-      `poll-only p50 ${quantile(po.latencies, 0.5)} s, p99 ${quantile(po.latencies, 0.99)} s, ${po.unrepaired} unrepaired`,
-    );
+    log(`poll-only: ${summary(po)}`);
 
     // The safety-net poll reads each object once an hour; its reads per poll are what one poll
     // of every object cost in the poll-only window.
-    const readsPerPoll = (pollRest.reads / size) * 1;
+    const readsPerPoll = (pollRest.reads / objects) * 1;
     const eventsWithSafetyNet = round(eventsRest.readsPerObjectPerHour + readsPerPoll);
     runs.push({
-      objects: { buckets: half, queues: half, total: size },
+      objects: { buckets: half, queues: half, instances: instanceCount, total: objects },
       convergeSeconds: round(convergeSeconds, 1),
       eventsMode: {
         flags: { changeEvents: eventsUrl, pollIntervalWithEvents: WITH_EVENTS },
@@ -407,8 +537,10 @@ try {
           readsPerObjectPerHour: eventsWithSafetyNet,
           note: "the window lies before any object's first safety-net poll (1 h after its last reconcile); one poll of every object per hour is added at the reads per object per poll measured in poll-only mode",
         },
-        driftRepairSeconds: stats(ev.latencies),
-        unrepaired: ev.unrepaired,
+        driftRepairSeconds: stats(ev.tags.latencies),
+        unrepaired: ev.tags.unrepaired,
+        instanceStopRepairSeconds: stats(ev.instances.latencies),
+        instancesUnrepaired: ev.instances.unrepaired,
         driftsPerSecond: driftRate,
         eventsReceived: received,
         rssMiB: round(memEvents.rssMiB, 1),
@@ -418,10 +550,12 @@ try {
         flags: { pollInterval: `${pollSeconds}s` },
         atRest: pollRest,
         readsPerObjectPerPoll: round(readsPerPoll),
-        driftRepairSeconds: stats(po.latencies),
+        driftRepairSeconds: stats(po.tags.latencies),
         expectedMeanSeconds: pollSeconds / 2,
         boundSeconds: pollSeconds,
-        unrepaired: po.unrepaired,
+        unrepaired: po.tags.unrepaired,
+        instanceStopRepairSeconds: stats(po.instances.latencies),
+        instancesUnrepaired: po.instances.unrepaired,
       },
       readsRatioPollOnlyToEvents: {
         measuredWindow: round(pollRest.readsPerObjectPerHour / eventsRest.readsPerObjectPerHour, 1),
@@ -432,14 +566,10 @@ try {
     });
     readPoints.push([size, (readsPerPoll * 3600) / 300, eventsWithSafetyNet]);
     curves.push(
-      {
-        name: `events, ${size} objects`,
-        points: ev.latencies.map((l, i) => [l, (100 * (i + 1)) / ev.latencies.length]),
-      },
-      {
-        name: `poll only (${pollSeconds} s), ${size} objects`,
-        points: po.latencies.map((l, i) => [l, (100 * (i + 1)) / po.latencies.length]),
-      },
+      cumulative(`events, ${size} objects`, ev.tags.latencies),
+      cumulative(`events, ${size} objects, instance stops`, ev.instances.latencies),
+      cumulative(`poll only (${pollSeconds} s), ${size} objects`, po.tags.latencies),
+      cumulative(`poll only (${pollSeconds} s), ${size} objects, instance stops`, po.instances.latencies),
     );
     if (k + 1 < sizes.length) from = await restart("events", polls[k + 1] ?? pollSeconds);
   }
@@ -447,6 +577,7 @@ try {
 } finally {
   s3.destroy();
   sqs.destroy();
+  ec2.destroy();
   await proxy.stop();
   await moto.stop();
   await cp.stop();
@@ -464,8 +595,11 @@ writeFileSync(
         drifts: driftCount,
         driftsPerSecond: driftRate,
         restSeconds,
-        latencyFrom: "the injected event's arrival in the queue (poll-only: the drift's moment)",
-        latencyTo: "moto's answer to the operator's repair call (PutBucketTagging, TagQueue)",
+        instances: instanceCount,
+        latencyFrom:
+          "the event's arrival in the queue: the injected CloudTrail event sent, or StopInstances answered (the test AWS sends EC2's own state-change events before it answers); poll-only: the drift's moment",
+        latencyTo:
+          "the test AWS's answer to the operator's repair call (PutBucketTagging, TagQueue, StartInstances)",
       },
       machine: {
         cpus: os.cpus().length,

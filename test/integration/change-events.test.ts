@@ -1,17 +1,22 @@
 /**
- * Change events against a real API server and moto. moto delivers no CloudTrail or EC2 state
- * events, so each out-of-band change made here is followed by the event AWS would send for it,
- * shaped as AWS documents it (src/change-events/testing/events.ts) and put straight into the
- * operator's queue, or once through PutEvents and a real rule whose target is the queue. The operator runs with `--poll-interval=3s` and
- * `--poll-interval-with-events=1h`, and every object is created while its queue is read: any
- * repair within seconds comes from the event, since the object's next poll is an hour away.
+ * Change events against a real API server and the test AWS (test/README.md). The events queue
+ * carries the policy, and the default event bus the four rules, that docs/aws.md#change-events
+ * documents, both read from that page. The test AWS sends EC2's own state-change events through
+ * those rules, as AWS does; it sends no CloudTrail events, so each other out-of-band change made
+ * here is followed by the event AWS would send for it, shaped as AWS documents it
+ * (src/change-events/testing/events.ts) and put straight into the operator's queue, or once
+ * through PutEvents and a rule whose target is the queue. The operator runs with
+ * `--poll-interval=3s` and `--poll-interval-with-events=1h`, and every object is created while
+ * its queue is read: any repair within seconds comes from the event, since the object's next poll
+ * is an hour away.
  *
  * Covered: tag drift and out-of-band deletion of a bucket, a queue's settings, an instance
- * stopped out of band; the operator's own calls enqueue nothing (counted from the controller's
- * reconcile metric); malformed and unowned messages are dropped, counted and gone from the
- * queue; an AwsAccount's queue is read with its role and its events reach that account's object
- * only; and a deleted queue brings the normal poll back, with a Warning Event on the operator's
- * Pod and the health gauge at 0.
+ * stopped out of band (heard through EC2's own event and the documented rule, nothing injected);
+ * the operator's own calls enqueue nothing (counted from the controller's reconcile metric);
+ * malformed and unowned messages are dropped, counted and gone from the queue; an AwsAccount's
+ * queue is read with its role and its events reach that account's object only; and a deleted
+ * queue brings the normal poll back, with a Warning Event on the operator's Pod and the health
+ * gauge at 0.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
@@ -26,7 +31,13 @@ import {
   SQSClient,
 } from "@aws-sdk/client-sqs";
 import { AssumeRoleCommand, STSClient } from "@aws-sdk/client-sts";
-import { cloudTrailEvent, ec2StateChange } from "../../src/change-events/testing/events.ts";
+import { cloudTrailEvent } from "../../src/change-events/testing/events.ts";
+import {
+  documentedPatterns,
+  documentedQueuePolicy,
+  eventBridge,
+  ruleToQueue,
+} from "../support/change-event-rules.ts";
 import { waitFor, WAIT_MS } from "../support/process.ts";
 import { Ec2Env } from "./reconciler-ec2-fixture.ts";
 import { S3Env } from "./reconciler-s3-fixture.ts";
@@ -68,20 +79,17 @@ async function waitMetric(what: string, read: () => Promise<number>, atLeast: nu
   await waitFor(what, async () => (await read()) >= atLeast, 20_000, 100);
 }
 
-/** One call of EventBridge's JSON API on moto (the project has no EventBridge SDK client). */
-async function events(target: string, body: unknown): Promise<unknown> {
-  const res = await fetch(queues.moto.endpoint, {
-    method: "POST",
-    headers: {
-      "content-type": "application/x-amz-json-1.1",
-      "x-amz-target": `AWSEvents.${target}`,
-      authorization: `AWS4-HMAC-SHA256 Credential=testing/20260101/${REGION}/events/aws4_request, SignedHeaders=host, Signature=0`,
-    },
-    body: JSON.stringify(body),
-  });
-  const text = await res.text();
-  assert.equal(res.status, 200, `${target}: ${text}`);
-  return text === "" ? {} : JSON.parse(text);
+/** One call of EventBridge's JSON API on the test AWS. */
+const events = (target: string, body: unknown): Promise<unknown> =>
+  eventBridge(queues.moto.endpoint, target, body, REGION);
+
+/** The events queue's ARN. */
+async function queueArn(url: string): Promise<string> {
+  const out = await queues
+    .sqs()
+    .send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ["QueueArn"] }));
+  assert.ok(out.Attributes?.QueueArn);
+  return out.Attributes.QueueArn;
 }
 
 async function bucketTags(name: string): Promise<Record<string, string>> {
@@ -95,6 +103,21 @@ describe("change events", () => {
     await queues.op.stop();
     eventsUrl =
       (await queues.sqs().send(new CreateQueueCommand({ QueueName: "kp-change-events" }))).QueueUrl ?? "";
+    // The queue's policy and the rules, as docs/aws.md#change-events has users make them.
+    const arn = await queueArn(eventsUrl);
+    await queues.sqs().send(
+      new SetQueueAttributesCommand({
+        QueueUrl: eventsUrl,
+        Attributes: { Policy: JSON.stringify(documentedQueuePolicy(arn)) },
+      }),
+    );
+    for (const [i, pattern] of documentedPatterns().entries())
+      await ruleToQueue(queues.moto.endpoint, {
+        name: `docs-${i + 1}`,
+        pattern,
+        queueArn: arn,
+        region: REGION,
+      });
     await queues.startOperator([
       `--change-events=${eventsUrl}`,
       "--poll-interval=3s",
@@ -143,12 +166,7 @@ describe("change events", () => {
   });
 
   it("hears the same event through an EventBridge rule whose target is the queue", async () => {
-    const arn = (
-      await queues
-        .sqs()
-        .send(new GetQueueAttributesCommand({ QueueUrl: eventsUrl, AttributeNames: ["QueueArn"] }))
-    ).Attributes?.QueueArn;
-    assert.ok(arn);
+    const arn = await queueArn(eventsUrl);
     await events("PutRule", {
       Name: "kubeprovisioner-s3",
       EventPattern: JSON.stringify({
@@ -173,7 +191,7 @@ describe("change events", () => {
       region: REGION,
     });
     // PutEvents takes the envelope's fields apart; EventBridge puts them back together for the
-    // target (moto leaves out the envelope's account, which AWS always sends).
+    // target, the account included.
     const out = (await events("PutEvents", {
       Entries: [
         {
@@ -238,7 +256,7 @@ describe("change events", () => {
     await waitFor("the bucket back", () => buckets.bucketExists("ce-doomed"), 15_000, 100);
   });
 
-  it("starts an instance stopped out of band on its state-change notification", async () => {
+  it("starts an instance stopped out of band on EC2's own state-change event, through the documented rule", async () => {
     await instances.create("runner");
     const obj = await instances.waitUntil(
       "runner",
@@ -250,8 +268,10 @@ describe("change events", () => {
     );
     const id = obj?.status?.instanceId ?? "";
     const starts = instances.proxy.count("StartInstances");
+    const matched = await metric("matched_total", { queue: eventsUrl, kind: "Ec2Instance" });
+    const linesBefore = queues.op.logLines().length;
+    // Nothing is put into the queue here: EC2 sends "stopping" and "stopped" to the default bus.
     await instances.ec2().send(new StopInstancesCommand({ InstanceIds: [id] }));
-    await inject(ec2StateChange({ instanceId: id, state: "stopped", account: OWN, region: REGION }));
     await waitFor(
       "the instance started again",
       async () =>
@@ -260,6 +280,12 @@ describe("change events", () => {
       15_000,
       100,
     );
+    assert.ok((await metric("matched_total", { queue: eventsUrl, kind: "Ec2Instance" })) > matched);
+    const woken = queues.op
+      .logLines()
+      .slice(linesBefore)
+      .filter((l) => l.msg === "change event enqueued an object" && l.name === "runner");
+    assert.ok(woken.length >= 1, "the operator's record of the event enqueueing the instance");
   });
 
   it("enqueues nothing for the operator's own calls", async () => {

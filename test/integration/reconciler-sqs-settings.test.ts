@@ -3,8 +3,9 @@
  * message size, KMS encryption and the access policy are created with the queue, enforced and
  * never re-sent when equal (the policy compared as a JSON value); a dead-letter queue named by
  * reference waits, with DeadLetterQueueNotReady, until that queue is Ready, then the redrive
- * policy carries its ARN, at once and not at the next poll; a dead-letter queue of the other type
- * is refused with a condition.
+ * policy carries its ARN, at once and not at the next poll; a repair of another attribute leaves
+ * the policy alone, managed or not (SetQueueAttributes changes only what it names); a dead-letter
+ * queue of the other type is refused with a condition.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -112,11 +113,43 @@ describe("SqsQueue settings: dead-letter queue, encryption, delay, polling, size
       15_000,
       150,
     );
+    // The DelaySeconds repair named only DelaySeconds, which leaves the policy as it is: it
+    // still holds at the next polls, and is never written back.
+    const sets = env.proxy.count("SetQueueAttributes");
+    await env.waitPolls(2);
+    const after = await env.queue("tuned");
+    assert.deepEqual(JSON.parse(after.attributes.Policy ?? "{}"), reordered, "the policy kept");
+    assert.equal(env.proxy.count("SetQueueAttributes"), sets, "no write at the next polls");
     const events = await env.events("tuned");
     assert.ok(
       !events.some((e) => e.reason === "Updated" && /Policy/.test(e.message)),
       "the policy was not re-sent",
     );
+  });
+
+  it("repairs another attribute of a queue whose policy the spec does not manage, and leaves that policy", async () => {
+    await env.create("open", { queueName: "open" });
+    await env.waitReady("open");
+    const { url } = await env.queue("open");
+    const foreign = { ...policy, Statement: [{ ...policy.Statement[0], Sid: "SetByHand" }] };
+    await env.sqs().send(
+      new SetQueueAttributesCommand({
+        QueueUrl: url,
+        Attributes: { VisibilityTimeout: "99", Policy: JSON.stringify(foreign) },
+      }),
+    );
+    await waitFor(
+      "an Updated Event naming VisibilityTimeout",
+      async () =>
+        (await env.events("open")).some(
+          (e) => e.reason === "Updated" && /VisibilityTimeout 99 -> 30/.test(e.message),
+        ),
+      WAIT_MS,
+      150,
+    );
+    const q = await env.queue("open");
+    assert.equal(q.attributes.VisibilityTimeout, "30");
+    assert.deepEqual(JSON.parse(q.attributes.Policy ?? "{}"), foreign, "the policy set by hand is kept");
   });
 
   it("refuses a dead-letter queue of the other type with a condition", async () => {

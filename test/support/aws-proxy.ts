@@ -24,7 +24,7 @@ export interface ProxiedCall {
   at: number;
   /** The injected fault, if any. */
   fault?: FaultKind;
-  /** The bucket or queue name the call is about (with `resources`: S3 and SQS calls only). */
+  /** The bucket or queue name, or instance ID, the call is about (with `resources`: S3, SQS and EC2 calls). */
   resource?: string;
   /** When the answer came back, in ms since the epoch (with `resources`). */
   answeredAt?: number;
@@ -196,9 +196,10 @@ export function operationOf(method: string, url: string, headers: IncomingHttpHe
 }
 
 /**
- * The bucket or queue a request is about: S3's bucket from the path (path style) or the host's
- * first label (virtual-hosted style), SQS's queue from the last part of `QueueUrl` (JSON or query
- * protocol). Undefined for other services and for calls about no single one.
+ * The bucket, queue or instance a request is about: S3's bucket from the path (path style) or the
+ * host's first label (virtual-hosted style), SQS's queue from the last part of `QueueUrl` (JSON or
+ * query protocol), EC2's first `InstanceId.1` (query protocol). Undefined for other services and
+ * for calls about no single one.
  */
 export function resourceOf(
   service: string,
@@ -231,6 +232,7 @@ export function resourceOf(
     }
     return queueUrl?.slice(queueUrl.lastIndexOf("/") + 1) || undefined;
   }
+  if (service === "ec2") return new URLSearchParams(body).get("InstanceId.1") ?? undefined;
   return undefined;
 }
 

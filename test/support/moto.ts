@@ -1,6 +1,8 @@
 /**
- * An AWS emulator for tests: moto's server on a free loopback port (from the project virtualenv),
- * or the endpoint in AWS_ENDPOINT_URL when that is set (then nothing is started).
+ * An AWS emulator for tests: the test AWS (test/support/aws-emulator/server.py: moto's server
+ * with the wraps that make it answer as AWS does, test/README.md) on a free loopback port, run by
+ * the project virtualenv's python; or the endpoint in AWS_ENDPOINT_URL when that is set (then
+ * nothing is started).
  */
 import { existsSync, mkdtempSync } from "node:fs";
 import os from "node:os";
@@ -14,6 +16,9 @@ import {
   waitFor,
   type Supervised,
 } from "./process.ts";
+
+/** The test AWS's entry point. */
+const EMULATOR = path.join(repoRoot, "test/support/aws-emulator/server.py");
 
 /** A running emulator. */
 export interface Moto {
@@ -100,15 +105,15 @@ export async function startMoto(opts: { startTimeoutMs?: number; host?: string }
       stop: async () => {},
     };
   }
-  const server = path.join(repoRoot, ".venv/bin/moto_server");
-  if (!existsSync(server)) throw new Error(`${server} not found; run 'make tools'`);
+  const python = path.join(repoRoot, ".venv/bin/python");
+  if (!existsSync(python)) throw new Error(`${python} not found; run 'make tools'`);
   const dir = mkdtempSync(path.join(os.tmpdir(), "kubeprovisioner-moto-"));
   trackTempDir(dir);
   const port = await freePort();
   // A cluster's pods reach moto at the host's address on the node's link.
   const host = opts.host ?? "127.0.0.1";
   const endpoint = `http://${host}:${port}`;
-  const proc: Supervised = startProcess(server, ["-H", host, "-p", String(port)], {
+  const proc: Supervised = startProcess(python, [EMULATOR, "-H", host, "-p", String(port)], {
     logFile: path.join(dir, "moto.log"),
     env: { ...process.env, MOTO_PORT: String(port) },
   });

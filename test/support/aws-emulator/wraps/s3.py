@@ -1,0 +1,78 @@
+"""S3 read-backs that moto 5.2.5 stores but does not answer.
+
+- GetBucketNotificationConfiguration leaves out ``EventBridgeConfiguration``, which
+  PutBucketNotificationConfiguration stored (and moto even delivers the bucket's events to
+  EventBridge). AWS answers it as an empty ``<EventBridgeConfiguration/>`` element while the
+  bucket sends events to EventBridge (S3 API reference, GetBucketNotificationConfiguration and
+  the NotificationConfiguration data type).
+- GetBucketLifecycleConfiguration leaves out a rule filter's ``ObjectSizeGreaterThan`` and
+  ``ObjectSizeLessThan``, at the top of ``Filter`` and inside ``And``: moto's LifecycleFilter and
+  LifecycleAndFilter have no place for them, so the rule comes back with an empty filter. AWS
+  answers them as they were put (S3 API reference, LifecycleRuleFilter and
+  LifecycleRuleAndOperator: both are Long, in bytes).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from moto.s3.models import FakeBucket
+from moto.s3.responses import S3Response
+
+from ._results import adjust_result
+
+#: The two size conditions of a lifecycle filter, as the API names them.
+OBJECT_SIZE_FIELDS = ("ObjectSizeGreaterThan", "ObjectSizeLessThan")
+
+
+def _with_event_bridge(response: Any, result: dict[str, Any]) -> None:
+    config = response.backend.get_bucket_notification_configuration(response.bucket_name)
+    if config is not None and config.event_bridge is not None:
+        result["EventBridgeConfiguration"] = {}
+
+
+def _keep_object_sizes(target: Any, source: dict[str, Any] | None) -> None:
+    """Records the size conditions of ``source`` (a parsed Filter or And) on moto's filter object."""
+    target.object_sizes = {
+        field: int(source[field]) for field in OBJECT_SIZE_FIELDS if source and source.get(field) is not None
+    }
+
+
+def _set_lifecycle(original: Any) -> Any:
+    @functools.wraps(original)
+    def set_lifecycle(self: FakeBucket, rules: list[dict[str, Any]]) -> None:
+        original(self, rules)
+        # moto keeps one LifecycleRule per rule put, in order.
+        for raw, rule in zip(rules, self.rules):
+            if rule.filter is None:
+                continue
+            raw_filter = raw.get("Filter") or {}
+            _keep_object_sizes(rule.filter, raw_filter)
+            if rule.filter.and_filter is not None:
+                _keep_object_sizes(rule.filter.and_filter, raw_filter.get("And"))
+
+    return set_lifecycle
+
+
+def _with_object_sizes(response: Any, result: dict[str, Any]) -> None:
+    rules = response.backend.get_bucket_lifecycle(response.bucket_name)
+    # The handler answers one rule per stored rule, in order.
+    for answered, rule in zip(result.get("Rules", []), rules):
+        if rule.filter is None or "Filter" not in answered:
+            continue
+        answered["Filter"].update(getattr(rule.filter, "object_sizes", {}))
+        if rule.filter.and_filter is not None and "And" in answered["Filter"]:
+            answered["Filter"]["And"].update(getattr(rule.filter.and_filter, "object_sizes", {}))
+
+
+def install() -> None:
+    """Wraps S3Response.get_bucket_notification, FakeBucket.set_lifecycle and
+    S3Response.get_bucket_lifecycle."""
+    S3Response.get_bucket_notification = adjust_result(  # type: ignore[method-assign]
+        S3Response.get_bucket_notification, _with_event_bridge
+    )
+    FakeBucket.set_lifecycle = _set_lifecycle(FakeBucket.set_lifecycle)  # type: ignore[method-assign]
+    S3Response.get_bucket_lifecycle = adjust_result(  # type: ignore[method-assign]
+        S3Response.get_bucket_lifecycle, _with_object_sizes
+    )
