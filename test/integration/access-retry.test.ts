@@ -30,7 +30,8 @@ describe("a failure of the operator's access", () => {
       /the operator's IAM role needs s3:CreateBucket: config\/iam\/policy\.json allows it/,
     );
     assert.match(message, /tried again after 2s, then at doubling intervals up to 1h0m0s/);
-    assert.ok((await env.events("granted-later")).some((e) => e.reason === "AccessDenied"));
+    // The Warning Event is written after the status, so it may be listed a moment later.
+    await env.waitEvent("granted-later", "Warning", "AccessDenied", WAIT_MS);
 
     const denials = () => env.proxy.calls.filter((c) => c.operation === "CreateBucket" && c.status === 403);
     await waitFor("CreateBucket tried again", async () => denials().length >= 2, WAIT_MS, 100);
