@@ -3,6 +3,10 @@
  * variable names and the help text, so the three never drift apart.
  */
 import { BUDGET_NAMES, DEFAULT_RATE_BUDGETS } from "../aws/budget-plan.ts";
+import { KINDS } from "../kinds.ts";
+
+/** The names `--controllers` takes: the kinds' controller names, in registry order. */
+export const KIND_NAMES: readonly string[] = Object.freeze(KINDS.map((k) => k.name));
 
 /** The default budgets that are not EC2's documented buckets, as `name=rate/burst`. */
 const OTHER_DEFAULT_BUDGETS = BUDGET_NAMES.filter((n) => !n.startsWith("ec2."))
@@ -64,6 +68,15 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: "log-level", kind: "string", defaultText: "info", help: "trace, debug, info, warn, error, fatal or silent." },
   { name: "log-format", kind: "string", defaultText: "json", help: "json (one object per line) or text (human-readable, for development)." },
   { name: "watch-namespace", kind: "string", defaultText: "all namespaces", help: "Comma-separated namespaces to watch." },
+  {
+    name: "controllers",
+    kind: "string",
+    defaultText: "*",
+    help:
+      "The managed kinds to run, as kube-controller-manager spells its --controllers: comma-separated kind names " +
+      `(${KIND_NAMES.join(", ")}), * for every kind, -<name> to leave one out (*,-ec2instance). A kind left out gets no ` +
+      "informer, no controller and no API or AWS call; its objects are left alone. The AwsAccount controller always runs.",
+  },
   {
     name: "output-secret-namespaces",
     kind: "string",

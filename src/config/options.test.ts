@@ -197,3 +197,11 @@ test("--ignore-tag-prefixes lists prefixes, and a default tag under one is refus
     /--default-tags: tag "Backup:plan" lies under "backup:" of --ignore-tag-prefixes/,
   );
 });
+
+test("--controllers selects kinds as kube-controller-manager's flag does; every kind by default", () => {
+  assert.deepEqual(run([]).controllers, ["ec2instance", "s3bucket", "sqsqueue"]);
+  assert.deepEqual(run(["--controllers=*,-ec2instance"]).controllers, ["s3bucket", "sqsqueue"]);
+  assert.deepEqual(run([], { KUBEPROVISIONER_CONTROLLERS: "sqsqueue" }).controllers, ["sqsqueue"]);
+  assert.match(refuse(["--controllers=ec2"]), /invalid value "ec2" for --controllers: .*"ec2" is no kind/);
+  assert.match(refuse(["--controllers=-ec2instance"]), /--controllers: .*at least one kind/);
+});

@@ -18,7 +18,8 @@ import {
   DEFAULT_POLL_INTERVAL_MS,
 } from "../reconcilers/common/defaults.ts";
 import { ADOPTION_POLICIES, type AdoptionPolicy } from "../reconcilers/common/ownership.ts";
-import { envNameOf, FLAGS, type FlagSpec } from "./flags.ts";
+import { envNameOf, FLAGS, KIND_NAMES, type FlagSpec } from "./flags.ts";
+import { parseKindSelection } from "./kind-selection.ts";
 import {
   parseBindAddress,
   parseBool,
@@ -79,6 +80,11 @@ export interface Options {
   readonly logFormat: LogFormat;
   /** Empty: every namespace. Deduplicated. */
   readonly watchNamespaces: readonly string[];
+  /**
+   * The controller names of the kinds to run (`--controllers`), in registry order; never empty.
+   * A kind not listed gets no informer, controller, API call or AWS call. @default every kind
+   */
+  readonly controllers: readonly string[];
   /** Namespaces where spec.writeOutputsTo.secretName may be written; empty: none. Deduplicated. */
   readonly outputSecretNamespaces: readonly string[];
   /** Whether resources this operator never tagged may be adopted. @default "enabled" */
@@ -203,6 +209,7 @@ export function parseOptions(argv: readonly string[], env: Readonly<Record<strin
     logLevel: get("log-level", (t) => parseChoice(t, LOG_LEVELS), "info"),
     logFormat: get("log-format", (t) => parseChoice(t, LOG_FORMATS), "json"),
     watchNamespaces: Object.freeze(get("watch-namespace", parseNamespaceList, [])),
+    controllers: Object.freeze(get("controllers", (t) => parseKindSelection(t, KIND_NAMES), [...KIND_NAMES])),
     outputSecretNamespaces: Object.freeze(get("output-secret-namespaces", parseNamespaceList, [])),
     adoption: get("adoption", (t) => parseChoice(t, ADOPTION_POLICIES), "enabled"),
     defaultTags: Object.freeze(get("default-tags", parseTagList, {})),

@@ -70,6 +70,17 @@ Combinations values.schema.json cannot express. Each failure names the values in
 {{- if and .Values.aws.existingSecret .Values.aws.roleArn }}
 {{- fail "aws.existingSecret and aws.roleArn are mutually exclusive: use static keys from a Secret or IRSA, not both" }}
 {{- end }}
+{{- if not (include "kubeprovisioner.enabledControllers" .) }}
+{{- fail "controllers: every kind is disabled (controllers.<kind>.enabled=false); enable at least one" }}
+{{- end }}
+{{- if eq .Values.installScope "namespace" }}
+{{- $watched := include "kubeprovisioner.watchNamespaces" . | fromYamlArray }}
+{{- range .Values.outputs.secretNamespaces }}
+{{- if not (has . $watched) }}
+{{- fail (printf "outputs.secretNamespaces names %s, which installScope=namespace does not watch: add it to controller.watchNamespaces or remove it" .) }}
+{{- end }}
+{{- end }}
+{{- end }}
 {{- if and (gt (int .Values.replicaCount) 1) (not .Values.leaderElection.enabled) }}
 {{- fail "replicaCount > 1 requires leaderElection.enabled=true: without it every replica would reconcile the same objects" }}
 {{- end }}
@@ -148,4 +159,18 @@ src/aws/error-codes.ts (test/e2e/prometheus-rules.test.ts checks that the two ag
 */}}
 {{- define "kubeprovisioner.awsThrottleCodes" -}}
 .*Throttl.*|RequestLimitExceeded|RequestResourceCountExceeded|SlowDown|TooManyRequestsException|BandwidthLimitExceeded|PriorRequestNotComplete
+{{- end }}
+
+{{/*
+The namespaces the operator watches (--watch-namespace), as a YAML list: controller.watchNamespaces,
+or with installScope=namespace and none listed the release namespace; empty: every namespace.
+*/}}
+{{- define "kubeprovisioner.watchNamespaces" -}}
+{{- if .Values.controller.watchNamespaces }}
+{{- toYaml .Values.controller.watchNamespaces }}
+{{- else if eq .Values.installScope "namespace" }}
+{{- toYaml (list .Release.Namespace) }}
+{{- else }}
+[]
+{{- end }}
 {{- end }}
