@@ -187,6 +187,16 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: "aws-request-timeout", kind: "string", defaultText: "10s", help: "Deadline of one AWS HTTP attempt, from sending to the full response." },
   { name: "aws-connect-timeout", kind: "string", defaultText: "3s", help: "Deadline of one AWS connection (TCP and TLS)." },
   { name: "aws-max-attempts", kind: "string", defaultText: "3", help: "SDK attempts per AWS call, the first included (1-10); the work queue does the long retries." },
+  {
+    name: "aws-s3-addressing-style",
+    kind: "string",
+    defaultText: "auto",
+    help:
+      "How S3 requests name the bucket, as the AWS CLI's s3 addressing_style: auto (path-style, https://host/bucket, exactly " +
+      "when AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL is set, since emulators serve no bucket host names; else virtual-hosted, " +
+      "https://bucket.host/), path (also for an S3 endpoint set in the shared config file), or virtual (for an S3 interface " +
+      "VPC endpoint, which serves bucket host names).",
+  },
 ];
 
 /** The help text printed by `--help`. */

@@ -205,3 +205,10 @@ test("--controllers selects kinds as kube-controller-manager's flag does; every 
   assert.match(refuse(["--controllers=ec2"]), /invalid value "ec2" for --controllers: .*"ec2" is no kind/);
   assert.match(refuse(["--controllers=-ec2instance"]), /--controllers: .*at least one kind/);
 });
+
+test("--aws-s3-addressing-style takes auto, path or virtual", () => {
+  assert.equal(run([]).awsS3AddressingStyle, "auto");
+  assert.equal(run(["--aws-s3-addressing-style=path"]).awsS3AddressingStyle, "path");
+  assert.equal(run([], { KUBEPROVISIONER_AWS_S3_ADDRESSING_STYLE: "virtual" }).awsS3AddressingStyle, "virtual");
+  assert.match(refuse(["--aws-s3-addressing-style=dns"]), /--aws-s3-addressing-style: expected one of/);
+});

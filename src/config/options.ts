@@ -3,6 +3,7 @@
  * else in the program reads `process.argv` or `KUBEPROVISIONER_*` variables.
  */
 import { parseArgs } from "node:util";
+import { S3_ADDRESSING_STYLES, type S3AddressingStyle } from "../aws/clients.ts";
 import { parseQueueAddress, QueueAddressError, type QueueAddress } from "../aws/queue-address.ts";
 import {
   BUDGET_NAMES,
@@ -135,6 +136,8 @@ export interface Options {
   readonly awsConnectTimeoutMs: number;
   /** SDK attempts per AWS call, the first included. @default 3 */
   readonly awsMaxAttempts: number;
+  /** How S3 requests name the bucket (`--aws-s3-addressing-style`). @default "auto" */
+  readonly awsS3AddressingStyle: S3AddressingStyle;
 }
 
 /** What the command line asked for. */
@@ -236,6 +239,7 @@ export function parseOptions(argv: readonly string[], env: Readonly<Record<strin
     awsRequestTimeoutMs: get("aws-request-timeout", (t) => parsePositiveDuration(t, 100), 10_000),
     awsConnectTimeoutMs: get("aws-connect-timeout", (t) => parsePositiveDuration(t, 100), 3_000),
     awsMaxAttempts: get("aws-max-attempts", (t) => parseInteger(t, 1, 10), 3),
+    awsS3AddressingStyle: get("aws-s3-addressing-style", (t) => parseChoice(t, S3_ADDRESSING_STYLES), "auto"),
   };
   validateTiming(timing);
   validateTags(options.defaultTags, options.ignoreTagPrefixes);
