@@ -10,7 +10,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Document, isMap, parseAllDocuments } from "yaml";
 import { documentToYaml, toYaml } from "../src/gen/yaml.ts";
-import { toolPath } from "../test/support/tools.ts";
+import { helmKubeVersionArgs, toolPath } from "../test/support/tools.ts";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -76,6 +76,7 @@ export function renderConfig(chartDir: string = join(root, "charts/kubeprovision
     "--namespace",
     CONFIG_NAMESPACE,
     ...CONFIG_VALUES.flatMap((v) => ["--set", v]),
+    ...helmKubeVersionArgs(),
   ];
   const rendered = execFileSync(toolPath("helm"), args, { encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
 

@@ -7,7 +7,7 @@ import { setupAccounts, type AccountClientFactory } from "./accounts/index.ts";
 import { PollDemand } from "./aws/poll-demand.ts";
 import { ChangeEvents } from "./change-events/index.ts";
 import type { Options } from "./config/options.ts";
-import { KINDS } from "./kinds.ts";
+import { KINDS, selectKinds } from "./kinds.ts";
 import {
   outputCacheIndexers,
   outputCacheNamespaces,
@@ -60,8 +60,13 @@ export function cacheOptions(
   };
 }
 
-/** Adds the controller of every kind in the registry to `manager` (leader-gated runnables). */
+/**
+ * Adds the controller of every kind `--controllers` enables to `manager` (leader-gated
+ * runnables), and the AwsAccount controller. A kind left out is not even watched: the other
+ * parts (accounts, change events, owner lookups) see only the enabled kinds.
+ */
 export function registerControllers(manager: Manager, deps: ControllerDeps): void {
+  const kinds = selectKinds(deps.options.controllers);
   const client = new Client({ rest: deps.rest, cache: deps.informers });
   const processDeps: ProcessDeps = {
     client,
@@ -75,13 +80,13 @@ export function registerControllers(manager: Manager, deps: ControllerDeps): voi
   const accounts = setupAccounts({
     ...processDeps,
     aws: deps.aws,
-    kinds: KINDS.map((k) => k.resource),
+    kinds: kinds.map((k) => k.resource),
     requireAccount: deps.options.requireAccount,
     checkIntervalMs: deps.options.pollIntervalMs,
     stsRegion: deps.options.awsRegion,
   });
   const changeEvents = new ChangeEvents({
-    kinds: KINDS,
+    kinds,
     client,
     informers: deps.informers,
     queue: deps.options.changeEvents,
@@ -102,7 +107,7 @@ export function registerControllers(manager: Manager, deps: ControllerDeps): voi
     aws: deps.aws,
     owners: new CacheOwnerDirectory({
       client,
-      kinds: KINDS.map((k) => k.resource),
+      kinds: kinds.map((k) => k.resource),
       namespaces: deps.options.watchNamespaces,
     }),
     adoption: deps.options.adoption,
@@ -119,6 +124,7 @@ export function registerControllers(manager: Manager, deps: ControllerDeps): voi
     polls: new PollDemand({ registry: deps.registry, logger: deps.logger.child({ component: "polls" }) }),
     outputSecretNamespaces: deps.options.outputSecretNamespaces,
     bulkTagReads: deps.options.bulkTagReads ? { windowMs: deps.options.bulkTagWindowMs } : undefined,
+    runningKinds: kinds.map((k) => k.resource.kind),
   };
-  for (const kind of KINDS) kind.setup(shared);
+  for (const kind of kinds) kind.setup(shared);
 }

@@ -11,3 +11,12 @@ import { sqsQueueKind } from "./reconcilers/sqs-queue/index.ts";
 
 /** Every managed kind. */
 export const KINDS: readonly KindModule[] = Object.freeze([ec2InstanceKind, s3BucketKind, sqsQueueKind]);
+
+/**
+ * The kinds of the registry whose controller names are in `names` (`--controllers`), in registry
+ * order. Everything the operator builds for a kind (informer, controller, account and change-event
+ * routing, owner lookups) is built from this list, so a kind left out costs no API or AWS call.
+ */
+export function selectKinds(names: readonly string[]): readonly KindModule[] {
+  return KINDS.filter((k) => names.includes(k.name));
+}

@@ -16,7 +16,7 @@ import { collectDefaultMetrics } from "prom-client";
 import { helpText } from "./config/flags.ts";
 import { isEntryPoint } from "./entry-point.ts";
 import { ConfigError, parseOptions, type Options } from "./config/options.ts";
-import { AwsClients } from "./aws/clients.ts";
+import { AwsClients, s3ForcePathStyleOf } from "./aws/clients.ts";
 import { cacheOptions, registerControllers } from "./controllers.ts";
 import { heapSizing, sizeHeapFromMemoryLimit } from "./heap/ceiling.ts";
 import { HeapFitCheck, HeapTooSmallError } from "./heap/fit-check.ts";
@@ -166,6 +166,7 @@ async function run(options: Options, env: NodeJS.ProcessEnv, logger: Logger): Pr
     requestTimeoutMs: options.awsRequestTimeoutMs,
     connectionTimeoutMs: options.awsConnectTimeoutMs,
     maxAttempts: options.awsMaxAttempts,
+    s3ForcePathStyle: s3ForcePathStyleOf(options.awsS3AddressingStyle),
   });
   registerControllers(manager, {
     options,

@@ -47,6 +47,20 @@ import {
  */
 export const OPERATOR_USER_AGENT = "kubeprovisioner";
 
+/**
+ * How S3 requests name the bucket (`--aws-s3-addressing-style`), spelled as the AWS CLI's
+ * `s3.addressing_style`: `auto` leaves the choice to {@link AwsClientsOptions.s3ForcePathStyle}'s
+ * default, `path` is `https://host/bucket`, `virtual` is `https://bucket.host/`.
+ */
+export const S3_ADDRESSING_STYLES = ["auto", "path", "virtual"] as const;
+/** One of {@link S3_ADDRESSING_STYLES}. */
+export type S3AddressingStyle = (typeof S3_ADDRESSING_STYLES)[number];
+
+/** The {@link AwsClientsOptions.s3ForcePathStyle} of `style`; `undefined` (the default) for `auto`. */
+export function s3ForcePathStyleOf(style: S3AddressingStyle): boolean | undefined {
+  return style === "auto" ? undefined : style === "path";
+}
+
 /** Options for {@link AwsClients}. Normalized once in the constructor. */
 export interface AwsClientsOptions {
   /** Deadline for one HTTP attempt, from sending to the full response. @default 10000 */
@@ -66,7 +80,8 @@ export interface AwsClientsOptions {
   /**
    * Path-style S3 addressing (`https://host/bucket`). @default true when an endpoint override
    * for S3 is in effect (explicit, `AWS_ENDPOINT_URL_S3` or `AWS_ENDPOINT_URL`), else false.
-   * Set it explicitly when the override comes from the shared config file.
+   * Set it explicitly when the override comes from the shared config file (true), or when the
+   * override serves bucket host names, as an S3 interface VPC endpoint does (false).
    */
   s3ForcePathStyle?: boolean;
   /**

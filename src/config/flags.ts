@@ -3,6 +3,10 @@
  * variable names and the help text, so the three never drift apart.
  */
 import { BUDGET_NAMES, DEFAULT_RATE_BUDGETS } from "../aws/budget-plan.ts";
+import { KINDS } from "../kinds.ts";
+
+/** The names `--controllers` takes: the kinds' controller names, in registry order. */
+export const KIND_NAMES: readonly string[] = Object.freeze(KINDS.map((k) => k.name));
 
 /** The default budgets that are not EC2's documented buckets, as `name=rate/burst`. */
 const OTHER_DEFAULT_BUDGETS = BUDGET_NAMES.filter((n) => !n.startsWith("ec2."))
@@ -64,6 +68,15 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: "log-level", kind: "string", defaultText: "info", help: "trace, debug, info, warn, error, fatal or silent." },
   { name: "log-format", kind: "string", defaultText: "json", help: "json (one object per line) or text (human-readable, for development)." },
   { name: "watch-namespace", kind: "string", defaultText: "all namespaces", help: "Comma-separated namespaces to watch." },
+  {
+    name: "controllers",
+    kind: "string",
+    defaultText: "*",
+    help:
+      "The managed kinds to run, as kube-controller-manager spells its --controllers: comma-separated kind names " +
+      `(${KIND_NAMES.join(", ")}), * for every kind, -<name> to leave one out (*,-ec2instance). A kind left out gets no ` +
+      "informer, no controller and no API or AWS call; its objects are left alone. The AwsAccount controller always runs.",
+  },
   {
     name: "output-secret-namespaces",
     kind: "string",
@@ -174,6 +187,16 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: "aws-request-timeout", kind: "string", defaultText: "10s", help: "Deadline of one AWS HTTP attempt, from sending to the full response." },
   { name: "aws-connect-timeout", kind: "string", defaultText: "3s", help: "Deadline of one AWS connection (TCP and TLS)." },
   { name: "aws-max-attempts", kind: "string", defaultText: "3", help: "SDK attempts per AWS call, the first included (1-10); the work queue does the long retries." },
+  {
+    name: "aws-s3-addressing-style",
+    kind: "string",
+    defaultText: "auto",
+    help:
+      "How S3 requests name the bucket, as the AWS CLI's s3 addressing_style: auto (path-style, https://host/bucket, exactly " +
+      "when AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL is set, since emulators serve no bucket host names; else virtual-hosted, " +
+      "https://bucket.host/), path (also for an S3 endpoint set in the shared config file), or virtual (for an S3 interface " +
+      "VPC endpoint, which serves bucket host names).",
+  },
 ];
 
 /** The help text printed by `--help`. */

@@ -197,3 +197,18 @@ test("--ignore-tag-prefixes lists prefixes, and a default tag under one is refus
     /--default-tags: tag "Backup:plan" lies under "backup:" of --ignore-tag-prefixes/,
   );
 });
+
+test("--controllers selects kinds as kube-controller-manager's flag does; every kind by default", () => {
+  assert.deepEqual(run([]).controllers, ["ec2instance", "s3bucket", "sqsqueue"]);
+  assert.deepEqual(run(["--controllers=*,-ec2instance"]).controllers, ["s3bucket", "sqsqueue"]);
+  assert.deepEqual(run([], { KUBEPROVISIONER_CONTROLLERS: "sqsqueue" }).controllers, ["sqsqueue"]);
+  assert.match(refuse(["--controllers=ec2"]), /invalid value "ec2" for --controllers: .*"ec2" is no kind/);
+  assert.match(refuse(["--controllers=-ec2instance"]), /--controllers: .*at least one kind/);
+});
+
+test("--aws-s3-addressing-style takes auto, path or virtual", () => {
+  assert.equal(run([]).awsS3AddressingStyle, "auto");
+  assert.equal(run(["--aws-s3-addressing-style=path"]).awsS3AddressingStyle, "path");
+  assert.equal(run([], { KUBEPROVISIONER_AWS_S3_ADDRESSING_STYLE: "virtual" }).awsS3AddressingStyle, "virtual");
+  assert.match(refuse(["--aws-s3-addressing-style=dns"]), /--aws-s3-addressing-style: expected one of/);
+});

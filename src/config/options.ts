@@ -3,6 +3,7 @@
  * else in the program reads `process.argv` or `KUBEPROVISIONER_*` variables.
  */
 import { parseArgs } from "node:util";
+import { S3_ADDRESSING_STYLES, type S3AddressingStyle } from "../aws/clients.ts";
 import { parseQueueAddress, QueueAddressError, type QueueAddress } from "../aws/queue-address.ts";
 import {
   BUDGET_NAMES,
@@ -18,7 +19,8 @@ import {
   DEFAULT_POLL_INTERVAL_MS,
 } from "../reconcilers/common/defaults.ts";
 import { ADOPTION_POLICIES, type AdoptionPolicy } from "../reconcilers/common/ownership.ts";
-import { envNameOf, FLAGS, type FlagSpec } from "./flags.ts";
+import { envNameOf, FLAGS, KIND_NAMES, type FlagSpec } from "./flags.ts";
+import { parseKindSelection } from "./kind-selection.ts";
 import {
   parseBindAddress,
   parseBool,
@@ -79,6 +81,11 @@ export interface Options {
   readonly logFormat: LogFormat;
   /** Empty: every namespace. Deduplicated. */
   readonly watchNamespaces: readonly string[];
+  /**
+   * The controller names of the kinds to run (`--controllers`), in registry order; never empty.
+   * A kind not listed gets no informer, controller, API call or AWS call. @default every kind
+   */
+  readonly controllers: readonly string[];
   /** Namespaces where spec.writeOutputsTo.secretName may be written; empty: none. Deduplicated. */
   readonly outputSecretNamespaces: readonly string[];
   /** Whether resources this operator never tagged may be adopted. @default "enabled" */
@@ -129,6 +136,8 @@ export interface Options {
   readonly awsConnectTimeoutMs: number;
   /** SDK attempts per AWS call, the first included. @default 3 */
   readonly awsMaxAttempts: number;
+  /** How S3 requests name the bucket (`--aws-s3-addressing-style`). @default "auto" */
+  readonly awsS3AddressingStyle: S3AddressingStyle;
 }
 
 /** What the command line asked for. */
@@ -203,6 +212,7 @@ export function parseOptions(argv: readonly string[], env: Readonly<Record<strin
     logLevel: get("log-level", (t) => parseChoice(t, LOG_LEVELS), "info"),
     logFormat: get("log-format", (t) => parseChoice(t, LOG_FORMATS), "json"),
     watchNamespaces: Object.freeze(get("watch-namespace", parseNamespaceList, [])),
+    controllers: Object.freeze(get("controllers", (t) => parseKindSelection(t, KIND_NAMES), [...KIND_NAMES])),
     outputSecretNamespaces: Object.freeze(get("output-secret-namespaces", parseNamespaceList, [])),
     adoption: get("adoption", (t) => parseChoice(t, ADOPTION_POLICIES), "enabled"),
     defaultTags: Object.freeze(get("default-tags", parseTagList, {})),
@@ -229,6 +239,7 @@ export function parseOptions(argv: readonly string[], env: Readonly<Record<strin
     awsRequestTimeoutMs: get("aws-request-timeout", (t) => parsePositiveDuration(t, 100), 10_000),
     awsConnectTimeoutMs: get("aws-connect-timeout", (t) => parsePositiveDuration(t, 100), 3_000),
     awsMaxAttempts: get("aws-max-attempts", (t) => parseInteger(t, 1, 10), 3),
+    awsS3AddressingStyle: get("aws-s3-addressing-style", (t) => parseChoice(t, S3_ADDRESSING_STYLES), "auto"),
   };
   validateTiming(timing);
   validateTags(options.defaultTags, options.ignoreTagPrefixes);

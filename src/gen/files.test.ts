@@ -3,13 +3,13 @@ import { readdir, readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { parse, parseAllDocuments } from "yaml";
+import { parse } from "yaml";
 import { KINDS } from "../kinds.ts";
 import { callsOf, type KindModule } from "../reconcilers/common/kind.ts";
 import { generatedFiles } from "./files.ts";
 import { renderIamTable, withIamTable } from "./iam.ts";
 import { IAM_POLICY, IAM_POLICY_TAG_SCOPED } from "./iam-policy.ts";
-import { managerRules, MANAGER_CLUSTERROLE, renderManagerClusterRole } from "./rbac.ts";
+import { managerRules, MANAGER_RULES, namespacedRules, renderManagerRules } from "./rbac.ts";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "../..");
 
@@ -18,7 +18,7 @@ describe("files generated from the kind registry", () => {
     const files = generatedFiles(root);
     for (const path of [
       "config/crd/kustomization.yaml",
-      MANAGER_CLUSTERROLE,
+      MANAGER_RULES,
       "docs/aws.md",
       IAM_POLICY,
       IAM_POLICY_TAG_SCOPED,
@@ -53,18 +53,41 @@ describe("files generated from the kind registry", () => {
     }
   });
 
-  it("render a ClusterRole template that is YAML once the Helm directives are dropped", () => {
-    const text = renderManagerClusterRole(KINDS)
+  it("render the manager's rules as YAML sequences once the Helm directives are dropped", () => {
+    const text = renderManagerRules(KINDS, [])
+      .replace(/\{\{\/\*[\s\S]*?\*\/\}\}/g, "")
       .split("\n")
-      .filter((l) => !/^\s*\{\{-/.test(l))
-      .join("\n")
-      .replace(/\{\{[^}]*\}\}/g, "x");
-    const docs = parseAllDocuments(text);
-    assert.equal(docs.length, 2);
-    assert.deepEqual(
-      docs.map((d) => (d.toJS() as { kind: string }).kind),
-      ["ClusterRole", "ClusterRoleBinding"],
-    );
+      .filter((l) => !/^\s*\{\{/.test(l))
+      .join("\n");
+    const rules = parse(text) as { apiGroups: string[]; resources: string[]; verbs: string[] }[];
+    const all = managerRules(KINDS);
+    // Every kind's rules, and the list and watch its references need when their kind is off.
+    for (const rule of all)
+      for (const r of rule.resources)
+        assert.ok(
+          rules.some((m) => m.resources.includes(r) && rule.verbs.every((v) => m.verbs.includes(v))),
+          `${r} is granted`,
+        );
+  });
+
+  it("grant a kind's rules only while it runs, and list and watch of a kind its running kinds reference", () => {
+    const rules = namespacedRules(KINDS);
+    const whenOf = (resource: string, verb: string): string[] | undefined =>
+      rules
+        .filter((r) => r.verbs.includes(verb))
+        .flatMap((r) => r.resources.filter((x) => x.name === resource))
+        .flatMap((x) => x.when ?? ["always"]);
+    assert.deepEqual(whenOf("ec2instances", "patch"), ["$on.ec2Instance"]);
+    assert.deepEqual(whenOf("sqsqueues/status", "update"), ["$on.sqsQueue"]);
+    assert.deepEqual(whenOf("events", "create"), ["always"]);
+    assert.deepEqual(whenOf("configmaps", "create")?.sort(), [
+      "$on.ec2Instance",
+      "$on.s3Bucket",
+      "$on.sqsQueue",
+    ]);
+    // An S3Bucket's notifications name SqsQueues, and an SqsQueue's allowS3Notifications S3Buckets.
+    assert.ok(whenOf("sqsqueues", "watch")?.includes("(and (not $on.sqsQueue) $on.s3Bucket)"));
+    assert.ok(whenOf("s3buckets", "watch")?.includes("(and (not $on.s3Bucket) $on.sqsQueue)"));
   });
 
   it("refuse a page without the IAM table markers instead of losing its text", () => {

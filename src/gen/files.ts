@@ -1,7 +1,7 @@
 /**
  * Every file generated from the sources: the CRDs (config/crd) and the API reference
  * (docs/api-reference.md) from the kinds' schemas, the
- * chart's manager ClusterRole, its helpers naming the kinds' resources, the IAM table of
+ * chart's manager rules, its helpers naming the kinds and their switches, the IAM table of
  * docs/aws.md and the IAM policies of config/iam from the kind registry. Pure apart
  * from reading the page the IAM table is spliced into; hack/gen-crds.ts writes the files and
  * ./files.test.ts fails when a committed one is stale. config/rbac is rendered from the chart by
@@ -17,10 +17,10 @@ import { AWS_DOC, IAM_FEATURES, withIamTable } from "./iam.ts";
 import { IAM_POLICY, IAM_POLICY_TAG_SCOPED, renderIamPolicy } from "./iam-policy.ts";
 import {
   KINDS_HELPERS,
-  MANAGER_CLUSTERROLE,
+  MANAGER_RULES,
   OUTPUT_SECRETS_ROLE,
   renderKindsHelpers,
-  renderManagerClusterRole,
+  renderManagerRules,
   renderOutputSecretsRole,
 } from "./rbac.ts";
 
@@ -29,7 +29,7 @@ export function generatedFiles(root: string): Map<string, string> {
   const crds = [...KINDS.map((k) => k.crd()), awsAccountModule.crd()];
   const files = generatedManifests(crds);
   files.set(API_REFERENCE, renderApiReference(crds));
-  files.set(MANAGER_CLUSTERROLE, renderManagerClusterRole(KINDS, awsAccountModule.kubernetes));
+  files.set(MANAGER_RULES, renderManagerRules(KINDS, awsAccountModule.kubernetes));
   files.set(KINDS_HELPERS, renderKindsHelpers(KINDS));
   files.set(OUTPUT_SECRETS_ROLE, renderOutputSecretsRole());
   files.set(AWS_DOC, withIamTable(readFileSync(join(root, AWS_DOC), "utf8"), KINDS, IAM_FEATURES));

@@ -5,7 +5,12 @@
 import { awsAccountModule } from "../../src/accounts/index.ts";
 import assert from "node:assert/strict";
 import { KINDS as REGISTRY } from "../../src/kinds.ts";
-import { METRICS_AUTH_RULES as GENERATED_METRICS_AUTH_RULES, managerRules } from "../../src/gen/rbac.ts";
+import {
+  METRICS_AUTH_RULES as GENERATED_METRICS_AUTH_RULES,
+  managerRules,
+  mergeRules,
+  OPERATOR_RULES,
+} from "../../src/gen/rbac.ts";
 import type { KubeRule } from "../../src/reconcilers/common/kind.ts";
 import { at, find, type Manifest } from "./helm.ts";
 
@@ -64,6 +69,12 @@ function triplesOf(rules: readonly KubeRule[]): string[] {
 
 /** What the manager ClusterRole grants besides the metrics-auth rules: the registry's rules. */
 export const MANAGER_RULES = triplesOf(managerRules(REGISTRY, awsAccountModule.kubernetes));
+/** What a namespaced install grants in each watched namespace: the kinds' rules and Events. */
+export const NAMESPACED_RULES = triplesOf(managerRules(REGISTRY));
+/** What a namespaced install keeps in the ClusterRole besides metrics auth: the cluster-scoped rules. */
+export const CLUSTER_RULES = triplesOf(mergeRules(awsAccountModule.kubernetes));
+/** Events alone: the Roles of a namespaced install in the release namespace and `default`. */
+export const EVENT_RULES = triplesOf(OPERATOR_RULES);
 /** TokenReview and SubjectAccessReview, granted only with metrics.secure. */
 export const METRICS_AUTH_RULES = triplesOf(GENERATED_METRICS_AUTH_RULES);
 /** What the <fullname>-view ClusterRole grants: reading the kinds and their status. */

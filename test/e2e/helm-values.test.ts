@@ -114,7 +114,7 @@ describe("helm chart values", () => {
       assert.equal(vols.find((v) => v.name === "metrics-certs")?.secret?.secretName, "metrics-tls");
     });
 
-    it("creates a ServiceMonitor that authenticates with the Prometheus token", async () => {
+    it("creates a ServiceMonitor that authenticates with a token Secret of its own scraper, never a file", async () => {
       const m = await renderChart({
         "metrics.serviceMonitor.enabled": true,
         "metrics.serviceMonitor.labels.release": "prom",
@@ -124,8 +124,33 @@ describe("helm chart values", () => {
       const ep = at(sm, "spec", "endpoints", 0);
       assert.equal(at(ep, "scheme"), "https");
       assert.equal(at(ep, "port"), "https");
-      assert.equal(at(ep, "bearerTokenFile"), "/var/run/secrets/kubernetes.io/serviceaccount/token");
+      // bearerTokenFile is deprecated and refused under arbitraryFSAccessThroughSMs.deny.
+      assert.equal(at(ep, "bearerTokenFile"), undefined);
+      const scraper = `${FULL}-metrics-scraper`;
+      assert.deepEqual(at(ep, "authorization"), {
+        type: "Bearer",
+        credentials: { name: scraper, key: "token" },
+      });
       assert.equal(at(ep, "tlsConfig", "insecureSkipVerify"), true);
+      const secret = find(m, "Secret", scraper);
+      assert.equal(at(secret, "type"), "kubernetes.io/service-account-token");
+      assert.equal(secret.metadata.namespace, "kp-system");
+      assert.equal(secret.metadata.annotations?.["kubernetes.io/service-account.name"], scraper);
+      assert.equal(find(m, "ServiceAccount", scraper).metadata.namespace, "kp-system");
+      const binding = find(m, "ClusterRoleBinding", scraper);
+      assert.deepEqual(at(binding, "roleRef"), {
+        apiGroup: "rbac.authorization.k8s.io",
+        kind: "ClusterRole",
+        name: `${FULL}-metrics-reader`,
+      });
+      assert.deepEqual(at(binding, "subjects"), [
+        { kind: "ServiceAccount", name: scraper, namespace: "kp-system" },
+      ]);
+
+      // Plain HTTP metrics need no token: no scraper identity.
+      const plain = await renderChart({ "metrics.serviceMonitor.enabled": true, "metrics.secure": false });
+      assert.equal(at(find(plain, "ServiceMonitor"), "spec", "endpoints", 0, "authorization"), undefined);
+      assert.equal(plain.filter((x) => x.metadata.name === scraper).length, 0);
     });
 
     it("creates a NetworkPolicy that admits only metrics scrapes", async () => {

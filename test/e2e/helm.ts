@@ -5,7 +5,7 @@ import { execFile } from "node:child_process";
 import path from "node:path";
 import { parseAllDocuments } from "yaml";
 import { repoRoot } from "../support/process.ts";
-import { toolPath } from "../support/tools.ts";
+import { helmKubeVersionArgs, toolPath } from "../support/tools.ts";
 
 /** The chart under test. */
 export const CHART_DIR = path.join(repoRoot, "charts/kubeprovisioner");
@@ -70,6 +70,7 @@ export function templateArgs(
     "--namespace",
     "kp-system",
     ...Object.entries(set).flatMap(([k, v]) => ["--set", `${k}=${String(v)}`]),
+    ...helmKubeVersionArgs(),
     ...extra,
   ];
 }

@@ -15,6 +15,7 @@ import { before, describe, it } from "node:test";
 import { promisify } from "node:util";
 import { parse as parseYaml } from "yaml";
 import { repoRoot, trackTempDir } from "../support/process.ts";
+import { helmKubeVersionArgs } from "../support/tools.ts";
 import { CHART_DIR, helm } from "./helm.ts";
 
 const execFileP = promisify(execFile);
@@ -102,6 +103,7 @@ describe("make release", () => {
         from,
         "--namespace",
         "kp-system",
+        ...helmKubeVersionArgs(),
         ...values,
       ];
       const [packaged, folder] = await Promise.all([helm(args(pkg)), helm(args(CHART_DIR))]);

@@ -129,7 +129,7 @@ describe("the docs name what the code has", () => {
     const problems: string[] = [];
     const manager = flagRows(read("docs/manager.md"));
     const documented = new Set(
-      manager.flatMap((r) => [...(r[0] ?? "").matchAll(/`--([a-z-]+)`/g)].map((m) => m[1])),
+      manager.flatMap((r) => [...(r[0] ?? "").matchAll(/`--([a-z][a-z0-9-]*)`/g)].map((m) => m[1])),
     );
     for (const f of FLAGS)
       if (!documented.has(f.name)) problems.push(`docs/manager.md: --${f.name} is missing`);
@@ -139,7 +139,7 @@ describe("the docs name what the code has", () => {
       ["docs/manager.md", manager, 2],
     ] as const) {
       for (const row of rows) {
-        const flags = [...(row[0] ?? "").matchAll(/`--([a-z-]+)`/g)]
+        const flags = [...(row[0] ?? "").matchAll(/`--([a-z][a-z0-9-]*)`/g)]
           .map((m) => flagNamed(m[1] ?? ""))
           .filter((f): f is FlagSpec => f !== undefined);
         if (flags.length === 0) continue;

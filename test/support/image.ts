@@ -28,6 +28,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import os from "node:os";
+import { versions } from "./tools.ts";
 import path from "node:path";
 import { promisify } from "node:util";
 import { parse as parseYaml } from "yaml";
@@ -52,15 +53,7 @@ export interface BuiltImage {
   readonly cached: boolean;
 }
 
-/** `KEY=value` pins of hack/versions.env. */
-export function versions(): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const line of readFileSync(path.join(repoRoot, "hack/versions.env"), "utf8").split("\n")) {
-    const m = /^([A-Z0-9_]+)=(.*)$/.exec(line.trim());
-    if (m?.[1] !== undefined && m[2] !== undefined) out[m[1]] = m[2].replace(/^"(.*)"$/, "$1");
-  }
-  return out;
-}
+export { versions } from "./tools.ts";
 
 /** The per-user tool cache of hack/tools.sh. */
 export function toolCache(): string {

@@ -2,7 +2,7 @@
  * Where the test binaries are: envtest's convention first (TEST_ASSET_* variables, then
  * KUBEBUILDER_ASSETS), else what `make tools` linked into ./bin.
  */
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { repoRoot } from "./process.ts";
 
@@ -36,4 +36,25 @@ export function toolPath(
   ];
   for (const c of candidates) if (c && existsSync(c)) return c;
   throw new Error(`${name} not found (looked in ${candidates.filter(Boolean).join(", ")}); run 'make tools'`);
+}
+
+/** `KEY=value` pins of hack/versions.env. */
+export function versions(): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of readFileSync(path.join(repoRoot, "hack/versions.env"), "utf8").split("\n")) {
+    const m = /^([A-Z0-9_]+)=(.*)$/.exec(line.trim());
+    if (m?.[1] !== undefined && m[2] !== undefined) out[m[1]] = m[2].replace(/^"(.*)"$/, "$1");
+  }
+  return out;
+}
+
+/**
+ * `--kube-version` of the Kubernetes the tests run on (K8S_VERSION), for `helm template` and
+ * `helm lint`: offline, Helm judges the chart's kubeVersion against the version compiled into it,
+ * which a helm built from the module proxy (hack/tools.sh) leaves at its fallback, v1.20.
+ */
+export function helmKubeVersionArgs(): string[] {
+  const v = versions()["K8S_VERSION"];
+  if (v === undefined) throw new Error("hack/versions.env has no K8S_VERSION");
+  return ["--kube-version", v];
 }

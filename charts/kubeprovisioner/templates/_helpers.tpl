@@ -70,6 +70,25 @@ Combinations values.schema.json cannot express. Each failure names the values in
 {{- if and .Values.aws.existingSecret .Values.aws.roleArn }}
 {{- fail "aws.existingSecret and aws.roleArn are mutually exclusive: use static keys from a Secret or IRSA, not both" }}
 {{- end }}
+{{- if and .Values.aws.roleArn (not .Values.serviceAccount.create) }}
+{{- fail (printf "aws.roleArn annotates the ServiceAccount the chart creates, and serviceAccount.create=false creates none: annotate ServiceAccount %s yourself (eks.amazonaws.com/role-arn) and leave aws.roleArn empty, or set serviceAccount.create=true" (include "kubeprovisioner.serviceAccountName" .)) }}
+{{- end }}
+{{- with index .Values.serviceAccount.annotations "eks.amazonaws.com/role-arn" }}
+{{- if and $.Values.aws.roleArn (ne . $.Values.aws.roleArn) }}
+{{- fail "aws.roleArn and serviceAccount.annotations.eks.amazonaws.com/role-arn name different roles: set one of them" }}
+{{- end }}
+{{- end }}
+{{- if not (include "kubeprovisioner.enabledControllers" .) }}
+{{- fail "controllers: every kind is disabled (controllers.<kind>.enabled=false); enable at least one" }}
+{{- end }}
+{{- if eq .Values.installScope "namespace" }}
+{{- $watched := include "kubeprovisioner.watchNamespaces" . | fromYamlArray }}
+{{- range .Values.outputs.secretNamespaces }}
+{{- if not (has . $watched) }}
+{{- fail (printf "outputs.secretNamespaces names %s, which installScope=namespace does not watch: add it to controller.watchNamespaces or remove it" .) }}
+{{- end }}
+{{- end }}
+{{- end }}
 {{- if and (gt (int .Values.replicaCount) 1) (not .Values.leaderElection.enabled) }}
 {{- fail "replicaCount > 1 requires leaderElection.enabled=true: without it every replica would reconcile the same objects" }}
 {{- end }}
@@ -102,10 +121,7 @@ Combinations values.schema.json cannot express. Each failure names the values in
 - name: AWS_REGION
   value: {{ . | quote }}
 {{- end }}
-{{- with .Values.aws.endpoint }}
-- name: AWS_ENDPOINT_URL
-  value: {{ . | quote }}
-{{- end }}
+{{- include "kubeprovisioner.endpointEnv" . }}
 {{- with .Values.aws.existingSecret }}
 - name: AWS_ACCESS_KEY_ID
   valueFrom:
@@ -148,4 +164,48 @@ src/aws/error-codes.ts (test/e2e/prometheus-rules.test.ts checks that the two ag
 */}}
 {{- define "kubeprovisioner.awsThrottleCodes" -}}
 .*Throttl.*|RequestLimitExceeded|RequestResourceCountExceeded|SlowDown|TooManyRequestsException|BandwidthLimitExceeded|PriorRequestNotComplete
+{{- end }}
+
+{{/*
+The IAM role of IRSA on the ServiceAccount the chart creates: aws.roleArn, or the
+eks.amazonaws.com/role-arn annotation set through serviceAccount.annotations. Empty otherwise.
+*/}}
+{{- define "kubeprovisioner.irsaRoleArn" -}}
+{{- if .Values.serviceAccount.create }}
+{{- .Values.aws.roleArn | default (index .Values.serviceAccount.annotations "eks.amazonaws.com/role-arn") | default "" }}
+{{- end }}
+{{- end }}
+
+{{/*
+The AWS SDK's endpoint variables from aws.endpoint (every service) and aws.endpoints (one
+service each, winning over aws.endpoint): AWS_ENDPOINT_URL and AWS_ENDPOINT_URL_<service ID>, the
+suffixes of src/aws/service.ts (test/e2e/helm-aws.test.ts checks that the two agree). A YAML
+list of EnvVar objects; empty when none is set.
+*/}}
+{{- define "kubeprovisioner.endpointEnv" -}}
+{{- $suffixes := dict "ec2" "EC2" "s3" "S3" "sqs" "SQS" "sts" "STS" "tagging" "RESOURCE_GROUPS_TAGGING_API" }}
+{{- with .Values.aws.endpoint }}
+- name: AWS_ENDPOINT_URL
+  value: {{ . | quote }}
+{{- end }}
+{{- range $service := keys .Values.aws.endpoints | sortAlpha }}
+{{- with index $.Values.aws.endpoints $service }}
+- name: AWS_ENDPOINT_URL_{{ index $suffixes $service }}
+  value: {{ . | quote }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+The namespaces the operator watches (--watch-namespace), as a YAML list: controller.watchNamespaces,
+or with installScope=namespace and none listed the release namespace; empty: every namespace.
+*/}}
+{{- define "kubeprovisioner.watchNamespaces" -}}
+{{- if .Values.controller.watchNamespaces }}
+{{- toYaml .Values.controller.watchNamespaces }}
+{{- else if eq .Values.installScope "namespace" }}
+{{- toYaml (list .Release.Namespace) }}
+{{- else }}
+[]
+{{- end }}
 {{- end }}

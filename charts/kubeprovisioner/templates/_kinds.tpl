@@ -16,3 +16,25 @@ change the registry or src/gen/rbac.ts and run `make manifests`.
 {{- define "kubeprovisioner.kindShortNames" -}}
 ec2,s3b,sqsq
 {{- end }}
+
+{{/* Whether each kind runs (controllers.<kind>.enabled), as a YAML map by value key. */}}
+{{- define "kubeprovisioner.kindsEnabled" -}}
+ec2Instance: {{ .Values.controllers.ec2Instance.enabled }}
+s3Bucket: {{ .Values.controllers.s3Bucket.enabled }}
+sqsQueue: {{ .Values.controllers.sqsQueue.enabled }}
+{{- end }}
+
+{{/* The controller names of the kinds that run, comma-separated (--controllers); empty when none does. */}}
+{{- define "kubeprovisioner.enabledControllers" -}}
+{{- $on := include "kubeprovisioner.kindsEnabled" . | fromYaml }}
+{{- $names := list }}
+{{- if $on.ec2Instance }}{{ $names = append $names "ec2instance" }}{{ end }}
+{{- if $on.s3Bucket }}{{ $names = append $names "s3bucket" }}{{ end }}
+{{- if $on.sqsQueue }}{{ $names = append $names "sqsqueue" }}{{ end }}
+{{- join "," $names }}
+{{- end }}
+
+{{/* The controller names of every kind, comma-separated. */}}
+{{- define "kubeprovisioner.allControllers" -}}
+ec2instance,s3bucket,sqsqueue
+{{- end }}

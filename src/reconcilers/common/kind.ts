@@ -39,6 +39,12 @@ export interface KindModule {
   /** The Kubernetes API calls its controller makes on its own resource. */
   readonly kubernetes: readonly KubeRule[];
   /**
+   * The other kinds whose objects its objects name and its controller watches (read from the
+   * cache only: list and watch): an operator running this kind keeps an informer of them even
+   * when their own controller is left out (`--controllers`).
+   */
+  readonly references: readonly ResourceType[];
+  /**
    * Indexes the shared cache keeps on the kind's objects, by name, for lookups its watches make
    * (the queues that name a dead-letter queue) without a scan.
    */
@@ -79,6 +85,12 @@ export function flowRules(resource: ResourceType): KubeRule[] {
   ];
 }
 
+/** One further source of a kind's controller: changes of `resource` enqueue the keys `map(deps)` returns. */
+export interface KindWatch {
+  readonly resource: ResourceType;
+  readonly map: (deps: ReconcilerDeps) => MapFunc<KubeObject>;
+}
+
 /** The definition of a kind: its module without the derived parts. */
 export interface KindDefinition<T extends ManagedObject, R> {
   readonly name: string;
@@ -89,9 +101,10 @@ export interface KindDefinition<T extends ManagedObject, R> {
   driver(deps: ReconcilerDeps): ResourceDriver<T, R>;
   /**
    * Further sources of the kind's controller: objects whose changes enqueue objects of this kind
-   * (mapped to their keys), e.g. a dead-letter queue enqueueing the queues that name it.
+   * (mapped to their keys by the function `map` builds), e.g. a dead-letter queue enqueueing the
+   * queues that name it. The resources are fixed, so the RBAC generator reads them without deps.
    */
-  watches?(deps: ReconcilerDeps): readonly { resource: ResourceType; map: MapFunc<KubeObject> }[];
+  readonly watches?: readonly KindWatch[];
   /**
    * The values `spec.writeOutputsTo` writes into the object's ConfigMap, by key, from the object
    * with the status just computed (an absent value: undefined); pure. Without it the kind has no
@@ -115,6 +128,14 @@ export function defineKind<T extends ManagedObject, R>(def: KindDefinition<T, R>
     crd: def.crd,
     iam: def.iam,
     kubernetes: [...flowRules(def.resource), ...(def.outputs !== undefined ? OUTPUT_RULES : [])],
+    references: [
+      ...new Map(
+        (def.watches ?? [])
+          .map((w) => w.resource)
+          .filter((r) => r.group !== def.resource.group || r.plural !== def.resource.plural)
+          .map((r) => [`${r.group}/${r.plural}`, r] as const),
+      ).values(),
+    ],
     // The cache holds the kind's objects only; an index of them reads them as such.
     indexers: {
       ...def.indexers,
@@ -127,7 +148,7 @@ export function defineKind<T extends ManagedObject, R>(def: KindDefinition<T, R>
         def.resource,
         connectorOf(def, deps),
         deps,
-        def.watches?.(deps) ?? [],
+        (def.watches ?? []).map((w) => ({ resource: w.resource, map: w.map(deps) })),
         def.outputs,
         def.iam,
       ),

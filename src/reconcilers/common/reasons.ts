@@ -78,6 +78,11 @@ export const Reason = {
   NotificationTargetNotReady: "NotificationTargetNotReady",
   /** S3Bucket: a queue named by queueRef can never receive its notifications (another region, FIFO). */
   NotificationTargetMismatch: "NotificationTargetMismatch",
+  /**
+   * An object names another by reference whose kind this operator does not run (`--controllers`),
+   * so the named object never becomes Ready.
+   */
+  ReferencedKindNotRunning: "ReferencedKindNotRunning",
   /** SqsQueue: a bucket named in allowS3Notifications does not exist as an S3Bucket object. */
   NotificationSourceNotFound: "NotificationSourceNotFound",
   /** SqsQueue: spec.policy uses a Sid that allowS3Notifications manages. */

@@ -6,8 +6,9 @@
  * would collide with.
  */
 import { ConditionType, isConditionTrue, type Condition } from "../../api/v1/index.ts";
+import type { MapFunc } from "../../runtime/controller/index.ts";
 import type { Request } from "../../runtime/controller/reconciler.ts";
-import type { KubeObject } from "../../runtime/kube/object.ts";
+import type { KubeObject, ResourceType } from "../../runtime/kube/object.ts";
 import { DependencyNotReadyError, InvalidSpecError } from "./driver.ts";
 import { Reason } from "./reasons.ts";
 
@@ -28,6 +29,43 @@ export function referrers(
     namespace: o.metadata.namespace ?? "",
     name: o.metadata.name ?? "",
   }));
+}
+
+/**
+ * The map function of a kind's watch (KindWatch.map): a changed object enqueues the objects of
+ * `resource` that name it, found through their cache index `index`.
+ */
+export function referrersIn(
+  deps: {
+    readonly client: {
+      resource(r: ResourceType): { byIndex(index: string, key: string): readonly Readonly<KubeObject>[] };
+    };
+  },
+  resource: ResourceType,
+  index: string,
+): MapFunc<KubeObject> {
+  const objects = deps.client.resource(resource);
+  return (changed) => referrers((key) => objects.byIndex(index, key), changed);
+}
+
+/**
+ * The error of a reference (`field`) to the object `name` of `kind`, whose controller the operator
+ * does not run (`--controllers`, the chart's `controllers.<kind>.enabled`): that object is never
+ * made Ready, so the referrer waits with reason `ReferencedKindNotRunning` until the operator is
+ * restarted with the kind, or the reference is replaced by `instead`.
+ */
+export function referencedKindNotRunning(
+  field: string,
+  kind: string,
+  name: string,
+  instead: string,
+): DependencyNotReadyError {
+  return new DependencyNotReadyError(
+    Reason.ReferencedKindNotRunning,
+    `${field}: names the ${kind} ${name}, but this operator does not run the ${kind} controller ` +
+      `(--controllers; the chart's controllers.${kind.charAt(0).toLowerCase()}${kind.slice(1)}.enabled), ` +
+      `so that object is never made Ready: run that controller, or ${instead}`,
+  );
 }
 
 /**

@@ -82,6 +82,12 @@ export interface ReconcilerDeps extends ProcessDeps {
    * `--bulk-tag-window`; ./tag-snapshots.ts). @default off
    */
   bulkTagReads?: { readonly windowMs: number } | undefined;
+  /**
+   * The kinds whose controllers this operator runs (`--controllers`), as their Kubernetes kind
+   * names; a reference to an object of another kind waits with `ReferencedKindNotRunning`.
+   * @default every kind
+   */
+  runningKinds?: readonly string[];
 }
 
 /**

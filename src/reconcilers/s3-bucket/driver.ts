@@ -15,7 +15,7 @@ import { AwsError } from "../../aws/errors.ts";
 import type { TagMap } from "../../aws/ownership.ts";
 import { S3BucketResource, type S3Bucket, type SqsQueue } from "../../api/v1/index.ts";
 import { Reason } from "../common/reasons.ts";
-import { grantedBuckets, readyAsSpecified } from "../common/references.ts";
+import { grantedBuckets, readyAsSpecified, referencedKindNotRunning } from "../common/references.ts";
 import { systemClock, type Clock } from "../../runtime/clock.ts";
 import { isOwnedBy, taggedOwner, verdictOf, type Verdict } from "../common/ownership.ts";
 import { isSteadyPoll, logTagSource, type TagSnapshots } from "../common/tag-snapshots.ts";
@@ -82,6 +82,11 @@ export interface S3BucketDriverOptions {
    */
   queues?: (ref: { namespace: string; name: string }) => Readonly<SqsQueue> | undefined;
   /**
+   * Whether the operator runs the SqsQueue controller (`--controllers`): without it a queueRef
+   * waits with `ReferencedKindNotRunning`. @default true
+   */
+  queuesRun?: boolean;
+  /**
    * S3Bucket objects from the shared cache, for replication destinations named by bucketRef.
    * @default none: a bucketRef is never ready
    */
@@ -135,6 +140,7 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
   readonly #clock: Clock;
   readonly #tagPolicy: TagPolicy;
   readonly #queues: S3BucketDriverOptions["queues"];
+  readonly #queuesRun: boolean;
   readonly #buckets: S3BucketDriverOptions["buckets"];
   readonly #snapshots: TagSnapshots | undefined;
 
@@ -142,6 +148,7 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
     this.#snapshots = opts.tagSnapshots;
     this.#buckets = opts.buckets;
     this.#queues = opts.queues;
+    this.#queuesRun = opts.queuesRun ?? true;
     this.#aws = opts.aws;
     this.#clock = opts.clock ?? systemClock;
     this.#tagPolicy = opts.tagPolicy ?? DEFAULT_TAG_POLICY;
@@ -429,6 +436,13 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
     for (const n of obj.spec.notifications?.queues ?? []) {
       const name = n.queueRef?.name;
       if (name === undefined || queueArns.has(name)) continue;
+      if (!this.#queuesRun)
+        throw referencedKindNotRunning(
+          `notification ${n.id}`,
+          "SqsQueue",
+          name,
+          "name the queue by queueArn",
+        );
       const queue = this.#queues?.({ namespace, name });
       if (queue === undefined) {
         throw new DependencyNotReadyError(

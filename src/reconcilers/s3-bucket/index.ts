@@ -10,7 +10,7 @@ import {
 } from "../../api/v1/index.ts";
 import { defineKind, type KindModule } from "../common/kind.ts";
 import { kindTagSnapshots } from "../common/tag-snapshots.ts";
-import { referenceKey, referrers } from "../common/references.ts";
+import { referenceKey, referrersIn } from "../common/references.ts";
 import { s3BucketOutputs } from "./outputs.ts";
 import { s3BucketChangeEvents } from "./change-events.ts";
 import type { S3BucketView, S3BucketObject } from "./model.ts";
@@ -172,6 +172,7 @@ export const s3BucketKind: KindModule = defineKind<S3BucketObject, S3BucketView>
       aws: deps.aws,
       tagPolicy: deps.tagPolicy,
       queues: (ref) => queues.get(ref),
+      queuesRun: deps.runningKinds?.includes(SqsQueueResource.kind) ?? true,
       buckets: (ref) => buckets.get(ref),
       tagSnapshots: kindTagSnapshots(deps, S3BucketResource.kind, "s3"),
     });
@@ -184,21 +185,15 @@ export const s3BucketKind: KindModule = defineKind<S3BucketObject, S3BucketView>
     [REPLICATION_DESTINATION_INDEX]: replicationDestinationIndex,
     [LOGGING_PEER_INDEX]: loggingPeerIndex,
   },
-  watches: (deps) => {
-    const buckets = deps.client.resource<S3Bucket>(S3BucketResource);
-    return [
-      {
-        resource: SqsQueueResource,
-        map: (changed) => referrers((key) => buckets.byIndex(NOTIFICATION_QUEUE_INDEX, key), changed),
-      },
-      {
-        resource: S3BucketResource,
-        map: (changed) => referrers((key) => buckets.byIndex(REPLICATION_DESTINATION_INDEX, key), changed),
-      },
-      {
-        resource: S3BucketResource,
-        map: (changed) => referrers((key) => buckets.byIndex(LOGGING_PEER_INDEX, key), changed),
-      },
-    ];
-  },
+  watches: [
+    {
+      resource: SqsQueueResource,
+      map: (deps) => referrersIn(deps, S3BucketResource, NOTIFICATION_QUEUE_INDEX),
+    },
+    {
+      resource: S3BucketResource,
+      map: (deps) => referrersIn(deps, S3BucketResource, REPLICATION_DESTINATION_INDEX),
+    },
+    { resource: S3BucketResource, map: (deps) => referrersIn(deps, S3BucketResource, LOGGING_PEER_INDEX) },
+  ],
 });

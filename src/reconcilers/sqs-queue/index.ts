@@ -10,7 +10,7 @@ import {
 } from "../../api/v1/index.ts";
 import { defineKind, type KindModule } from "../common/kind.ts";
 import { kindTagSnapshots } from "../common/tag-snapshots.ts";
-import { referenceKey, referrers } from "../common/references.ts";
+import { referenceKey, referrersIn } from "../common/references.ts";
 import { sqsQueueOutputs } from "./outputs.ts";
 import { sqsQueueChangeEvents } from "./change-events.ts";
 import { SqsQueueDriver, type SqsQueueObject, type SqsQueueView } from "./driver.ts";
@@ -70,17 +70,14 @@ export const sqsQueueKind: KindModule = defineKind<SqsQueueObject, SqsQueueView>
     [DEAD_LETTER_QUEUE_INDEX]: deadLetterQueueIndex,
     [S3_NOTIFICATION_SOURCE_INDEX]: s3NotificationSourceIndex,
   },
-  watches: (deps) => {
-    const queues = deps.client.resource<SqsQueue>(SqsQueueResource);
-    return [
-      {
-        resource: SqsQueueResource,
-        map: (changed) => referrers((key) => queues.byIndex(DEAD_LETTER_QUEUE_INDEX, key), changed),
-      },
-      {
-        resource: S3BucketResource,
-        map: (changed) => referrers((key) => queues.byIndex(S3_NOTIFICATION_SOURCE_INDEX, key), changed),
-      },
-    ];
-  },
+  watches: [
+    {
+      resource: SqsQueueResource,
+      map: (deps) => referrersIn(deps, SqsQueueResource, DEAD_LETTER_QUEUE_INDEX),
+    },
+    {
+      resource: S3BucketResource,
+      map: (deps) => referrersIn(deps, SqsQueueResource, S3_NOTIFICATION_SOURCE_INDEX),
+    },
+  ],
 });
