@@ -562,6 +562,47 @@ export const badCases: BadCase[] = [
     expect: ["abortIncompleteMultipartUploadDays cannot be combined with tags"],
   },
   {
+    name: "S3 with a lifecycle rule aborting uploads by object size",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      lifecycleRules: [{ id: "r", objectSizeGreaterThan: 1024, abortIncompleteMultipartUploadDays: 7 }],
+    }),
+    expect: [
+      "abortIncompleteMultipartUploadDays cannot be combined with objectSizeGreaterThan or objectSizeLessThan",
+    ],
+  },
+  {
+    name: "S3 with a lifecycle size range that selects nothing",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      lifecycleRules: [
+        { id: "empty", objectSizeGreaterThan: 2048, objectSizeLessThan: 1024, expirationDays: 1 },
+        { id: "equal", objectSizeGreaterThan: 1024, objectSizeLessThan: 1024, expirationDays: 1 },
+      ],
+    }),
+    expect: [
+      "spec.lifecycleRules[0].objectSizeGreaterThan",
+      "spec.lifecycleRules[1].objectSizeGreaterThan",
+      "objectSizeGreaterThan must be less than objectSizeLessThan",
+    ],
+  },
+  {
+    name: "S3 with lifecycle sizes out of S3's range",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      lifecycleRules: [
+        { id: "negative", objectSizeGreaterThan: -1, expirationDays: 1 },
+        { id: "zero", objectSizeLessThan: 0, expirationDays: 1 },
+        { id: "huge", objectSizeLessThan: 54_975_581_388_801, expirationDays: 1 },
+      ],
+    }),
+    expect: [
+      "spec.lifecycleRules[0].objectSizeGreaterThan: Invalid value: -1",
+      "spec.lifecycleRules[1].objectSizeLessThan: Invalid value: 0",
+      "spec.lifecycleRules[2].objectSizeLessThan: Invalid value: 54975581388801",
+    ],
+  },
+  {
     name: "S3 with a lifecycle tag filter of more than 10 tags",
     kind: "S3Bucket",
     spec: specWith("S3Bucket", {
