@@ -3,16 +3,40 @@
  * EventBridge delivery on at creation (GetBucketNotificationConfiguration answers the empty
  * EventBridgeConfiguration element AWS documents), nothing is written at rest, and a change out
  * of band is put back either way (true and an explicit false), counted under the setting
- * `notifications` with an Updated Event.
+ * `notifications` with an Updated Event. End to end: an object put into such a bucket reaches an
+ * SQS queue through the EventBridge rule docs/aws.md#a-bucket-that-publishes-to-eventbridge
+ * gives, as an "Object Created" event with the fields the S3 user guide documents.
  */
 import assert from "node:assert/strict";
-import { describe, it } from "node:test";
+import { before, describe, it } from "node:test";
+import { readFileSync } from "node:fs";
+import path from "node:path";
 import {
   GetBucketNotificationConfigurationCommand,
   PutBucketNotificationConfigurationCommand,
+  PutObjectCommand,
 } from "@aws-sdk/client-s3";
-import { waitFor, WAIT_MS } from "../support/process.ts";
+import {
+  CreateQueueCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  SetQueueAttributesCommand,
+} from "@aws-sdk/client-sqs";
+import { documentedQueuePolicy, ruleToQueue } from "../support/change-event-rules.ts";
+import { repoRoot, waitFor, WAIT_MS } from "../support/process.ts";
 import { S3Env } from "./reconciler-s3-fixture.ts";
+import { SqsEnv } from "./reconciler-sqs-fixture.ts";
+
+/** The rule pattern of docs/aws.md#a-bucket-that-publishes-to-eventbridge, for bucket `bucket`. */
+function documentedBucketPattern(bucket: string): { detail: { bucket: { name: string[] } } } {
+  const doc = readFileSync(path.join(repoRoot, "docs/aws.md"), "utf8");
+  const section = doc.slice(doc.indexOf("\n## A bucket that publishes to EventBridge\n"));
+  const json = /```json\n([\s\S]*?)```/.exec(section)?.[1];
+  assert.ok(json !== undefined, "docs/aws.md gives the rule's pattern");
+  const pattern = JSON.parse(json) as { detail: { bucket: { name: string[] } } };
+  pattern.detail.bucket.name = [bucket];
+  return pattern;
+}
 
 describe("S3Bucket notifications.eventBridge", () => {
   const env = new S3Env("s3-eventbridge").hooks();
@@ -88,5 +112,87 @@ describe("S3Bucket notifications.eventBridge", () => {
   it("turns EventBridge off when the spec changes to false", async () => {
     await env.patch("published", { spec: { notifications: { eventBridge: false } } });
     await waitFor("EventBridge off", async () => !(await eventBridgeOn("published")), WAIT_MS, 200);
+  });
+});
+
+describe("S3Bucket events through EventBridge to an SQS queue", () => {
+  const env = new S3Env("s3-eventbridge-delivery").hooks();
+  const sqs = new SqsEnv("s3-eventbridge-delivery");
+  before(() => {
+    sqs.attachTo(env);
+  });
+
+  it("delivers an object's creation in the bucket the rule names, as an Object Created event", async () => {
+    await env.create("uploads", { bucketName: "eb-uploads", notifications: { eventBridge: true } });
+    await env.create("other", { bucketName: "eb-other", notifications: { eventBridge: true } });
+    await env.waitReady("uploads");
+    await env.waitReady("other");
+
+    const client = sqs.sqs();
+    const url = (await client.send(new CreateQueueCommand({ QueueName: "object-events" }))).QueueUrl ?? "";
+    const arn =
+      (await client.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ["QueueArn"] })))
+        .Attributes?.QueueArn ?? "";
+    await client.send(
+      new SetQueueAttributesCommand({
+        QueueUrl: url,
+        Attributes: { Policy: JSON.stringify(documentedQueuePolicy(arn)) },
+      }),
+    );
+    await ruleToQueue(env.moto.endpoint, {
+      name: "uploads-created",
+      pattern: documentedBucketPattern("eb-uploads"),
+      queueArn: arn,
+    });
+
+    await env.s3().send(new PutObjectCommand({ Bucket: "eb-other", Key: "reports/q1.csv", Body: "a,b\n" }));
+    const put = await env
+      .s3()
+      .send(new PutObjectCommand({ Bucket: "eb-uploads", Key: "reports/q1.csv", Body: "a,b\n" }));
+
+    const events: Record<string, unknown>[] = [];
+    await waitFor(
+      "the Object Created event",
+      async () => {
+        const out = await client.send(
+          new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }),
+        );
+        for (const m of out.Messages ?? [])
+          events.push(JSON.parse(m.Body ?? "{}") as Record<string, unknown>);
+        return events.length > 0;
+      },
+      WAIT_MS,
+      100,
+    );
+    assert.equal(events.length, 1, "one event, of the bucket the rule names only");
+    const [event] = events as [
+      {
+        version: string;
+        id: string;
+        "detail-type": string;
+        source: string;
+        account: string;
+        time: string;
+        region: string;
+        resources: string[];
+        detail: {
+          bucket: { name: string };
+          object: { key: string; size: number; etag: string };
+          reason: string;
+        };
+      },
+    ];
+    assert.deepEqual(
+      [event.version, event["detail-type"], event.source, event.account, event.region, event.resources],
+      ["0", "Object Created", "aws.s3", "123456789012", "us-east-1", ["arn:aws:s3:::eb-uploads"]],
+    );
+    assert.match(event.id, /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    assert.match(event.time, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
+    assert.equal(event.detail.bucket.name, "eb-uploads");
+    assert.deepEqual(
+      [event.detail.object.key, event.detail.object.size, event.detail.object.etag],
+      ["reports/q1.csv", 4, (put.ETag ?? "").replaceAll('"', "")],
+    );
+    assert.equal(event.detail.reason, "PutObject");
   });
 });
