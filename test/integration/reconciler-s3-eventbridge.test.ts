@@ -9,8 +9,6 @@
  */
 import assert from "node:assert/strict";
 import { before, describe, it } from "node:test";
-import { readFileSync } from "node:fs";
-import path from "node:path";
 import {
   GetBucketNotificationConfigurationCommand,
   PutBucketNotificationConfigurationCommand,
@@ -22,21 +20,14 @@ import {
   ReceiveMessageCommand,
   SetQueueAttributesCommand,
 } from "@aws-sdk/client-sqs";
-import { documentedQueuePolicy, ruleToQueue } from "../support/change-event-rules.ts";
-import { repoRoot, waitFor, WAIT_MS } from "../support/process.ts";
+import {
+  documentedBucketPattern,
+  documentedQueuePolicy,
+  ruleToQueue,
+} from "../support/change-event-rules.ts";
+import { waitFor, WAIT_MS } from "../support/process.ts";
 import { S3Env } from "./reconciler-s3-fixture.ts";
 import { SqsEnv } from "./reconciler-sqs-fixture.ts";
-
-/** The rule pattern of docs/aws.md#a-bucket-that-publishes-to-eventbridge, for bucket `bucket`. */
-function documentedBucketPattern(bucket: string): { detail: { bucket: { name: string[] } } } {
-  const doc = readFileSync(path.join(repoRoot, "docs/aws.md"), "utf8");
-  const section = doc.slice(doc.indexOf("\n## A bucket that publishes to EventBridge\n"));
-  const json = /```json\n([\s\S]*?)```/.exec(section)?.[1];
-  assert.ok(json !== undefined, "docs/aws.md gives the rule's pattern");
-  const pattern = JSON.parse(json) as { detail: { bucket: { name: string[] } } };
-  pattern.detail.bucket.name = [bucket];
-  return pattern;
-}
 
 describe("S3Bucket notifications.eventBridge", () => {
   const env = new S3Env("s3-eventbridge").hooks();
