@@ -14,6 +14,7 @@ import {
   commonStatusFields,
   deletionPolicyField,
   managementPolicyField,
+  eachReferencedOnce,
   namespacedRefField,
   iamPolicyField,
   onDeletedOutOfBandField,
@@ -829,12 +830,7 @@ export const s3BucketSpecSchema = s.object(
           "bucket's policy as it is). Mutable.",
         minItems: 1,
         maxItems: 50,
-        validations: [
-          {
-            rule: "self.all(a, self.exists_one(b, b.bucketRef.name == a.bucketRef.name))",
-            message: "each bucketRef may appear once",
-          },
-        ],
+        validations: [eachReferencedOnce("bucketRef.name", "each bucketRef may appear once")],
       },
     ),
     objectLock: objectLockSchema,
