@@ -1029,6 +1029,67 @@ export const badCases: BadCase[] = [
     expect: ["dataKeyReusePeriodSeconds is allowed only with kmsKeyId"],
   },
   {
+    name: "SQS redrive allow policy byQueue without a source queue",
+    kind: "SqsQueue",
+    spec: specWith("SqsQueue", { redriveAllowPolicy: { redrivePermission: "byQueue" } }),
+    expect: [
+      "redrivePermission byQueue needs at least one source queue in sourceQueueRefs or sourceQueueArns",
+    ],
+  },
+  {
+    name: "SQS redrive allow policy allowAll with source queues",
+    kind: "SqsQueue",
+    spec: specWith("SqsQueue", {
+      redriveAllowPolicy: { redrivePermission: "allowAll", sourceQueueRefs: [{ name: "jobs" }] },
+    }),
+    expect: ["sourceQueueRefs and sourceQueueArns are allowed only with redrivePermission byQueue"],
+  },
+  {
+    name: "SQS redrive allow policy with more than 10 source queues in all",
+    kind: "SqsQueue",
+    spec: specWith("SqsQueue", {
+      redriveAllowPolicy: {
+        redrivePermission: "byQueue",
+        sourceQueueRefs: Array.from({ length: 6 }, (_, i) => ({ name: `ref-${i}` })),
+        sourceQueueArns: Array.from({ length: 5 }, (_, i) => `arn:aws:sqs:us-east-1:123456789012:arn-${i}`),
+      },
+    }),
+    expect: ["SQS takes at most 10 source queues in a redrive allow policy"],
+  },
+  {
+    name: "SQS redrive allow policy with an unknown permission and a malformed ARN",
+    kind: "SqsQueue",
+    spec: specWith("SqsQueue", {
+      redriveAllowPolicy: { redrivePermission: "byName", sourceQueueArns: ["jobs"] },
+    }),
+    expect: [
+      "spec.redriveAllowPolicy.redrivePermission: Unsupported value",
+      "spec.redriveAllowPolicy.sourceQueueArns[0]",
+    ],
+  },
+  {
+    name: "SQS redrive allow policy naming a source queue twice",
+    kind: "SqsQueue",
+    spec: specWith("SqsQueue", {
+      redriveAllowPolicy: {
+        redrivePermission: "byQueue",
+        sourceQueueRefs: [{ name: "jobs" }, { name: "jobs" }],
+      },
+    }),
+    expect: ["each source queue may appear once in sourceQueueRefs"],
+  },
+  {
+    name: "SQS standard queue allowing a FIFO source queue by ARN",
+    kind: "SqsQueue",
+    spec: specWith("SqsQueue", {
+      redriveAllowPolicy: {
+        redrivePermission: "byQueue",
+        sourceQueueArns: ["arn:aws:sqs:us-east-1:123456789012:jobs.fifo"],
+      },
+    }),
+    expect: ["each sourceQueueArns entry must be of this queue's type"],
+  },
+  {
     name: "SQS with a dead-letter queue by reference and by ARN",
     kind: "SqsQueue",
     spec: specWith("SqsQueue", {
