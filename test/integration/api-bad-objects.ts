@@ -562,6 +562,47 @@ export const badCases: BadCase[] = [
     expect: ["abortIncompleteMultipartUploadDays cannot be combined with tags"],
   },
   {
+    name: "S3 with a lifecycle rule aborting uploads by object size",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      lifecycleRules: [{ id: "r", objectSizeGreaterThan: 1024, abortIncompleteMultipartUploadDays: 7 }],
+    }),
+    expect: [
+      "abortIncompleteMultipartUploadDays cannot be combined with objectSizeGreaterThan or objectSizeLessThan",
+    ],
+  },
+  {
+    name: "S3 with a lifecycle size range that selects nothing",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      lifecycleRules: [
+        { id: "empty", objectSizeGreaterThan: 2048, objectSizeLessThan: 1024, expirationDays: 1 },
+        { id: "equal", objectSizeGreaterThan: 1024, objectSizeLessThan: 1024, expirationDays: 1 },
+      ],
+    }),
+    expect: [
+      "spec.lifecycleRules[0].objectSizeGreaterThan",
+      "spec.lifecycleRules[1].objectSizeGreaterThan",
+      "objectSizeGreaterThan must be less than objectSizeLessThan",
+    ],
+  },
+  {
+    name: "S3 with lifecycle sizes out of S3's range",
+    kind: "S3Bucket",
+    spec: specWith("S3Bucket", {
+      lifecycleRules: [
+        { id: "negative", objectSizeGreaterThan: -1, expirationDays: 1 },
+        { id: "zero", objectSizeLessThan: 0, expirationDays: 1 },
+        { id: "huge", objectSizeLessThan: 54_975_581_388_801, expirationDays: 1 },
+      ],
+    }),
+    expect: [
+      "spec.lifecycleRules[0].objectSizeGreaterThan: Invalid value: -1",
+      "spec.lifecycleRules[1].objectSizeLessThan: Invalid value: 0",
+      "spec.lifecycleRules[2].objectSizeLessThan: Invalid value: 54975581388801",
+    ],
+  },
+  {
     name: "S3 with a lifecycle tag filter of more than 10 tags",
     kind: "S3Bucket",
     spec: specWith("S3Bucket", {
@@ -986,6 +1027,67 @@ export const badCases: BadCase[] = [
     kind: "SqsQueue",
     spec: specWith("SqsQueue", { encryption: { sqsManaged: true, dataKeyReusePeriodSeconds: 300 } }),
     expect: ["dataKeyReusePeriodSeconds is allowed only with kmsKeyId"],
+  },
+  {
+    name: "SQS redrive allow policy byQueue without a source queue",
+    kind: "SqsQueue",
+    spec: specWith("SqsQueue", { redriveAllowPolicy: { redrivePermission: "byQueue" } }),
+    expect: [
+      "redrivePermission byQueue needs at least one source queue in sourceQueueRefs or sourceQueueArns",
+    ],
+  },
+  {
+    name: "SQS redrive allow policy allowAll with source queues",
+    kind: "SqsQueue",
+    spec: specWith("SqsQueue", {
+      redriveAllowPolicy: { redrivePermission: "allowAll", sourceQueueRefs: [{ name: "jobs" }] },
+    }),
+    expect: ["sourceQueueRefs and sourceQueueArns are allowed only with redrivePermission byQueue"],
+  },
+  {
+    name: "SQS redrive allow policy with more than 10 source queues in all",
+    kind: "SqsQueue",
+    spec: specWith("SqsQueue", {
+      redriveAllowPolicy: {
+        redrivePermission: "byQueue",
+        sourceQueueRefs: Array.from({ length: 6 }, (_, i) => ({ name: `ref-${i}` })),
+        sourceQueueArns: Array.from({ length: 5 }, (_, i) => `arn:aws:sqs:us-east-1:123456789012:arn-${i}`),
+      },
+    }),
+    expect: ["SQS takes at most 10 source queues in a redrive allow policy"],
+  },
+  {
+    name: "SQS redrive allow policy with an unknown permission and a malformed ARN",
+    kind: "SqsQueue",
+    spec: specWith("SqsQueue", {
+      redriveAllowPolicy: { redrivePermission: "byName", sourceQueueArns: ["jobs"] },
+    }),
+    expect: [
+      "spec.redriveAllowPolicy.redrivePermission: Unsupported value",
+      "spec.redriveAllowPolicy.sourceQueueArns[0]",
+    ],
+  },
+  {
+    name: "SQS redrive allow policy naming a source queue twice",
+    kind: "SqsQueue",
+    spec: specWith("SqsQueue", {
+      redriveAllowPolicy: {
+        redrivePermission: "byQueue",
+        sourceQueueRefs: [{ name: "jobs" }, { name: "jobs" }],
+      },
+    }),
+    expect: ["each source queue may appear once in sourceQueueRefs"],
+  },
+  {
+    name: "SQS standard queue allowing a FIFO source queue by ARN",
+    kind: "SqsQueue",
+    spec: specWith("SqsQueue", {
+      redriveAllowPolicy: {
+        redrivePermission: "byQueue",
+        sourceQueueArns: ["arn:aws:sqs:us-east-1:123456789012:jobs.fifo"],
+      },
+    }),
+    expect: ["each sourceQueueArns entry must be of this queue's type"],
   },
   {
     name: "SQS with a dead-letter queue by reference and by ARN",

@@ -1,8 +1,10 @@
 /**
  * S3Bucket lifecycle rules with tag filters (alone, or joined with a prefix and other tags by
- * S3's And) and noncurrent version transitions, against moto: written at creation, never re-sent
- * at rest, repaired on drift with an Updated Event naming lifecycleRules, and left alone once the
- * spec drops them.
+ * S3's And), object size filters (alone, as a range, or with a prefix or a tag, inside And) and
+ * noncurrent version transitions, against the test AWS: written at creation in the shape S3
+ * takes (a Filter holds one condition; two or more go inside And, which the test AWS does not
+ * enforce for sizes, so the shape read back is asserted), never re-sent at rest, repaired on
+ * drift with an Updated Event naming lifecycleRules, and left alone once the spec drops them.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -110,6 +112,70 @@ describe("S3Bucket lifecycle rules with tag filters and noncurrent version trans
       15_000,
       150,
     );
+  });
+
+  it("creates size filters as S3 takes them, and repairs a changed size", async () => {
+    const sizeRules = [
+      { id: "big", objectSizeGreaterThan: 1_048_576, transitions: [{ days: 30, storageClass: "GLACIER" }] },
+      { id: "small", objectSizeLessThan: 131_072, expirationDays: 7 },
+      { id: "range", objectSizeGreaterThan: 0, objectSizeLessThan: 54_975_581_388_800, expirationDays: 90 },
+      { id: "small-logs", prefix: "logs/", objectSizeLessThan: 1024, expirationDays: 1 },
+      { id: "big-cold", tags: { tier: "cold" }, objectSizeGreaterThan: 5_000_000, expirationDays: 365 },
+    ];
+    await env.create("sizes", { bucketName: "sizes", lifecycleRules: sizeRules });
+    await env.waitReady("sizes");
+    const read = async () =>
+      (await env.s3().send(new GetBucketLifecycleConfigurationCommand({ Bucket: "sizes" }))).Rules ?? [];
+    const filters = Object.fromEntries((await read()).map((r) => [r.ID, r.Filter]));
+    assert.deepEqual(filters, {
+      big: { ObjectSizeGreaterThan: 1_048_576 },
+      small: { ObjectSizeLessThan: 131_072 },
+      range: { And: { ObjectSizeGreaterThan: 0, ObjectSizeLessThan: 54_975_581_388_800 } },
+      "small-logs": { And: { Prefix: "logs/", ObjectSizeLessThan: 1024 } },
+      "big-cold": { And: { Tags: [{ Key: "tier", Value: "cold" }], ObjectSizeGreaterThan: 5_000_000 } },
+    });
+
+    await env.waitEvent("sizes", "Normal", "Created");
+    await env.waitReconciles(1);
+    const mutations = env.mutations();
+    await env.patch("sizes", { metadata: { annotations: { "test/bump": "1" } } });
+    await env.waitReconciles(2);
+    assert.deepEqual(env.mutations(), mutations, "no write at rest");
+
+    const repairs = () =>
+      env.op.metric("kubeprovisioner_drift_repairs_total", { kind: "S3Bucket", setting: "lifecycleRules" });
+    const before = await repairs();
+    const current = await read();
+    await env.s3().send(
+      new PutBucketLifecycleConfigurationCommand({
+        Bucket: "sizes",
+        LifecycleConfiguration: {
+          Rules: current.map((r) =>
+            r.ID === "small-logs"
+              ? { ...r, Filter: { And: { Prefix: "logs/", ObjectSizeLessThan: 4096 } } }
+              : r,
+          ),
+        },
+      }),
+    );
+    await waitFor(
+      "the size repaired",
+      async () => (await read()).find((r) => r.ID === "small-logs")?.Filter?.And?.ObjectSizeLessThan === 1024,
+      WAIT_MS,
+      200,
+    );
+    await waitFor(
+      "an Updated Event naming lifecycleRules",
+      async () =>
+        (await env.events("sizes")).some(
+          (e) => e.reason === "Updated" && /lifecycleRules: 5 rules/.test(e.message),
+        ),
+      15_000,
+      150,
+    );
+    assert.equal(await repairs(), before + 1);
+    await env.delete("sizes");
+    await env.waitGone("sizes");
   });
 
   it("neither reads nor touches the rules once the spec drops them", async () => {

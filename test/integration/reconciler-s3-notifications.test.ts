@@ -159,6 +159,39 @@ describe("S3Bucket notifications to an SqsQueue, by reference", () => {
     );
   });
 
+  it("leaves EventBridge as it is while eventBridge is unset, and keeps it through a repair of the queues", async () => {
+    const client = s3.s3();
+    const config = async () =>
+      client.send(new GetBucketNotificationConfigurationCommand({ Bucket: "uploads" }));
+    const { QueueConfigurations } = await config();
+    await client.send(
+      new PutBucketNotificationConfigurationCommand({
+        Bucket: "uploads",
+        NotificationConfiguration: { QueueConfigurations, EventBridgeConfiguration: {} },
+      }),
+    );
+    const puts = s3.proxy.count("PutBucketNotificationConfiguration");
+    await s3.waitReconciles(2, "requeue_after");
+    assert.equal(s3.proxy.count("PutBucketNotificationConfiguration"), puts, "EventBridge on is no drift");
+
+    // The queue removed out of band: the repair writes it back, in the one document that also
+    // carries EventBridge, which stays on.
+    await client.send(
+      new PutBucketNotificationConfigurationCommand({
+        Bucket: "uploads",
+        NotificationConfiguration: { EventBridgeConfiguration: {} },
+      }),
+    );
+    await waitFor(
+      "the queue repaired",
+      async () => (await config()).QueueConfigurations?.length === 1,
+      WAIT_MS,
+      200,
+    );
+    assert.deepEqual((await config()).EventBridgeConfiguration, {}, "EventBridge kept on");
+    assert.equal(s3.proxy.count("PutBucketNotificationConfiguration"), puts + 1);
+  });
+
   it("repairs notifications removed out of band, and the queue's grant, each with an Updated Event", async () => {
     await s3
       .s3()

@@ -5,7 +5,11 @@
  * reference waits, with DeadLetterQueueNotReady, until that queue is Ready, then the redrive
  * policy carries its ARN, at once and not at the next poll; a repair of another attribute leaves
  * the policy alone, managed or not (SetQueueAttributes changes only what it names); a dead-letter
- * queue of the other type is refused with a condition.
+ * queue of the other type is refused with a condition. The redrive allow policy of a dead-letter
+ * queue lists its source queues (by reference and by ARN) as SQS documents the attribute, JSON
+ * compared as a value, repaired and counted; a source by reference that is not Ready is waited
+ * for (RedriveSourceNotReady), except the one that waits for this queue as its dead-letter queue,
+ * and one of the other type is refused.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -152,6 +156,105 @@ describe("SqsQueue settings: dead-letter queue, encryption, delay, polling, size
     assert.deepEqual(JSON.parse(q.attributes.Policy ?? "{}"), foreign, "the policy set by hand is kept");
   });
 
+  it("lets only its source queues use a dead-letter queue, neither waiting for the other", async () => {
+    // The dead-letter queue names its source by reference, and the source names it as its
+    // dead-letter queue: the source waits for the dead-letter queue, which lists the source by
+    // the ARN it gets in the dead-letter queue's account.
+    await env.create("work-dlq", {
+      queueName: "work-dlq",
+      redriveAllowPolicy: {
+        redrivePermission: "byQueue",
+        sourceQueueRefs: [{ name: "work" }],
+        sourceQueueArns: ["arn:aws:sqs:us-east-1:123456789012:legacy"],
+      },
+    });
+    await env.create("work", {
+      queueName: "work",
+      deadLetterQueue: { queueRef: { name: "work-dlq" }, maxReceiveCount: 2 },
+    });
+    const dlq = await env.waitReady("work-dlq");
+    const work = await env.waitReady("work");
+    const allow = JSON.parse((await env.queue("work-dlq")).attributes.RedriveAllowPolicy ?? "{}") as unknown;
+    assert.deepEqual(allow, {
+      redrivePermission: "byQueue",
+      sourceQueueArns: [work.status?.queueArn, "arn:aws:sqs:us-east-1:123456789012:legacy"].sort(),
+    });
+    assert.deepEqual(JSON.parse((await env.queue("work")).attributes.RedrivePolicy ?? "{}"), {
+      deadLetterTargetArn: dlq.status?.queueArn,
+      maxReceiveCount: 2,
+    });
+
+    await env.waitEvent("work-dlq", "Normal", "Created");
+    await env.waitReconciles(1);
+    const writes = await env.kubeWrites();
+    const mutations = env.mutations();
+    await env.patch("work-dlq", { metadata: { annotations: { "test/bump": "1" } } });
+    await env.waitReconciles(3);
+    assert.equal(await env.kubeWrites(), writes, "Kubernetes writes");
+    assert.deepEqual(env.mutations(), mutations, "mutating AWS calls");
+  });
+
+  it("repairs the redrive allow policy with an Updated Event, and applies a change to denyAll", async () => {
+    const repairs = () =>
+      env.op.metric("kubeprovisioner_drift_repairs_total", {
+        kind: "SqsQueue",
+        setting: "redriveAllowPolicy",
+      });
+    const before = await repairs();
+    const { url } = await env.queue("work-dlq");
+    const want = (await env.queue("work-dlq")).attributes.RedriveAllowPolicy ?? "";
+    await env.sqs().send(
+      new SetQueueAttributesCommand({
+        QueueUrl: url,
+        Attributes: { RedriveAllowPolicy: JSON.stringify({ redrivePermission: "allowAll" }) },
+      }),
+    );
+    await waitFor(
+      "the redrive allow policy repaired",
+      async () => (await env.queue("work-dlq")).attributes.RedriveAllowPolicy === want,
+      WAIT_MS,
+      200,
+    );
+    await waitFor(
+      "an Updated Event naming RedriveAllowPolicy",
+      async () =>
+        (await env.events("work-dlq")).some(
+          (e) => e.reason === "Updated" && /RedriveAllowPolicy updated/.test(e.message),
+        ),
+      15_000,
+      150,
+    );
+    assert.equal(await repairs(), before + 1);
+
+    await env.patch("work-dlq", {
+      spec: {
+        redriveAllowPolicy: { redrivePermission: "denyAll", sourceQueueRefs: null, sourceQueueArns: null },
+      },
+    });
+    await waitFor(
+      "denyAll applied",
+      async () =>
+        (await env.queue("work-dlq")).attributes.RedriveAllowPolicy === '{"redrivePermission":"denyAll"}',
+      WAIT_MS,
+      200,
+    );
+  });
+
+  it("refuses a source queue of the other type with a condition", async () => {
+    await env.create("fifo-dlq", {
+      queueName: "fifo-dlq.fifo",
+      fifo: true,
+      redriveAllowPolicy: { redrivePermission: "byQueue", sourceQueueRefs: [{ name: "work" }] },
+    });
+    const refused = await env.waitReason("fifo-dlq", "RedriveSourceMismatch");
+    assert.match(
+      ready(refused)?.message ?? "",
+      /this is a FIFO queue but redriveAllowPolicy: the source queue work is a standard queue/,
+    );
+    await env.waitEvent("fifo-dlq", "Warning", "RedriveSourceMismatch");
+    assert.equal(await env.queueExists("fifo-dlq.fifo"), false);
+  });
+
   it("refuses a dead-letter queue of the other type with a condition", async () => {
     await env.create("jobs", {
       queueName: "jobs.fifo",
@@ -187,6 +290,28 @@ describe("SqsQueue dead-letter reference between polls", () => {
     assert.deepEqual(JSON.parse(q.attributes.RedrivePolicy ?? "{}"), {
       deadLetterTargetArn: dlq.status?.queueArn,
       maxReceiveCount: 3,
+    });
+  });
+
+  it("waits for a redrive source queue, and takes its ARN as soon as that queue is Ready", async () => {
+    await env.create("audit-dlq", {
+      queueName: "audit-dlq",
+      redriveAllowPolicy: { redrivePermission: "byQueue", sourceQueueRefs: [{ name: "audit" }] },
+    });
+    const missing = await env.waitReason("audit-dlq", "RedriveSourceNotReady");
+    assert.match(ready(missing)?.message ?? "", /the source queue audit does not exist/);
+    await env.waitEvent("audit-dlq", "Warning", "RedriveSourceNotReady");
+    const waits = (await env.events("audit-dlq")).filter((e) => e.reason === "RedriveSourceNotReady");
+    assert.equal(waits.length, 1, "one Event for the wait, not one per reconcile");
+    assert.match(waits[0]?.message ?? "", /the source queue audit does not exist in namespace/);
+    assert.equal(waits[0]?.count ?? 1, 1);
+    assert.equal(await env.queueExists("audit-dlq"), false, "nothing is created before the source is Ready");
+    await env.create("audit", { queueName: "audit" });
+    const audit = await env.waitReady("audit");
+    await env.waitReady("audit-dlq");
+    assert.deepEqual(JSON.parse((await env.queue("audit-dlq")).attributes.RedriveAllowPolicy ?? "{}"), {
+      redrivePermission: "byQueue",
+      sourceQueueArns: [audit.status?.queueArn],
     });
   });
 });

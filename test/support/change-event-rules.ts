@@ -1,6 +1,7 @@
 /**
  * The EventBridge set-up docs/aws.md#change-events tells users to make, made on the test AWS: the
- * rule patterns and the queue policy are read from that page itself, so tests and benchmarks
+ * rule patterns (the change events', and that of a bucket publishing to EventBridge) and the
+ * queue policy are read from that page itself, so tests and benchmarks
  * exercise exactly what the documentation says. EventBridge is called through its JSON API
  * (the project has no EventBridge SDK client); the test AWS routes by the credential scope of the
  * Authorization header and does not check the signature.
@@ -15,12 +16,12 @@ export const EC2_STATE_CHANGE = "EC2 Instance State-change Notification";
 /** Every rule name the documented queue policy accepts starts with this. */
 export const RULE_PREFIX = "kubeprovisioner-";
 
-/** The JSON code blocks of the docs/aws.md section headed `### <heading>`. */
-function jsonBlocksOf(heading: string): unknown[] {
+/** The JSON code blocks of the docs/aws.md section headed `<level> <heading>` (`###` by default). */
+function jsonBlocksOf(heading: string, level = "###"): unknown[] {
   const doc = readFileSync(path.join(repoRoot, "docs/aws.md"), "utf8");
-  const start = doc.indexOf(`\n### ${heading}\n`);
+  const start = doc.indexOf(`\n${level} ${heading}\n`);
   if (start < 0) throw new Error(`docs/aws.md has no section "${heading}"`);
-  const end = doc.indexOf("\n#", start + heading.length + 6);
+  const end = doc.indexOf("\n#", start + level.length + heading.length + 3);
   const section = doc.slice(start, end < 0 ? undefined : end);
   return [...section.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => JSON.parse(m[1] ?? "") as unknown);
 }
@@ -39,6 +40,20 @@ export function documentedPattern(detailType: string): Record<string, unknown> {
   if (found.length !== 1)
     throw new Error(`docs/aws.md#the-rules has ${found.length} rules for "${detailType}"`);
   return found[0] ?? {};
+}
+
+/**
+ * The rule pattern of docs/aws.md#a-bucket-that-publishes-to-eventbridge (the objects created in
+ * one bucket), for the bucket `bucketName`.
+ */
+export function documentedBucketPattern(bucketName: string): Record<string, unknown> {
+  const [pattern] = jsonBlocksOf("A bucket that publishes to EventBridge", "##") as {
+    detail?: { bucket?: { name?: unknown } };
+  }[];
+  if (pattern?.detail?.bucket === undefined)
+    throw new Error("docs/aws.md#a-bucket-that-publishes-to-eventbridge has no pattern naming a bucket");
+  pattern.detail.bucket.name = [bucketName];
+  return pattern;
 }
 
 /**

@@ -54,6 +54,8 @@ export interface KubeEvent {
   type: string;
   reason: string;
   message: string;
+  /** How many times the event occurred, when the recorder aggregated repeats into it. */
+  count?: number;
 }
 
 /** The condition of `type` on `o`. */

@@ -224,6 +224,16 @@ export function namespacedRefField<const O extends s.ObjectOptions<{ name: strin
 }
 
 /**
+ * The rule on a list of references (items holding a {@link namespacedRefField} at `path`, e.g.
+ * `name` or `bucketRef.name`) that names each object at most once, reported with `message`.
+ */
+export function eachReferencedOnce(path: string, message: string): ValidationRule {
+  if (!/^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/.test(path))
+    throw new Error(`not a field path: ${path}`);
+  return { rule: `self.all(a, self.exists_one(b, b.${path} == a.${path}))`, message };
+}
+
+/**
  * `accountRef`: the AwsAccount the object's resource lives in. Unset: the namespace's
  * `compute.cloud.com/account` annotation, else the operator's own credentials.
  */

@@ -14,6 +14,7 @@ import {
   commonStatusFields,
   deletionPolicyField,
   managementPolicyField,
+  eachReferencedOnce,
   namespacedRefField,
   iamPolicyField,
   onDeletedOutOfBandField,
@@ -125,6 +126,12 @@ const TRANSITION_CLASSES = [
   "DEEP_ARCHIVE",
 ] as const;
 
+/**
+ * The largest object size a lifecycle filter may name, in bytes: S3's maximum filter size, 50 TB
+ * (S3 counts object sizes in binary units: 50 TiB).
+ */
+export const MAX_LIFECYCLE_FILTER_SIZE = 50 * 2 ** 40;
+
 /** One lifecycle rule (PutBucketLifecycleConfiguration). */
 const lifecycleRuleSchema = s.object(
   {
@@ -141,8 +148,8 @@ const lifecycleRuleSchema = s.object(
     }),
     tags: s.record(s.string({ description: "Tag value.", maxLength: 256 }), {
       description:
-        "Apply the rule only to objects carrying every one of these tags (and the prefix, if " +
-        "set): S3's And filter. At most 10 tags.",
+        "Apply the rule only to objects carrying every one of these tags (and matching the other " +
+        "conditions). At most 10 tags.",
       maxProperties: 10,
       validations: [
         {
@@ -150,6 +157,23 @@ const lifecycleRuleSchema = s.object(
           message: "each lifecycle tag key must be 1-128 characters",
         },
       ],
+    }),
+    objectSizeGreaterThan: s.integer({
+      description:
+        "Apply the rule only to objects larger than this many bytes (and matching the other " +
+        "conditions), 0 to 54975581388800 (50 TB, S3's maximum filter size). S3 by default " +
+        "transitions no object smaller than 128 KiB, whatever the filter.",
+      format: "int64",
+      minimum: 0,
+      maximum: MAX_LIFECYCLE_FILTER_SIZE,
+    }),
+    objectSizeLessThan: s.integer({
+      description:
+        "Apply the rule only to objects smaller than this many bytes (and matching the other " +
+        "conditions), 1 to 54975581388800 (50 TB).",
+      format: "int64",
+      minimum: 1,
+      maximum: MAX_LIFECYCLE_FILTER_SIZE,
     }),
     expirationDays: s.integer({
       description: "Expire (delete, or add a delete marker to) objects this many days after creation.",
@@ -222,7 +246,11 @@ const lifecycleRuleSchema = s.object(
     ),
   },
   {
-    description: "A lifecycle rule: what S3 does with the objects it selects, and when.",
+    description:
+      "A lifecycle rule: what S3 does with the objects it selects, and when. It selects the " +
+      "objects that meet every condition it sets (prefix, tags, objectSizeGreaterThan, " +
+      "objectSizeLessThan); the operator sends one condition alone and two or more joined by " +
+      "S3's And, as S3 requires.",
     validations: [
       {
         rule:
@@ -238,6 +266,23 @@ const lifecycleRuleSchema = s.object(
         message:
           "abortIncompleteMultipartUploadDays cannot be combined with tags: S3 selects incomplete " +
           "uploads by prefix only (an upload has no tags before it completes)",
+      },
+      {
+        rule:
+          "!has(self.abortIncompleteMultipartUploadDays) || " +
+          "(!has(self.objectSizeGreaterThan) && !has(self.objectSizeLessThan))",
+        message:
+          "abortIncompleteMultipartUploadDays cannot be combined with objectSizeGreaterThan or " +
+          "objectSizeLessThan: S3 selects incomplete uploads by prefix only (an upload has no size " +
+          "before it completes)",
+      },
+      {
+        rule:
+          "!has(self.objectSizeGreaterThan) || !has(self.objectSizeLessThan) || " +
+          "self.objectSizeGreaterThan < self.objectSizeLessThan",
+        message:
+          "objectSizeGreaterThan must be less than objectSizeLessThan: the range would select no object",
+        fieldPath: ".objectSizeGreaterThan",
       },
       {
         rule:
@@ -352,12 +397,18 @@ const notificationsSchema = s.object(
       listMapKeys: ["id"],
       maxItems: 100,
     }),
+    eventBridge: s.boolean({
+      description:
+        "Whether the bucket sends all of its events to Amazon EventBridge (the default event bus " +
+        "of its account and region), where rules match and route them. true turns it on, false " +
+        "off; both are repaired on drift. Unset: not managed (left as it is).",
+    }),
   },
   {
     description:
-      "Event notifications. Unset: not managed. Set: the bucket has exactly these destinations " +
-      "(any other destination, such as an SNS topic, a Lambda function or EventBridge, is " +
-      "removed); {} removes every one. Mutable.",
+      "Event notifications. Unset: not managed. Set: the bucket has exactly these queue " +
+      "destinations (any other, such as an SNS topic or a Lambda function, is removed; {} " +
+      "removes every one), and EventBridge delivery as eventBridge says. Mutable.",
   },
 );
 
@@ -779,12 +830,7 @@ export const s3BucketSpecSchema = s.object(
           "bucket's policy as it is). Mutable.",
         minItems: 1,
         maxItems: 50,
-        validations: [
-          {
-            rule: "self.all(a, self.exists_one(b, b.bucketRef.name == a.bucketRef.name))",
-            message: "each bucketRef may appear once",
-          },
-        ],
+        validations: [eachReferencedOnce("bucketRef.name", "each bucketRef may appear once")],
       },
     ),
     objectLock: objectLockSchema,

@@ -14,6 +14,7 @@ import {
   commonStatusFields,
   deletionPolicyField,
   managementPolicyField,
+  eachReferencedOnce,
   namespacedRefField,
   iamPolicyField,
   onDeletedOutOfBandField,
@@ -178,6 +179,71 @@ export const sqsQueueSpecSchema = s.object(
         ],
       },
     ),
+    redriveAllowPolicy: s.object(
+      {
+        redrivePermission: s.enumOf(["allowAll", "denyAll", "byQueue"], {
+          description:
+            "Which queues may name this queue as their dead-letter queue: allowAll (any queue of " +
+            "this account and region, SQS's default), denyAll (none), byQueue (only the source " +
+            "queues listed).",
+          required: true,
+        }),
+        sourceQueueRefs: s.array(
+          namespacedRefField("SqsQueue", {
+            description: "A source queue as an SqsQueue object in this namespace.",
+          }),
+          {
+            description:
+              "byQueue: source queues as SqsQueue objects in this namespace, each once, of this " +
+              "queue's type and region. The queue waits (RedriveSourceNotReady) until each is " +
+              "Ready, except one whose deadLetterQueue.queueRef names this queue: that one waits " +
+              "for this queue, which lists it by the ARN it gets in this queue's account.",
+            maxItems: 10,
+            validations: [eachReferencedOnce("name", "each source queue may appear once in sourceQueueRefs")],
+          },
+        ),
+        sourceQueueArns: s.array(
+          s.string({
+            description: "A source queue's ARN.",
+            maxLength: 256,
+            pattern: "^arn:aws[a-z-]*:sqs:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]+(\\.fifo)?$",
+          }),
+          {
+            description: "byQueue: source queues by ARN, for queues this cluster does not manage.",
+            maxItems: 10,
+            listType: "set",
+          },
+        ),
+      },
+      {
+        description:
+          "Which source queues may use this queue as their dead-letter queue (the redrive allow " +
+          "policy). byQueue takes 1-10 source queues in all, from sourceQueueRefs and " +
+          "sourceQueueArns; allowAll and denyAll take none. Unset: not managed. Mutable.",
+        validations: [
+          {
+            rule: "self.redrivePermission == 'byQueue' || (!has(self.sourceQueueRefs) && !has(self.sourceQueueArns))",
+            message: "sourceQueueRefs and sourceQueueArns are allowed only with redrivePermission byQueue",
+          },
+          {
+            rule:
+              "self.redrivePermission != 'byQueue' || " +
+              "(has(self.sourceQueueRefs) ? size(self.sourceQueueRefs) : 0) + " +
+              "(has(self.sourceQueueArns) ? size(self.sourceQueueArns) : 0) >= 1",
+            message:
+              "redrivePermission byQueue needs at least one source queue in sourceQueueRefs or sourceQueueArns",
+          },
+          {
+            rule:
+              "(has(self.sourceQueueRefs) ? size(self.sourceQueueRefs) : 0) + " +
+              "(has(self.sourceQueueArns) ? size(self.sourceQueueArns) : 0) <= 10",
+            message:
+              "SQS takes at most 10 source queues in a redrive allow policy (sourceQueueRefs and " +
+              "sourceQueueArns together); to allow more, use redrivePermission allowAll",
+          },
+        ],
+      },
+    ),
     allowS3Notifications: s.array(
       s.object(
         {
@@ -196,12 +262,7 @@ export const sqsQueueSpecSchema = s.object(
           "spec.policy, which must not use those Sids. Unset: not managed (removing it leaves the queue's policy as it is). Mutable.",
         minItems: 1,
         maxItems: 50,
-        validations: [
-          {
-            rule: "self.all(a, self.exists_one(b, b.bucketRef.name == a.bucketRef.name))",
-            message: "each bucketRef may appear once",
-          },
-        ],
+        validations: [eachReferencedOnce("bucketRef.name", "each bucketRef may appear once")],
       },
     ),
     tags: tagsField("queue"),
@@ -256,6 +317,15 @@ export const sqsQueueSpecSchema = s.object(
           "self.deadLetterQueue.targetArn.endsWith('.fifo') == self.fifo",
         message: "a FIFO queue needs a FIFO dead-letter queue, and a standard queue a standard one",
         fieldPath: ".deadLetterQueue.targetArn",
+      },
+      {
+        rule:
+          "!has(self.redriveAllowPolicy) || !has(self.redriveAllowPolicy.sourceQueueArns) || " +
+          "self.redriveAllowPolicy.sourceQueueArns.all(a, a.endsWith('.fifo') == self.fifo)",
+        message:
+          "a FIFO queue is the dead-letter queue of FIFO queues only, and a standard queue of " +
+          "standard ones: each sourceQueueArns entry must be of this queue's type",
+        fieldPath: ".redriveAllowPolicy.sourceQueueArns",
       },
       {
         rule: "!has(self.allowS3Notifications) || !self.fifo",

@@ -72,6 +72,10 @@ export const Reason = {
   DeadLetterQueueNotReady: "DeadLetterQueueNotReady",
   /** The dead-letter queue named by queueRef is of the other type, or in another region. */
   DeadLetterQueueMismatch: "DeadLetterQueueMismatch",
+  /** A source queue redriveAllowPolicy names by queueRef does not exist or is not Ready yet. */
+  RedriveSourceNotReady: "RedriveSourceNotReady",
+  /** A source queue redriveAllowPolicy names by queueRef can never use this queue (this queue, another type or region). */
+  RedriveSourceMismatch: "RedriveSourceMismatch",
 
   // S3 event notifications to SQS queues (S3Bucket spec.notifications, SqsQueue spec.allowS3Notifications).
   /** S3Bucket: a queue named by queueRef does not exist, is not Ready, or does not allow this bucket yet. */

@@ -1,7 +1,8 @@
 /**
- * References between objects of one namespace (a dead-letter queueRef, a notification queueRef,
- * a bucketRef): the cache index key of the object referred to, the objects that refer to a
- * changed object, found through such an index, as the keys to enqueue, whether the object
+ * References between objects of one namespace (a dead-letter queueRef, a redrive source's
+ * queueRef, a notification queueRef, a bucketRef): the cache index key of the object referred to,
+ * the objects that refer to a changed object, found through such an index, as the keys to
+ * enqueue, the object a reference names (or why it cannot be had yet), whether the object
  * referred to is usable as its current spec says, and which statements of a policy a grant
  * would collide with.
  */
@@ -69,6 +70,34 @@ export function referencedKindNotRunning(
 }
 
 /**
+ * The object a reference field names in the referring object's namespace, from the cache through
+ * `ref.lookup`: every reference of every kind is resolved through here, so each reports a missing
+ * object, and a reference to the referrer itself, the same way. What the object must be beyond
+ * existing (its type, region, readiness) is the caller's to check.
+ * @throws InvalidSpecError with `ref.itself.reason` when the reference names the referrer itself
+ * (only for references that may not: `ref.itself` set).
+ * @throws DependencyNotReadyError with reason `ref.missing` while the object does not exist; the
+ * message is `<ref.what> does not exist in namespace <namespace>`.
+ */
+export function referencedObject<T>(ref: {
+  /** The object as the messages name it, e.g. `the dead-letter queue jobs-dlq`. */
+  readonly what: string;
+  readonly name: string;
+  readonly referrer: { readonly metadata: { readonly namespace?: string; readonly name?: string } };
+  readonly lookup: (ref: { namespace: string; name: string }) => T | undefined;
+  readonly missing: string;
+  readonly itself?: { readonly reason: string; readonly message: string } | undefined;
+}): T {
+  const namespace = ref.referrer.metadata.namespace ?? "";
+  if (ref.itself !== undefined && ref.name === ref.referrer.metadata.name)
+    throw new InvalidSpecError(ref.itself.reason, ref.itself.message);
+  const found = ref.lookup({ namespace, name: ref.name });
+  if (found === undefined)
+    throw new DependencyNotReadyError(ref.missing, `${ref.what} does not exist in namespace ${namespace}`);
+  return found;
+}
+
+/**
  * Whether `o` is Ready and Synced with its current spec reconciled (status.observedGeneration
  * caught up with metadata.generation): what it grants or sets by that spec is in place in AWS.
  */
@@ -129,12 +158,13 @@ export function grantedBuckets(grant: {
 }): GrantedBucket[] {
   const { field, namespace } = grant;
   const buckets = grant.refs.map(({ bucketRef: { name } }) => {
-    const bucket = grant.lookup({ namespace, name });
-    if (bucket === undefined)
-      throw new DependencyNotReadyError(
-        grant.missing,
-        `${field}: the S3Bucket ${name} does not exist in namespace ${namespace}`,
-      );
+    const bucket = referencedObject({
+      what: `${field}: the S3Bucket ${name}`,
+      name,
+      referrer: { metadata: { namespace } },
+      lookup: grant.lookup,
+      missing: grant.missing,
+    });
     const bucketName = bucket.spec.bucketName;
     return { bucketName, bucketArn: grant.arnOf(bucketName, bucket.spec.region) };
   });

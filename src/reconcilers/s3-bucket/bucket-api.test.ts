@@ -177,6 +177,8 @@ describe("BucketApi lifecycle filters", () => {
     enabled: true,
     prefix: "",
     tags: {},
+    objectSizeGreaterThan: undefined,
+    objectSizeLessThan: undefined,
     expirationDays: 30,
     noncurrentVersionExpirationDays: undefined,
     abortIncompleteMultipartUploadDays: undefined,
@@ -210,6 +212,42 @@ describe("BucketApi lifecycle filters", () => {
     });
   });
 
+  it("sends one size condition on its own, and a size with any other condition inside And", async () => {
+    assert.deepEqual(await filterOf(rule({ objectSizeGreaterThan: 0 })), { ObjectSizeGreaterThan: 0 });
+    assert.deepEqual(await filterOf(rule({ objectSizeLessThan: 1024 })), { ObjectSizeLessThan: 1024 });
+    assert.deepEqual(await filterOf(rule({ objectSizeGreaterThan: 10, objectSizeLessThan: 20 })), {
+      And: { ObjectSizeGreaterThan: 10, ObjectSizeLessThan: 20 },
+    });
+    assert.deepEqual(await filterOf(rule({ prefix: "logs/", objectSizeLessThan: 1024 })), {
+      And: { Prefix: "logs/", ObjectSizeLessThan: 1024 },
+    });
+    assert.deepEqual(await filterOf(rule({ tags: { tier: "cold" }, objectSizeGreaterThan: 2 ** 40 })), {
+      And: { Tags: [{ Key: "tier", Value: "cold" }], ObjectSizeGreaterThan: 2 ** 40 },
+    });
+  });
+
+  it("reads the size conditions at the top of the filter and inside And", async () => {
+    const { client } = clientAnswering({
+      Rules: [
+        { ID: "big", Status: "Enabled", Filter: { ObjectSizeGreaterThan: 500 }, Expiration: { Days: 1 } },
+        {
+          ID: "range",
+          Status: "Enabled",
+          Filter: { And: { Prefix: "p/", ObjectSizeGreaterThan: 1, ObjectSizeLessThan: 9 } },
+          Expiration: { Days: 1 },
+        },
+      ],
+    });
+    const s = await api(client).settings(["lifecycleRules"]);
+    assert.deepEqual(
+      s.lifecycleRules?.map((r) => [r.id, r.prefix, r.objectSizeGreaterThan, r.objectSizeLessThan]),
+      [
+        ["big", "", 500, undefined],
+        ["range", "p/", 1, 9],
+      ],
+    );
+  });
+
   it("reads a tag alone or under And, with the prefix of either form", async () => {
     const { client } = clientAnswering({
       Rules: [
@@ -234,6 +272,46 @@ describe("BucketApi lifecycle filters", () => {
         ["one", "", { tier: "cold" }, []],
         ["two", "logs/", { a: "1" }, [{ days: 30, storageClass: "GLACIER" }]],
       ],
+    );
+  });
+});
+
+describe("BucketApi notifications", () => {
+  const queue = {
+    id: "q",
+    queueArn: "arn:aws:sqs:eu-west-1:123456789012:q",
+    events: ["s3:ObjectCreated:*"],
+    prefix: "",
+    suffix: "",
+  };
+  const put = async (eventBridge: boolean | undefined) => {
+    const { client, inputs } = clientAnswering({});
+    await api(client).putSetting({
+      setting: "notifications",
+      desired: { queues: [queue], otherDestinations: 0, eventBridge },
+      description: "",
+    });
+    return (inputs[0] as { NotificationConfiguration: Record<string, unknown> }).NotificationConfiguration;
+  };
+
+  it("writes the queues and EventBridge in one configuration, EventBridge as an empty element", async () => {
+    const on = await put(true);
+    assert.deepEqual(on.EventBridgeConfiguration, {});
+    assert.equal((on.QueueConfigurations as unknown[]).length, 1);
+    assert.equal("EventBridgeConfiguration" in (await put(false)), false);
+  });
+
+  it("reads EventBridge from the empty element S3 answers, and counts only topics and functions as others", async () => {
+    const read = async (answer: unknown) =>
+      (await api(clientAnswering(answer).client).settings(["notifications"])).notifications;
+    assert.deepEqual(await read({ EventBridgeConfiguration: {} }), {
+      queues: [],
+      otherDestinations: 0,
+      eventBridge: true,
+    });
+    assert.deepEqual(
+      await read({ TopicConfigurations: [{ TopicArn: "arn:aws:sns:eu-west-1:123456789012:t", Events: [] }] }),
+      { queues: [], otherDestinations: 1, eventBridge: false },
     );
   });
 });

@@ -15,7 +15,12 @@ import { AwsError } from "../../aws/errors.ts";
 import type { TagMap } from "../../aws/ownership.ts";
 import { S3BucketResource, type S3Bucket, type SqsQueue } from "../../api/v1/index.ts";
 import { Reason } from "../common/reasons.ts";
-import { grantedBuckets, readyAsSpecified, referencedKindNotRunning } from "../common/references.ts";
+import {
+  grantedBuckets,
+  readyAsSpecified,
+  referencedKindNotRunning,
+  referencedObject,
+} from "../common/references.ts";
 import { systemClock, type Clock } from "../../runtime/clock.ts";
 import { isOwnedBy, taggedOwner, verdictOf, type Verdict } from "../common/ownership.ts";
 import { isSteadyPoll, logTagSource, type TagSnapshots } from "../common/tag-snapshots.ts";
@@ -318,21 +323,18 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
   #loggingTarget(obj: S3BucketObject): Pick<ResolvedTargets, "loggingTarget"> {
     const name = obj.spec.logging?.targetBucketRef?.name;
     if (name === undefined) return {};
-    const namespace = obj.metadata.namespace ?? "";
     const me = obj.metadata.name ?? "";
-    if (name === me) {
-      throw new InvalidSpecError(
-        Reason.LoggingTargetMismatch,
-        "logging: targetBucketRef names this bucket itself; name another bucket",
-      );
-    }
-    const target = this.#buckets?.({ namespace, name });
-    if (target === undefined) {
-      throw new DependencyNotReadyError(
-        Reason.LoggingTargetNotReady,
-        `logging: the bucket ${name} does not exist in namespace ${namespace}`,
-      );
-    }
+    const target = referencedObject({
+      what: `logging: the bucket ${name}`,
+      name,
+      referrer: obj,
+      lookup: (ref) => this.#buckets?.(ref),
+      missing: Reason.LoggingTargetNotReady,
+      itself: {
+        reason: Reason.LoggingTargetMismatch,
+        message: "logging: targetBucketRef names this bucket itself; name another bucket",
+      },
+    });
     if (target.spec.region !== obj.spec.region) {
       throw new InvalidSpecError(
         Reason.LoggingTargetMismatch,
@@ -385,24 +387,21 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
    * @throws InvalidSpecError for a rule that names this bucket itself.
    */
   #replicationDestinations(obj: S3BucketObject): Map<string, string> {
-    const namespace = obj.metadata.namespace ?? "";
     const arns = new Map<string, string>();
     for (const rule of obj.spec.replication?.rules ?? []) {
       const name = rule.destination.bucketRef?.name;
       if (name === undefined || arns.has(name)) continue;
-      if (name === obj.metadata.name) {
-        throw new InvalidSpecError(
-          Reason.ReplicationDestinationMismatch,
-          `replication rule ${rule.id}: a bucket cannot replicate to itself`,
-        );
-      }
-      const dest = this.#buckets?.({ namespace, name });
-      if (dest === undefined) {
-        throw new DependencyNotReadyError(
-          Reason.ReplicationDestinationNotReady,
-          `replication rule ${rule.id}: the bucket ${name} does not exist in namespace ${namespace}`,
-        );
-      }
+      const dest = referencedObject({
+        what: `replication rule ${rule.id}: the bucket ${name}`,
+        name,
+        referrer: obj,
+        lookup: (ref) => this.#buckets?.(ref),
+        missing: Reason.ReplicationDestinationNotReady,
+        itself: {
+          reason: Reason.ReplicationDestinationMismatch,
+          message: `replication rule ${rule.id}: a bucket cannot replicate to itself`,
+        },
+      });
       if (!dest.spec.versioning) {
         throw new DependencyNotReadyError(
           Reason.ReplicationDestinationNotVersioned,
@@ -431,7 +430,6 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
    * @throws InvalidSpecError when one can never serve (another region, a FIFO queue).
    */
   #notificationQueues(obj: S3BucketObject): Map<string, string> {
-    const namespace = obj.metadata.namespace ?? "";
     const queueArns = new Map<string, string>();
     for (const n of obj.spec.notifications?.queues ?? []) {
       const name = n.queueRef?.name;
@@ -443,13 +441,13 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
           name,
           "name the queue by queueArn",
         );
-      const queue = this.#queues?.({ namespace, name });
-      if (queue === undefined) {
-        throw new DependencyNotReadyError(
-          Reason.NotificationTargetNotReady,
-          `notification ${n.id}: the queue ${name} does not exist in namespace ${namespace}`,
-        );
-      }
+      const queue = referencedObject({
+        what: `notification ${n.id}: the queue ${name}`,
+        name,
+        referrer: obj,
+        lookup: (ref) => this.#queues?.(ref),
+        missing: Reason.NotificationTargetNotReady,
+      });
       if (queue.spec.region !== obj.spec.region) {
         throw new InvalidSpecError(
           Reason.NotificationTargetMismatch,

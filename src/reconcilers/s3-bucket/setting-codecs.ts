@@ -191,6 +191,8 @@ export const SETTING_CODECS: { readonly [K in BucketSetting]: SettingCodec<K> } 
           enabled: x.Status === "Enabled",
           prefix: x.Filter?.Prefix ?? x.Filter?.And?.Prefix ?? x.Prefix ?? "",
           tags: filterTags(x.Filter),
+          objectSizeGreaterThan: x.Filter?.ObjectSizeGreaterThan ?? x.Filter?.And?.ObjectSizeGreaterThan,
+          objectSizeLessThan: x.Filter?.ObjectSizeLessThan ?? x.Filter?.And?.ObjectSizeLessThan,
           expirationDays: x.Expiration?.Days,
           noncurrentVersionExpirationDays: x.NoncurrentVersionExpiration?.NoncurrentDays,
           abortIncompleteMultipartUploadDays: x.AbortIncompleteMultipartUpload?.DaysAfterInitiation,
@@ -223,7 +225,7 @@ export const SETTING_CODECS: { readonly [K in BucketSetting]: SettingCodec<K> } 
   notifications: {
     // S3 answers a bucket without notifications with an empty configuration, not an error.
     notConfigured: [],
-    none: { queues: [], otherDestinations: 0 },
+    none: { queues: [], otherDestinations: 0, eventBridge: false },
     async read(s3) {
       const r = await s3.call(
         "GetBucketNotificationConfiguration",
@@ -242,9 +244,9 @@ export const SETTING_CODECS: { readonly [K in BucketSetting]: SettingCodec<K> } 
           };
         }),
         otherDestinations:
-          (r.TopicConfigurations?.length ?? 0) +
-          (r.LambdaFunctionConfigurations?.length ?? 0) +
-          (r.EventBridgeConfiguration !== undefined ? 1 : 0),
+          (r.TopicConfigurations?.length ?? 0) + (r.LambdaFunctionConfigurations?.length ?? 0),
+        // S3 answers an empty <EventBridgeConfiguration/> while the bucket sends to EventBridge.
+        eventBridge: r.EventBridgeConfiguration !== undefined,
       });
     },
     async write(s3, n) {
@@ -441,9 +443,14 @@ export const SETTING_CODECS: { readonly [K in BucketSetting]: SettingCodec<K> } 
   },
 };
 
-/** The configuration PutBucketNotificationConfiguration takes for `n` (which has no other destinations). */
+/**
+ * The configuration PutBucketNotificationConfiguration takes for `n` (which has no other
+ * destinations): one document, so it carries the queues and EventBridge together; an absent
+ * EventBridgeConfiguration turns EventBridge off.
+ */
 function notificationConfiguration(n: Notifications) {
   return {
+    ...(n.eventBridge === true ? { EventBridgeConfiguration: {} } : {}),
     QueueConfigurations: n.queues.map((q) => {
       const rules = [
         ...(q.prefix !== "" ? [{ Name: "prefix" as const, Value: q.prefix }] : []),
@@ -504,15 +511,23 @@ function lifecycleRule(r: LifecycleRule) {
 }
 
 /**
- * The filter of a lifecycle rule as S3 takes it: one criterion on its own (the prefix, or a
- * single tag), two or more joined by And, as S3 requires.
+ * The filter of a lifecycle rule as S3 takes it: a Filter holds exactly one of Prefix, Tag,
+ * ObjectSizeGreaterThan, ObjectSizeLessThan and And, so one condition goes on its own (no
+ * condition is the empty prefix: every object) and two or more are joined by And.
  */
 function lifecycleFilter(r: LifecycleRule): LifecycleRuleFilter {
   const tags = Object.entries(r.tags).map(([Key, Value]) => ({ Key, Value }));
+  const sizes = {
+    ...(r.objectSizeGreaterThan !== undefined ? { ObjectSizeGreaterThan: r.objectSizeGreaterThan } : {}),
+    ...(r.objectSizeLessThan !== undefined ? { ObjectSizeLessThan: r.objectSizeLessThan } : {}),
+  };
+  const prefix = r.prefix !== "" ? { Prefix: r.prefix } : {};
+  const conditions = Object.keys(prefix).length + tags.length + Object.keys(sizes).length;
   const [only] = tags;
-  if (only === undefined) return { Prefix: r.prefix };
-  if (tags.length === 1 && r.prefix === "") return { Tag: only };
-  return { And: { ...(r.prefix !== "" ? { Prefix: r.prefix } : {}), Tags: tags } };
+  if (conditions > 1) return { And: { ...prefix, ...(tags.length > 0 ? { Tags: tags } : {}), ...sizes } };
+  if (only !== undefined) return { Tag: only };
+  if (conditions === 1 && r.prefix === "") return sizes;
+  return { Prefix: r.prefix };
 }
 
 /** The tags a lifecycle filter asks for, alone or under And. */

@@ -218,6 +218,7 @@ describe("bucket notifications", () => {
         },
       ],
       otherDestinations: 0,
+      eventBridge: undefined,
     });
     assert.deepEqual(managedSettings(spec({ notifications: notifications as never })), ["notifications"]);
   });
@@ -236,6 +237,39 @@ describe("bucket notifications", () => {
       changes.map((c) => [c.setting, c.description]),
       [["notifications", "notifications: 2 queues"]],
     );
+  });
+
+  it("leaves EventBridge as the bucket has it when eventBridge is unset, and writes it back with the queues", () => {
+    const desired = desiredSettings(spec({ notifications: notifications as never }), resolved);
+    const want = desired.notifications;
+    assert.ok(want);
+    for (const eventBridge of [true, false]) {
+      assert.deepEqual(
+        settingChanges(desired, { notifications: { ...want, eventBridge } }),
+        [],
+        `${eventBridge}`,
+      );
+      // A queue drifted: the one document written keeps the bucket's EventBridge setting.
+      const changes = settingChanges(desired, {
+        notifications: { ...want, queues: want.queues.slice(1), eventBridge },
+      });
+      assert.equal(changes.length, 1);
+      assert.equal((changes[0]?.desired as typeof want).eventBridge, eventBridge);
+      assert.equal((changes[0]?.desired as typeof want).queues.length, 2);
+    }
+  });
+
+  it("repairs EventBridge both ways when the spec sets eventBridge", () => {
+    for (const eventBridge of [true, false]) {
+      const desired = desiredSettings(spec({ notifications: { eventBridge } as never }));
+      assert.deepEqual(desired.notifications, { queues: [], otherDestinations: 0, eventBridge });
+      const bucket = { queues: [], otherDestinations: 0, eventBridge: !eventBridge };
+      assert.deepEqual(
+        settingChanges(desired, { notifications: bucket }).map((c) => [c.setting, c.description]),
+        [["notifications", `notifications: 0 queues, EventBridge ${eventBridge ? "on" : "off"}`]],
+      );
+      assert.deepEqual(settingChanges(desired, { notifications: { ...bucket, eventBridge } }), []);
+    }
   });
 });
 

@@ -50,6 +50,10 @@ export interface LifecycleRule {
   readonly prefix: string;
   /** Tags an object must all carry; `{}` for none. */
   readonly tags: Readonly<Record<string, string>>;
+  /** Bytes an object must exceed; undefined for no lower bound. */
+  readonly objectSizeGreaterThan: number | undefined;
+  /** Bytes an object must stay below; undefined for no upper bound. */
+  readonly objectSizeLessThan: number | undefined;
   readonly expirationDays: number | undefined;
   readonly noncurrentVersionExpirationDays: number | undefined;
   readonly abortIncompleteMultipartUploadDays: number | undefined;
@@ -94,13 +98,16 @@ export interface QueueNotification {
 }
 
 /**
- * The bucket's notification destinations in normal form: its queues sorted by id, and how many
- * destinations of other kinds (SNS topics, Lambda functions, EventBridge) it has, which a
- * managed configuration never holds.
+ * The bucket's notification configuration in normal form: its queues sorted by id, how many
+ * destinations of other kinds (SNS topics, Lambda functions) it has, which a managed
+ * configuration never holds, and whether it sends its events to EventBridge. In a desired
+ * configuration `eventBridge` undefined means not managed: {@link settingChanges} takes the
+ * bucket's own value, so a write keeps it.
  */
 export interface Notifications {
   readonly queues: readonly QueueNotification[];
   readonly otherDestinations: number;
+  readonly eventBridge: boolean | undefined;
 }
 
 /** One replication rule in normal form (an absent prefix is "", an absent storage class undefined). */
@@ -221,6 +228,8 @@ export function desiredSettings(spec: S3BucketSpec, resolved: ResolvedTargets = 
         enabled: r.enabled,
         prefix: r.prefix ?? "",
         tags: r.tags ?? {},
+        objectSizeGreaterThan: r.objectSizeGreaterThan,
+        objectSizeLessThan: r.objectSizeLessThan,
         expirationDays: r.expirationDays,
         noncurrentVersionExpirationDays: r.noncurrentVersionExpirationDays,
         abortIncompleteMultipartUploadDays: r.abortIncompleteMultipartUploadDays,
@@ -315,6 +324,7 @@ function desiredNotifications(
       };
     }),
     otherDestinations: 0,
+    eventBridge: n.eventBridge,
   });
 }
 
@@ -395,13 +405,29 @@ export interface SettingChange<K extends BucketSetting = BucketSetting> {
 export function settingChanges(desired: BucketSettings, actual: BucketSettings): SettingChange[] {
   const out: SettingChange[] = [];
   for (const setting of BUCKET_SETTINGS) {
-    const want = desired[setting];
-    if (want === undefined || want === null) continue;
     const have = actual[setting];
+    const want = withUnmanagedParts(setting, desired[setting], have);
+    if (want === undefined || want === null) continue;
     if (have !== undefined && isDeepStrictEqual(have, want)) continue;
     out.push({ setting, desired: want, description: describe(setting, want, have) } as SettingChange);
   }
   return out;
+}
+
+/**
+ * `want` with the parts of a setting that the spec leaves unmanaged taken from `have`, the
+ * bucket's value: they never count as drift, and the write of a setting held in one document
+ * (PutBucketNotificationConfiguration replaces the whole configuration) carries them as they are.
+ */
+function withUnmanagedParts<K extends BucketSetting>(
+  setting: K,
+  want: BucketSettings[K],
+  have: BucketSettings[K],
+): BucketSettings[K] {
+  if (setting !== "notifications" || want === undefined || have === undefined) return want;
+  const n = want as Notifications;
+  if (n.eventBridge !== undefined) return want;
+  return { ...n, eventBridge: (have as Notifications).eventBridge } as BucketSettings[K];
 }
 
 function describe(setting: BucketSetting, want: unknown, have: unknown): string {
@@ -430,7 +456,10 @@ function describe(setting: BucketSetting, want: unknown, have: unknown): string 
     }
     case "notifications": {
       const n = want as Notifications;
-      return `notifications: ${n.queues.length} queue${n.queues.length === 1 ? "" : "s"}`;
+      const queues = `${n.queues.length} queue${n.queues.length === 1 ? "" : "s"}`;
+      return n.eventBridge === undefined
+        ? `notifications: ${queues}`
+        : `notifications: ${queues}, EventBridge ${n.eventBridge ? "on" : "off"}`;
     }
     case "cors": {
       const n = (want as readonly CorsRule[]).length;

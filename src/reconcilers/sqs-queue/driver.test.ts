@@ -80,6 +80,44 @@ describe("SqsQueueDriver", () => {
     });
   });
 
+  it("sets a redrive allow policy naming a source that waits for it right after CreateQueue, by the ARN in its account", async () => {
+    // "work" names "orders" as its dead-letter queue, so it waits for "orders" to be Ready; its
+    // ARN follows from this queue's account and its own name, known once CreateQueue answers.
+    const work = queueObject({
+      queueName: "work",
+      deadLetterQueue: { queueRef: { name: "orders" }, maxReceiveCount: 3 },
+    });
+    const withSources = new SqsQueueDriver({
+      aws: { client: (() => fake as unknown as SQSClient) as AwsClientSource["client"] },
+      queues: ({ name }) =>
+        name === "orders" ? undefined : { ...work, metadata: { ...work.metadata, name } },
+    });
+    const obj = queueObject({
+      redriveAllowPolicy: {
+        redrivePermission: "byQueue",
+        sourceQueueRefs: [{ name: "work" }],
+        sourceQueueArns: ["arn:aws:sqs:eu-west-1:123456789012:legacy"],
+      },
+    });
+    const view = await withSources.create(obj, "tok", ctx);
+    assert.deepEqual(fake.mutations(), ["CreateQueue", "SetQueueAttributes"]);
+    const create = fake.calls.find((c) => c.op === "CreateQueue");
+    assert.equal((create?.input.Attributes as Record<string, string>).RedriveAllowPolicy, undefined);
+    const set = fake.calls.find((c) => c.op === "SetQueueAttributes");
+    const policy = {
+      redrivePermission: "byQueue",
+      sourceQueueArns: [
+        "arn:aws:sqs:eu-west-1:123456789012:legacy",
+        "arn:aws:sqs:eu-west-1:123456789012:work",
+      ],
+    };
+    assert.deepEqual(set?.input, {
+      QueueUrl: view.url,
+      Attributes: { RedriveAllowPolicy: JSON.stringify(policy) },
+    });
+    assert.deepEqual(JSON.parse(view.attributes.RedriveAllowPolicy ?? ""), policy);
+  });
+
   it("creates a FIFO queue with FifoQueue=true", async () => {
     await driver.create(queueObject({ queueName: "orders.fifo", fifo: true }), "tok", ctx);
     assert.equal(fake.queues.get("orders.fifo")?.attributes.FifoQueue, "true");

@@ -27,22 +27,11 @@ import {
   UntagQueueCommand,
   type SQSClient,
 } from "@aws-sdk/client-sqs";
-import {
-  ConditionType,
-  isConditionTrue,
-  SqsQueueResource,
-  type S3Bucket,
-  type SqsQueue,
-} from "../../api/v1/index.ts";
-import { s3BucketArn } from "../../aws/partition.ts";
-import { Reason } from "../common/reasons.ts";
-import { grantedBuckets } from "../common/references.ts";
+import { SqsQueueResource, type S3Bucket, type SqsQueue } from "../../api/v1/index.ts";
 import type { AwsClientSource } from "../../aws/clients.ts";
 import { isAwsErrorKind } from "../../aws/errors.ts";
 import { fromSqsTags, toSqsTags, type TagMap } from "../../aws/ownership.ts";
 import {
-  DependencyNotReadyError,
-  InvalidSpecError,
   recordedIdOf,
   type DeleteOutcome,
   type Description,
@@ -63,10 +52,9 @@ import {
   observedAttributes,
   queueArnOfUrl,
   queueNameOfUrl,
-  s3NotificationSid,
   SQS_DRIFT_SETTINGS,
-  type ResolvedReferences,
 } from "./model.ts";
+import { resolveReferences, type QueueLookups } from "./references.ts";
 
 /** An SqsQueue as the shared flow handles it. */
 export type SqsQueueObject = SqsQueue & ManagedObject;
@@ -149,89 +137,14 @@ export class SqsQueueDriver implements ResourceDriver<SqsQueueObject, SqsQueueVi
   readonly driftSettings = SQS_DRIFT_SETTINGS;
   readonly #aws: AwsClientSource;
   readonly #tagPolicy: TagPolicy;
-  readonly #queues: SqsQueueDriverOptions["queues"];
-  readonly #buckets: SqsQueueDriverOptions["buckets"];
+  readonly #lookups: QueueLookups;
   readonly #snapshots: TagSnapshots | undefined;
 
   constructor(opts: SqsQueueDriverOptions) {
     this.#snapshots = opts.tagSnapshots;
-    this.#buckets = opts.buckets;
     this.#aws = opts.aws;
     this.#tagPolicy = opts.tagPolicy ?? DEFAULT_TAG_POLICY;
-    this.#queues = opts.queues;
-  }
-
-  /**
-   * The ARN of the dead-letter queue that spec.deadLetterQueue.queueRef names, read from the
-   * cache: it must exist, be Ready with an ARN, and match this queue's type and region.
-   * @throws DependencyNotReadyError while it is missing or not Ready.
-   * @throws InvalidSpecError when it can never serve (another type or region, or this queue).
-   */
-  #resolve(obj: SqsQueueObject, queueArn?: string): ResolvedReferences {
-    return { ...this.#deadLetter(obj), ...this.#s3Sources(obj), queueArn };
-  }
-
-  /**
-   * The buckets spec.allowS3Notifications names, from the cache: each must exist as an S3Bucket
-   * object (its bucket need not exist yet: the grant names the bucket by its name), and
-   * spec.policy must not use the Sids of their statements.
-   * @throws DependencyNotReadyError while a named S3Bucket object does not exist.
-   * @throws InvalidSpecError when spec.policy uses one of those Sids.
-   */
-  #s3Sources(obj: SqsQueueObject): ResolvedReferences {
-    const allowed = obj.spec.allowS3Notifications;
-    if (allowed === undefined) return {};
-    const s3NotificationSources = grantedBuckets({
-      field: "allowS3Notifications",
-      refs: allowed,
-      namespace: obj.metadata.namespace ?? "",
-      lookup: (ref) => this.#buckets?.(ref),
-      arnOf: s3BucketArn,
-      missing: Reason.NotificationSourceNotFound,
-      sidOf: s3NotificationSid,
-      policy: obj.spec.policy,
-    });
-    return { s3NotificationSources };
-  }
-
-  /** The dead-letter queue's ARN; see {@link SqsQueueDriver.#resolve}. */
-  #deadLetter(obj: SqsQueueObject): ResolvedReferences {
-    const ref = obj.spec.deadLetterQueue?.queueRef;
-    if (ref === undefined) return {};
-    const namespace = obj.metadata.namespace ?? "";
-    if (ref.name === obj.metadata.name)
-      throw new InvalidSpecError(
-        Reason.DeadLetterQueueMismatch,
-        "a queue cannot be its own dead-letter queue",
-      );
-    const dlq = this.#queues?.({ namespace, name: ref.name });
-    if (dlq === undefined) {
-      throw new DependencyNotReadyError(
-        Reason.DeadLetterQueueNotReady,
-        `the dead-letter queue ${ref.name} does not exist in namespace ${namespace}`,
-      );
-    }
-    if (dlq.spec.fifo !== obj.spec.fifo) {
-      const [mine, theirs] = obj.spec.fifo ? ["a FIFO", "a standard"] : ["a standard", "a FIFO"];
-      throw new InvalidSpecError(
-        Reason.DeadLetterQueueMismatch,
-        `this is ${mine} queue but its dead-letter queue ${ref.name} is ${theirs} queue; SQS needs both of one type`,
-      );
-    }
-    if (dlq.spec.region !== obj.spec.region) {
-      throw new InvalidSpecError(
-        Reason.DeadLetterQueueMismatch,
-        `the dead-letter queue ${ref.name} is in ${dlq.spec.region}, not in ${obj.spec.region}; SQS needs both in one region`,
-      );
-    }
-    const arn = dlq.status?.queueArn;
-    if (arn === undefined || arn === "" || !isConditionTrue(dlq.status?.conditions, ConditionType.Ready)) {
-      throw new DependencyNotReadyError(
-        Reason.DeadLetterQueueNotReady,
-        `waiting for the dead-letter queue ${ref.name} to be Ready`,
-      );
-    }
-    return { deadLetterTargetArn: arn };
+    this.#lookups = { queues: opts.queues, buckets: opts.buckets };
   }
 
   async observe(obj: SqsQueueObject, ctx: DriverContext): Promise<Observation<SqsQueueView>> {
@@ -247,7 +160,7 @@ export class SqsQueueDriver implements ResourceDriver<SqsQueueObject, SqsQueueVi
    */
   async create(obj: SqsQueueObject, _token: string, ctx: DriverContext): Promise<SqsQueueView> {
     const { spec } = obj;
-    const resolved = this.#resolve(obj);
+    const resolved = resolveReferences(obj, this.#lookups);
     const sqs = await this.#aws.client("sqs", spec.region);
     const attributes = createAttributes(spec, resolved);
     let url: string | undefined;
@@ -279,15 +192,19 @@ export class SqsQueueDriver implements ResourceDriver<SqsQueueObject, SqsQueueVi
     // tag tells whether this call made it.
     if (!isOwnedBy(view.tags, obj)) throw new QueueExistsError(spec.queueName);
     ctx.logger.info({ queueUrl: url }, "created SQS queue");
-    if (spec.allowS3Notifications !== undefined && view.arn !== "") {
-      // The notification grants name the queue's ARN, known only now.
-      const policy = managedAttributes(spec, { ...resolved, queueArn: view.arn })[SqsAttribute.Policy];
-      if (policy !== undefined) {
-        await sqs.send(
-          new SetQueueAttributesCommand({ QueueUrl: url, Attributes: { [SqsAttribute.Policy]: policy } }),
-          { abortSignal: ctx.signal },
-        );
-        view = { ...view, attributes: { ...view.attributes, [SqsAttribute.Policy]: policy } };
+    if (view.arn !== "") {
+      // What names the queue's own ARN, known only now (the notification grants' Resource, the
+      // account of a redrive source not created yet), is set before the queue is reported Ready.
+      const late = Object.fromEntries(
+        Object.entries(managedAttributes(spec, { ...resolved, queueArn: view.arn })).filter(
+          ([name]) => !(name in attributes),
+        ),
+      );
+      if (Object.keys(late).length > 0) {
+        await sqs.send(new SetQueueAttributesCommand({ QueueUrl: url, Attributes: late }), {
+          abortSignal: ctx.signal,
+        });
+        view = { ...view, attributes: { ...view.attributes, ...late } };
       }
     }
     return view;
@@ -333,7 +250,7 @@ export class SqsQueueDriver implements ResourceDriver<SqsQueueObject, SqsQueueVi
     const attrs = attributeDrift(
       obj.spec,
       queue.attributes,
-      this.#resolve(obj, queue.arn !== "" ? queue.arn : undefined),
+      resolveReferences(obj, this.#lookups, queue.arn !== "" ? queue.arn : undefined),
     );
     const desiredTags = desiredTagsOf(obj, SqsQueueResource.kind, this.#tagPolicy);
     if (

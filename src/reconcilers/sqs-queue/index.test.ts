@@ -2,7 +2,13 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { SqsQueue } from "../../api/v1/index.ts";
 import { ObjectStore } from "../../runtime/cache/store.ts";
-import { DEAD_LETTER_QUEUE_INDEX, deadLetterQueueIndex, referrers } from "./index.ts";
+import {
+  DEAD_LETTER_QUEUE_INDEX,
+  deadLetterQueueIndex,
+  REDRIVE_SOURCE_INDEX,
+  redriveSourceIndex,
+  referrers,
+} from "./index.ts";
 
 const queue = (ns: string, name: string, dlq?: string): SqsQueue =>
   ({
@@ -39,5 +45,40 @@ describe("dead-letter queue referrers", () => {
     );
     assert.deepEqual(referrers(byIndex, queue("b", "jobs-dlq")), [{ namespace: "b", name: "jobs" }]);
     assert.deepEqual(referrers(byIndex, queue("a", "jobs")), []);
+  });
+});
+
+describe("redrive source referrers", () => {
+  it("finds the queues whose redrive allow policy names the changed queue", () => {
+    const store = new ObjectStore<SqsQueue>();
+    store.addIndexer(REDRIVE_SOURCE_INDEX, redriveSourceIndex);
+    const dlq = (ns: string, name: string, sources: string[]): SqsQueue => {
+      const q = queue(ns, name);
+      return {
+        ...q,
+        spec: {
+          ...q.spec,
+          redriveAllowPolicy: {
+            redrivePermission: "byQueue",
+            sourceQueueRefs: sources.map((s) => ({ name: s })),
+          },
+        },
+      };
+    };
+    for (const q of [
+      dlq("a", "dlq", ["jobs", "mail"]),
+      dlq("a", "other-dlq", ["mail"]),
+      dlq("b", "dlq", ["jobs"]),
+    ])
+      store.set(q);
+    const byIndex = (key: string) => store.byIndex(REDRIVE_SOURCE_INDEX, key);
+    assert.deepEqual(referrers(byIndex, queue("a", "jobs")), [{ namespace: "a", name: "dlq" }]);
+    assert.deepEqual(
+      referrers(byIndex, queue("a", "mail"))
+        .map((r) => r.name)
+        .sort(),
+      ["dlq", "other-dlq"],
+    );
+    assert.deepEqual(referrers(byIndex, queue("a", "dlq")), []);
   });
 });

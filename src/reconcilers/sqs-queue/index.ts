@@ -27,6 +27,16 @@ export function deadLetterQueueIndex(q: Readonly<SqsQueue>): string[] {
   return ref === undefined ? [] : [referenceKey(q.metadata.namespace, ref)];
 }
 
+/** The cache index of queues by the source queues their redriveAllowPolicy names: `namespace/name`. */
+export const REDRIVE_SOURCE_INDEX = "redriveSourceQueueRef";
+
+/** The {@link REDRIVE_SOURCE_INDEX} values of `q`: the queues its sourceQueueRefs name. */
+export function redriveSourceIndex(q: Readonly<SqsQueue>): string[] {
+  return (q.spec.redriveAllowPolicy?.sourceQueueRefs ?? []).map((r) =>
+    referenceKey(q.metadata.namespace, r.name),
+  );
+}
+
 /** The cache index of queues by the S3Bucket objects their allowS3Notifications names: `namespace/name`. */
 export const S3_NOTIFICATION_SOURCE_INDEX = "allowS3NotificationsBucketRef";
 
@@ -65,10 +75,12 @@ export const sqsQueueKind: KindModule = defineKind<SqsQueueObject, SqsQueueView>
   },
   // A change of a queue enqueues the queues that name it as their dead-letter queue, so they
   // pick up its ARN (or its deletion) at once instead of at the next poll; a change of an
-  // S3Bucket enqueues the queues that allow it to send notifications (its name, its deletion).
+  // S3Bucket enqueues the queues that allow it to send notifications (its name, its deletion);
+  // a change of a queue also enqueues the queues whose redrive allow policy names it (its ARN).
   indexers: {
     [DEAD_LETTER_QUEUE_INDEX]: deadLetterQueueIndex,
     [S3_NOTIFICATION_SOURCE_INDEX]: s3NotificationSourceIndex,
+    [REDRIVE_SOURCE_INDEX]: redriveSourceIndex,
   },
   watches: [
     {
@@ -78,6 +90,10 @@ export const sqsQueueKind: KindModule = defineKind<SqsQueueObject, SqsQueueView>
     {
       resource: S3BucketResource,
       map: (deps) => referrersIn(deps, SqsQueueResource, S3_NOTIFICATION_SOURCE_INDEX),
+    },
+    {
+      resource: SqsQueueResource,
+      map: (deps) => referrersIn(deps, SqsQueueResource, REDRIVE_SOURCE_INDEX),
     },
   ],
 });

@@ -119,6 +119,7 @@ describe("SqsQueue tag plan", () => {
       "messageRetentionSeconds",
       "policy",
       "receiveWaitTimeSeconds",
+      "redriveAllowPolicy",
       "tags",
       "visibilityTimeoutSeconds",
     ]);
@@ -195,6 +196,71 @@ describe("the optional attributes", () => {
         ["policy", "Policy updated"],
       ],
     );
+  });
+});
+
+describe("SqsQueue redrive allow policy", () => {
+  const base = { visibilityTimeoutSeconds: 30, messageRetentionSeconds: 345600 };
+  const own = "arn:aws:sqs:eu-west-1:111122223333:jobs-dlq";
+  const allow = (redriveAllowPolicy: object) =>
+    ({ ...base, redriveAllowPolicy }) as Parameters<typeof managedAttributes>[0];
+
+  it("sends redrivePermission alone for allowAll and denyAll", () => {
+    for (const redrivePermission of ["allowAll", "denyAll"])
+      assert.deepEqual(JSON.parse(managedAttributes(allow({ redrivePermission })).RedriveAllowPolicy ?? ""), {
+        redrivePermission,
+      });
+  });
+
+  it("lists byQueue's sources of both kinds, sorted, a queue not created yet by its ARN in this queue's account", () => {
+    const spec = allow({
+      redrivePermission: "byQueue",
+      sourceQueueRefs: [{ name: "mail" }, { name: "jobs" }],
+      sourceQueueArns: ["arn:aws:sqs:eu-west-1:111122223333:legacy"],
+    });
+    assert.throws(() => managedAttributes(spec), /not resolved/);
+    const redriveSources = [
+      { arn: "arn:aws:sqs:eu-west-1:111122223333:mail" },
+      { queueName: "jobs", region: "eu-west-1" },
+    ];
+    assert.equal(
+      managedAttributes(spec, { redriveSources }).RedriveAllowPolicy,
+      undefined,
+      "not before the queue's own ARN is known",
+    );
+    assert.deepEqual(
+      JSON.parse(managedAttributes(spec, { redriveSources, queueArn: own }).RedriveAllowPolicy ?? ""),
+      {
+        redrivePermission: "byQueue",
+        sourceQueueArns: [
+          "arn:aws:sqs:eu-west-1:111122223333:jobs",
+          "arn:aws:sqs:eu-west-1:111122223333:legacy",
+          "arn:aws:sqs:eu-west-1:111122223333:mail",
+        ],
+      },
+    );
+  });
+
+  it("compares as JSON values whatever the order of the source queues, and names the repair", () => {
+    const spec = allow({
+      redrivePermission: "byQueue",
+      sourceQueueArns: ["arn:aws:sqs:eu-west-1:111122223333:b", "arn:aws:sqs:eu-west-1:111122223333:a"],
+    });
+    const reordered = JSON.stringify({
+      sourceQueueArns: ["arn:aws:sqs:eu-west-1:111122223333:b", "arn:aws:sqs:eu-west-1:111122223333:a"],
+      redrivePermission: "byQueue",
+    });
+    const actual = { ...managedAttributes(base), RedriveAllowPolicy: reordered };
+    assert.deepEqual(attributeDrift(spec, actual), []);
+    const drifted = attributeDrift(spec, {
+      ...actual,
+      RedriveAllowPolicy: '{"redrivePermission":"allowAll"}',
+    });
+    assert.deepEqual(
+      describeAttributeChanges(drifted).map((c) => [c.setting, c.description]),
+      [["redriveAllowPolicy", "RedriveAllowPolicy updated"]],
+    );
+    assert.deepEqual(attributeDrift(base, { ...actual, RedriveAllowPolicy: "{}" }), [], "unset: not managed");
   });
 });
 

@@ -23,6 +23,7 @@ export const SqsAttribute = {
   KmsDataKeyReusePeriodSeconds: "KmsDataKeyReusePeriodSeconds",
   Policy: "Policy",
   RedrivePolicy: "RedrivePolicy",
+  RedriveAllowPolicy: "RedriveAllowPolicy",
   FifoQueue: "FifoQueue",
   QueueArn: "QueueArn",
   /** When SQS created the queue (epoch seconds): tells a queue recreated under the same ARN. */
@@ -46,6 +47,7 @@ export type ManagedAttributeSpec = Pick<
       | "encryption"
       | "policy"
       | "deadLetterQueue"
+      | "redriveAllowPolicy"
       | "allowS3Notifications"
     >
   >;
@@ -69,6 +71,7 @@ const ATTRIBUTES: Readonly<Record<string, { setting: keyof ManagedAttributeSpec;
     [SqsAttribute.KmsDataKeyReusePeriodSeconds]: { setting: "encryption", compare: "number" },
     [SqsAttribute.Policy]: { setting: "policy", compare: "json" },
     [SqsAttribute.RedrivePolicy]: { setting: "deadLetterQueue", compare: "json" },
+    [SqsAttribute.RedriveAllowPolicy]: { setting: "redriveAllowPolicy", compare: "json" },
   });
 
 /** The spec field behind each managed attribute: the setting a repair of it is counted under. */
@@ -84,14 +87,24 @@ export const SQS_DRIFT_SETTINGS: readonly string[] = Object.freeze([
 
 /**
  * What the driver resolved for the spec: the ARN of a dead-letter queue named by queueRef; the
- * buckets spec.allowS3Notifications names, and this queue's own ARN (the grants' Resource; not
- * known before CreateQueue answers).
+ * buckets spec.allowS3Notifications names; the source queues redriveAllowPolicy.sourceQueueRefs
+ * names, in its order; and this queue's own ARN (the grants' Resource, and the account of a
+ * source queue not created yet; not known before CreateQueue answers).
  */
 export interface ResolvedReferences {
   deadLetterTargetArn?: string | undefined;
   s3NotificationSources?: readonly S3NotificationSource[] | undefined;
+  redriveSources?: readonly RedriveSource[] | undefined;
   queueArn?: string | undefined;
 }
+
+/**
+ * A source queue of the redrive allow policy named by queueRef: its ARN, or, for a queue that
+ * waits for this one to be created (it names this queue as its dead-letter queue), its region
+ * and name, whose ARN is the one it gets in this queue's account.
+ */
+export type RedriveSource =
+  { readonly arn: string } | { readonly queueName: string; readonly region: string };
 
 /** A bucket allowed to send event notifications to the queue. */
 export interface S3NotificationSource {
@@ -167,6 +180,13 @@ export function managedAttributes(
     if (resolved.queueArn !== undefined)
       out[SqsAttribute.Policy] = JSON.stringify(queuePolicy(spec.policy, resolved.queueArn, sources));
   } else if (spec.policy !== undefined) out[SqsAttribute.Policy] = JSON.stringify(spec.policy);
+  const allow = spec.redriveAllowPolicy;
+  if (allow !== undefined) {
+    const policy = redriveAllowPolicy(allow, resolved);
+    // A source queue not created yet is named by an ARN in this queue's account, known once
+    // CreateQueue answers: the create path sets the policy right after.
+    if (policy !== undefined) out[SqsAttribute.RedriveAllowPolicy] = JSON.stringify(policy);
+  }
   const dlq = spec.deadLetterQueue;
   if (dlq !== undefined) {
     const arn = dlq.targetArn ?? resolved.deadLetterTargetArn;
@@ -177,6 +197,36 @@ export function managedAttributes(
     });
   }
   return out;
+}
+
+/**
+ * The RedriveAllowPolicy attribute for `allow`, as SQS takes it: `{redrivePermission}`, with
+ * byQueue the `sourceQueueArns` of both lists, sorted; undefined while a source queue's ARN needs
+ * this queue's own, which is not known yet.
+ * @throws Error when sourceQueueRefs were not resolved (the driver resolves them first).
+ */
+function redriveAllowPolicy(
+  allow: NonNullable<SqsQueueSpec["redriveAllowPolicy"]>,
+  resolved: ResolvedReferences,
+): { redrivePermission: string; sourceQueueArns?: string[] } | undefined {
+  if (allow.redrivePermission !== "byQueue") return { redrivePermission: allow.redrivePermission };
+  const refs = allow.sourceQueueRefs ?? [];
+  const sources = resolved.redriveSources;
+  if (refs.length > 0 && sources?.length !== refs.length)
+    throw new Error("redriveAllowPolicy.sourceQueueRefs were not resolved to ARNs");
+  const arns: string[] = [...(allow.sourceQueueArns ?? [])];
+  for (const source of sources ?? []) {
+    if ("arn" in source) arns.push(source.arn);
+    else if (resolved.queueArn === undefined) return undefined;
+    else arns.push(arnInAccountOf(resolved.queueArn, source.region, source.queueName));
+  }
+  return { redrivePermission: "byQueue", sourceQueueArns: [...new Set(arns)].sort() };
+}
+
+/** The ARN of queue `queueName` in `region`, in the partition and account of the queue `queueArn`. */
+function arnInAccountOf(queueArn: string, region: string, queueName: string): string {
+  const [, partition = "aws", , , account = ""] = queueArn.split(":");
+  return `arn:${partition}:sqs:${region}:${account}:${queueName}`;
 }
 
 /** Whether SQS's value `actual` of attribute `name` equals the desired `want`. */
@@ -193,7 +243,10 @@ function sameValue(name: string, actual: string, want: string): boolean {
   }
 }
 
-/** A policy attribute as a JSON value; a redrive policy's maxReceiveCount as a number (SQS reports either). */
+/**
+ * A policy attribute as a JSON value; a redrive policy's maxReceiveCount as a number (SQS reports
+ * either); a redrive allow policy's sourceQueueArns sorted (a set to SQS).
+ */
 function normalJson(name: string, text: string): unknown {
   let v: unknown;
   try {
@@ -201,10 +254,11 @@ function normalJson(name: string, text: string): unknown {
   } catch {
     return text;
   }
-  if (name === SqsAttribute.RedrivePolicy && typeof v === "object" && v !== null) {
-    const r = v as Record<string, unknown>;
-    return { ...r, maxReceiveCount: Number(r.maxReceiveCount) };
-  }
+  if (typeof v !== "object" || v === null) return v;
+  const r = v as Record<string, unknown>;
+  if (name === SqsAttribute.RedrivePolicy) return { ...r, maxReceiveCount: Number(r.maxReceiveCount) };
+  if (name === SqsAttribute.RedriveAllowPolicy && Array.isArray(r.sourceQueueArns))
+    return { ...r, sourceQueueArns: [...(r.sourceQueueArns as unknown[])].map(String).sort() };
   return v;
 }
 

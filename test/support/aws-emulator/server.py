@@ -12,6 +12,8 @@ differences, each a wrap around moto's own function (never a copy of it) in ``wr
   sends its events to EventBridge (``wraps/s3.py``).
 - S3 GetBucketLifecycleConfiguration answers a filter's ``ObjectSizeGreaterThan`` and
   ``ObjectSizeLessThan``, at the top of ``Filter`` and inside ``And`` (``wraps/s3.py``).
+- S3 sends a bucket's "Object Created" events to the enabled rules of the default event bus as
+  the S3 user guide documents them (``wraps/s3.py``).
 - SQS GetQueueAttributes answers ``RedriveAllowPolicy``, by name and in ``All``
   (``wraps/sqs.py``).
 - SQS SetQueueAttributes leaves a queue's ``Policy`` alone unless the call names it

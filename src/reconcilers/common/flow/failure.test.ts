@@ -30,12 +30,25 @@ describe("planFailure", () => {
     assert.deepEqual(now.outcome, { requeueAfter: 1 });
   });
 
-  it("reports a dependency that is not ready on Ready and Synced and waits for the steady poll", () => {
-    const plan = planFailure(new DependencyNotReadyError("DeadLetterQueueNotReady", "dlq has no ARN"), facts);
+  it("reports a dependency that is not ready on Ready and Synced, with one Event, and waits for the steady poll", () => {
+    const err = new DependencyNotReadyError("DeadLetterQueueNotReady", "dlq has no ARN");
+    const plan = planFailure(err, { ...facts, ready: { reason: "Available", message: "queue exists" } });
     assert.deepEqual(plan.outcome, { requeueAfter: 60_000 });
     const value = { status: "False", reason: "DeadLetterQueueNotReady", message: "dlq has no ARN" };
     assert.deepEqual(plan.conditions, { ready: value, synced: value });
-    assert.equal(plan.event, undefined);
+    assert.deepEqual(plan.event, { reason: "DeadLetterQueueNotReady", message: "dlq has no ARN" });
+    assert.deepEqual(planFailure(err, facts).event, plan.event, "a first wait, before any condition");
+    const again = planFailure(err, {
+      ...facts,
+      ready: { reason: "DeadLetterQueueNotReady", message: "dlq has no ARN" },
+    });
+    assert.equal(again.event, undefined, "a wait Ready already reports emits nothing more");
+    assert.deepEqual(again.conditions, plan.conditions);
+    const other = planFailure(err, {
+      ...facts,
+      ready: { reason: "DeadLetterQueueNotReady", message: "no dlq" },
+    });
+    assert.deepEqual(other.event, plan.event, "a wait for something else is a new one");
   });
 
   it("reports a need not yet usable on Synced only and hands the error back for a retry", () => {

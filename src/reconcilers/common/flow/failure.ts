@@ -8,8 +8,9 @@
  *   again shortly (the newer version's watch event usually comes first).
  * - A call the client-side rate budget deferred (NoPermitYetError) sent nothing: requeue for the
  *   booked slot.
- * - A dependency that is not ready (DependencyNotReadyError): report it on Ready and Synced and
- *   wait for the steady poll (a change of the other object enqueues this one sooner).
+ * - A dependency that is not ready (DependencyNotReadyError): report it on Ready and Synced, with
+ *   one Warning Event when Ready did not already say so (a new wait, or a wait for something
+ *   else), and wait for the steady poll (a change of the other object enqueues this one sooner).
  * - Something needed is not usable yet (NotReadyRetryError): report it on Synced at once and
  *   retry with the controller's backoff.
  * - A terminal failure (InvalidSpecError, a terminal AWS error): Synced=False, and Ready=False
@@ -46,6 +47,8 @@ export interface FailureFacts {
   readonly steadyPollMs: number;
   /** Who makes the object's calls and what its kind calls, for the message of an access failure. */
   readonly access: AccessFacts;
+  /** The object's Ready condition as recorded before this reconcile, if any. */
+  readonly ready?: { readonly reason: string; readonly message: string } | undefined;
 }
 
 /** What the message of an access failure says about who needs what, and when it is tried again. */
@@ -101,9 +104,11 @@ export function planFailure(err: unknown, facts: FailureFacts): FailurePlan {
     };
   }
   if (err instanceof DependencyNotReadyError) {
+    const reported = facts.ready?.reason === err.reason && facts.ready.message === err.message;
     return {
       conditions: failing(err.reason, err.message),
       streak: "keep",
+      ...(reported ? {} : { event: { reason: err.reason, message: err.message } }),
       outcome: { requeueAfter: facts.steadyPollMs },
     };
   }

@@ -516,6 +516,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
   ): Promise<Result> {
     const obj = writer.stored;
     const plan = planFailure(err, {
+      ready: getCondition(obj.status?.conditions, ConditionType.Ready),
       recorded: recordedIdOf(obj, this.#kind.idField) !== undefined,
       steadyPollMs: this.#steadyPoll(obj),
       access: { account, iam: this.#o.iam, retry: this.#keys.accessRetry },

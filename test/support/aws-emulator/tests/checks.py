@@ -210,6 +210,43 @@ def sqs_set_attributes_keeps_policy(aws: Any) -> None:
     assert "Policy" not in got.get("Attributes", {}), got
 
 
+def s3_object_created_reaches_event_bridge(aws: Any) -> None:
+    """A bucket with EventBridge on sends "Object Created" to the matching enabled rules of the
+    default bus, shaped as the S3 user guide documents it, with the API as its reason."""
+    bucket = "published-bucket"
+    aws.s3.create_bucket(Bucket=bucket)
+    aws.s3.put_bucket_notification_configuration(
+        Bucket=bucket, NotificationConfiguration={"EventBridgeConfiguration": {}}
+    )
+    pattern = {"source": ["aws.s3"], "detail-type": ["Object Created"], "detail": {"bucket": {"name": [bucket]}}}
+    url = rule_to_queue(aws, "object-created", pattern, "object-created")
+    disabled = rule_to_queue(aws, "disabled", pattern, "disabled", State="DISABLED")
+    aws.events.create_event_bus(Name="custom")
+    custom = rule_to_queue(aws, "on-custom-bus", pattern, "custom-bus", EventBusName="custom")
+    put = aws.s3.put_object(Bucket=bucket, Key="in/a.csv", Body=b"hello")
+    aws.s3.copy_object(Bucket=bucket, Key="in/b.csv", CopySource={"Bucket": bucket, "Key": "in/a.csv"})
+    events = sorted(drain(aws, url), key=lambda e: str(e.get("detail", {}).get("object", {}).get("key")))
+    assert len(events) == 2, events
+    ids = set()
+    for event, (key, reason) in zip(events, [("in/a.csv", "PutObject"), ("in/b.csv", "CopyObject")]):
+        assert set(event) == ENVELOPE, sorted(event)
+        assert (event["version"], event["source"], event["detail-type"]) == ("0", "aws.s3", "Object Created")
+        assert (event["account"], event["region"]) == (ACCOUNT, REGION)
+        assert event["resources"] == [f"arn:aws:s3:::{bucket}"]
+        assert len(event["time"]) == len("2021-11-12T00:00:00Z") and event["time"].endswith("Z"), event["time"]
+        detail = event["detail"]
+        assert detail.get("bucket") == {"name": bucket}, detail
+        obj = detail.get("object", {})
+        assert (obj.get("key"), obj.get("size")) == (key, 5), obj
+        assert obj.get("etag") == put["ETag"].strip('"'), f"detail.object.etag: {obj}"
+        assert "version-id" not in obj, "an unversioned bucket's object has no version ID"
+        assert detail.get("reason") == reason, f"detail.reason: {detail.get('reason')}"
+        ids.add(event["id"])
+    assert len(ids) == 2, f"each event has its own ID: {ids}"
+    assert drain(aws, disabled) == [], "a disabled rule receives nothing"
+    assert drain(aws, custom) == [], "S3 sends to the default bus only"
+
+
 def eventbridge_delivers_the_whole_event(aws: Any) -> None:
     """A rule's queue target without an input transformer receives every envelope field."""
     url = rule_to_queue(aws, "whole-event", {"source": ["kubeprovisioner.test"]}, "whole-event")
@@ -284,6 +321,7 @@ CHECKS: list[Callable[[Any], None]] = [
     sqs_reads_back_redrive_allow_policy_by_name,
     sqs_reads_back_redrive_allow_policy_in_all,
     sqs_set_attributes_keeps_policy,
+    s3_object_created_reaches_event_bridge,
     eventbridge_delivers_the_whole_event,
     ec2_emits_state_changes,
     ec2_state_changes_reach_matching_enabled_default_bus_rules,

@@ -10,6 +10,15 @@
   LifecycleAndFilter have no place for them, so the rule comes back with an empty filter. AWS
   answers them as they were put (S3 API reference, LifecycleRuleFilter and
   LifecycleRuleAndOperator: both are Long, in bytes).
+- The "Object Created" event a bucket with EventBridge turned on sends to EventBridge: moto's
+  ``_send_event_bridge_message`` names the object's ETag ``eTag`` and its ``reason`` after the
+  event type (``ObjectCreated``), reuses one event ID, and delivers to every rule of every bus,
+  disabled ones included. AWS sends it to the default bus of the bucket's account and region,
+  with a new ID, ``detail.object.etag``, ``version-id`` only in a versioned bucket, and as
+  ``reason`` the API that created the object: ``PutObject``, ``POST Object``, ``CopyObject`` or
+  ``CompleteMultipartUpload`` (S3 user guide, "EventBridge event message structure"). The wrap
+  sends those events through :func:`wraps.events.emit_to_default_bus`, as the EC2 wrap sends
+  its own; every other event type still goes through moto's function.
 """
 
 from __future__ import annotations
@@ -17,10 +26,21 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from moto.moto_api._internal import mock_random as random
+from moto.s3 import notifications
 from moto.s3.models import FakeBucket
 from moto.s3.responses import S3Response
 
 from ._results import adjust_result
+from .events import emit_to_default_bus
+
+#: The API behind each kind of "Object Created" event, as the event's ``detail.reason`` names it.
+CREATED_REASONS = {
+    "s3:ObjectCreated:Put": "PutObject",
+    "s3:ObjectCreated:Post": "POST Object",
+    "s3:ObjectCreated:Copy": "CopyObject",
+    "s3:ObjectCreated:CompleteMultipartUpload": "CompleteMultipartUpload",
+}
 
 #: The two size conditions of a lifecycle filter, as the API names them.
 OBJECT_SIZE_FIELDS = ("ObjectSizeGreaterThan", "ObjectSizeLessThan")
@@ -66,13 +86,47 @@ def _with_object_sizes(response: Any, result: dict[str, Any]) -> None:
             answered["Filter"]["And"].update(getattr(rule.filter.and_filter, "object_sizes", {}))
 
 
+def _send_event_bridge_message(original: Any) -> Any:
+    @functools.wraps(original)
+    def send(account_id: str, bucket: FakeBucket, event_name: Any, key: Any) -> None:
+        reason = CREATED_REASONS.get(str(getattr(event_name, "value", event_name)))
+        if reason is None:
+            original(account_id, bucket, event_name, key)
+            return
+        obj: dict[str, Any] = {"key": key.name, "size": key.size, "etag": key.etag.strip('"')}
+        if bucket.is_versioned:
+            obj["version-id"] = key.version_id
+        obj["sequencer"] = random.get_random_hex(16).upper()
+        emit_to_default_bus(
+            account_id,
+            bucket.region_name,
+            source="aws.s3",
+            detail_type="Object Created",
+            resources=[bucket.arn],
+            detail={
+                "version": "0",
+                "bucket": {"name": bucket.name},
+                "object": obj,
+                "request-id": random.get_random_hex(16).upper(),
+                "requester": account_id,
+                "source-ip-address": "127.0.0.1",
+                "reason": reason,
+            },
+        )
+
+    return send
+
+
 def install() -> None:
-    """Wraps S3Response.get_bucket_notification, FakeBucket.set_lifecycle and
-    S3Response.get_bucket_lifecycle."""
+    """Wraps S3Response.get_bucket_notification, FakeBucket.set_lifecycle,
+    S3Response.get_bucket_lifecycle and moto.s3.notifications._send_event_bridge_message."""
     S3Response.get_bucket_notification = adjust_result(  # type: ignore[method-assign]
         S3Response.get_bucket_notification, _with_event_bridge
     )
     FakeBucket.set_lifecycle = _set_lifecycle(FakeBucket.set_lifecycle)  # type: ignore[method-assign]
     S3Response.get_bucket_lifecycle = adjust_result(  # type: ignore[method-assign]
         S3Response.get_bucket_lifecycle, _with_object_sizes
+    )
+    notifications._send_event_bridge_message = _send_event_bridge_message(  # type: ignore[attr-defined]
+        notifications._send_event_bridge_message  # type: ignore[attr-defined]
     )
