@@ -31,11 +31,11 @@ INTEGRATION_TESTS := "test/integration/**/*.test.ts"
 E2E_TESTS := "test/e2e/**/*.test.ts"
 CLUSTER_TESTS := "test/cluster/**/*.test.ts"
 FAULT_TESTS := "test/faults/**/*.test.ts"
-# Test files run this many at a time. Each file starts its own etcd, kube-apiserver, moto and
-# operator on free loopback ports, and spends most of its time waiting on poll periods rather
-# than on CPU, so three at once fit two cores (a full `make test` took 15 min one at a time and
-# 6 min three at a time on the same loaded machine). The full fault suite keeps one at a time:
-# its figures must not share the machine.
+# Test files run this many at a time. Each runs its own operator on free loopback ports; a file
+# that needs only the project's CRDs leases one of the runner's shared control planes and test AWS
+# emulators (test/support/global-setup.ts), any other starts its own. Files spend most of their
+# time waiting on poll periods rather than on CPU, so three at once fit two cores. The full fault
+# suite keeps one at a time: its figures must not share the machine.
 TEST_CONCURRENCY ?= 3
 IMG ?= kubeprovisioner:dev
 PLATFORMS ?= linux/amd64,linux/arm64

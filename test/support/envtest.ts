@@ -24,6 +24,9 @@ import { toolPath } from "./tools.ts";
 
 export type { ControlPlane, RawResponse } from "./control-plane-api.ts";
 
+/** A control plane this process started, with what another process needs to reach it. */
+export type LaunchedControlPlane = ControlPlane & { readonly access: ControlPlaneAccess };
+
 /** Options for {@link startControlPlane}. */
 export interface ControlPlaneOptions {
   /** Install the CRDs of config/crd once the API server is ready. @default false */
@@ -90,7 +93,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
 }
 
 /** Starts etcd and kube-apiserver (and kube-controller-manager when asked) and waits until ready. */
-export async function launchControlPlane(opts: ControlPlaneOptions = {}): Promise<ControlPlane> {
+export async function launchControlPlane(opts: ControlPlaneOptions = {}): Promise<LaunchedControlPlane> {
   // Generous: three test files start their back ends at once (TEST_CONCURRENCY) on two cores.
   const timeout = opts.startTimeoutMs ?? 120_000;
   const dir = mkdtempSync(path.join(opts.parentDir ?? os.tmpdir(), "kubeprovisioner-envtest-"));
@@ -238,7 +241,7 @@ export async function launchControlPlane(opts: ControlPlaneOptions = {}): Promis
       },
     });
     if (opts.installCRDs) await cp.installCRDs();
-    return cp;
+    return Object.assign(cp, { access });
   } catch (err) {
     await controllerManager?.stop();
     await apiserver?.stop();

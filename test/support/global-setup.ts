@@ -12,7 +12,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { resetToBaseline, takeBaseline, type Baseline } from "./backends-reset.ts";
-import { launchControlPlane, type ControlPlane } from "./envtest.ts";
+import { launchControlPlane, type LaunchedControlPlane } from "./envtest.ts";
 import { startMoto, type Moto } from "./moto.ts";
 import { BACKENDS_ENV, type LeaseInfo } from "./shared-backends.ts";
 
@@ -21,7 +21,7 @@ const START_TIMEOUT_MS = 120_000;
 
 interface Slot {
   id: number;
-  cp: ControlPlane;
+  cp: LaunchedControlPlane;
   baseline: Baseline;
   moto?: Moto;
   /** Settles when the slot is free again: idle, or gone after a failed reset. */
@@ -108,11 +108,7 @@ async function serveLease(req: IncomingMessage, res: ServerResponse): Promise<vo
   const leased = slot;
   counts.leases++;
   const info: LeaseInfo = {
-    server: leased.cp.server,
-    etcdEndpoint: leased.cp.etcdEndpoint,
-    dir: leased.cp.dir,
-    kubeconfigPath: leased.cp.kubeconfigPath,
-    timeoutMs: START_TIMEOUT_MS,
+    access: leased.cp.access,
     ...(leased.moto !== undefined ? { moto: leased.moto.endpoint } : {}),
   };
   // The file closing the connection, or its process ending, ends the lease.

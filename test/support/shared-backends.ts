@@ -9,11 +9,12 @@
  * before the file (backends-reset.ts) and only then lends them again, so each file sees the API
  * server and AWS as if it had started them: its own namespaces, no other file's objects.
  */
-import { copyFileSync, mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { request } from "node:http";
 import os from "node:os";
 import path from "node:path";
-import { controlPlaneApi, type ControlPlane } from "./control-plane-api.ts";
+import { pkiIssuingIn } from "./certs.ts";
+import { controlPlaneApi, type ControlPlane, type ControlPlaneAccess } from "./control-plane-api.ts";
 import type { ControlPlaneOptions } from "./envtest.ts";
 import { motoAt, type Moto } from "./moto.ts";
 import { removeTempDir, trackTempDir } from "./process.ts";
@@ -23,23 +24,11 @@ export const BACKENDS_ENV = "KUBEPROVISIONER_TEST_BACKENDS";
 
 /** What the runner answers a lease with: where its back ends are. */
 export interface LeaseInfo {
-  server: string;
-  etcdEndpoint: string;
-  /** The control plane's own working folder (its PKI and admin kubeconfig); read only. */
-  dir: string;
-  kubeconfigPath: string;
-  timeoutMs: number;
+  /** The control plane; its working folder and PKI are the runner's, read only. */
+  access: ControlPlaneAccess;
   /** The emulator's endpoint, when the lease asked for one. */
   moto?: string;
 }
-
-/** The file names, in a control plane's working folder, of what a lease reads from it. */
-export const LEASE_FILES = {
-  caCert: "ca.crt",
-  caKey: "ca.key",
-  adminCert: "client-admin.crt",
-  adminKey: "client-admin.key",
-} as const;
 
 /**
  * Whether a control plane asked for with `opts` can be a shared one: the runner serves shared
@@ -90,10 +79,6 @@ export async function leaseBackends(opts: { moto: boolean }): Promise<{ cp: Cont
   const { info, release } = await openLease(`${base}/lease?moto=${opts.moto ? 1 : 0}`);
   const dir = mkdtempSync(path.join(os.tmpdir(), "kubeprovisioner-lease-"));
   trackTempDir(dir);
-  const from = (name: string): string => path.join(info.dir, name);
-  // Client certificates are issued in the lease's folder, by the control plane's CA.
-  copyFileSync(from(LEASE_FILES.caCert), path.join(dir, LEASE_FILES.caCert));
-  copyFileSync(from(LEASE_FILES.caKey), path.join(dir, LEASE_FILES.caKey));
   const refuse = async (): Promise<void> => {
     throw new Error(
       "this control plane is shared by the test runner: start one with { private: true } to restart kube-apiserver",
@@ -101,27 +86,8 @@ export async function leaseBackends(opts: { moto: boolean }): Promise<{ cp: Cont
   };
   let stopped = false;
   const cp = controlPlaneApi(
-    {
-      server: info.server,
-      etcdEndpoint: info.etcdEndpoint,
-      dir,
-      kubeconfigPath: info.kubeconfigPath,
-      pki: {
-        dir,
-        caCert: path.join(dir, LEASE_FILES.caCert),
-        caKey: path.join(dir, LEASE_FILES.caKey),
-        serverCert: from("apiserver.crt"),
-        serverKey: from("apiserver.key"),
-        saKey: from("sa.key"),
-        saPub: from("sa.pub"),
-      },
-      admin: {
-        cert: readFileSync(from(LEASE_FILES.adminCert), "utf8"),
-        key: readFileSync(from(LEASE_FILES.adminKey), "utf8"),
-        ca: readFileSync(from(LEASE_FILES.caCert), "utf8"),
-      },
-      timeoutMs: info.timeoutMs,
-    },
+    // Kubeconfigs and client certificates are written to the lease's own folder.
+    { ...info.access, dir, pki: pkiIssuingIn(info.access.pki, dir) },
     {
       stopApiServer: refuse,
       startApiServer: refuse,
