@@ -34,7 +34,8 @@ const READS = [
   "GetResources",
 ] as const;
 
-const buckets = new S3Env(NS);
+// The figures below are per 2 s poll.
+const buckets = new S3Env(NS, { operatorArgs: ["--poll-interval=2s"] });
 const queues = new SqsEnv(NS);
 
 /** Proxy counts of {@link READS}. */
