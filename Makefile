@@ -12,6 +12,12 @@ SHELL := /usr/bin/env bash
 export PATH := $(CURDIR)/bin:$(PATH)
 
 NODE_TEST := node --test --test-reporter=spec
+# The suites that start processes: their files lease the test runner's shared control planes
+# and emulators (test/support/global-setup.ts) instead of starting their own, and the run ends
+# with a table of its slowest files (test/support/file-timings-reporter.ts).
+SLOW_NODE_TEST := node --test --test-reporter=spec --test-reporter-destination=stdout \
+  --test-reporter=./test/support/file-timings-reporter.ts --test-reporter-destination=stdout \
+  --test-global-setup=test/support/global-setup.ts
 # Every test and hook fails after this long instead of hanging (Node's own default is no limit).
 # Unit tests run on a fake clock; the slow limit covers a hook that starts etcd, kube-apiserver
 # and moto on a loaded machine.
@@ -25,11 +31,11 @@ INTEGRATION_TESTS := "test/integration/**/*.test.ts"
 E2E_TESTS := "test/e2e/**/*.test.ts"
 CLUSTER_TESTS := "test/cluster/**/*.test.ts"
 FAULT_TESTS := "test/faults/**/*.test.ts"
-# Test files run this many at a time. Each file starts its own etcd, kube-apiserver, moto and
-# operator on free loopback ports, and spends most of its time waiting on poll periods rather
-# than on CPU, so three at once fit two cores (a full `make test` took 15 min one at a time and
-# 6 min three at a time on the same loaded machine). The full fault suite keeps one at a time:
-# its figures must not share the machine.
+# Test files run this many at a time. Each runs its own operator on free loopback ports; a file
+# that needs only the project's CRDs leases one of the runner's shared control planes and test AWS
+# emulators (test/support/global-setup.ts), any other starts its own. Files spend most of their
+# time waiting on poll periods rather than on CPU, so three at once fit two cores. The full fault
+# suite keeps one at a time: its figures must not share the machine.
 TEST_CONCURRENCY ?= 3
 IMG ?= kubeprovisioner:dev
 PLATFORMS ?= linux/amd64,linux/arm64
@@ -86,7 +92,7 @@ manifests: deps ## Regenerate config/crd, the chart's CRDs and ClusterRole, the 
 
 .PHONY: test
 test: deps tools lint test-emulator ## Everything: lint, the test AWS's own tests, unit, integration, reduced fault and e2e tests
-	$(NODE_TEST) --test-concurrency=$(TEST_CONCURRENCY) --test-timeout=$(SLOW_TEST_TIMEOUT_MS) $(UNIT_TESTS) $(INTEGRATION_TESTS) $(FAULT_TESTS) $(E2E_TESTS)
+	$(SLOW_NODE_TEST) --test-concurrency=$(TEST_CONCURRENCY) --test-timeout=$(SLOW_TEST_TIMEOUT_MS) $(UNIT_TESTS) $(INTEGRATION_TESTS) $(FAULT_TESTS) $(E2E_TESTS)
 
 # The test AWS (test/support/aws-emulator): each wrap against boto3, on the emulator and on plain
 # moto, which must still differ. pytest from moto's virtualenv; no cache files in the tree.
@@ -100,11 +106,11 @@ test-unit: deps ## Unit tests only (no external processes)
 
 .PHONY: test-integration
 test-integration: deps tools ## Integration tests (real kube-apiserver and moto)
-	$(NODE_TEST) --test-concurrency=$(TEST_CONCURRENCY) --test-timeout=$(SLOW_TEST_TIMEOUT_MS) $(INTEGRATION_TESTS)
+	$(SLOW_NODE_TEST) --test-concurrency=$(TEST_CONCURRENCY) --test-timeout=$(SLOW_TEST_TIMEOUT_MS) $(INTEGRATION_TESTS)
 
 .PHONY: test-e2e
 test-e2e: deps tools ## Helm end-to-end tests
-	$(NODE_TEST) --test-concurrency=$(TEST_CONCURRENCY) --test-timeout=$(SLOW_TEST_TIMEOUT_MS) $(E2E_TESTS)
+	$(SLOW_NODE_TEST) --test-concurrency=$(TEST_CONCURRENCY) --test-timeout=$(SLOW_TEST_TIMEOUT_MS) $(E2E_TESTS)
 
 # The chart on a real node: the image built from the Dockerfile, a kubelet on containerd, every
 # check of docs/cluster.md. One file at a time: each runs a whole cluster.

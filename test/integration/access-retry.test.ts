@@ -2,7 +2,7 @@
  * A failure of the operator's access against a real API server and moto, with the proxy in
  * front of moto refusing a call as AWS does when IAM denies it (moto itself evaluates no IAM
  * policy): the object reports AWS's code and what to grant, is tried again on the access backoff
- * (from `--poll-interval`, 2 s here), and becomes Ready once the call is allowed, with no change
+ * (from `--poll-interval`, 1 s here), and becomes Ready once the call is allowed, with no change
  * to the object.
  */
 import assert from "node:assert/strict";
@@ -29,7 +29,7 @@ describe("a failure of the operator's access", () => {
       message,
       /the operator's IAM role needs s3:CreateBucket: config\/iam\/policy\.json allows it/,
     );
-    assert.match(message, /tried again after 2s, then at doubling intervals up to 1h0m0s/);
+    assert.match(message, /tried again after 1s, then at doubling intervals up to 1h0m0s/);
     // The Warning Event is written after the status, so it may be listed a moment later.
     await env.waitEvent("granted-later", "Warning", "AccessDenied", WAIT_MS);
 

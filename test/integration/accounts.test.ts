@@ -458,7 +458,7 @@ describe("AwsAccount", () => {
     const message = condition(refused, "Ready")?.message ?? "";
     assert.match(message, new RegExp(`^AccessDenied: could not assume ${LOCKED_ROLE}: AssumeRole: `));
     assert.match(message, /needs sts:AssumeRole and sts:TagSession on the AwsAccount's role/);
-    assert.match(message, /tried again after 2s, then at doubling intervals up to 1h0m0s/);
+    assert.match(message, /tried again after 1s, then at doubling intervals up to 1h0m0s/);
     await createQueue(NS_A, "acct-locked", { accountRef: { name: "locked" } });
     await waitQueue(
       NS_A,

@@ -132,9 +132,8 @@ export async function mergePatch(
 
 /** Starts a control plane, installs config/crd and creates the test namespace. */
 export async function startApiControlPlane(): Promise<ControlPlane> {
-  const cp = await startControlPlane();
+  const cp = await startControlPlane({ installCRDs: true });
   try {
-    await cp.installCRDs();
     const ns = await cp.request("POST", "/api/v1/namespaces", {
       apiVersion: "v1",
       kind: "Namespace",

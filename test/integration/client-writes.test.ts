@@ -79,7 +79,8 @@ describe("cached client on a real API server", () => {
   let running: Promise<void>;
 
   before(async () => {
-    cp = await startControlPlane();
+    // The project's CRDs too: a control plane with them can be a shared one (envtest.ts).
+    cp = await startControlPlane({ installCRDs: true });
     await installThingCrd(cp);
     const ns = await cp.request("POST", "/api/v1/namespaces", {
       apiVersion: "v1",

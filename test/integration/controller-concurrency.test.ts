@@ -42,7 +42,8 @@ describe("controller on a real API server", () => {
   let rest: RestClient;
 
   before(async () => {
-    cp = await startControlPlane();
+    // The project's CRDs too: a control plane with them can be a shared one (envtest.ts).
+    cp = await startControlPlane({ installCRDs: true });
     await installGadgetCrd(cp);
     const ns = await cp.request("POST", "/api/v1/namespaces", {
       apiVersion: "v1",

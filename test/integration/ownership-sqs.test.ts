@@ -43,7 +43,7 @@ describe("SqsQueue ownership: nothing can be taken from another object", () => {
     const refused = await env.waitReason("second", "OwnedByAnotherObject");
     assert.match(ready(refused)?.message ?? "", /belongs to SqsQueue team-a\/first/);
 
-    // Several poll rounds (2 s each) of both objects: no tag write, no second adoption.
+    // Several poll rounds (1 s each) of both objects: no tag write, no second adoption.
     const tagWrites = env.proxy.count("TagQueue") + env.proxy.count("UntagQueue");
     await env.waitReconciles(6, "requeue_after");
     assert.equal(env.proxy.count("TagQueue") + env.proxy.count("UntagQueue"), tagWrites, "no tag ping-pong");

@@ -23,7 +23,11 @@ const GAUGE = "kubeprovisioner_poll_interval_effective_seconds";
 
 describe("polls yield to real work on a small S3 budget", () => {
   const env = new S3Env("poll-budget", {
-    operatorArgs: [`--aws-rate-budgets=s3=${RATE}/5`, `--poll-budget-share=${SHARE * 100}%`],
+    operatorArgs: [
+      "--poll-interval=2s",
+      `--aws-rate-budgets=s3=${RATE}/5`,
+      `--poll-budget-share=${SHARE * 100}%`,
+    ],
   }).hooks();
   const names = Array.from({ length: BUCKETS }, (_, i) => `pb-${i}`);
   const s3Calls = (from: number, to = Number.POSITIVE_INFINITY): number =>

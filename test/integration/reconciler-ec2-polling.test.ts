@@ -9,7 +9,10 @@ import { describe, it } from "node:test";
 import { Ec2Env } from "./reconciler-ec2-fixture.ts";
 
 describe("Ec2Instance reconciler: polling with one worker", () => {
-  const f = new Ec2Env({ ns: "ec2-polling", operatorArgs: ["--max-concurrent-reconciles=1"] }).hooks();
+  const f = new Ec2Env({
+    ns: "ec2-polling",
+    operatorArgs: ["--poll-interval=2s", "--max-concurrent-reconciles=1"],
+  }).hooks();
 
   it("polls 20 instances with a few DescribeInstances calls per round, not one per instance", async () => {
     const names = Array.from({ length: 20 }, (_, i) => `solo-${i}`);

@@ -61,11 +61,11 @@ describe("S3Bucket reconciler: crash safety, ownership and terminal errors", () 
     const terminal = await env.controllerMetric("controller_runtime_terminal_reconcile_errors_total");
     assert.ok(terminal >= 1, "the failure was counted as terminal");
     const retried = await env.retriedErrors();
-    // "crashy" polls every 2 s: five of its polls span about ten seconds.
+    // "crashy" polls every second: five of its polls span about five seconds.
     await env.waitReconciles(5, "requeue_after");
     // At most the re-reconciles its own writes (finalizer, status) cause; no retries. A hot loop
     // would fail hundreds of times in this window.
-    assert.ok((await env.reconciles("error")) - errors <= 2, "errors over ~10 s");
+    assert.ok((await env.reconciles("error")) - errors <= 2, "errors over ~5 s");
     assert.ok(
       (await env.controllerMetric("controller_runtime_terminal_reconcile_errors_total")) - terminal <= 2,
     );

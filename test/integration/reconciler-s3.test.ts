@@ -71,7 +71,7 @@ describe("S3Bucket reconciler: lifecycle", () => {
     await env.waitReconciles(1);
     const calls = env.proxy.calls.length;
     const reconciles = await env.reconciles();
-    await env.waitReconciles(3); // poll rounds (--poll-interval=2s)
+    await env.waitReconciles(3); // poll rounds (--poll-interval=1s)
     const polled = env.proxy.calls.slice(calls).map((c) => c.operation);
     const rounds = (await env.reconciles()) - reconciles;
     assert.equal(polled.filter((op) => op === "HeadBucket").length, 0, polled.join(" "));

@@ -18,7 +18,7 @@ describe("test harness", () => {
   let moto: Moto;
 
   before(async () => {
-    ({ cp, moto } = await startBackends());
+    ({ cp, moto } = await startBackends({ installCRDs: true }));
   });
   after(async () => {
     await Promise.all([cp?.stop(), moto?.stop()]);

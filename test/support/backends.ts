@@ -3,8 +3,9 @@
  * one of them fails to start, the other is stopped before the error is rethrown, so no process
  * outlives its test file (a live child would keep the file, and the whole run, from ending).
  */
-import { startControlPlane, type ControlPlane, type ControlPlaneOptions } from "./envtest.ts";
+import { launchControlPlane, type ControlPlane, type ControlPlaneOptions } from "./envtest.ts";
 import { startMoto, type Moto } from "./moto.ts";
+import { leaseBackends, sharedEligible } from "./shared-backends.ts";
 
 /** A started control plane and moto. */
 export interface Backends {
@@ -12,9 +13,17 @@ export interface Backends {
   moto: Moto;
 }
 
-/** Starts a control plane with `cpOptions` and moto at once; see the module comment. */
+/**
+ * Starts a control plane with `cpOptions` and moto at once; see the module comment. Where the
+ * control plane can be a shared one (envtest.ts's startControlPlane), both are leased together.
+ */
 export async function startBackends(cpOptions: ControlPlaneOptions = {}): Promise<Backends> {
-  const [cp, moto] = await Promise.allSettled([startControlPlane(cpOptions), startMoto()]);
+  if (sharedEligible(cpOptions)) {
+    const { cp, moto } = await leaseBackends({ moto: true });
+    if (moto === undefined) throw new Error("shared back ends: the lease came without an emulator");
+    return { cp, moto };
+  }
+  const [cp, moto] = await Promise.allSettled([launchControlPlane(cpOptions), startMoto()]);
   if (cp.status === "fulfilled" && moto.status === "fulfilled") return { cp: cp.value, moto: moto.value };
   await Promise.all([
     cp.status === "fulfilled" ? cp.value.stop() : undefined,

@@ -5,7 +5,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { generateKeyPairSync } from "node:crypto";
-import { readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 
 function openssl(args: string[], cwd: string): void {
@@ -60,6 +60,18 @@ export function createPki(dir: string, extraIPs: readonly string[] = []): Pki {
     saKey: path.join(dir, "sa.key"),
     saPub: path.join(dir, "sa.pub"),
   };
+}
+
+/**
+ * `pki` with its CA copied into `dir`, so that certificates issued through the result are written
+ * there; the serving and ServiceAccount keys stay where they are (read only).
+ */
+export function pkiIssuingIn(pki: Pki, dir: string): Pki {
+  const caCert = path.join(dir, "ca.crt");
+  const caKey = path.join(dir, "ca.key");
+  copyFileSync(pki.caCert, caCert);
+  copyFileSync(pki.caKey, caKey);
+  return { ...pki, dir, caCert, caKey };
 }
 
 /** Issues `<name>.crt` and `<name>.key` in `dir`, signed by the CA there, with OpenSSL extensions `ext`. */

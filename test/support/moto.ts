@@ -88,23 +88,25 @@ async function createKmsKey(endpoint: string): Promise<{ keyId: string; arn: str
   return { keyId: meta.KeyId, arn: meta.Arn };
 }
 
+/** The emulator serving at `endpoint`, which `stop` stops (or leaves running, if it is not ours). */
+export function motoAt(endpoint: string, stop: () => Promise<void>): Moto {
+  return {
+    endpoint,
+    env: envFor(endpoint),
+    async reset() {
+      const res = await fetch(`${endpoint}/moto-api/reset`, { method: "POST" });
+      if (!res.ok) throw new Error(`moto reset: HTTP ${res.status}`);
+    },
+    createInstanceProfile: (name) => createInstanceProfile(endpoint, name),
+    createKmsKey: () => createKmsKey(endpoint),
+    stop,
+  };
+}
+
 /** Starts moto (or attaches to AWS_ENDPOINT_URL) and waits until it answers. */
 export async function startMoto(opts: { startTimeoutMs?: number; host?: string } = {}): Promise<Moto> {
   const external = process.env.AWS_ENDPOINT_URL;
-  const reset = async (endpoint: string): Promise<void> => {
-    const res = await fetch(`${endpoint}/moto-api/reset`, { method: "POST" });
-    if (!res.ok) throw new Error(`moto reset: HTTP ${res.status}`);
-  };
-  if (external) {
-    return {
-      endpoint: external,
-      env: envFor(external),
-      reset: () => reset(external),
-      createInstanceProfile: (name) => createInstanceProfile(external, name),
-      createKmsKey: () => createKmsKey(external),
-      stop: async () => {},
-    };
-  }
+  if (external) return motoAt(external, async () => {});
   const python = path.join(repoRoot, ".venv/bin/python");
   if (!existsSync(python)) throw new Error(`${python} not found; run 'make tools'`);
   const dir = mkdtempSync(path.join(os.tmpdir(), "kubeprovisioner-moto-"));
@@ -135,17 +137,10 @@ export async function startMoto(opts: { startTimeoutMs?: number; host?: string }
     throw err;
   }
   let stopped = false;
-  return {
-    endpoint,
-    env: envFor(endpoint),
-    reset: () => reset(endpoint),
-    createInstanceProfile: (name) => createInstanceProfile(endpoint, name),
-    createKmsKey: () => createKmsKey(endpoint),
-    async stop() {
-      if (stopped) return;
-      stopped = true;
-      await proc.stop();
-      removeTempDir(dir);
-    },
-  };
+  return motoAt(endpoint, async () => {
+    if (stopped) return;
+    stopped = true;
+    await proc.stop();
+    removeTempDir(dir);
+  });
 }

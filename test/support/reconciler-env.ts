@@ -24,6 +24,16 @@ const POLLED = "reconcile done, requeueing after delay";
 const FINISHED = new Set([POLLED, "reconcile succeeded", "reconciler error"]);
 
 /** HTTP methods of Kubernetes writes, as labelled in `rest_client_requests_total`. */
+/**
+ * The operator flags of every test environment: one process, no election, and short poll
+ * periods (the shortest steady one the flag allows), so that a wait for a poll (steady, or of an EC2 transition) is short.
+ */
+export const TEST_OPERATOR_FLAGS = [
+  "--leader-elect=false",
+  "--poll-interval=1s",
+  "--pending-poll-initial=500ms",
+];
+
 export const WRITES = ["POST", "PUT", "PATCH", "DELETE"];
 
 /** A condition as served. */
@@ -83,7 +93,10 @@ export interface KindOptions {
 export interface EnvOptions {
   /** The namespace the objects live in; created by {@link ReconcilerEnv.start}. */
   ns: string;
-  /** Operator flags after `--leader-elect=false --poll-interval=2s`. */
+  /**
+   * Operator flags after {@link TEST_OPERATOR_FLAGS}: a file whose figures count polls at another
+   * period sets its own `--poll-interval`.
+   */
   operatorArgs?: string[];
   /** The operator program: the sources or a bundle. @default "src/main.ts" */
   operatorEntry?: string;
@@ -157,7 +170,7 @@ export class ReconcilerEnv<O extends KubeObj> {
       dir: this.cp.dir,
       name: `operator-${++this.#starts}`,
       ...(this.#operatorEntry !== undefined ? { entry: this.#operatorEntry } : {}),
-      args: ["--leader-elect=false", "--poll-interval=2s", ...this.#operatorArgs, ...extraArgs],
+      args: [...TEST_OPERATOR_FLAGS, ...this.#operatorArgs, ...extraArgs],
     });
     return this.op;
   }

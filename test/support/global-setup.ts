@@ -1,0 +1,148 @@
+/**
+ * The test runner's shared back ends (`node --test --test-global-setup=test/support/global-setup.ts`,
+ * as `make test` runs it): control planes with the project's CRDs, each with a test AWS emulator
+ * once a file asks for one, lent to one test file at a time (shared-backends.ts) and reset to
+ * their baseline between files (backends-reset.ts).
+ *
+ * They are started on demand, kept when a file is done and reused by the next, so a run of many
+ * files starts about as many as files run at once (`--test-concurrency`), not one per file. A
+ * back end whose reset fails is stopped and replaced by a new one. The runner's exit stops them
+ * all (they also die with its process, test/support/process.ts).
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { resetToBaseline, takeBaseline, type Baseline } from "./backends-reset.ts";
+import { launchControlPlane, type LaunchedControlPlane } from "./envtest.ts";
+import { startMoto, type Moto } from "./moto.ts";
+import { BACKENDS_ENV, type LeaseInfo } from "./shared-backends.ts";
+
+/** How long a file may wait for a control plane to start. */
+const START_TIMEOUT_MS = 120_000;
+
+interface Slot {
+  id: number;
+  cp: LaunchedControlPlane;
+  baseline: Baseline;
+  moto?: Moto;
+  /** Settles when the slot is free again: idle, or gone after a failed reset. */
+  resetting?: Promise<void>;
+  leased: boolean;
+}
+
+const slots: Slot[] = [];
+let nextId = 1;
+let server: Server | undefined;
+/** Set by the teardown: a lease ending now needs no reset, its back ends are being stopped. */
+let closing = false;
+/** Counts for the end-of-run line: leases served, back ends started, resets and their failures. */
+const counts = { leases: 0, controlPlanes: 0, emulators: 0, resets: 0, resetFailures: 0, restoredKeys: 0 };
+
+async function newSlot(): Promise<Slot> {
+  const cp = await launchControlPlane({ installCRDs: true, startTimeoutMs: START_TIMEOUT_MS });
+  counts.controlPlanes++;
+  const slot: Slot = { id: nextId++, cp, baseline: await takeBaseline(cp), leased: false };
+  slots.push(slot);
+  return slot;
+}
+
+async function dropSlot(slot: Slot): Promise<void> {
+  slots.splice(slots.indexOf(slot), 1);
+  await Promise.allSettled([slot.cp.stop(), slot.moto?.stop()]);
+}
+
+/** A free slot: an idle one, else the first to finish its reset, else a new one. */
+async function acquire(): Promise<Slot> {
+  for (;;) {
+    const idle = slots.find((s) => !s.leased && s.resetting === undefined);
+    if (idle !== undefined) {
+      idle.leased = true;
+      return idle;
+    }
+    const resetting = slots.filter((s) => s.resetting !== undefined).map((s) => s.resetting);
+    if (resetting.length === 0) {
+      const slot = await newSlot();
+      slot.leased = true;
+      return slot;
+    }
+    await Promise.race(resetting);
+  }
+}
+
+function release(slot: Slot): void {
+  slot.leased = false;
+  if (closing) return;
+  slot.resetting = (async () => {
+    try {
+      const [, result] = await Promise.all([slot.moto?.reset(), resetToBaseline(slot.cp, slot.baseline)]);
+      counts.resets++;
+      counts.restoredKeys += result.restored;
+      slot.resetting = undefined;
+    } catch (err) {
+      counts.resetFailures++;
+      process.stderr.write(
+        `shared back end ${slot.id}: reset failed, replacing it: ${(err as Error).message}\n`,
+      );
+      await dropSlot(slot);
+    }
+  })();
+}
+
+async function serveLease(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const url = new URL(req.url ?? "/", "http://localhost");
+  if (url.pathname !== "/lease") {
+    res.writeHead(404).end("not found\n");
+    return;
+  }
+  let slot: Slot | undefined;
+  try {
+    slot = await acquire();
+    if (url.searchParams.get("moto") === "1" && slot.moto === undefined) {
+      slot.moto = await startMoto({ startTimeoutMs: START_TIMEOUT_MS });
+      counts.emulators++;
+    }
+  } catch (err) {
+    if (slot !== undefined) release(slot);
+    res.writeHead(500).end(`${(err as Error).message.replaceAll("\n", " ")}\n`);
+    return;
+  }
+  const leased = slot;
+  counts.leases++;
+  const info: LeaseInfo = {
+    access: leased.cp.access,
+    ...(leased.moto !== undefined ? { moto: leased.moto.endpoint } : {}),
+  };
+  // The file closing the connection, or its process ending, ends the lease.
+  if (res.closed || req.destroyed) {
+    release(leased);
+    return;
+  }
+  res.on("close", () => release(leased));
+  res.writeHead(200, { "content-type": "application/x-ndjson" });
+  res.write(`${JSON.stringify(info)}\n`);
+}
+
+/** Serves leases on a loopback port and tells the test files where (in {@link BACKENDS_ENV}). */
+export async function globalSetup(): Promise<void> {
+  const srv = createServer((req, res) => void serveLease(req, res));
+  // A lease lasts as long as its file: no idle timeout on its connection.
+  srv.requestTimeout = 0;
+  srv.headersTimeout = 0;
+  srv.keepAliveTimeout = 0;
+  srv.timeout = 0;
+  await new Promise<void>((resolve) => srv.listen(0, "127.0.0.1", resolve));
+  server = srv;
+  process.env[BACKENDS_ENV] = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/** Stops every shared back end, and reports what they served. */
+export async function globalTeardown(): Promise<void> {
+  closing = true;
+  server?.close();
+  await Promise.allSettled(slots.map((s) => s.resetting));
+  await Promise.allSettled([...slots].map((s) => dropSlot(s)));
+  process.stderr.write(
+    `shared back ends: ${counts.leases} leases on ${counts.controlPlanes} control planes and ` +
+      `${counts.emulators} emulators; ${counts.resets} resets (${counts.restoredKeys} keys written back), ` +
+      `${counts.resetFailures} failed\n`,
+  );
+}
