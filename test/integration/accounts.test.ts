@@ -470,7 +470,7 @@ describe("AwsAccount", () => {
     await waitFor("AssumeRole tried again", async () => lock.refusals.length >= 2, WAIT_MS, 100);
     const [first, second] = lock.refusals;
     assert.ok(first !== undefined && second !== undefined);
-    assert.ok(second - first >= 1500, `tried again after ${second - first} ms: not on the access backoff`);
+    assert.ok(second - first >= 750, `tried again after ${second - first} ms: not on the access backoff`);
 
     lock.open = true; // the tenant role's trust policy now allows the operator
     const assumed = await waitAccount("locked", "Ready", (x) => condition(x, "Ready")?.status === "True");
