@@ -87,17 +87,31 @@ const tagReads = (env: S3Env | SqsEnv, name: string): { source: string; time: nu
 const tagSources = (env: S3Env | SqsEnv, name: string): string[] => tagReads(env, name).map((r) => r.source);
 
 /**
- * After the operator repaired `name`'s tags (its reads before index `seen`), the sources of its
- * tag reads within the window after that write, once the window is over. The window is counted
- * from the direct re-read that found the drift, which comes before the write: every read counted
- * is inside the window, however slowly a loaded machine polls.
+ * The sources of `name`'s tag reads within the window after the operator's repair of drift put
+ * after its read number `from`, once that window is over. The repair is the write before its
+ * first `own-write` read; the read logged just before that one found the drift (a steady poll
+ * logs its source before any re-read or write), so the window is counted from it: every read
+ * counted is inside the window after the write. Reads are taken by their log time, not by when
+ * the test noticed the repair, which on a loaded machine may be after the polls that follow it.
  */
-async function readsWithinWindowOfRepair(env: S3Env | SqsEnv, name: string, seen: number): Promise<string[]> {
-  const reread = tagReads(env, name)
-    .slice(0, seen)
-    .findLast((r) => r.source !== "snapshot" && r.source !== "own-write");
-  assert.ok(reread !== undefined, `a direct re-read of ${name} before the repair`);
-  const end = reread.time + WINDOW_S * 1000;
+async function readsWithinWindowOfRepair(env: S3Env | SqsEnv, name: string, from: number): Promise<string[]> {
+  let written = -1;
+  await waitFor(
+    `a poll of ${name} after the operator's write`,
+    async () => {
+      written = tagReads(env, name).findIndex((r, i) => i > from && r.source === "own-write");
+      return written >= 0;
+    },
+    WINDOW_S * 1000 + 30_000 + N * 200,
+    100,
+  );
+  const reads = tagReads(env, name);
+  const found = reads[written - 1];
+  assert.ok(
+    found !== undefined,
+    `a read of ${name} that found the drift: ${reads.map((r) => r.source).join(",")}`,
+  );
+  const end = found.time + WINDOW_S * 1000;
   await waitFor(
     `the window after the write to ${name}, and a poll after it`,
     async () => tagReads(env, name).some((r) => r.time >= end),
@@ -105,7 +119,7 @@ async function readsWithinWindowOfRepair(env: S3Env | SqsEnv, name: string, seen
     100,
   );
   return tagReads(env, name)
-    .slice(seen)
+    .slice(written)
     .filter((r) => r.time < end)
     .map((r) => r.source);
 }
@@ -210,6 +224,7 @@ describe(`bulk tag reads over ${N} buckets and ${N} queues`, () => {
     const disagreedBefore = await bulkMetric("S3Bucket", "disagreed");
     // Right after a direct read of b-0, so that its next poll takes the drift from the snapshot.
     await justReadDirectly(buckets, "b-0");
+    const from = tagSources(buckets, "b-0").length;
     const tags = await buckets.bucketTags("bulk-b-0");
     await buckets.s3().send(
       new PutBucketTaggingCommand({
@@ -230,7 +245,7 @@ describe(`bulk tag reads over ${N} buckets and ${N} queues`, () => {
     );
     assert.equal(ready(await buckets.get("b-0"))?.status, "True");
     // Within the window after that write, every poll of b-0 reads its tags directly.
-    const after = await readsWithinWindowOfRepair(buckets, "b-0", tagSources(buckets, "b-0").length);
+    const after = await readsWithinWindowOfRepair(buckets, "b-0", from);
     assert.ok(after.length >= 2, `tag sources after the write: ${after.join(",")}`);
     assert.deepEqual([...new Set(after)], ["own-write"]);
   });
@@ -239,6 +254,7 @@ describe(`bulk tag reads over ${N} buckets and ${N} queues`, () => {
     const disagreedBefore = await bulkMetric("SqsQueue", "disagreed");
     const { url } = await queues.queue("bulk-q-0");
     await justReadDirectly(queues, "q-0");
+    const from = tagSources(queues, "q-0").length;
     await queues.sqs().send(new TagQueueCommand({ QueueUrl: url, Tags: { drift: "x" } }));
     await waitFor(
       "the drift repaired",
@@ -250,7 +266,7 @@ describe(`bulk tag reads over ${N} buckets and ${N} queues`, () => {
       (await bulkMetric("SqsQueue", "disagreed")) > disagreedBefore,
       `tag sources of q-0: ${tagSources(queues, "q-0").slice(-6).join(",")}`,
     );
-    const after = await readsWithinWindowOfRepair(queues, "q-0", tagSources(queues, "q-0").length);
+    const after = await readsWithinWindowOfRepair(queues, "q-0", from);
     assert.ok(after.length >= 2, `tag sources after the write: ${after.join(",")}`);
     assert.deepEqual([...new Set(after)], ["own-write"]);
   });

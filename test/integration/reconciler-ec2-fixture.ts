@@ -49,7 +49,10 @@ export class Ec2Env extends ReconcilerEnv<Ec2Obj> {
         ],
         defaults: () => ({ instanceType: "t3.micro", amiId: "ami-1e749f67", region: "us-east-1" }),
       },
-      opts,
+      // Polls 2 s apart: the DescribeInstances snapshot answers lookups up to half a poll period
+      // old, and at 1 s a reconcile soon after a poll would be answered from it, so the counts
+      // of one call per poll these files check would not hold. Transitions still take 500 ms.
+      { ...opts, operatorArgs: ["--poll-interval=2s", ...(opts.operatorArgs ?? [])] },
     );
   }
 

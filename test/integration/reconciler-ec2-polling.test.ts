@@ -11,7 +11,7 @@ import { Ec2Env } from "./reconciler-ec2-fixture.ts";
 describe("Ec2Instance reconciler: polling with one worker", () => {
   const f = new Ec2Env({
     ns: "ec2-polling",
-    operatorArgs: ["--poll-interval=2s", "--max-concurrent-reconciles=1"],
+    operatorArgs: ["--max-concurrent-reconciles=1"],
   }).hooks();
 
   it("polls 20 instances with a few DescribeInstances calls per round, not one per instance", async () => {

@@ -28,7 +28,7 @@ describe("Ec2Instance reconciler: failures, adoption, crash safety, batching", (
     const [reconciles, retried] = [f.reconcilesOf("bad-ami"), await f.retriedErrors()];
     const lookups = f.proxy.count("DescribeImages");
     // Measuring that nothing happens needs time to pass: a hot loop would reconcile hundreds of
-    // times in five poll periods (per-key backoff starts at 5 ms), a poll every second five times.
+    // times in five poll periods (per-key backoff starts at 5 ms), a poll every 2 s five times.
     // The failed reconcile's own status writes (the token, then the failure) may still each
     // enqueue one more reconcile, which fails the same way and writes nothing.
     await f.waitPolls(5);

@@ -19,7 +19,7 @@ import { ready } from "../support/reconciler-env.ts";
 import { Ec2Env } from "./reconciler-ec2-fixture.ts";
 
 describe("Ec2Instance settings: metadata options, instance profile, volume performance", () => {
-  const env = new Ec2Env({ ns: "ec2-settings", operatorArgs: ["--poll-interval=2s"] }).hooks();
+  const env = new Ec2Env({ ns: "ec2-settings" }).hooks();
 
   it("launches an IMDSv2 instance with a profile and a tuned gp3 root volume", async () => {
     await env.moto.createInstanceProfile("web");
