@@ -3,12 +3,14 @@
  * Deployment, namespace and ClusterRoles as config/ renders them, one name for the operator's IAM
  * role (the one eks.md creates), the test concurrency of the Makefile, the number of kinds, CRDs
  * and emulator samples, the pinned tool versions of hack/versions.env, and the release versions
- * (the chart's appVersion and version, with a CHANGELOG.md section). Reads files only: no
+ * (the chart's appVersion and version, with a CHANGELOG.md section), and what a make test costs
+ * (the latest sessions of bench/results/test-loop.json). Reads files only: no
  * process, no network.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { parse, parseAllDocuments } from "yaml";
+import { costFigures, type TestLoopResults } from "../../bench/test-loop/results.ts";
 import { KINDS } from "../../src/kinds.ts";
 import { numberOf, PAGES, paragraphs, read, repoEntries } from "./pages.ts";
 
@@ -91,6 +93,23 @@ describe("the docs' counts and versions are the code's", () => {
         }
     assert.deepEqual(problems, []);
     assert.match(read("README.md"), /five test files at a time/);
+  });
+
+  it("what README says a make test costs is the latest measured sessions of bench/results/test-loop.json", () => {
+    const results = JSON.parse(read("bench/results/test-loop.json")) as TestLoopResults;
+    const cost = paragraphs(read("README.md")).find((p) =>
+      p.startsWith("**What a first `make test` costs.**"),
+    );
+    assert.ok(cost !== undefined, "README's paragraph on what a make test costs");
+    const kinds = (["warm", "first"] as const).filter((k) => results.sessions.some((s) => s.kind === k));
+    assert.ok(kinds.includes("warm"), "a warm session is recorded");
+    for (const kind of kinds) {
+      const { time, tests } = costFigures(results, kind);
+      assert.ok(
+        cost.includes(`${time} for ${tests} tests`),
+        `README names the ${kind} figures "${time} for ${tests} tests"`,
+      );
+    }
   });
 
   it("the number of kinds, CRDs and emulator samples is the registry's and config/'s", () => {
