@@ -95,6 +95,8 @@ const tagSources = (env: S3Env | SqsEnv, name: string): string[] => tagReads(env
  * the test noticed the repair, which on a loaded machine may be after the polls that follow it.
  */
 async function readsWithinWindowOfRepair(env: S3Env | SqsEnv, name: string, from: number): Promise<string[]> {
+  // Each wait spans at most one window and a slow round of polls over the estate.
+  const waitMs = WINDOW_S * 1000 + 30_000 + N * 200;
   let written = -1;
   await waitFor(
     `a poll of ${name} after the operator's write`,
@@ -102,7 +104,7 @@ async function readsWithinWindowOfRepair(env: S3Env | SqsEnv, name: string, from
       written = tagReads(env, name).findIndex((r, i) => i > from && r.source === "own-write");
       return written >= 0;
     },
-    WINDOW_S * 1000 + 30_000 + N * 200,
+    waitMs,
     100,
   );
   const reads = tagReads(env, name);
@@ -115,7 +117,7 @@ async function readsWithinWindowOfRepair(env: S3Env | SqsEnv, name: string, from
   await waitFor(
     `the window after the write to ${name}, and a poll after it`,
     async () => tagReads(env, name).some((r) => r.time >= end),
-    WINDOW_S * 1000 + 30_000 + N * 200,
+    waitMs,
     100,
   );
   return tagReads(env, name)
