@@ -5,7 +5,7 @@
  */
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { ConfigError } from "./config/options.ts";
+import { ConfigError } from "./config/config-error.ts";
 import { InvalidKubeConfigError, KubeConfig, SERVICE_ACCOUNT_DIR } from "./runtime/kube/kubeconfig.ts";
 import { RestClient, type FromKubeConfigOptions } from "./runtime/kube/rest.ts";
 

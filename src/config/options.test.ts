@@ -1,6 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { ConfigError, parseOptions, type Options } from "./options.ts";
+import { ConfigError } from "./config-error.ts";
+import { parseOptions, type Options } from "./options.ts";
 import { envNameOf, helpText } from "./flags.ts";
 
 function run(argv: string[], env: Record<string, string> = {}): Options {

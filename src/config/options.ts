@@ -3,6 +3,7 @@
  * else in the program reads `process.argv` or `KUBEPROVISIONER_*` variables.
  */
 import { parseArgs } from "node:util";
+import { ConfigError } from "./config-error.ts";
 import { S3_ADDRESSING_STYLES, type S3AddressingStyle } from "../aws/clients.ts";
 import { parseQueueAddress, QueueAddressError, type QueueAddress } from "../aws/queue-address.ts";
 import {
@@ -142,18 +143,6 @@ export interface Options {
 
 /** What the command line asked for. */
 export type ParseOutcome = { readonly kind: "run"; readonly options: Options } | { readonly kind: "help" } | { readonly kind: "version" };
-
-/**
- * A command line or environment the program refuses. The message is one line naming the flag
- * (and variable) and the accepted values; `exitCode` is always 2, as for Go's flag package.
- */
-export class ConfigError extends Error {
-  readonly exitCode = 2;
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = "ConfigError";
-  }
-}
 
 const BOOLEAN_FLAGS = new Set(FLAGS.filter((f) => f.kind === "boolean").map((f) => f.name));
 const KNOWN_FLAGS = new Set([...FLAGS.map((f) => f.name), "help", "version"]);

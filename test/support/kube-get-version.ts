@@ -5,7 +5,7 @@
  * success, 2 for a refused kubeconfig (as the operator exits), 1 otherwise; the error on stderr.
  */
 import { Registry } from "prom-client";
-import { ConfigError } from "../../src/config/options.ts";
+import { ConfigError } from "../../src/config/config-error.ts";
 import { apiClient, loadKubeConfig } from "../../src/kubeconfig-source.ts";
 
 const args = process.argv.slice(2);
