@@ -24,6 +24,9 @@ differences, each a wrap around moto's own function (never a copy of it) in ``wr
   event bus on RunInstances, StartInstances, StopInstances and TerminateInstances
   (``wraps/ec2.py``).
 
+One more change is in how moto serves, not in what it answers: it lists its own package folder
+once instead of on every request (``serving.py``).
+
 The wraps keep no state of their own: what they add lives in moto's backends, so moto's reset
 clears it. They are written against one moto version, and the server refuses to start on any
 other: a new moto may have fixed a difference (test/README.md says how to tell and how to drop a
@@ -58,10 +61,12 @@ def check_moto_version() -> None:
 def main(argv: list[str] | None = None) -> None:
     """Checks moto's version, installs the wraps and runs moto's server with ``argv``."""
     check_moto_version()
+    import serving
     import wraps
     from moto.server import main as moto_main
 
     wraps.install()
+    serving.install()
     moto_main(argv)
 
 
