@@ -132,9 +132,11 @@ export class Fleet {
   async start(): Promise<void> {
     const audit = this.#opts.auditLog === true ? auditFlags() : undefined;
     this.#auditFile = audit?.file;
+    // Without API server flags of its own the fleet leases a shared control plane.
+    const apiServerFlags = [...(this.#opts.apiServerFlags ?? []), ...(audit?.flags ?? [])];
     ({ cp: this.cp, moto: this.moto } = await startBackends({
       installCRDs: true,
-      apiServerFlags: [...(this.#opts.apiServerFlags ?? []), ...(audit?.flags ?? [])],
+      ...(apiServerFlags.length > 0 ? { apiServerFlags } : {}),
     }));
     this.proxy = await startAwsProxy(this.moto.endpoint);
     if (this.#opts.kubeProxy === true) {
