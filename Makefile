@@ -11,6 +11,15 @@ SHELL := /usr/bin/env bash
 
 export PATH := $(CURDIR)/bin:$(PATH)
 
+# What the checks keep between runs, under node_modules (git-ignored, and gone with it when
+# `npm ci` reinstalls): results that depend only on file contents, so a warm run redoes the work
+# of the files that changed and nothing else.
+CHECK_CACHE := $(CURDIR)/node_modules/.cache/kubeprovisioner
+# V8's code cache for every Node process the targets start (test files, operators under test,
+# tsc, ESLint): a module is compiled (and its types stripped) once, then loaded from the cache
+# while its file is unchanged. It halves the CPU of a test file's or an operator's start.
+export NODE_COMPILE_CACHE := $(CHECK_CACHE)/node-compile-cache
+
 NODE_TEST := node --test --test-reporter=spec
 # The suites that start processes: their files lease the test runner's shared control planes
 # and emulators (test/support/global-setup.ts) instead of starting their own, and the run ends
@@ -75,13 +84,13 @@ bundle: deps ## Bundle the operator into dist/kubeprovisioner.mjs (esbuild, tree
 
 .PHONY: typecheck
 typecheck: deps
-	npx tsc -p tsconfig.json --noEmit
+	npx tsc -p tsconfig.json --noEmit --incremental --tsBuildInfoFile $(CHECK_CACHE)/tsc/tsconfig.tsbuildinfo
 
 .PHONY: lint
 lint: typecheck ## Type-check, ESLint (with the import boundaries and their test) and Prettier
-	npx eslint .
+	npx eslint . --cache --cache-strategy content --cache-location $(CHECK_CACHE)/eslint/
 	$(NODE_TEST) --test-timeout=$(UNIT_TEST_TIMEOUT_MS) $(LINT_TESTS)
-	npx prettier --check .
+	npx prettier --check . --cache --cache-strategy content --cache-location $(CHECK_CACHE)/prettier/cache.json
 
 .PHONY: manifests
 manifests: deps ## Regenerate config/crd, the chart's CRDs and ClusterRole, the IAM table, config/rbac and config/manager
