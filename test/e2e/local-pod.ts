@@ -2,12 +2,13 @@
  * Plays the kubelet for a Deployment installed by the chart, on a control plane without nodes:
  * takes the manager container's args and env from the API server (resolving Secret and field
  * references as the kubelet would), moves the listeners to free loopback ports, and runs
- * `node src/main.ts` with them. So the test exercises the flags and environment the chart really
+ * the operator program under test (../support/operator-program.ts: the bundle the image runs,
+ * under `make test`) with them. So the test exercises the flags and environment the chart really
  * renders, not a copy of them.
  */
-import path from "node:path";
 import type { ControlPlane } from "../support/envtest.ts";
-import { freePort, repoRoot, startProcess, type Supervised } from "../support/process.ts";
+import { operatorProgram } from "../support/operator-program.ts";
+import { freePort, startProcess, type Supervised } from "../support/process.ts";
 
 type EnvVar = {
   name: string;
@@ -118,7 +119,7 @@ export async function startLocalPod(cp: ControlPlane, opts: LocalPodOptions): Pr
     ...podEnv,
     ...opts.extraEnv,
   };
-  const proc = startProcess(process.execPath, [path.join(repoRoot, "src/main.ts"), ...args], {
+  const proc = startProcess(process.execPath, [operatorProgram(), ...args], {
     logFile: opts.logFile,
     env,
   });

@@ -12,7 +12,9 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { heapCeilingMiB } from "../../src/heap/ceiling.ts";
-import { removeTempDir, repoRoot, startProcess, trackTempDir, within } from "../support/process.ts";
+import { parseJsonLines } from "../support/json-log.ts";
+import { operatorProgram } from "../support/operator-program.ts";
+import { removeTempDir, startProcess, trackTempDir, within } from "../support/process.ts";
 
 const MiB = 1024 * 1024;
 
@@ -57,7 +59,7 @@ describe("the heap ceiling under a real memory cgroup", () => {
         'echo $$ > "$0/cgroup.procs" && exec "$@"',
         cg,
         process.execPath,
-        path.join(repoRoot, "src/main.ts"),
+        operatorProgram(),
         `--kubeconfig=${path.join(dir, "absent-kubeconfig")}`,
         "--log-format=json",
       ],
@@ -68,10 +70,7 @@ describe("the heap ceiling under a real memory cgroup", () => {
     );
     // Without a kubeconfig it stops after the start line: exit 1, "no usable Kubernetes configuration".
     assert.equal(await within("the operator to exit", proc.exited), 1);
-    const lines = readFileSync(logFile, "utf8")
-      .split("\n")
-      .filter((l) => l.startsWith("{"))
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = parseJsonLines(readFileSync(logFile, "utf8"));
     const starting = lines.filter((l) => l.msg === "starting");
     assert.equal(starting.length, 1, "one start: the replaced process does not replace itself again");
     assert.ok(readFileSync(logFile, "utf8").includes("no usable Kubernetes configuration"));

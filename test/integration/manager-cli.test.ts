@@ -8,7 +8,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, it } from "node:test";
-import { repoRoot, WAIT_MS } from "../support/process.ts";
+import { operatorProgram } from "../support/operator-program.ts";
+import { WAIT_MS } from "../support/process.ts";
 
 interface Run {
   code: number | null;
@@ -23,7 +24,7 @@ function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
       clean[k] = v;
   }
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(repoRoot, "src/main.ts"), ...args], {
+    const child = spawn(process.execPath, [operatorProgram(), ...args], {
       env: { ...clean, ...env },
       stdio: ["ignore", "pipe", "pipe"],
       timeout: 30_000,
@@ -62,7 +63,7 @@ describe("kubeprovisioner CLI", () => {
   it("exits with its own code when its standard output is a pipe nobody reads", async () => {
     // The reader goes away before the program writes a line (`kubeprovisioner ... | true`): its
     // log lines fail with EPIPE, and the fatal error's exit code still comes out at once.
-    const child = spawn(process.execPath, [path.join(repoRoot, "src/main.ts"), "--kubeconfig=/nonexistent"], {
+    const child = spawn(process.execPath, [operatorProgram(), "--kubeconfig=/nonexistent"], {
       env: { ...process.env, KUBECONFIG: "" },
       stdio: ["ignore", "pipe", "ignore"],
       timeout: WAIT_MS,

@@ -1,5 +1,5 @@
 /**
- * Leader election between real operator processes (`node src/main.ts`) on a real API server,
+ * Leader election between real operator processes (the program under test) on a real API server,
  * with short timings: LeaseDuration 3 s, RenewDeadline 2 s, RetryPeriod 0.5 s.
  */
 import assert from "node:assert/strict";

@@ -1,5 +1,5 @@
 /**
- * The operator's /metrics endpoint, served by a real `node src/main.ts` process running as its
+ * The operator's /metrics endpoint, served by a real operator process running as its
  * own ServiceAccount with the generated RBAC (config/rbac), checked by the real API server's
  * TokenReview and SubjectAccessReview.
  */

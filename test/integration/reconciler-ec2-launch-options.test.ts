@@ -62,14 +62,8 @@ describe("Ec2Instance launch options fixed at creation", () => {
 
   it("reads only DescribeInstances per steady poll", async () => {
     await env.waitPolls(1);
-    const ec2Calls = (): string[] =>
-      env.proxy.calls.filter((c) => c.service === "ec2").map((c) => c.operation);
-    const before = ec2Calls().length;
-    const polls = env.reconcilesOf("spot");
-    await env.waitPolls(3);
-    const calls = ec2Calls().slice(before);
-    const reconciles = env.reconcilesOf("spot") - polls;
-    assert.ok(reconciles >= 2, `polled ${reconciles} times`);
+    const reconciles = 2;
+    const calls = (await env.callsOfReconciles("spot", reconciles, "ec2")).map((c) => c.operation);
     assert.deepEqual([...new Set(calls)], ["DescribeInstances"]);
     assert.equal(calls.length, reconciles);
   });

@@ -78,14 +78,8 @@ describe("Ec2Instance settings: metadata options, instance profile, volume perfo
 
   it("reads one DescribeInstances per steady poll with every field set, and nothing else", async () => {
     await env.waitPolls(1);
-    const ec2Calls = (): string[] =>
-      env.proxy.calls.filter((c) => c.service === "ec2").map((c) => c.operation);
-    const before = ec2Calls().length;
-    const polls = env.reconcilesOf("hardened");
-    await env.waitPolls(5);
-    const calls = ec2Calls().slice(before);
-    const reconciles = env.reconcilesOf("hardened") - polls;
-    assert.ok(reconciles >= 4, `polled ${reconciles} times`);
+    const reconciles = 4;
+    const calls = (await env.callsOfReconciles("hardened", reconciles, "ec2")).map((c) => c.operation);
     assert.deepEqual([...new Set(calls)], ["DescribeInstances"], "only the instance is read");
     // The only EC2 object of this file: each poll (2 s apart, snapshot age limit 1 s) reads it once.
     assert.equal(calls.length, reconciles, `${calls.length} DescribeInstances for ${reconciles} polls`);

@@ -71,14 +71,8 @@ describe("Ec2Instance user data", () => {
 
   it("reads the user data once per steady poll, beside DescribeInstances", async () => {
     await env.waitPolls(1);
-    const ec2Calls = (): string[] =>
-      env.proxy.calls.filter((c) => c.service === "ec2").map((c) => c.operation);
-    const before = ec2Calls().length;
-    const polls = env.reconcilesOf("scripted");
-    await env.waitPolls(3);
-    const calls = ec2Calls().slice(before);
-    const reconciles = env.reconcilesOf("scripted") - polls;
-    assert.ok(reconciles >= 2, `polled ${reconciles} times`);
+    const reconciles = 2;
+    const calls = (await env.callsOfReconciles("scripted", reconciles, "ec2")).map((c) => c.operation);
     assert.deepEqual([...new Set(calls)].sort(), ["DescribeInstanceAttribute", "DescribeInstances"]);
     assert.equal(calls.filter((c) => c === "DescribeInstances").length, reconciles);
     assert.equal(calls.filter((c) => c === "DescribeInstanceAttribute").length, reconciles);

@@ -125,14 +125,8 @@ describe("Ec2Instance volumes: KMS keys, snapshots, deleteOnTermination and volu
 
   it("reads, per steady poll, DescribeInstances and one DescribeVolumes", async () => {
     await env.waitPolls(1);
-    const ec2Calls = (): string[] =>
-      env.proxy.calls.filter((c) => c.service === "ec2").map((c) => c.operation);
-    const before = ec2Calls().length;
-    const polls = env.reconcilesOf("data");
-    await env.waitPolls(4);
-    const calls = ec2Calls().slice(before);
-    const reconciles = env.reconcilesOf("data") - polls;
-    assert.ok(reconciles >= 3, `polled ${reconciles} times`);
+    const reconciles = 3;
+    const calls = (await env.callsOfReconciles("data", reconciles, "ec2")).map((c) => c.operation);
     assert.deepEqual([...new Set(calls)].sort(), ["DescribeInstances", "DescribeVolumes"]);
     assert.equal(calls.filter((c) => c === "DescribeInstances").length, reconciles);
     assert.equal(calls.filter((c) => c === "DescribeVolumes").length, reconciles, "one volume read per poll");

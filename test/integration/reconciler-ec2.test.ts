@@ -1,5 +1,5 @@
 /**
- * The Ec2Instance reconciler end to end: the operator (`node src/main.ts`) against a real
+ * The Ec2Instance reconciler end to end: the operator (the program under test) against a real
  * kube-apiserver and moto, every AWS call going through a counting proxy. Lifecycle: launch with
  * the spec's parameters, a no-op second reconcile, tag drift repair, out-of-band termination
  * (Recreate and Report), delete, Retain, and a subnet launch outside us-east-1.

@@ -1,5 +1,6 @@
 /**
- * The S3Bucket reconciler end to end: the operator (`node src/main.ts`) against a real
+ * The S3Bucket reconciler end to end: the operator run from its sources (`node src/main.ts`, as
+ * `make dev` runs it, where the other files run the bundle under `make test`) against a real
  * kube-apiserver and moto, every AWS call of the operator going through a counting proxy.
  * Lifecycle: create outside and inside us-east-1, a no-op second reconcile, tag and versioning
  * drift, out-of-band deletion (Recreate and Report), deletion blocked by objects, forceDelete,
@@ -18,6 +19,7 @@ import {
   PutObjectCommand,
 } from "@aws-sdk/client-s3";
 import { OWNERSHIP_TAGS } from "../../src/api/v1/index.ts";
+import { SOURCE_PROGRAM } from "../support/operator-program.ts";
 import { waitFor, WAIT_MS } from "../support/process.ts";
 import { ready } from "../support/reconciler-env.ts";
 import { S3Env } from "./reconciler-s3-fixture.ts";
@@ -25,7 +27,7 @@ import { S3Env } from "./reconciler-s3-fixture.ts";
 const EU = "eu-west-1";
 
 describe("S3Bucket reconciler: lifecycle", () => {
-  const env = new S3Env("s3-lifecycle").hooks();
+  const env = new S3Env("s3-lifecycle", { operatorEntry: SOURCE_PROGRAM }).hooks();
 
   it("creates a versioned bucket outside us-east-1 and reports Ready with the status columns filled", async () => {
     await env.create("assets", { region: EU, versioning: true, tags: { env: "prod" } });

@@ -1,5 +1,5 @@
 /**
- * The SqsQueue reconciler end to end: the operator (`node src/main.ts`) against a real
+ * The SqsQueue reconciler end to end: the operator (the program under test) against a real
  * kube-apiserver and moto, with every AWS call going through a counting proxy. Lifecycle:
  * create, a no-op second reconcile, drift repair, out-of-band deletion (Recreate and Report),
  * delete, Retain, and a FIFO queue outside us-east-1.

@@ -1,19 +1,29 @@
 /**
- * The test runner's shared back ends (`node --test --test-global-setup=test/support/global-setup.ts`,
- * as `make test` runs it): control planes with the project's CRDs, each with a test AWS emulator
- * once a file asks for one, lent to one test file at a time (shared-backends.ts) and reset to
- * their baseline between files (backends-reset.ts).
+ * What the test runner (`node --test --test-global-setup=test/support/global-setup.ts`, as
+ * `make test` runs it) prepares once for every test file:
+ *
+ * - the operator program under test: the bundle the image runs, built from the working tree
+ *   (operator-program.ts);
+ * - shared back ends: control planes with the project's CRDs, each with a test AWS emulator once
+ *   a file asks for one, lent to one test file at a time (shared-backends.ts) and reset to their
+ *   baseline between files (backends-reset.ts).
  *
  * They are started on demand, kept when a file is done and reused by the next, so a run of many
  * files starts about as many as files run at once (`--test-concurrency`), not one per file. A
  * back end whose reset fails is stopped and replaced by a new one. The runner's exit stops them
  * all (they also die with its process, test/support/process.ts).
  */
+import { copyFileSync, mkdtempSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { bundle } from "../../hack/bundle.ts";
 import { resetToBaseline, takeBaseline, type Baseline } from "./backends-reset.ts";
 import { launchControlPlane, type LaunchedControlPlane } from "./envtest.ts";
 import { startMoto, type Moto } from "./moto.ts";
+import { OPERATOR_PROGRAM_ENV } from "./operator-program.ts";
+import { removeTempDir, repoRoot, trackTempDir } from "./process.ts";
 import { BACKENDS_ENV, type LeaseInfo } from "./shared-backends.ts";
 
 /** How long a file may wait for a control plane to start. */
@@ -121,8 +131,21 @@ async function serveLease(req: IncomingMessage, res: ServerResponse): Promise<vo
   res.write(`${JSON.stringify(info)}\n`);
 }
 
-/** Serves leases on a loopback port and tells the test files where (in {@link BACKENDS_ENV}). */
+/** The folder of the operator program built for this run. */
+let programDir: string | undefined;
+
+/**
+ * Builds the operator program and tells the test files where it is (in {@link OPERATOR_PROGRAM_ENV});
+ * then serves leases on a loopback port and tells the test files where (in {@link BACKENDS_ENV}).
+ */
 export async function globalSetup(): Promise<void> {
+  programDir = mkdtempSync(path.join(os.tmpdir(), "kubeprovisioner-program-"));
+  trackTempDir(programDir);
+  // As the image lays it out (Dockerfile): no source maps, and package.json, which the program
+  // reads its version from, one folder above it.
+  const program = await bundle(path.join(programDir, "dist/kubeprovisioner.mjs"), { sourceMaps: false });
+  copyFileSync(path.join(repoRoot, "package.json"), path.join(programDir, "package.json"));
+  process.env[OPERATOR_PROGRAM_ENV] = program.entry;
   const srv = createServer((req, res) => void serveLease(req, res));
   // A lease lasts as long as its file: no idle timeout on its connection.
   srv.requestTimeout = 0;
@@ -140,6 +163,7 @@ export async function globalTeardown(): Promise<void> {
   server?.close();
   await Promise.allSettled(slots.map((s) => s.resetting));
   await Promise.allSettled([...slots].map((s) => dropSlot(s)));
+  if (programDir !== undefined) removeTempDir(programDir);
   process.stderr.write(
     `shared back ends: ${counts.leases} leases on ${counts.controlPlanes} control planes and ` +
       `${counts.emulators} emulators; ${counts.resets} resets (${counts.restoredKeys} keys written back), ` +

@@ -1,5 +1,5 @@
 /**
- * Runs the operator (from source, `node src/main.ts`, or a built bundle) as a child process
+ * Runs the operator (the program under test, ./operator-program.ts, or another entry) as a child process
  * against the test control plane, so tests can read its metrics and JSON log lines, signal it,
  * restart it, or kill it at a chosen moment. The one way every integration test starts the real CLI.
  *
@@ -10,11 +10,15 @@
  * `KUBERNETES_SERVICE_HOST` (a developer's settings never leak into a test), plus `env`.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { metricSum } from "../../src/runtime/testing/prometheus-text.ts";
 import { repoRoot, startProcess, waitFor, WAIT_MS, type Supervised } from "./process.ts";
+import { JsonLogTail, type LogLine } from "./json-log.ts";
+import { operatorProgram } from "./operator-program.ts";
 import { inServiceAccountNamespace } from "./service-account-namespace.ts";
+
+export type { LogLine } from "./json-log.ts";
 
 /** Options of {@link startOperator}. */
 export interface OperatorOptions {
@@ -33,20 +37,12 @@ export interface OperatorOptions {
   args?: string[];
   /** Extra environment, e.g. moto's AWS_* variables. */
   env?: Record<string, string>;
-  /** The program to run: the sources or a built bundle. @default "src/main.ts" */
+  /** The program to run: the sources or a built bundle. @default operatorProgram() */
   entry?: string;
   /** Node flags before the program, e.g. V8 heap flags. */
   nodeArgs?: string[];
   /** Resolve only once /readyz answers 200. @default true */
   waitReady?: boolean;
-}
-
-/** One parsed JSON log line. */
-export interface LogLine {
-  msg?: string;
-  level?: number;
-  identity?: string;
-  [key: string]: unknown;
 }
 
 /** A running operator process. */
@@ -89,12 +85,14 @@ export async function startOperator(opts: OperatorOptions): Promise<OperatorProc
   const has = (flag: string): boolean => args.some((a) => a === flag || a.startsWith(`${flag}=`));
   const ownMetrics = !has("--metrics-bind-address");
   const logFile = path.join(opts.dir, `${name}.log`);
-  // The log is appended to by every process of this name: the ports are read from this one's.
-  const logStart = existsSync(logFile) ? statSync(logFile).size : 0;
+  // The log is appended to by every process of this name: the ports are read from this one's
+  // lines, after those of the earlier ones.
+  const tail = new JsonLogTail(logFile);
+  const ownFrom = tail.count();
   const env: NodeJS.ProcessEnv = { ...process.env, AWS_EC2_METADATA_DISABLED: "true" };
   for (const k of Object.keys(env)) if (k.startsWith("KUBEPROVISIONER_")) delete env[k];
   delete env.KUBERNETES_SERVICE_HOST;
-  const entry = path.resolve(repoRoot, opts.entry ?? "src/main.ts");
+  const entry = opts.entry !== undefined ? path.resolve(repoRoot, opts.entry) : operatorProgram();
   const argv = [
     ...(opts.nodeArgs ?? []),
     entry,
@@ -115,32 +113,20 @@ export async function startOperator(opts: OperatorOptions): Promise<OperatorProc
     run = inServiceAccountNamespace(opts.inCluster.serviceAccountDir, process.execPath, argv);
   }
   const proc = startProcess(run.file, run.args, { logFile, env: { ...env, ...opts.env } });
-  const logText = (from = 0): string => {
+  const logText = (): string => {
     try {
-      return readFileSync(logFile).subarray(from).toString("utf8");
+      return readFileSync(logFile, "utf8");
     } catch {
       return "";
     }
   };
-  const parseLines = (text: string): LogLine[] => {
-    const out: LogLine[] = [];
-    for (const line of text.split("\n")) {
-      if (!line.startsWith("{")) continue;
-      try {
-        out.push(JSON.parse(line) as LogLine);
-      } catch {
-        // a line still being written
-      }
-    }
-    return out;
-  };
-  const logLines = (): LogLine[] => parseLines(logText());
+  const logLines = (): LogLine[] => [...tail.lines()];
   const ports = new Map<string, number>();
   /** The port this process's server `component` logged it listens on, once it has. */
   const boundPort = (component: string): number | undefined => {
     const known = ports.get(component);
     if (known !== undefined) return known;
-    for (const l of parseLines(logText(logStart))) {
+    for (const l of tail.since(ownFrom)) {
       const address = l.address;
       if (l.msg !== "listening" || l.component !== component) continue;
       if (typeof address !== "object" || address === null || !("port" in address)) continue;
@@ -189,7 +175,7 @@ export async function startOperator(opts: OperatorOptions): Promise<OperatorProc
       await waitFor(
         `${name}: log "${msg}"`,
         async () => {
-          found = logLines().find((l) => l.msg === msg);
+          found = tail.lines().find((l) => l.msg === msg);
           if (found === undefined && proc.proc.exitCode !== null)
             throw new Error(`${name} exited with ${proc.proc.exitCode}; see ${logFile}`);
           return found !== undefined;

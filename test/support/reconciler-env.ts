@@ -11,11 +11,11 @@ import assert from "node:assert/strict";
 import { after, before } from "node:test";
 import type { Condition, Ec2Instance, S3Bucket, SqsQueue } from "../../src/api/v1/index.ts";
 import type { KubeObject } from "../../src/runtime/kube/object.ts";
-import { startAwsProxy, type AwsProxy, type AwsProxyOptions } from "./aws-proxy.ts";
+import { startAwsProxy, type AwsProxy, type AwsProxyOptions, type ProxiedCall } from "./aws-proxy.ts";
 import { startBackends } from "./backends.ts";
 import type { ControlPlane, RawResponse } from "./envtest.ts";
 import type { Moto } from "./moto.ts";
-import { startOperator, type OperatorProcess } from "./operator.ts";
+import { startOperator, type LogLine, type OperatorProcess } from "./operator.ts";
 import { waitFor, WAIT_MS } from "./process.ts";
 
 /** The controller's debug log line that ends a reconcile with a requeue after a delay (a poll). */
@@ -98,7 +98,7 @@ export interface EnvOptions {
    * period sets its own `--poll-interval`.
    */
   operatorArgs?: string[];
-  /** The operator program: the sources or a bundle. @default "src/main.ts" */
+  /** The operator program: the sources or a bundle. @default operatorProgram() (./operator-program.ts) */
   operatorEntry?: string;
   /** Latency and throttling of the proxy in front of moto. */
   proxy?: AwsProxyOptions;
@@ -331,9 +331,38 @@ export class ReconcilerEnv<O extends KubeObj> {
    * current operator process has finished, whatever their outcome, read from its debug log.
    */
   reconcilesOf(name: string, ns = this.ns): number {
+    return this.#finished(name, ns).length;
+  }
+
+  /** The log lines that end the current operator's reconciles of object `name`, in order. */
+  #finished(name: string, ns = this.ns): LogLine[] {
     return this.op
       .logLines()
-      .filter((l) => l.name === name && l.namespace === ns && FINISHED.has(l.msg ?? "")).length;
+      .filter((l) => l.name === name && l.namespace === ns && FINISHED.has(l.msg ?? ""));
+  }
+
+  /**
+   * The AWS calls of `service` made by the next `reconciles` reconciles of object `name`. The
+   * window runs from the end of the last reconcile of `name` before the call to the end of the
+   * `reconciles`-th after it, by the operator's log times, so a reconcile in flight at either edge
+   * counts with all its calls or not at all: the calls of the next reconcile reach the proxy after
+   * the previous one has ended. Every call of `service` in the window is counted, so nothing else
+   * may call that service meanwhile.
+   */
+  async callsOfReconciles(name: string, reconciles: number, service: string): Promise<ProxiedCall[]> {
+    const ends = (): number[] => this.#finished(name).map((l) => Date.parse(String(l.time)));
+    await waitFor(`a reconcile of ${name}`, async () => ends().length > 0, WAIT_MS, 100);
+    const from = ends().length - 1;
+    await waitFor(
+      `${reconciles} more reconciles of ${name}`,
+      async () => ends().length > from + reconciles,
+      WAIT_MS + reconciles * 10_000,
+      100,
+    );
+    const edges = ends();
+    const [start, end] = [edges[from], edges[from + reconciles]];
+    assert.ok(start !== undefined && end !== undefined);
+    return this.proxy.calls.filter((c) => c.service === service && c.at > start && c.at <= end);
   }
 
   /**
