@@ -1,21 +1,14 @@
 /**
  * An AWS emulator for tests: the test AWS (test/support/aws-emulator/server.py: moto's server
- * with the wraps that make it answer as AWS does, test/README.md) on a free loopback port, run by
- * the project virtualenv's python; or the endpoint in AWS_ENDPOINT_URL when that is set (then
- * nothing is started).
+ * with the wraps that make it answer as AWS does, test/README.md) on a loopback port it binds
+ * itself (port 0: the kernel picks a free one, and the server logs which, so no other process can
+ * take the port between choosing and binding it), run by the project virtualenv's python; or the
+ * endpoint in AWS_ENDPOINT_URL when that is set (then nothing is started).
  */
-import { existsSync, mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import {
-  freePort,
-  removeTempDir,
-  repoRoot,
-  startProcess,
-  trackTempDir,
-  waitFor,
-  type Supervised,
-} from "./process.ts";
+import { removeTempDir, repoRoot, startProcess, trackTempDir, waitFor, type Supervised } from "./process.ts";
 
 /** The test AWS's entry point. */
 const EMULATOR = path.join(repoRoot, "test/support/aws-emulator/server.py");
@@ -111,21 +104,24 @@ export async function startMoto(opts: { startTimeoutMs?: number; host?: string }
   if (!existsSync(python)) throw new Error(`${python} not found; run 'make tools'`);
   const dir = mkdtempSync(path.join(os.tmpdir(), "kubeprovisioner-moto-"));
   trackTempDir(dir);
-  const port = await freePort();
   // A cluster's pods reach moto at the host's address on the node's link.
   const host = opts.host ?? "127.0.0.1";
-  const endpoint = `http://${host}:${port}`;
-  const proc: Supervised = startProcess(python, [EMULATOR, "-H", host, "-p", String(port)], {
-    logFile: path.join(dir, "moto.log"),
-    env: { ...process.env, MOTO_PORT: String(port) },
+  const logFile = path.join(dir, "moto.log");
+  const proc: Supervised = startProcess(python, [EMULATOR, "-H", host, "-p", "0"], {
+    logFile,
+    env: process.env,
   });
+  let endpoint = "";
   try {
     await waitFor(
       "moto",
       async () => {
         if (proc.proc.exitCode !== null) throw new Error(`moto exited; see ${proc.logFile}`);
-        const res = await fetch(`${endpoint}/moto-api/data.json`);
-        return res.ok;
+        // The server's start line names the port it bound: " * Running on http://<host>:<port>".
+        const port = /Running on http:\/\/\S+?:(\d+)/.exec(readFileSync(logFile, "utf8"))?.[1];
+        if (port === undefined) return false;
+        endpoint = `http://${host}:${port}`;
+        return (await fetch(`${endpoint}/moto-api/data.json`)).ok;
       },
       // Generous: moto imports every service at start, and test files start at once.
       opts.startTimeoutMs ?? 120_000,
