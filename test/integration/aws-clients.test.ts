@@ -50,7 +50,8 @@ import {
   toSqsTags,
 } from "../../src/aws/ownership.ts";
 import { verdictOf } from "../../src/reconcilers/common/ownership.ts";
-import { startMoto, type Moto } from "../support/moto.ts";
+import { startEmulator } from "../support/backends.ts";
+import type { Moto } from "../support/moto.ts";
 import { metricValue, registrySamples, registrySum } from "../../src/runtime/testing/prometheus-text.ts";
 
 // Distinctive credentials: moto accepts any, and the log test searches for these strings.
@@ -126,7 +127,7 @@ describe("AWS clients against moto", () => {
   const logs = captureLogs();
 
   before(async () => {
-    moto = await startMoto();
+    moto = await startEmulator();
     Object.assign(process.env, {
       AWS_ENDPOINT_URL: moto.endpoint,
       AWS_ACCESS_KEY_ID: ACCESS_KEY_ID,

@@ -16,7 +16,8 @@ import { Registry } from "prom-client";
 import { AwsClients } from "../../src/aws/clients.ts";
 import { AwsError } from "../../src/aws/errors.ts";
 import { AWS_METRIC_NAMES } from "../../src/aws/metrics.ts";
-import { startMoto, type Moto } from "../support/moto.ts";
+import { startEmulator } from "../support/backends.ts";
+import type { Moto } from "../support/moto.ts";
 import { metricSum, metricValue } from "../../src/runtime/testing/prometheus-text.ts";
 
 const savedEnv = { ...process.env };
@@ -73,7 +74,7 @@ describe("AWS credentials through the default chain", () => {
   let dir: string;
 
   before(async () => {
-    moto = await startMoto();
+    moto = await startEmulator();
     dir = mkdtempSync(path.join(os.tmpdir(), "kp-aws-creds-"));
   });
 

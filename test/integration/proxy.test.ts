@@ -23,7 +23,8 @@ import {
   removeFixture,
   type Fixture,
 } from "../support/kubeconfig-conformance.ts";
-import { startMoto, type Moto } from "../support/moto.ts";
+import { startEmulator } from "../support/backends.ts";
+import type { Moto } from "../support/moto.ts";
 
 describe("proxies", () => {
   let fx: Fixture;
@@ -42,7 +43,7 @@ describe("proxies", () => {
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
     port = (server.address() as AddressInfo).port;
     proxy = await CountingProxy.start();
-    moto = await startMoto();
+    moto = await startEmulator();
   });
   after(async () => {
     await proxy.close();

@@ -69,6 +69,22 @@ function openLease(url: string): Promise<{ info: LeaseInfo; release: () => void 
 }
 
 /**
+ * Leases a shared test AWS emulator alone, for a file whose control plane is its own or that needs
+ * none. The slot's control plane stays idle until the lease ends, when the emulator stops (the
+ * runner resets it and lends it again).
+ */
+export async function leaseEmulator(): Promise<Moto> {
+  const base = process.env[BACKENDS_ENV];
+  if (base === undefined) throw new Error(`${BACKENDS_ENV} is not set: no shared back ends to lease`);
+  const { info, release } = await openLease(`${base}/lease?moto=1`);
+  if (info.moto === undefined) {
+    release();
+    throw new Error("shared back ends: the lease came without an emulator");
+  }
+  return motoAt(info.moto, async () => release());
+}
+
+/**
  * Leases a shared control plane with the project's CRDs, and an emulator when `moto` is set.
  * Stopping the control plane ends the lease (the emulator's stop does nothing: it goes with it).
  * Its `dir` is a working folder of the file's own; restarting its kube-apiserver is refused.
