@@ -10,9 +10,10 @@ import { EC2Client, RunInstancesCommand } from "@aws-sdk/client-ec2";
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { Ec2Throttle } from "../support/ec2-throttle.ts";
-import { Ec2Env } from "./reconciler-ec2-fixture.ts";
+import { Ec2Env, ec2Sized } from "./reconciler-ec2-fixture.ts";
 
-const BURST = 16;
+/** More launches than the RunInstances bucket holds (5). */
+const BURST = ec2Sized({ full: 16, reduced: 10 });
 
 describe("EC2 rate budgets against AWS's throttling buckets", () => {
   /** When set, the buckets' clock stands still there: no token comes back during a burst. */

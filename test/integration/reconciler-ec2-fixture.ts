@@ -7,6 +7,18 @@ import { OWNERSHIP_TAGS, type Ec2Instance } from "../../src/api/v1/index.ts";
 import { waitFor } from "../support/process.ts";
 import { ReconcilerEnv, type EnvOptions, type Served } from "../support/reconciler-env.ts";
 
+/**
+ * The size of the EC2 files' estates: `EC2_PROFILE=full` (`make test-ec2`) runs them at the size
+ * their figures state; anything else runs the reduced pass that `make test` includes, the same
+ * checks on fewer instances (moto's EC2 slows down as instances pile up, and every launch and
+ * termination is a round of polls).
+ */
+export const ec2Sized = <T>(sizes: { full: T; reduced: T }): T =>
+  process.env.EC2_PROFILE === "full" ? sizes.full : sizes.reduced;
+
+/** How many instances a fleet test polls. */
+export const FLEET = ec2Sized({ full: 20, reduced: 10 });
+
 /** An Ec2Instance as served. */
 export type Ec2Obj = Served<Ec2Instance>;
 

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { Ec2Env } from "./reconciler-ec2-fixture.ts";
+import { Ec2Env, FLEET } from "./reconciler-ec2-fixture.ts";
 
 describe("Ec2Instance reconciler: polling with one worker", () => {
   const f = new Ec2Env({
@@ -14,17 +14,17 @@ describe("Ec2Instance reconciler: polling with one worker", () => {
     operatorArgs: ["--max-concurrent-reconciles=1"],
   }).hooks();
 
-  it("polls 20 instances with a few DescribeInstances calls per round, not one per instance", async () => {
-    const names = Array.from({ length: 20 }, (_, i) => `solo-${i}`);
+  it(`polls ${FLEET} instances with a few DescribeInstances calls per round, not one per instance`, async () => {
+    const names = Array.from({ length: FLEET }, (_, i) => `solo-${i}`);
     await Promise.all(names.map((n) => f.create(n, { tags: { fleet: "solo" } })));
     for (const n of names) await f.waitReady(n, 60_000);
-    // After the launches the polls drift onto the 2 s grid; watch windows of one round each (20
-    // reconciles) until three in a row cost the same. Without the snapshot every reconcile made
-    // its own call here (20 per round).
+    // After the launches the polls drift onto the 2 s grid; watch windows of one round each (a
+    // reconcile per instance) until three in a row cost the same. Without the snapshot every
+    // reconcile made its own call here (one per instance and round).
     const mutations = f.mutations();
     const { reconciles, describes, seen } = await f.pollRounds(names.length);
     console.log(
-      `polling with one worker: ${reconciles} reconciles of 20 instances -> ${describes} DescribeInstances ` +
+      `polling with one worker: ${reconciles} reconciles of ${FLEET} instances -> ${describes} DescribeInstances ` +
         `calls (all windows: ${seen})`,
     );
     assert.ok(

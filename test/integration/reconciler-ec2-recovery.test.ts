@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { OWNERSHIP_TAGS } from "../../src/api/v1/index.ts";
 import { ready } from "../support/reconciler-env.ts";
-import { Ec2Env, tagMap } from "./reconciler-ec2-fixture.ts";
+import { Ec2Env, FLEET, tagMap } from "./reconciler-ec2-fixture.ts";
 import { within } from "../support/process.ts";
 
 describe("Ec2Instance reconciler: failures, adoption, crash safety, batching", () => {
@@ -113,18 +113,18 @@ describe("Ec2Instance reconciler: failures, adoption, crash safety, batching", (
     );
   });
 
-  it("polls 20 instances with far fewer DescribeInstances calls than instances", async () => {
-    const names = Array.from({ length: 20 }, (_, i) => `fleet-${i}`);
+  it(`polls ${FLEET} instances with far fewer DescribeInstances calls than instances`, async () => {
+    const names = Array.from({ length: FLEET }, (_, i) => `fleet-${i}`);
     await Promise.all(names.map((n) => f.create(n, { tags: { fleet: "a" } })));
     for (const n of names) await f.waitReady(n, 60_000);
     // Right after the launches the EC2 rate budget (20 calls/s) is spent and the stale-cache
     // reconciles that follow each status write run one by one; then every poll lands on the
-    // poll-period grid. Watch windows of one round each (21 reconciles: 20 plus "crash") until
-    // three in a row cost the same.
+    // poll-period grid. Watch windows of one round each (a reconcile per instance, plus "crash")
+    // until three in a row cost the same.
     const mutations = f.mutations();
     const { reconciles, describes, seen } = await f.pollRounds(names.length + 1);
     console.log(
-      `batched polling: ${reconciles} reconciles of 20 instances -> ${describes} DescribeInstances calls ` +
+      `batched polling: ${reconciles} reconciles of ${FLEET} instances -> ${describes} DescribeInstances calls ` +
         `(all windows: ${seen})`,
     );
     assert.ok(
