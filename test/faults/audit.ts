@@ -5,6 +5,7 @@
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { parseJsonLines } from "../support/json-log.ts";
 import { trackTempDir } from "../support/process.ts";
 
 /** One audit event (the fields the checks read). */
@@ -58,16 +59,7 @@ export function readAudit(file: string): AuditEvent[] {
   } catch {
     return [];
   }
-  const out: AuditEvent[] = [];
-  for (const line of text.split("\n")) {
-    if (!line.startsWith("{")) continue;
-    try {
-      out.push(JSON.parse(line) as AuditEvent);
-    } catch {
-      // a line still being written
-    }
-  }
-  return out;
+  return parseJsonLines<AuditEvent>(text);
 }
 
 const WRITE_VERBS = new Set(["create", "update", "patch", "delete", "deletecollection"]);

@@ -70,7 +70,7 @@ describe("the heap ceiling under a real memory cgroup", () => {
     );
     // Without a kubeconfig it stops after the start line: exit 1, "no usable Kubernetes configuration".
     assert.equal(await within("the operator to exit", proc.exited), 1);
-    const lines = parseJsonLines(readFileSync(logFile, "utf8"));
+    const lines = parseJsonLines<Record<string, unknown>>(readFileSync(logFile, "utf8"));
     const starting = lines.filter((l) => l.msg === "starting");
     assert.equal(starting.length, 1, "one start: the replaced process does not replace itself again");
     assert.ok(readFileSync(logFile, "utf8").includes("no usable Kubernetes configuration"));

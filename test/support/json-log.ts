@@ -16,15 +16,18 @@ export interface LogLine {
 
 const NEWLINE = 0x0a;
 
-/** Parses the JSON objects among `text`'s lines; other lines (a stack trace, a banner) are left out. */
-export function parseJsonLines(text: string): LogLine[] {
-  const out: LogLine[] = [];
+/**
+ * Parses the JSON objects among `text`'s lines, as `T`; other lines (a stack trace, a banner, a
+ * line still being written) are left out.
+ */
+export function parseJsonLines<T = LogLine>(text: string): T[] {
+  const out: T[] = [];
   for (const line of text.split("\n")) {
     if (!line.startsWith("{")) continue;
     try {
-      out.push(JSON.parse(line) as LogLine);
+      out.push(JSON.parse(line) as T);
     } catch {
-      // not a JSON object after all
+      // not a whole JSON object
     }
   }
   return out;
