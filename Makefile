@@ -21,12 +21,13 @@ CHECK_CACHE := $(CURDIR)/node_modules/.cache/kubeprovisioner
 export NODE_COMPILE_CACHE := $(CHECK_CACHE)/node-compile-cache
 
 NODE_TEST := node --test --test-reporter=spec
-# The suites that start processes: their files lease the test runner's shared control planes
-# and emulators (test/support/global-setup.ts) instead of starting their own, and the run ends
-# with a table of its slowest files (test/support/file-timings-reporter.ts).
-SLOW_NODE_TEST := node --test --test-reporter=spec --test-reporter-destination=stdout \
-  --test-reporter=./test/support/file-timings-reporter.ts --test-reporter-destination=stdout \
-  --test-global-setup=test/support/global-setup.ts
+# The suites that start processes run under test/support/runner.ts: Node's test runner with the
+# global setup of test/support/global-setup.ts (the operator bundle built once, shared control
+# planes and emulators leased to the files), the spec reporter and a table of the slowest files
+# at the end (test/support/file-timings-reporter.ts), starting the files longest first by the
+# durations of the last run, kept in TEST_DURATIONS.
+TEST_DURATIONS := $(CHECK_CACHE)/test-durations.json
+SLOW_NODE_TEST := node test/support/runner.ts --durations=$(TEST_DURATIONS)
 # Every test and hook fails after this long instead of hanging (Node's own default is no limit).
 # Unit tests run on a fake clock; the slow limit covers a hook that starts etcd, kube-apiserver
 # and moto on a loaded machine.
@@ -34,19 +35,20 @@ UNIT_TEST_TIMEOUT_MS := 60000
 SLOW_TEST_TIMEOUT_MS := 300000
 FAULT_TEST_TIMEOUT_MS := 1200000
 LINT_TESTS := "test/lint/**/*.test.ts"
-# Unit tests beside the code, and those of the benchmarks' helpers (pure logic, no processes).
-UNIT_TESTS := "src/**/*.test.ts" "bench/**/*.test.ts"
+# Unit tests beside the code, and those of the benchmarks' and the test harness's helpers (pure
+# logic, no processes).
+UNIT_TESTS := "src/**/*.test.ts" "bench/**/*.test.ts" "test/support/**/*.test.ts"
 INTEGRATION_TESTS := "test/integration/**/*.test.ts"
 E2E_TESTS := "test/e2e/**/*.test.ts"
 CLUSTER_TESTS := "test/cluster/**/*.test.ts"
 FAULT_TESTS := "test/faults/**/*.test.ts"
 # Test files run this many at a time. Each runs its own operator on free loopback ports; a file
 # that needs only the project's CRDs leases one of the runner's shared control planes and test AWS
-# emulators (test/support/global-setup.ts), any other starts its own. Files spend most of their
-# time waiting on poll periods rather than on CPU, so five at once fit two cores (bench/results/
-# test-loop.json: four at once used 1.6 of the two cores on average). The full fault
-# suite keeps one at a time: its figures must not share the machine.
-TEST_CONCURRENCY ?= 5
+# emulators (test/support/global-setup.ts), any other starts its own control plane and leases an
+# emulator. Files spend much of their time waiting on poll periods rather than on CPU: a warm
+# make test took 364 s with five at once (the cores idle 8% of it) and 323 s with six (6%). The
+# full fault suite keeps one at a time: its figures must not share the machine.
+TEST_CONCURRENCY ?= 6
 IMG ?= kubeprovisioner:dev
 PLATFORMS ?= linux/amd64,linux/arm64
 BUILDX_BUILDER ?= kubeprovisioner
@@ -101,8 +103,9 @@ manifests: deps ## Regenerate config/crd, the chart's CRDs and ClusterRole, the 
 ## --- tests -----------------------------------------------------------------------------------
 
 .PHONY: test
-test: deps tools lint test-emulator ## Everything: lint, the test AWS's own tests, unit, integration, reduced fault and e2e tests
-	$(SLOW_NODE_TEST) --test-concurrency=$(TEST_CONCURRENCY) --test-timeout=$(SLOW_TEST_TIMEOUT_MS) $(UNIT_TESTS) $(INTEGRATION_TESTS) $(FAULT_TESTS) $(E2E_TESTS)
+test: deps tools ## Everything: lint, the test AWS's own tests, unit, integration, reduced fault and e2e tests
+	@$(MAKE) --no-print-directory --jobs=2 --output-sync=target lint test-emulator
+	$(SLOW_NODE_TEST) --concurrency=$(TEST_CONCURRENCY) --timeout=$(SLOW_TEST_TIMEOUT_MS) $(UNIT_TESTS) $(INTEGRATION_TESTS) $(FAULT_TESTS) $(E2E_TESTS)
 
 # The test AWS (test/support/aws-emulator): each wrap against boto3, on the emulator and on plain
 # moto, which must still differ. pytest from moto's virtualenv; no cache files in the tree.
@@ -116,11 +119,19 @@ test-unit: deps ## Unit tests only (no external processes)
 
 .PHONY: test-integration
 test-integration: deps tools ## Integration tests (real kube-apiserver and moto)
-	$(SLOW_NODE_TEST) --test-concurrency=$(TEST_CONCURRENCY) --test-timeout=$(SLOW_TEST_TIMEOUT_MS) $(INTEGRATION_TESTS)
+	$(SLOW_NODE_TEST) --concurrency=$(TEST_CONCURRENCY) --timeout=$(SLOW_TEST_TIMEOUT_MS) $(INTEGRATION_TESTS)
 
 .PHONY: test-e2e
 test-e2e: deps tools ## Helm end-to-end tests
-	$(SLOW_NODE_TEST) --test-concurrency=$(TEST_CONCURRENCY) --test-timeout=$(SLOW_TEST_TIMEOUT_MS) $(E2E_TESTS)
+	$(SLOW_NODE_TEST) --concurrency=$(TEST_CONCURRENCY) --timeout=$(SLOW_TEST_TIMEOUT_MS) $(E2E_TESTS)
+
+# The EC2 files at the size their figures state (a fleet of 20 instances, a burst of 16 launches);
+# `make test` runs them on fewer instances (test/integration/reconciler-ec2-fixture.ts).
+EC2_TESTS := "test/integration/*ec2*.test.ts"
+
+.PHONY: test-ec2
+test-ec2: deps tools ## The EC2 files at full size (make test runs them on fewer instances)
+	EC2_PROFILE=full $(SLOW_NODE_TEST) --concurrency=$(TEST_CONCURRENCY) --timeout=$(SLOW_TEST_TIMEOUT_MS) $(EC2_TESTS)
 
 # The chart on a real node: the image built from the Dockerfile, a kubelet on containerd, every
 # check of docs/cluster.md. One file at a time: each runs a whole cluster.

@@ -37,19 +37,26 @@ export function timingTable(timings: readonly FileTiming[], count = SLOWEST): st
   ].join("\n");
 }
 
+/** The timing of a whole test file, when `event` is a file's own completion; else undefined. */
+export function fileTimingOf(event: TestEvent): FileTiming | undefined {
+  if (event.type !== "test:complete") return undefined;
+  const { data } = event;
+  // A file's own test is the one named after the file (as the runner was given it), at the top.
+  if (data.nesting !== 0 || data.file === undefined || path.resolve(data.name) !== data.file)
+    return undefined;
+  return {
+    file: path.relative(process.cwd(), data.file),
+    seconds: data.details.duration_ms / 1000,
+    passed: data.details.passed,
+  };
+}
+
 /** The reporter: collects each file's own completion event and prints {@link timingTable} at the end. */
 export default async function* fileTimings(source: AsyncIterable<TestEvent>): AsyncGenerator<string> {
   const timings: FileTiming[] = [];
   for await (const event of source) {
-    if (event.type !== "test:complete") continue;
-    const { data } = event;
-    // A file's own test is the one named after the file (as the command line gave it), at the top.
-    if (data.nesting !== 0 || data.file === undefined || path.resolve(data.name) !== data.file) continue;
-    timings.push({
-      file: path.relative(process.cwd(), data.file),
-      seconds: data.details.duration_ms / 1000,
-      passed: data.details.passed,
-    });
+    const timing = fileTimingOf(event);
+    if (timing !== undefined) timings.push(timing);
   }
   if (timings.length === 0) return;
   const out = process.env.TEST_TIMINGS_FILE;

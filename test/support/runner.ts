@@ -1,0 +1,112 @@
+/**
+ * The test runner of the suites that start processes (`make test`, `make test-integration`,
+ * `make test-e2e`): Node's own (`node:test`'s `run()`, with the global setup of global-setup.ts,
+ * the spec reporter and the table of the slowest files), fed the test files longest first.
+ *
+ * `node --test` runs files in name order, so a long file that sorts late starts late and the run
+ * ends with one or two files running on an otherwise idle machine. Here each file's duration in
+ * the last run that ran it (kept in `--durations`, a JSON file under node_modules/.cache) orders
+ * the next run, longest first; a file never timed goes first, by how long its folder's files
+ * usually take (the end-to-end, fault and integration suites before the unit tests). Which files
+ * run, and how each runs, is the same as under `node --test`.
+ *
+ *   node test/support/runner.ts --concurrency=5 --timeout=300000 [--durations=FILE] <glob>...
+ */
+import { globSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { run } from "node:test";
+import { spec } from "node:test/reporters";
+import { parseArgs } from "node:util";
+import fileTimings, { fileTimingOf, type FileTiming } from "./file-timings-reporter.ts";
+import { repoRoot } from "./process.ts";
+
+/** Where a file never timed goes, by folder: the longer a folder's files usually take, the earlier. */
+const UNTIMED_ORDER = ["test/e2e/", "test/faults/", "test/cluster/", "test/integration/"];
+
+/** Seconds by file (relative to the repository), as the last run that ran each file took. */
+export type Durations = Record<string, number>;
+
+/**
+ * `files` (relative to the repository) in the order to start them: never-timed files first, by
+ * {@link UNTIMED_ORDER} and then by name; then the timed ones, longest first.
+ */
+export function startOrder(files: readonly string[], durations: Durations): string[] {
+  const folderRank = (f: string): number => {
+    const i = UNTIMED_ORDER.findIndex((prefix) => f.startsWith(prefix));
+    return i < 0 ? UNTIMED_ORDER.length : i;
+  };
+  const untimed = files
+    .filter((f) => durations[f] === undefined)
+    .sort((a, b) => folderRank(a) - folderRank(b) || a.localeCompare(b));
+  const timed = files
+    .filter((f) => durations[f] !== undefined)
+    .sort((a, b) => (durations[b] ?? 0) - (durations[a] ?? 0) || a.localeCompare(b));
+  return [...untimed, ...timed];
+}
+
+/** The durations of `timings` merged over `previous`: a file this run ran takes its new figure. */
+export function mergeDurations(previous: Durations, timings: readonly FileTiming[]): Durations {
+  const out: Durations = { ...previous };
+  for (const t of timings) out[t.file] = Math.round(t.seconds * 10) / 10;
+  return out;
+}
+
+function readDurations(file: string | undefined): Durations {
+  if (file === undefined) return {};
+  try {
+    const parsed = JSON.parse(readFileSync(file, "utf8")) as { files?: Durations };
+    return parsed.files ?? {};
+  } catch {
+    return {};
+  }
+}
+
+/** Writes `timings` to `file`, merged over the earlier runs' figures there. */
+function recordDurations(file: string, timings: readonly FileTiming[]): void {
+  if (timings.length === 0) return;
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(
+    file,
+    `${JSON.stringify({ files: mergeDurations(readDurations(file), timings) }, null, 2)}\n`,
+  );
+}
+
+if (import.meta.main) {
+  const { values, positionals } = parseArgs({
+    options: {
+      concurrency: { type: "string", default: "1" },
+      timeout: { type: "string" },
+      durations: { type: "string" },
+    },
+    allowPositionals: true,
+  });
+  const files = [
+    ...new Set(
+      positionals.flatMap((pattern) =>
+        globSync(pattern, { cwd: repoRoot }).map((f) => f.split(path.sep).join("/")),
+      ),
+    ),
+  ];
+  const ordered = startOrder(files, readDurations(values.durations));
+  // `globalSetupPath` (Node 24) is not in @types/node's RunOptions yet.
+  const options: NonNullable<Parameters<typeof run>[0]> & { globalSetupPath: string } = {
+    files: ordered.map((f) => path.join(repoRoot, f)),
+    concurrency: Number(values.concurrency),
+    ...(values.timeout !== undefined ? { timeout: Number(values.timeout) } : {}),
+    globalSetupPath: path.join(repoRoot, "test/support/global-setup.ts"),
+  };
+  const stream = run(options);
+  stream.on("test:fail", () => {
+    process.exitCode = 1;
+  });
+  stream.compose(new spec()).pipe(process.stdout);
+  stream.compose(fileTimings).pipe(process.stdout);
+  const timings: FileTiming[] = [];
+  stream.on("test:complete", (data) => {
+    const timing = fileTimingOf({ type: "test:complete", data });
+    if (timing !== undefined) timings.push(timing);
+  });
+  stream.on("end", () => {
+    if (values.durations !== undefined) recordDurations(values.durations, timings);
+  });
+}
