@@ -3,6 +3,7 @@
  * them: a run's test counts from the runner's summary, and the figures README states for a
  * session (its fastest and slowest run, and how many tests ran).
  */
+import type { CpuByKind } from "./cpu.ts";
 
 /** One timed `make test`. */
 export interface TestLoopRun {
@@ -16,6 +17,8 @@ export interface TestLoopRun {
   slowestFiles: { file: string; seconds: number }[];
   /** One-minute load average right after the run (absent in runs timed by hand with `time make test`). */
   loadAfter?: number;
+  /** CPU seconds the machine spent during the run, by kind of process (./cpu.ts; absent in older runs). */
+  cpu?: CpuByKind;
 }
 
 export interface TestLoopSession {
