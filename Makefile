@@ -176,8 +176,8 @@ bench: bench-queue bench-metrics bench-startup bench-noop bench-scale bench-idle
 
 .PHONY: bench-test-loop
 bench-test-loop: deps tools ## make test three times warm, then three times in a fresh clone with the tools cached (about 45 min); bench/results/test-loop.json
-	node bench/test-loop/runs.ts --runs=3 --label="$(or $(LABEL),current)"
-	node bench/test-loop/runs.ts --runs=3 --first --label="$(or $(LABEL),current)"
+	warm=0; node bench/test-loop/runs.ts --runs=3 --label="$(or $(LABEL),current)" || warm=$$?; \
+	node bench/test-loop/runs.ts --runs=3 --first --label="$(or $(LABEL),current)" && test $$warm -eq 0
 
 .PHONY: bench-metrics
 bench-metrics: deps ## Scrape cost of the managed-resources gauge with 1,000 to 100,000 cached objects

@@ -20,6 +20,8 @@ const BUCKETS = 16;
 const STRETCH = "polls need more than their share of an AWS rate budget: the poll interval stretches";
 const UNSTRETCH = "polls fit their share of the AWS rate budgets again: the configured poll interval applies";
 const GAUGE = "kubeprovisioner_poll_interval_effective_seconds";
+/** How much later than its send the proxy may see a call on a loaded machine, in seconds. */
+const DELIVERY_S = 1;
 
 describe("polls yield to real work on a small S3 budget", () => {
   const env = new S3Env("poll-budget", {
@@ -64,8 +66,16 @@ describe("polls yield to real work on a small S3 budget", () => {
     const calls = s3Calls(from, from + windowMs);
     // The polls' share of the rate over the window, plus their share of the burst.
     const bound = SHARE * RATE * (windowMs / 1000) + SHARE * 5;
+    // The proxy times a call when this process reads it, which on a loaded machine can be up to a
+    // second after the operator's budget let it go (both event loops wait their turn for a core):
+    // the calls counted were sent within a window up to a second longer. Still far below the
+    // whole budget's 60 calls, or the 96 the buckets' polls would ask for.
+    const ceiling = bound + SHARE * RATE * DELIVERY_S;
     t.diagnostic(`${calls} S3 calls in ${windowMs} ms of polling only; the share allows ${bound}`);
-    assert.ok(calls <= bound + 1, `${calls} S3 calls in ${windowMs} ms, at most ${bound} allowed`);
+    assert.ok(
+      calls <= ceiling,
+      `${calls} S3 calls in ${windowMs} ms, at most ${bound} allowed (${ceiling} as received)`,
+    );
     assert.ok(calls >= bound * 0.6, `${calls} S3 calls in ${windowMs} ms: polls use their share`);
     // Each bucket is polled about as often as the gauge says.
     const measured = (BUCKETS * reads * windowMs) / 1000 / calls;
