@@ -116,7 +116,20 @@ describe("AWS faults: 30 % of calls fail with 5xx, throttling or resets", () => 
       .filter(([c]) => c !== "OK")
       .reduce((a, [, n]) => a + n, 0);
     const retries = await fleet.metric("workqueue_retries_total", {}, [op]);
-    const reconcileErrors = await fleet.metric("controller_runtime_reconcile_errors_total", {}, [op]);
+    const reconcileErrors = (): Promise<number> =>
+      fleet.metric("controller_runtime_reconcile_errors_total", {}, [op]);
+    const naturalErrors = await reconcileErrors();
+    // A reconcile fails only once a call has failed every attempt the SDK makes (0.3^3 of calls),
+    // which a small fleet may never meet: for a spell every call fails, until one reconcile has
+    // run out of retries and is counted and retried.
+    fleet.proxy.setFaults({ rate: 1, random: seededRandom(seed) });
+    await waitFor(
+      "a reconcile that ran out of AWS retries",
+      async () => (await reconcileErrors()) > naturalErrors,
+      WAIT_MS,
+      200,
+    );
+    fleet.proxy.setFaults({ rate: SIZES.faultRate, random: seededRandom(seed + 1) });
 
     await fleet.deleteAll(objs);
     const drain = await fleet.waitNoObjects(sized({ full: 600_000, reduced: 120_000 }));
@@ -149,7 +162,7 @@ describe("AWS faults: 30 % of calls fail with 5xx, throttling or resets", () => 
             .map(([c, n]) => [`awsErrors.${c}`, n]),
         ),
         workqueueRetriesInclPolls: retries,
-        reconcileErrors,
+        reconcileErrors: naturalErrors,
         duplicates: census.duplicates.length,
         orphans: census.orphans.length,
         leakedAfterDeletion: leaks.length,
@@ -161,7 +174,7 @@ describe("AWS faults: 30 % of calls fail with 5xx, throttling or resets", () => 
     assert.equal(restChanged, 0, "no object changed at rest");
     assert.ok(restRate <= REST_BOUND_PER_MIN, `${restRate.toFixed(2)} reconciles/object/min at rest`);
     assert.ok(runRate <= RUN_BOUND_PER_MIN, `${runRate.toFixed(2)} reconciles/object/min over the run`);
-    assert.ok(errorAttempts > 0 && retries > 0 && reconcileErrors > 0, "errors and retries are visible");
+    assert.ok(errorAttempts > 0 && retries > 0, "errors and retries are visible");
     assert.ok(expected.size >= 3, `faults of several kinds were injected: ${[...expected].join(", ")}`);
     assert.deepEqual(missing(), [], "codes of injected faults missing from aws_api_requests_total");
     assert.deepEqual(
