@@ -9,15 +9,12 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { repoRoot } from "../support/process.ts";
+import { profileOf, sizedBy, type Profile } from "../support/profile.ts";
 
-export type Profile = "full" | "reduced";
-
-export const profile: Profile = process.env.FAULTS_PROFILE === "full" ? "full" : "reduced";
+export const profile: Profile = profileOf("FAULTS_PROFILE");
 
 /** `full` when running the full suite, else `reduced`. */
-export function sized<T>(sizes: Record<Profile, T>): T {
-  return sizes[profile];
-}
+export const sized = sizedBy("FAULTS_PROFILE");
 
 export const resultsFile = path.join(repoRoot, "bench/results/faults.json");
 

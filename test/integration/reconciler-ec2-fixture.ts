@@ -5,6 +5,7 @@
 import { DescribeInstancesCommand, EC2Client, type Instance, type Tag } from "@aws-sdk/client-ec2";
 import { OWNERSHIP_TAGS, type Ec2Instance } from "../../src/api/v1/index.ts";
 import { waitFor } from "../support/process.ts";
+import { sizedBy } from "../support/profile.ts";
 import { ReconcilerEnv, type EnvOptions, type Served } from "../support/reconciler-env.ts";
 
 /**
@@ -13,8 +14,7 @@ import { ReconcilerEnv, type EnvOptions, type Served } from "../support/reconcil
  * checks on fewer instances (moto's EC2 slows down as instances pile up, and every launch and
  * termination is a round of polls).
  */
-export const ec2Sized = <T>(sizes: { full: T; reduced: T }): T =>
-  process.env.EC2_PROFILE === "full" ? sizes.full : sizes.reduced;
+export const ec2Sized = sizedBy("EC2_PROFILE");
 
 /** How many instances a fleet test polls. */
 export const FLEET = ec2Sized({ full: 20, reduced: 10 });

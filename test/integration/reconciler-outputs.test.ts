@@ -10,7 +10,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { isDeepStrictEqual } from "node:util";
-import { waitFor, WAIT_MS } from "../support/process.ts";
 import { ready, type ServedConfigMap } from "../support/reconciler-env.ts";
 import { SqsEnv } from "./reconciler-sqs-fixture.ts";
 
@@ -118,15 +117,9 @@ describe("SqsQueue outputs: spec.writeOutputsTo", () => {
 
     await env.waitPolls(1); // the metronome's own writes are done
     const writes = await env.kubeWrites();
-    const polls = env.reconcilesOf("billing");
     // Its own polls, not the metronome's: two poll periods of another object may hold one poll
     // of this one when the machine delays it.
-    await waitFor(
-      "two polls of the conflicted queue",
-      async () => env.reconcilesOf("billing") >= polls + 2,
-      WAIT_MS,
-      100,
-    );
+    await env.waitReconcilesOf("billing", 2);
     assert.equal(await env.kubeWrites(), writes, "no Kubernetes write while the conflict lasts");
     const events = (await env.events("billing")).filter((e) => e.reason === "OutputConflict");
     assert.equal(events.length, 1);

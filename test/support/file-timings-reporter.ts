@@ -1,8 +1,8 @@
 /**
  * A node:test reporter that prints, once the run is over, the slowest test files and how long
  * each took (its process, from start to end: hooks, the back ends it started and every test),
- * so that the file that made a run slower is visible in the run's own output. `make test` runs it
- * beside the spec reporter.
+ * so that the file that made a run slower is visible in the run's own output. The test runner
+ * (runner.ts) runs it beside the spec reporter.
  *
  * With TEST_TIMINGS_FILE set, every file's duration is also written there as JSON
  * (`{ "files": [{ "file", "seconds", "passed" }] }`, slowest first).
@@ -51,18 +51,26 @@ export function fileTimingOf(event: TestEvent): FileTiming | undefined {
   };
 }
 
-/** The reporter: collects each file's own completion event and prints {@link timingTable} at the end. */
-export default async function* fileTimings(source: AsyncIterable<TestEvent>): AsyncGenerator<string> {
-  const timings: FileTiming[] = [];
-  for await (const event of source) {
-    const timing = fileTimingOf(event);
-    if (timing !== undefined) timings.push(timing);
-  }
-  if (timings.length === 0) return;
-  const out = process.env.TEST_TIMINGS_FILE;
-  if (out !== undefined && out !== "") {
-    const files = [...timings].sort((a, b) => b.seconds - a.seconds);
-    writeFileSync(out, `${JSON.stringify({ files }, null, 2)}\n`);
-  }
-  yield `\n${timingTable(timings)}`;
+/**
+ * The reporter: collects each file's own completion event and prints {@link timingTable} at the
+ * end, after handing the timings to `onEnd`.
+ */
+export function fileTimings(
+  onEnd: (timings: readonly FileTiming[]) => void = () => undefined,
+): (source: AsyncIterable<TestEvent>) => AsyncGenerator<string> {
+  return async function* (source) {
+    const timings: FileTiming[] = [];
+    for await (const event of source) {
+      const timing = fileTimingOf(event);
+      if (timing !== undefined) timings.push(timing);
+    }
+    if (timings.length === 0) return;
+    onEnd(timings);
+    const out = process.env.TEST_TIMINGS_FILE;
+    if (out !== undefined && out !== "") {
+      const files = [...timings].sort((a, b) => b.seconds - a.seconds);
+      writeFileSync(out, `${JSON.stringify({ files }, null, 2)}\n`);
+    }
+    yield `\n${timingTable(timings)}`;
+  };
 }

@@ -341,6 +341,17 @@ export class ReconcilerEnv<O extends KubeObj> {
       .filter((l) => l.name === name && l.namespace === ns && FINISHED.has(l.msg ?? ""));
   }
 
+  /** Waits until object `name` (in this file's namespace) has finished `n` more reconciles. */
+  async waitReconcilesOf(name: string, n: number): Promise<void> {
+    const start = this.reconcilesOf(name);
+    await waitFor(
+      `${n} more reconciles of ${name}`,
+      async () => this.reconcilesOf(name) >= start + n,
+      WAIT_MS + n * 10_000,
+      100,
+    );
+  }
+
   /**
    * The AWS calls of `service` made by the next `reconciles` reconciles of object `name`. The
    * window runs from the end of the last reconcile of `name` before the call to the end of the
@@ -350,16 +361,10 @@ export class ReconcilerEnv<O extends KubeObj> {
    * may call that service meanwhile.
    */
   async callsOfReconciles(name: string, reconciles: number, service: string): Promise<ProxiedCall[]> {
-    const ends = (): number[] => this.#finished(name).map((l) => Date.parse(String(l.time)));
-    await waitFor(`a reconcile of ${name}`, async () => ends().length > 0, WAIT_MS, 100);
-    const from = ends().length - 1;
-    await waitFor(
-      `${reconciles} more reconciles of ${name}`,
-      async () => ends().length > from + reconciles,
-      WAIT_MS + reconciles * 10_000,
-      100,
-    );
-    const edges = ends();
+    await waitFor(`a reconcile of ${name}`, async () => this.reconcilesOf(name) > 0, WAIT_MS, 100);
+    const from = this.reconcilesOf(name) - 1;
+    await this.waitReconcilesOf(name, reconciles);
+    const edges = this.#finished(name).map((l) => Date.parse(String(l.time)));
     const [start, end] = [edges[from], edges[from + reconciles]];
     assert.ok(start !== undefined && end !== undefined);
     return this.proxy.calls.filter((c) => c.service === service && c.at > start && c.at <= end);

@@ -17,7 +17,7 @@ import path from "node:path";
 import { run } from "node:test";
 import { spec } from "node:test/reporters";
 import { parseArgs } from "node:util";
-import fileTimings, { fileTimingOf, type FileTiming } from "./file-timings-reporter.ts";
+import { fileTimings, type FileTiming } from "./file-timings-reporter.ts";
 import { repoRoot } from "./process.ts";
 
 /** Where a file never timed goes, by folder: the longer a folder's files usually take, the earlier. */
@@ -100,13 +100,12 @@ if (import.meta.main) {
     process.exitCode = 1;
   });
   stream.compose(new spec()).pipe(process.stdout);
-  stream.compose(fileTimings).pipe(process.stdout);
-  const timings: FileTiming[] = [];
-  stream.on("test:complete", (data) => {
-    const timing = fileTimingOf({ type: "test:complete", data });
-    if (timing !== undefined) timings.push(timing);
-  });
-  stream.on("end", () => {
-    if (values.durations !== undefined) recordDurations(values.durations, timings);
-  });
+  const durations = values.durations;
+  stream
+    .compose(
+      fileTimings((timings) => {
+        if (durations !== undefined) recordDurations(durations, timings);
+      }),
+    )
+    .pipe(process.stdout);
 }
