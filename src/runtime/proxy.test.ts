@@ -1,6 +1,13 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { nodeNoProxy, parseProxyUrl, proxyEnvironment, proxyFor, ProxyConfigError } from "./proxy.ts";
+import {
+  checkProxyEnvironment,
+  nodeNoProxy,
+  parseProxyUrl,
+  proxyEnvironment,
+  proxyFor,
+  ProxyConfigError,
+} from "./proxy.ts";
 
 const P = "http://proxy:3128/";
 const choose = (target: string, noProxy: string, env: Record<string, string> = {}): string | undefined =>
@@ -61,6 +68,25 @@ describe("proxyFor (Go's ProxyFromEnvironment rules)", () => {
         !e.message.includes("secret") &&
         /HTTPS_PROXY uses scheme "socks5"/.test(e.message),
     );
+  });
+
+  it("checks both proxy variables whatever they would be used for, naming the variable only", () => {
+    checkProxyEnvironment(proxyEnvironment({ HTTPS_PROXY: "https://p:443", http_proxy: "p:3128" }));
+    checkProxyEnvironment(proxyEnvironment({}));
+    for (const [env, name] of [
+      [{ HTTPS_PROXY: "socks5://user:secret@p:1080", NO_PROXY: "*" }, "HTTPS_PROXY"],
+      [{ https_proxy: "socks5h://p:1080" }, "HTTPS_PROXY"],
+      [{ HTTP_PROXY: "socks4://p:1080" }, "HTTP_PROXY"],
+    ] as const)
+      assert.throws(
+        () => checkProxyEnvironment(proxyEnvironment(env)),
+        (e: unknown) =>
+          e instanceof ProxyConfigError &&
+          !e.message.includes("secret") &&
+          new RegExp(
+            `^${name} uses scheme "socks[45h]*"; only http and https proxies are supported \\(Node\\.js has no SOCKS client\\)$`,
+          ).test(e.message),
+      );
   });
 
   it("translates NO_PROXY into Node's list, loopback included", () => {

@@ -74,11 +74,25 @@ export function parseProxyUrl(raw: string, what: string): URL {
   } catch {
     throw new ProxyConfigError(`${what} is not a valid URL`);
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:")
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    const scheme = url.protocol.replace(/:$/, "");
+    const socks = /^socks/i.test(scheme) ? " (Node.js has no SOCKS client)" : "";
     throw new ProxyConfigError(
-      `${what} uses scheme ${JSON.stringify(url.protocol.replace(/:$/, ""))}; only http and https proxies are supported`,
+      `${what} uses scheme ${JSON.stringify(scheme)}; only http and https proxies are supported${socks}`,
     );
+  }
   return url;
+}
+
+/**
+ * Checks that each proxy of `proxies` is one Node can use, whatever it would be used for: the
+ * API server's connection takes HTTPS_PROXY or HTTP_PROXY by its scheme and NO_PROXY, the AWS
+ * clients take both. Go programs also accept `socks5://`; this one refuses it before it starts.
+ * @throws ProxyConfigError naming the variable, never its value.
+ */
+export function checkProxyEnvironment(proxies: ProxyEnvironment): void {
+  if (proxies.httpsProxy !== undefined) parseProxyUrl(proxies.httpsProxy, "HTTPS_PROXY");
+  if (proxies.httpProxy !== undefined) parseProxyUrl(proxies.httpProxy, "HTTP_PROXY");
 }
 
 /** The proxy URL without user name and password, for messages and logs. */

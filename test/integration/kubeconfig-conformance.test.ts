@@ -24,11 +24,12 @@ import { inParallel } from "../support/pool.ts";
 import { repoRoot } from "../support/process.ts";
 import { toolPath } from "../support/tools.ts";
 
+type DeliberateCheck = (kubectl: Observation, project: Observation) => void;
+
 /**
  * The documented differences from kubectl: case name → why, and what each side must do.
  */
-const DELIBERATE: Record<string, { why: string; check(kubectl: Observation, project: Observation): void }> =
-  {};
+const DELIBERATE: Record<string, { why: string; check: DeliberateCheck }> = {};
 const PROMPT = {
   why:
     "kubectl asks for a username and password on stdin when the user of an https server has no " +
@@ -50,6 +51,52 @@ for (const name of [
   "client key without a certificate",
 ])
   DELIBERATE[name] = PROMPT;
+
+/**
+ * kubectl gets through (with `tunnels` proxy tunnels) and sends `authorization`; the operator
+ * fails and nothing reaches the server or the proxy.
+ */
+function refusedWhereKubectlSends(authorization: string, tunnels = 0): DeliberateCheck {
+  return (kubectl, project) => {
+    assert.equal(kubectl.ok, true);
+    assert.deepEqual(
+      kubectl.requests.map((r) => [r.path, r.authorization]),
+      [["/version", authorization]],
+    );
+    assert.equal(kubectl.tunnels, tunnels);
+    assert.equal(project.ok, false);
+    assert.deepEqual(project.requests, []);
+    assert.equal(project.tunnels, 0);
+  };
+}
+DELIBERATE["YAML: a second document"] = {
+  why:
+    "kubectl reads the first YAML document of a file and ignores the others; the operator refuses a " +
+    "file with a second document that is not empty rather than half read it (a trailing --- is read)",
+  check: refusedWhereKubectlSends("Bearer first-document"),
+};
+DELIBERATE["YAML: a duplicate key"] = {
+  why:
+    "kubectl takes the last of two equal keys in a mapping; the operator refuses the file, naming the " +
+    "line, rather than pick one",
+  check: refusedWhereKubectlSends("Bearer last-value"),
+};
+DELIBERATE["user and password in the server URL"] = {
+  why:
+    "Go sends a user name and password in the server URL as basic auth, over the user's token and " +
+    "over http too; the operator refuses such a URL at start, without quoting it",
+  check: refusedWhereKubectlSends(`Basic ${Buffer.from("url-user:url-password").toString("base64")}`),
+};
+for (const name of [
+  "https proxy-url, its certificate from the kubeconfig's CA",
+  "https proxy-url with insecure-skip-tls-verify",
+])
+  DELIBERATE[name] = {
+    why:
+      "Go verifies an https proxy with the cluster's TLS settings (its CA, insecure-skip-tls-verify); " +
+      "Node verifies it against its own CA roots, to which NODE_EXTRA_CA_CERTS adds (a case below)",
+    check: refusedWhereKubectlSends("Bearer t", 1),
+  };
 
 /**
  * The clients: kubectl, and the operator's entry bundled once with esbuild (as the image bundles

@@ -170,6 +170,45 @@ describe("kubeprovisioner CLI", () => {
     }
   });
 
+  it("exits 2 with one line for a SOCKS proxy in HTTPS_PROXY or HTTP_PROXY, whatever it would be used for", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "kp-cli-"));
+    try {
+      const kubeconfig = path.join(dir, "kubeconfig");
+      // A loopback server never goes through the proxy; the AWS clients would.
+      writeFileSync(
+        kubeconfig,
+        JSON.stringify({
+          apiVersion: "v1",
+          kind: "Config",
+          clusters: [{ name: "c", cluster: { server: "https://127.0.0.1:1" } }],
+          users: [{ name: "u", user: { token: "t" } }],
+          contexts: [{ name: "c", context: { cluster: "c", user: "u" } }],
+          "current-context": "c",
+        }),
+      );
+      const flags = [
+        `--kubeconfig=${kubeconfig}`,
+        "--metrics-bind-address=0",
+        "--health-probe-bind-address=0",
+        "--leader-elect=false",
+      ];
+      for (const [name, value] of [
+        ["HTTPS_PROXY", "socks5://proxy-user:planted-proxy-secret@127.0.0.1:1080"],
+        ["HTTP_PROXY", "socks5h://127.0.0.1:1080"],
+      ] as const) {
+        const run = await cli(flags, { [name]: value, AWS_REGION: "us-east-1" });
+        assert.equal(run.code, 2, `${name}: ${run.stderr}`);
+        assert.equal(
+          run.stderr,
+          `kubeprovisioner: ${name} uses scheme "${value.slice(0, value.indexOf(":"))}"; only http and https proxies are supported (Node.js has no SOCKS client)\n`,
+        );
+        assert.ok(!run.stdout.includes("planted-proxy-secret"));
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("prints help and the version with exit 0", async () => {
     const help = await cli(["--help"]);
     assert.equal(help.code, 0);

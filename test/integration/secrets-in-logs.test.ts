@@ -3,7 +3,10 @@
  * secrets, and the real log output is searched for them:
  * - the operator process (its pino JSON lines and stderr, at debug level) with kubeconfigs that
  *   fail in YAML parsing, in exec plugins (arguments, env, stderr and stdout holding secrets),
- *   in TLS setup, at a proxy, and against an API server whose error answers echo the request;
+ *   in TLS setup, at a proxy, against an API server whose error answers echo the request, and
+ *   against one whose metav1.Status answers (a 401, a watch ERROR event) repeat the bearer token or
+ *   the basic-auth password the request sent, which the REST client removes before anything
+ *   quotes them;
  * - the AWS clients and the AwsAccount sessions (createLogger's real output at debug, SDK lines
  *   included) against a loopback STS whose validation errors quote the external ID and the web
  *   identity token they were sent, as AWS does.
@@ -51,6 +54,8 @@ describe("secrets never reach the log", () => {
   let dir: string;
   let echo: https.Server;
   let echoUrl: string;
+  let statusEcho: https.Server;
+  let statusEchoUrl: string;
 
   before(async () => {
     fx = createFixture();
@@ -68,10 +73,54 @@ describe("secrets never reach the log", () => {
     });
     await new Promise<void>((r) => echo.listen(0, "127.0.0.1", r));
     echoUrl = `https://127.0.0.1:${(echo.address() as AddressInfo).port}`;
+    // An API server whose metav1.Status answers repeat the credential: a bearer token starting
+    // with kpPlantedWatch may list (empty lists) and then gets a watch ERROR event quoting it;
+    // any other request gets a 401 quoting the token, or the basic-auth password.
+    statusEcho = https.createServer({ cert: fx.serverCert, key: fx.serverKey }, (req, res) => {
+      const auth = req.headers.authorization ?? "";
+      const token = /^Bearer (.*)$/.exec(auth)?.[1] ?? "";
+      const basic = /^Basic (.*)$/.exec(auth)?.[1];
+      const password = basic !== undefined ? Buffer.from(basic, "base64").toString().split(":")[1] : "";
+      const statusOf = (code: number, reason: string, message: string): object => ({
+        kind: "Status",
+        apiVersion: "v1",
+        status: "Failure",
+        code,
+        reason,
+        message,
+      });
+      const url = new URL(req.url ?? "/", "https://x");
+      if (token.startsWith("kpPlantedWatch") && req.method === "GET") {
+        res.writeHead(200, { "Content-Type": "application/json" });
+        if (url.searchParams.get("watch") === "true")
+          res.end(
+            `${JSON.stringify({ type: "ERROR", object: statusOf(500, "InternalError", `watch refused for token ${token}`) })}\n`,
+          );
+        else
+          res.end(
+            JSON.stringify({ kind: "List", apiVersion: "v1", metadata: { resourceVersion: "7" }, items: [] }),
+          );
+        return;
+      }
+      res.writeHead(401, { "Content-Type": "application/json" });
+      res.end(
+        JSON.stringify(
+          statusOf(
+            401,
+            "Unauthorized",
+            `Unauthorized: token ${token} password ${password} (${auth}) rejected`,
+          ),
+        ),
+      );
+    });
+    await new Promise<void>((r) => statusEcho.listen(0, "127.0.0.1", r));
+    statusEchoUrl = `https://127.0.0.1:${(statusEcho.address() as AddressInfo).port}`;
   });
   after(async () => {
     echo.closeAllConnections();
     await new Promise<void>((r) => echo.close(() => r()));
+    statusEcho.closeAllConnections();
+    await new Promise<void>((r) => statusEcho.close(() => r()));
     rmSync(dir, { recursive: true, force: true });
     removeFixture(fx);
   });
@@ -172,6 +221,30 @@ describe("secrets never reach the log", () => {
           { token: secret("BearerToken"), as: "jane", "as-user-extra": { reason: [secret("ExtraValue")] } },
         ),
         expect: /HTTP (401|500)/,
+      },
+      {
+        name: "status-token",
+        config: kubeconfig(
+          { server: statusEchoUrl, "certificate-authority-data": ca },
+          { token: secret("StatusToken") },
+        ),
+        expect: /Unauthorized: token \[redacted\] password {2}\(Bearer \[redacted\]\) rejected/,
+      },
+      {
+        name: "status-basic",
+        config: kubeconfig(
+          { server: statusEchoUrl, "certificate-authority-data": ca },
+          { username: "bob", password: secret("StatusPassword") },
+        ),
+        expect: /Unauthorized: token {2}password \[redacted\] \(Basic \[redacted\]\) rejected/,
+      },
+      {
+        name: "status-watch",
+        config: kubeconfig(
+          { server: statusEchoUrl, "certificate-authority-data": ca },
+          { token: secret("WatchToken") },
+        ),
+        expect: /watch refused for token \[redacted\]/,
       },
     ];
     await inParallel(scenarios, 4, async (s) => {

@@ -1,8 +1,10 @@
 /**
  * The case table of the kubeconfig conformance suite (see kubeconfig-conformance.ts): merge
- * lists, missing and malformed files, every auth kind and every pair of them, relative paths,
- * the CA as data or file, insecure-skip-tls-verify, tls-server-name, a path prefix,
- * impersonation, exec plugins (v1 and v1beta1), an http server, proxies and in-cluster.
+ * lists, missing and malformed files, YAML documents and duplicates, repeated entry names, every
+ * auth kind and every pair of them, token files, relative paths, the CA as data or file,
+ * insecure-skip-tls-verify, tls-server-name, a path prefix, credentials in the server URL,
+ * impersonation, exec plugins (v1 and v1beta1), an http server, proxies (http, https, socks5)
+ * and in-cluster.
  */
 import type { CaseContext, ConformanceCase, PluginBehaviour } from "./kubeconfig-conformance.ts";
 
@@ -84,6 +86,59 @@ function yamlText(name: string, cluster: (ctx: CaseContext) => string, user: str
   };
 }
 
+/**
+ * One case whose only file is `config`, a YAML kubeconfig (token user `u` of the TLS server)
+ * with `before` and `after` around it: `before` goes first, `after` last.
+ */
+function yamlAround(name: string, before: string, after: string): ConformanceCase {
+  return {
+    name,
+    setup: (ctx) => ({
+      files: {
+        config: [
+          before,
+          "apiVersion: v1",
+          "kind: Config",
+          "clusters:",
+          "- name: c",
+          "  cluster:",
+          `    server: ${ctx.server}`,
+          `    certificate-authority-data: ${ctx.caB64}`,
+          "users:",
+          "- name: u",
+          "  user:",
+          "    token: first-document",
+          "contexts:",
+          "- name: x",
+          "  context: {cluster: c, user: u}",
+          "current-context: x",
+          after,
+        ].join("\n"),
+      },
+      kubeconfig: "config",
+    }),
+  };
+}
+
+/** A kubeconfig whose `list` has two entries named as the context selects them, the first one valid. */
+function twice(ctx: CaseContext, list: "clusters" | "users" | "contexts"): string {
+  const doc = {
+    apiVersion: "v1",
+    kind: "Config",
+    clusters: [{ name: "c", cluster: tls(ctx) }],
+    users: [{ name: "u", user: { token: "first-entry" } }],
+    contexts: [{ name: "x", context: { cluster: "c", user: "u" } }],
+    "current-context": "x",
+  };
+  const second = {
+    clusters: { name: "c", cluster: tls(ctx, { server: `${ctx.server}/second` }) },
+    users: { name: "u", user: { token: "second-entry" } },
+    contexts: { name: "x", context: { cluster: "c", user: "u", namespace: "second" } },
+  }[list];
+  (doc[list] as unknown[]).push(second);
+  return JSON.stringify(doc);
+}
+
 const execUser = (apiVersion: string, command = "plugin", more: Entry = {}): Entry => ({
   exec: { apiVersion, command, ...(apiVersion === V1 ? { interactiveMode: "Never" } : {}), ...more },
 });
@@ -137,6 +192,37 @@ export const CASES: ConformanceCase[] = [
     setup: () => ({ files: { config: "- a\n- b\n" }, kubeconfig: "config" }),
   },
   { name: "an empty file", setup: () => ({ files: { config: "" }, kubeconfig: "config" }) },
+  yamlAround("YAML: a trailing ---", "", "---\n"),
+  yamlAround("YAML: --- before and after, with a comment", "---", "---\n# the end\n"),
+  yamlAround(
+    "YAML: a second document",
+    "",
+    "---\napiVersion: v1\nkind: Config\nusers:\n- name: u\n  user:\n    token: second-document\n",
+  ),
+  yamlText(
+    "YAML: a duplicate key",
+    (ctx) => `server: ${ctx.server}\n    certificate-authority-data: ${ctx.caB64}`,
+    "token: first-value\n    token: last-value",
+  ),
+  {
+    name: "duplicate cluster names",
+    setup: (ctx) => ({ files: { config: twice(ctx, "clusters") }, kubeconfig: "config" }),
+  },
+  {
+    name: "duplicate user names",
+    setup: (ctx) => ({ files: { config: twice(ctx, "users") }, kubeconfig: "config" }),
+  },
+  {
+    name: "duplicate context names",
+    setup: (ctx) => ({ files: { config: twice(ctx, "contexts") }, kubeconfig: "config" }),
+  },
+  {
+    name: "merge: a file with duplicate user names in the list",
+    setup: (ctx) => ({
+      files: { a: kubeconfig(tls(ctx), { token: "from-a" }), b: twice(ctx, "users") },
+      KUBECONFIG: ["a", "b"],
+    }),
+  },
   {
     name: "no current-context",
     setup: (ctx) => ({
@@ -177,6 +263,41 @@ export const CASES: ConformanceCase[] = [
     tokenFile: "/nonexistent/token",
   }),
   single("a missing tokenFile alone", (ctx) => tls(ctx), { tokenFile: "/nonexistent/token" }),
+  {
+    name: "an empty tokenFile alone",
+    setup: (ctx) => ({
+      files: { config: kubeconfig(tls(ctx), { tokenFile: "token" }), token: "" },
+      kubeconfig: "config",
+    }),
+  },
+  {
+    name: "a tokenFile holding a newline alone",
+    setup: (ctx) => ({
+      files: { config: kubeconfig(tls(ctx), { tokenFile: "token" }), token: "\n" },
+      kubeconfig: "config",
+    }),
+  },
+  {
+    name: "a tokenFile holding blanks alone",
+    setup: (ctx) => ({
+      files: { config: kubeconfig(tls(ctx), { tokenFile: "token" }), token: " \t \n" },
+      kubeconfig: "config",
+    }),
+  },
+  {
+    name: "a tokenFile with blanks around the token",
+    setup: (ctx) => ({
+      files: { config: kubeconfig(tls(ctx), { tokenFile: "token" }), token: "\n  padded-token \n\n" },
+      kubeconfig: "config",
+    }),
+  },
+  {
+    name: "token with an empty tokenFile: the token",
+    setup: (ctx) => ({
+      files: { config: kubeconfig(tls(ctx), { token: "inline", tokenFile: "token" }), token: "" },
+      kubeconfig: "config",
+    }),
+  },
   single("basic auth", (ctx) => tls(ctx), { username: "bob", password: "hunter2" }),
   single('basic auth with token: ""', (ctx) => tls(ctx), { token: "", username: "bob", password: "pw" }),
   single("password without username", (ctx) => tls(ctx), { password: "pw" }),
@@ -581,6 +702,11 @@ export const CASES: ConformanceCase[] = [
     { token: "t" },
   ),
   single("server with a path prefix", (ctx) => tls(ctx, { server: `${ctx.server}/prefix/` }), { token: "t" }),
+  single(
+    "user and password in the server URL",
+    (ctx) => tls(ctx, { server: ctx.server.replace("https://", "https://url-user:url-password@") }),
+    { token: "t" },
+  ),
 
   // --- impersonation -----------------------------------------------------------------------
   single("impersonation: as, as-uid, as-groups, as-user-extra", (ctx) => tls(ctx), {
@@ -645,6 +771,28 @@ export const CASES: ConformanceCase[] = [
   single("proxy-url for a loopback server", (ctx) => tls(ctx, { "proxy-url": ctx.proxy }), { token: "t" }),
   single('proxy-url: ""', (ctx) => tls(ctx, { "proxy-url": "" }), { token: "t" }),
   single(
+    "https proxy-url, its certificate from the kubeconfig's CA",
+    (ctx) => tls(ctx, { server: ctx.proxiedServer, "proxy-url": ctx.httpsProxy }),
+    { token: "t" },
+  ),
+  single(
+    "https proxy-url with insecure-skip-tls-verify",
+    (ctx) => ({ server: ctx.proxiedServer, "proxy-url": ctx.httpsProxy, "insecure-skip-tls-verify": true }),
+    { token: "t" },
+  ),
+  {
+    name: "https proxy-url with NODE_EXTRA_CA_CERTS naming the CA",
+    setup: (ctx) => ({
+      files: {
+        config: kubeconfig(tls(ctx, { server: ctx.proxiedServer, "proxy-url": ctx.httpsProxy }), {
+          token: "t",
+        }),
+      },
+      kubeconfig: "config",
+      env: { NODE_EXTRA_CA_CERTS: ctx.fx.caFile },
+    }),
+  },
+  single(
     "proxy-url with socks5",
     (ctx) => tls(ctx, { server: ctx.proxiedServer, "proxy-url": ctx.proxy.replace("http:", "socks5:") }),
     { token: "t" },
@@ -666,6 +814,14 @@ export const CASES: ConformanceCase[] = [
       files: { config: kubeconfig(tls(ctx, { server: ctx.proxiedServer }), { token: "t" }) },
       kubeconfig: "config",
       env: { https_proxy: ctx.proxy },
+    }),
+  },
+  {
+    name: "HTTPS_PROXY with socks5",
+    setup: (ctx) => ({
+      files: { config: kubeconfig(tls(ctx, { server: ctx.proxiedServer }), { token: "t" }) },
+      kubeconfig: "config",
+      env: { HTTPS_PROXY: ctx.proxy.replace("http:", "socks5:") },
     }),
   },
   {
@@ -724,6 +880,14 @@ export const CASES: ConformanceCase[] = [
     name: "in-cluster ServiceAccount",
     setup: (ctx) => ({
       files: { "sa/token": "sa-token\n", "sa/ca.crt": ctx.fx.caPem, "sa/namespace": "ops\n" },
+      serviceAccountDir: "sa",
+      env: { KUBERNETES_SERVICE_HOST: "127.0.0.1", KUBERNETES_SERVICE_PORT: new URL(ctx.server).port },
+    }),
+  },
+  {
+    name: "in-cluster with an empty token file",
+    setup: (ctx) => ({
+      files: { "sa/token": "", "sa/ca.crt": ctx.fx.caPem, "sa/namespace": "ops\n" },
       serviceAccountDir: "sa",
       env: { KUBERNETES_SERVICE_HOST: "127.0.0.1", KUBERNETES_SERVICE_PORT: new URL(ctx.server).port },
     }),

@@ -5,8 +5,10 @@
  *
  * What is recorded per request: the path, `Authorization`, every `Impersonate-*` header, the
  * client certificate's CN and the TLS server name (SNI); per run: whether the client succeeded,
- * the CONNECT tunnels and forwarded requests of a loopback proxy, and what each exec plugin run
- * saw (arguments, the environment variables the case names, `KUBERNETES_EXEC_INFO`, stdin).
+ * the CONNECT tunnels and forwarded requests of a loopback proxy (reached over plain http or, for
+ * an https proxy, through a TLS front with a certificate of the cases' CA), and what each exec
+ * plugin run saw (arguments, the environment variables the case names, `KUBERNETES_EXEC_INFO`,
+ * stdin).
  */
 import { spawn } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from "node:fs";
@@ -15,7 +17,8 @@ import https from "node:https";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
-import type { TLSSocket } from "node:tls";
+import net from "node:net";
+import tls, { type TLSSocket } from "node:tls";
 import { clientCert, createPki, servingCert } from "./certs.ts";
 import { CountingProxy } from "./connect-proxy.ts";
 import { inServiceAccountNamespace } from "./service-account-namespace.ts";
@@ -106,6 +109,8 @@ export interface CaseContext {
   /** The plain server under {@link PROXIED_NAME}. */
   proxiedHttpServer: string;
   proxy: string;
+  /** `https://127.0.0.1:<port>`: the same proxy behind TLS, its certificate issued by the cases' CA. */
+  httpsProxy: string;
   caB64: string;
 }
 
@@ -156,6 +161,7 @@ export async function runCase(
   const dir = mkdtempSync(path.join(fx.dir, `case-${c.name.replace(/[^a-z0-9]+/gi, "-")}-`));
   const rec = await Recorder.start(fx);
   const proxy = await CountingProxy.start();
+  const tlsFront = await TlsFront.start(fx, Number(new URL(proxy.url).port));
   try {
     const ctx: CaseContext = {
       fx,
@@ -165,6 +171,7 @@ export async function runCase(
       proxiedServer: `https://${PROXIED_NAME}:${rec.tlsPort}`,
       proxiedHttpServer: `http://${PROXIED_NAME}:${rec.plainPort}`,
       proxy: proxy.url,
+      httpsProxy: tlsFront.url,
       caB64: Buffer.from(fx.caPem).toString("base64"),
     };
     const setup = c.setup(ctx);
@@ -218,6 +225,7 @@ export async function runCase(
     }
     return out;
   } finally {
+    await tlsFront.close();
     await proxy.close();
     await rec.close();
     rmSync(dir, { recursive: true, force: true });
@@ -281,6 +289,47 @@ process.exit(b.exit ?? 0);
 `,
   );
   chmodSync(file, 0o755);
+}
+
+/** TLS in front of a plain port on loopback: turns the counting http proxy into an https one. */
+class TlsFront {
+  readonly #server: tls.Server;
+  readonly #sockets = new Set<net.Socket>();
+
+  private constructor(server: tls.Server) {
+    this.#server = server;
+  }
+
+  static async start(fx: Fixture, port: number): Promise<TlsFront> {
+    const server = tls.createServer({ cert: fx.serverCert, key: fx.serverKey });
+    const front = new TlsFront(server);
+    server.on("secureConnection", (client) => {
+      const upstream = net.connect(port, "127.0.0.1");
+      for (const s of [client, upstream]) {
+        front.#sockets.add(s);
+        s.on("close", () => front.#sockets.delete(s));
+        s.on("error", () => {
+          client.destroy();
+          upstream.destroy();
+        });
+      }
+      client.pipe(upstream);
+      upstream.pipe(client);
+    });
+    // A client that refuses the certificate ends the handshake: nothing to do.
+    server.on("tlsClientError", () => {});
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    return front;
+  }
+
+  get url(): string {
+    return `https://127.0.0.1:${(this.#server.address() as AddressInfo).port}`;
+  }
+
+  async close(): Promise<void> {
+    for (const s of this.#sockets) s.destroy();
+    await new Promise<void>((r) => this.#server.close(() => r()));
+  }
 }
 
 /** The TLS and plain recording servers of one case. */

@@ -5,6 +5,7 @@ import type { KubeObject } from "../kube/object.ts";
 import { silentLogger, type Logger } from "../logging.ts";
 import { counter, defaultRegistry } from "../metrics/registry.ts";
 import { Backoff, type BackoffOptions } from "../backoff.ts";
+import { RepeatedFailureLog } from "./failure-log.ts";
 import type { ListerWatcher } from "./lister-watcher.ts";
 
 /** Where a reflector delivers what it learns. Calls are synchronous and in stream order. */
@@ -105,6 +106,9 @@ function reflectorMetrics(registry: Registry): ReflectorMetrics {
  * - 410 Gone (as a response or as an ERROR event) triggers a relist; the sink's `replace` turns
  *   the difference into events.
  * - A sink call that throws is logged; it never ends the watch.
+ * - A list or watch failure that repeats (a revoked credential, a missing permission) is logged
+ *   once, then summed up at most every 5 minutes while it lasts, and its end once
+ *   ({@link RepeatedFailureLog}); the retries themselves follow the backoff.
  */
 export class Reflector<T extends KubeObject> {
   readonly #lw: ListerWatcher<T>;
@@ -118,6 +122,8 @@ export class Reflector<T extends KubeObject> {
   readonly #inactivityMs: number;
   readonly #backoff: Backoff;
   readonly #random: () => number;
+  readonly #listFailures: RepeatedFailureLog;
+  readonly #watchFailures: RepeatedFailureLog;
   #resourceVersion = "";
 
   constructor(opts: ReflectorOptions<T>) {
@@ -132,6 +138,15 @@ export class Reflector<T extends KubeObject> {
     this.#inactivityMs = opts.inactivityTimeoutMs ?? 240_000;
     this.#random = opts.random ?? Math.random;
     this.#backoff = new Backoff({ random: this.#random, ...opts.backoff });
+    const failureLog = (step: string): RepeatedFailureLog =>
+      new RepeatedFailureLog({
+        log: this.#log,
+        clock: this.#clock,
+        message: `${step} failed`,
+        recoveredMessage: `${step} succeeded again`,
+      });
+    this.#listFailures = failureLog("list");
+    this.#watchFailures = failureLog("watch");
   }
 
   /** The resourceVersion the next watch starts from (`""` before the first list). */
@@ -147,10 +162,11 @@ export class Reflector<T extends KubeObject> {
       } catch (err) {
         if (signal.aborted) break;
         const delay = this.#backoff.next();
-        this.#log.warn({ err, retryInMs: Math.round(delay) }, "list failed");
+        this.#listFailures.failed(err, { retryInMs: Math.round(delay) });
         if (!(await this.#sleep(delay, signal))) break;
         continue;
       }
+      this.#listFailures.succeeded();
       // Watch until the history we hold is gone, then relist.
       for (;;) {
         const outcome = await this.#watchOnce(signal);
@@ -169,7 +185,9 @@ export class Reflector<T extends KubeObject> {
           break;
         }
         const delay = this.#backoff.next();
-        this.#log.info({ reason: outcome, retryInMs: Math.round(delay) }, "watch ended; reconnecting");
+        // A failed watch was logged by #watchFailures; a silent one is logged here.
+        if (outcome === "inactive")
+          this.#log.info({ reason: outcome, retryInMs: Math.round(delay) }, "watch ended; reconnecting");
         if (!(await this.#sleep(delay, signal))) return;
       }
     }
@@ -246,9 +264,10 @@ export class Reflector<T extends KubeObject> {
         if (ev.type === "ERROR") {
           const err = ApiError.fromStatus(obj as unknown as Status);
           if (isGone(err)) return "gone";
-          this.#log.warn({ err }, "watch ERROR event");
+          this.#watchFailures.failed(err, { event: "ERROR" });
           return "error";
         }
+        this.#watchFailures.succeeded();
         if (ev.type === "ADDED" || ev.type === "MODIFIED")
           this.#safely("upsert", () => this.#sink.upsert(obj));
         else if (ev.type === "DELETED") this.#safely("remove", () => this.#sink.remove(obj));
@@ -259,13 +278,14 @@ export class Reflector<T extends KubeObject> {
       }
       if (signal.aborted) return "stopped";
       if (inactive) return "inactive";
+      this.#watchFailures.succeeded();
       this.#backoff.reset();
       return "closed";
     } catch (err) {
       if (signal.aborted) return "stopped";
       if (inactive) return "inactive";
       if (isGone(err)) return "gone";
-      this.#log.warn({ err, openForMs: this.#clock.now() - opened }, "watch failed");
+      this.#watchFailures.failed(err, { openForMs: this.#clock.now() - opened });
       return "error";
     } finally {
       if (timer !== undefined) this.#clock.clearTimeout(timer);

@@ -110,6 +110,37 @@ describe("KubeConfigConnection", () => {
     conn.destroy();
   });
 
+  it("never sends an empty token: a tokenFile emptied later keeps the last token; one never filled fails", async () => {
+    const clock = new FakeClock();
+    const tokenFile = path.join(dir, "rotating-token");
+    writeFileSync(tokenFile, "first\n");
+    const conn = connection({ tokenFile }, clock);
+    assert.equal((await conn.settings()).headers.Authorization, "Bearer first");
+    writeFileSync(tokenFile, "  \n");
+    await clock.advance(60_000);
+    assert.equal((await conn.settings()).headers.Authorization, "Bearer first");
+    conn.destroy();
+    // Emptied between the start's check and the first request: no request goes out without it.
+    writeFileSync(tokenFile, "start\n");
+    const late = connection({ tokenFile }, clock);
+    writeFileSync(tokenFile, "");
+    await assert.rejects(late.settings(), /read empty token from tokenFile \S+rotating-token of user "u"/);
+    late.destroy();
+  });
+
+  it("lists the credentials it sends, for the REST client to remove from server messages", async () => {
+    const clock = new FakeClock();
+    const bearer = connection({ token: "tok-123" }, clock);
+    assert.deepEqual((await bearer.settings()).secrets, ["tok-123"]);
+    bearer.destroy();
+    const basic = connection({ username: "bob", password: "pw-456" }, clock);
+    assert.deepEqual([...(await basic.settings()).secrets].sort(), [
+      Buffer.from("bob:pw-456").toString("base64"),
+      "pw-456",
+    ]);
+    basic.destroy();
+  });
+
   it("escapes impersonation extra keys as client-go does and sends one header per value", async () => {
     const conn = connection(
       {

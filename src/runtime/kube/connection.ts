@@ -6,6 +6,7 @@ import { systemClock, type Clock } from "../clock.ts";
 import { agentProxyOptions, parseProxyUrl, proxyEnvironment, proxyFor } from "../proxy.ts";
 import { ExecCredentials } from "./exec-credential.ts";
 import { InvalidKubeConfigError, validate, type KubeConfig } from "./kubeconfig.ts";
+import { credentialsOf } from "./redact.ts";
 
 /**
  * What one request needs to reach and authenticate to the API server: headers (bearer token,
@@ -16,6 +17,11 @@ export interface ConnectionSettings {
   /** `user:password` for basic auth, when the kubeconfig has one. */
   readonly auth: string | undefined;
   readonly agent: http.Agent;
+  /**
+   * The credentials these settings send, in every form an answer could repeat them (see
+   * ./redact.ts): the REST client removes them from server messages.
+   */
+  readonly secrets: readonly string[];
 }
 
 /**
@@ -58,13 +64,16 @@ export interface KubeConfigConnectionOptions {
  * - Credentials go only to an `https` server. For an `http` server no token, password, client
  *   certificate, exec plugin or auth-provider is used (impersonation headers are still sent).
  * - One kind of credential: a bearer token (the `tokenFile`'s contents, re-read on each refresh,
- *   over `token`, which is the fallback while the file cannot be read), or basic auth, plus an
- *   optional client certificate; the exec plugin runs only when none of those is set; the oidc
- *   auth-provider's id-token is sent when no other `Authorization` is.
+ *   over `token`, which is the fallback while the file cannot be read or is empty; never an empty
+ *   token), or basic auth, plus an optional client certificate; the exec plugin runs only when
+ *   none of those is set; the oidc auth-provider's id-token is sent when no other
+ *   `Authorization` is.
  * - TLS: the CA from `certificate-authority-data` or the file, `insecure-skip-tls-verify`,
  *   `tls-server-name` (SNI and the name verified); files are read again on each refresh.
  * - Proxy: `proxy-url` when set, else HTTPS_PROXY/HTTP_PROXY/NO_PROXY as Go reads them (see
- *   ../proxy.ts).
+ *   ../proxy.ts). An https proxy's certificate is verified by Node against its own CA roots
+ *   (extended by `NODE_EXTRA_CA_CERTS`), not with the cluster's CA as Go does: Node's proxy
+ *   support takes no TLS options for the proxy.
  *
  * Requests go through our own keep-alive agent, which is replaced when the TLS material changes
  * (idle sockets of the old agent are closed, open watches finish on it).
@@ -142,7 +151,12 @@ export class KubeConfigConnection implements ConnectionProvider {
     let until = now + this.#refreshMs;
     const headers: Record<string, string | string[]> = impersonationHeaders(this.#kc);
     if (!this.#secure) {
-      const settings: ConnectionSettings = { headers, auth: undefined, agent: this.#agentFor(undefined) };
+      const settings: ConnectionSettings = {
+        headers,
+        auth: undefined,
+        agent: this.#agentFor(undefined),
+        secrets: credentialsOf({ proxy: this.proxy }),
+      };
       this.#cached = { settings, until };
       return settings;
     }
@@ -168,31 +182,42 @@ export class KubeConfigConnection implements ConnectionProvider {
       rejectUnauthorized: cluster["insecure-skip-tls-verify"] === true ? false : undefined,
       servername: nonEmpty(cluster["tls-server-name"]) ? cluster["tls-server-name"] : undefined,
     };
-    const settings: ConnectionSettings = { headers, auth, agent: this.#agentFor(tls) };
+    const settings: ConnectionSettings = {
+      headers,
+      auth,
+      agent: this.#agentFor(tls),
+      secrets: credentialsOf({ token, auth, proxy: this.proxy }),
+    };
     this.#cached = { settings, until };
     return settings;
   }
 
   /**
    * The bearer token: the `tokenFile`'s contents (trimmed) when it can be read and is not empty,
-   * else the last one read from it, else `token`.
-   * @throws Error when only a `tokenFile` is set and it has never been readable.
+   * else the last one read from it, else `token`. Never an empty token (client-go's file token
+   * source).
+   * @throws Error when only a `tokenFile` is set and it has never held a token.
    */
   async #bearerToken(): Promise<string | undefined> {
     const { user } = this.#kc;
     const inline = nonEmpty(user.token) ? user.token : undefined;
     if (!nonEmpty(user.tokenFile)) return inline;
+    const who = `user ${JSON.stringify(this.#kc.userName)}`;
+    let problem: { message: string; cause?: unknown } | undefined;
     try {
       const text = (await readFile(user.tokenFile, "utf8")).trim();
       if (text !== "") this.#fileToken = text;
+      else problem = { message: `read empty token from tokenFile ${user.tokenFile} of ${who}` };
     } catch (err) {
-      if (this.#fileToken === undefined && inline === undefined)
-        throw new Error(
-          `cannot read tokenFile ${user.tokenFile} of user ${JSON.stringify(this.#kc.userName)}: ${(err as NodeJS.ErrnoException).code ?? "error"}`,
-          { cause: err },
-        );
+      problem = {
+        message: `cannot read tokenFile ${user.tokenFile} of ${who}: ${(err as NodeJS.ErrnoException).code ?? "error"}`,
+        cause: err,
+      };
     }
-    return this.#fileToken ?? inline;
+    const token = this.#fileToken ?? inline;
+    if (token === undefined && problem !== undefined)
+      throw new Error(problem.message, problem.cause !== undefined ? { cause: problem.cause } : {});
+    return token;
   }
 
   #agentFor(tls: TlsMaterial | undefined): http.Agent {

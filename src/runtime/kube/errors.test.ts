@@ -30,6 +30,22 @@ describe("ApiError", () => {
     assert.equal(e.statusObject?.code, 404);
   });
 
+  it("removes the request's own credentials from the message and the body", () => {
+    const token = "tok-planted-0123456789";
+    const e = ApiError.fromResponse({
+      status: 401,
+      text: status(401, "Unauthorized", `token "${token}" is not valid`),
+      method: "GET",
+      path: "/api/v1/x",
+      secrets: [token],
+    });
+    assert.equal(e.message, 'GET /api/v1/x: token "[redacted]" is not valid');
+    assert.equal(e.statusObject?.message, 'token "[redacted]" is not valid');
+    assert.ok(!String(e.stack).includes(token));
+    const echo = ApiError.fromResponse({ status: 401, text: `rejected Bearer ${token}`, secrets: [token] });
+    assert.equal(echo.body, "rejected Bearer [redacted]");
+  });
+
   it("keeps a non-JSON body as text and still classifies by status", () => {
     const e = ApiError.fromResponse({ status: 503, text: "<html>bad gateway</html>", retryAfterHeader: "7" });
     assert.equal(e.reason, "");

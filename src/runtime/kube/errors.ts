@@ -9,6 +9,8 @@
  * clause can use them directly.
  */
 
+import { redactText, redactValue } from "./redact.ts";
+
 /** The `metav1.Status` object the API server returns on failures and in watch ERROR events. */
 export interface Status {
   apiVersion?: string;
@@ -86,10 +88,13 @@ export class ApiError extends Error {
     method?: string;
     path?: string;
     retryAfterHeader?: string | undefined;
+    /** The credentials the request sent: removed from the body, which may repeat them (./redact.ts). */
+    secrets?: readonly string[];
   }): ApiError {
-    let body: unknown = opts.text;
+    const secrets = opts.secrets ?? [];
+    let body: unknown = redactText(opts.text, secrets);
     try {
-      body = opts.text.length > 0 ? (JSON.parse(opts.text) as unknown) : undefined;
+      body = opts.text.length > 0 ? redactValue(JSON.parse(opts.text) as unknown, secrets) : undefined;
     } catch {
       // Not JSON (a proxy's HTML page, a plain-text 503): keep the text.
     }

@@ -5,10 +5,16 @@
  * where a string belongs) instead of taking its text. Timestamps stay strings, as go-yaml leaves
  * them when decoding into an untyped value, and base-60 numbers are not read (go-yaml has none).
  *
+ * Documents: the first one is the kubeconfig. kubectl (go-yaml v2) reads the first and ignores
+ * any that follow; here a later document must be empty (a trailing `---`, a comment), and a file
+ * with a second real document is refused rather than half read. Duplicate keys in a mapping are
+ * refused too (kubectl takes the last one). The names in each list (clusters, users, contexts,
+ * extensions) must be unique, as clientcmd's conversion of the lists to maps requires.
+ *
  * Errors give the reason, the position and the field's path, never a value or the text around it:
  * the file holds tokens and keys.
  */
-import { parse, YAMLError, type Tags } from "yaml";
+import { parseAllDocuments, YAMLError, type Tags } from "yaml";
 
 /** A kubeconfig whose text is not YAML, or whose values do not fit clientcmd's `Config`. */
 export class KubeConfigSyntaxError extends Error {
@@ -81,15 +87,22 @@ const goYamlTags = (tags: Tags): Tags =>
 
 /** The document in `text` (`what` names it in errors): a plain object, or undefined when empty. */
 export function readKubeConfigYaml(text: string, what: string): Record<string, unknown> | undefined {
-  let doc: unknown;
+  let values: unknown[];
   try {
-    doc = parse(text, { version: "1.1", customTags: goYamlTags, uniqueKeys: true });
+    const docs = parseAllDocuments(text, { version: "1.1", customTags: goYamlTags, uniqueKeys: true });
+    for (const d of docs) if (d.errors[0] !== undefined) throw d.errors[0];
+    values = docs.map((d) => d.toJS() as unknown);
   } catch (err) {
     throw new KubeConfigSyntaxError(`${what} is not valid YAML: ${yamlProblem(err)}`);
   }
+  if (values.slice(1).some((v) => v !== null && v !== undefined))
+    throw new KubeConfigSyntaxError(
+      `${what} holds more than one YAML document; a kubeconfig is one document (an empty one after \`---\` is ignored)`,
+    );
+  const doc = values[0];
   if (doc === null || doc === undefined) return undefined;
   if (!isObject(doc)) throw new KubeConfigSyntaxError(`${what} is not a kubeconfig document`);
-  const problem = typeProblem(doc);
+  const problem = typeProblem(doc) ?? duplicateProblem(doc);
   if (problem !== undefined) throw new KubeConfigSyntaxError(`${what}: ${problem}`);
   return doc;
 }
@@ -134,6 +147,47 @@ function userProblem(user: Record<string, unknown>, at: string): string | undefi
       const p = kindProblem(v, "strings", `${at}.as-user-extra.${k}`);
       if (p !== undefined) return p;
     }
+  return undefined;
+}
+
+/**
+ * The first list whose entries share a name, as "<list> has more than one entry named <name>":
+ * clientcmd turns each list into a map by name and refuses the file on a repeated one. Only the
+ * name is given, never an entry (clientcmd's own message prints the whole list, credentials
+ * included).
+ */
+function duplicateProblem(doc: Record<string, unknown>): string | undefined {
+  const lists: [unknown, string][] = [
+    [doc.clusters, "clusters"],
+    [doc.users, "users"],
+    [doc.contexts, "contexts"],
+    [doc.extensions, "extensions"],
+    [isObject(doc.preferences) ? doc.preferences.extensions : undefined, "preferences.extensions"],
+  ];
+  for (const [key, inner] of [
+    ["clusters", "cluster"],
+    ["users", "user"],
+    ["contexts", "context"],
+  ] as const) {
+    const list = doc[key];
+    if (!Array.isArray(list)) continue;
+    for (const [i, item] of list.entries()) {
+      const value: unknown = isObject(item) ? item[inner] : undefined;
+      const at = isObject(item) && typeof item.name === "string" ? JSON.stringify(item.name) : String(i);
+      if (isObject(value)) lists.push([value.extensions, `${key}[${at}].${inner}.extensions`]);
+    }
+  }
+  for (const [list, at] of lists) {
+    if (!Array.isArray(list)) continue;
+    const seen = new Set<string>();
+    for (const item of list) {
+      const name: unknown = isObject(item) ? (item.name ?? "") : "";
+      if (typeof name !== "string") continue;
+      if (seen.has(name))
+        return `${at} has more than one entry named ${JSON.stringify(name)}; names must be unique`;
+      seen.add(name);
+    }
+  }
   return undefined;
 }
 

@@ -195,6 +195,114 @@ current-context: x
     await assert.rejects(async () => KubeConfig.fromString("clusters: [unclosed"), /not valid YAML/);
   });
 
+  it("reads the first YAML document and ignores an empty one after it; refuses a second real one", async () => {
+    for (const tail of ["---\n", "---\n# nothing here\n", "--- \n...\n", "---\n---\n"]) {
+      const kc = await KubeConfig.fromString(`${YAML}${tail}`, dir);
+      assert.equal(kc.contextName, "prod-ops", JSON.stringify(tail));
+    }
+    await assert.rejects(
+      async () => KubeConfig.fromString(`${YAML}---\nkind: Config\n`, dir),
+      (err: unknown) =>
+        err instanceof InvalidKubeConfigError && /holds more than one YAML document/.test(err.message),
+    );
+    await assert.rejects(
+      async () => KubeConfig.fromString(`---\n---\n${YAML}`, dir),
+      /holds more than one YAML document/,
+    );
+    await assert.rejects(
+      async () => KubeConfig.fromString(`${YAML}current-context: prod-robot\n`, dir),
+      (err: unknown) =>
+        err instanceof InvalidKubeConfigError && /duplicate key at line \d+/.test(err.message),
+    );
+  });
+
+  it("refuses repeated names in a list, naming the list and the name, never an entry", async () => {
+    const twice = (list: string, entry: (n: number) => string): string =>
+      YAML.replace(`${list}:\n`, `${list}:\n${entry(1)}${entry(2)}`);
+    const cases: [string, RegExp][] = [
+      [
+        twice("clusters", (n) => `- name: prod\n  cluster:\n    server: https://dup-${n}.example.com\n`),
+        /clusters has more than one entry named "prod"/,
+      ],
+      [
+        twice("users", (n) => `- name: ops\n  user:\n    token: planted-secret-${n}\n`),
+        /users has more than one entry named "ops"/,
+      ],
+      [
+        twice(
+          "contexts",
+          (n) => `- name: prod-ops\n  context: {cluster: prod, user: ops, namespace: n${n}}\n`,
+        ),
+        /contexts has more than one entry named "prod-ops"/,
+      ],
+      [
+        YAML.replace(
+          "    tls-server-name: api.internal\n",
+          "    tls-server-name: api.internal\n    extensions:\n    - {name: e, extension: {a: 1}}\n    - {name: e, extension: {a: 2}}\n",
+        ),
+        /clusters\["prod"\]\.cluster\.extensions has more than one entry named "e"/,
+      ],
+    ];
+    for (const [text, message] of cases)
+      await assert.rejects(
+        async () => KubeConfig.fromFile(write("dup", text)),
+        (err: unknown) =>
+          err instanceof InvalidKubeConfigError &&
+          message.test(err.message) &&
+          !/planted-secret|dup-\d/.test(err.message),
+      );
+    // A KUBECONFIG list is refused when any of its files is.
+    const good = write("good", YAML);
+    await assert.rejects(
+      async () => KubeConfig.fromFiles([good, path.join(dir, "dup")]),
+      /more than one entry named/,
+    );
+  });
+
+  it("refuses a server URL holding a user name or password, without quoting it", () => {
+    const kc = KubeConfig.fromDocument({
+      clusters: [{ name: "c", cluster: { server: "https://admin:planted-secret@c.example.com" } }],
+      users: [{ name: "u", user: { token: "t" } }],
+      contexts: [{ name: "x", context: { cluster: "c", user: "u" } }],
+      "current-context": "x",
+    });
+    assert.throws(
+      () => validate(kc),
+      (err: unknown) =>
+        err instanceof InvalidKubeConfigError &&
+        /cluster "c" has a user name or password in its server URL/.test(err.message) &&
+        !/planted-secret|admin/.test(err.message),
+    );
+  });
+
+  it("refuses an empty or unreadable tokenFile without a token, as client-go does", () => {
+    const empty = write("empty-token", "");
+    const blank = write("blank-token", " \n\t\n");
+    const good = write("good-token", "tok\n");
+    const withUser = (user: object, server = "https://c"): KubeConfig =>
+      KubeConfig.fromDocument({
+        clusters: [{ name: "c", cluster: { server } }],
+        users: [{ name: "u", user }],
+        contexts: [{ name: "x", context: { cluster: "c", user: "u" } }],
+        "current-context": "x",
+      });
+    for (const file of [empty, blank])
+      assert.throws(
+        () => validate(withUser({ tokenFile: file })),
+        (err: unknown) =>
+          err instanceof InvalidKubeConfigError &&
+          err.message.includes(`user "u" has an empty tokenFile ${file} (read empty token from file)`),
+      );
+    assert.throws(
+      () => validate(withUser({ tokenFile: path.join(dir, "no-such-token") })),
+      /cannot read tokenFile \S+no-such-token of user "u": ENOENT/,
+    );
+    validate(withUser({ tokenFile: good }));
+    // With a token the file is only the preferred source; an http server gets no credentials.
+    validate(withUser({ tokenFile: empty, token: "inline" }));
+    validate(withUser({ tokenFile: empty }, "http://c"));
+  });
+
   it("reports a YAML error by line and column, never quoting the file", async () => {
     const text =
       "users:\n- name: u\n  user:\n    token: tok-secret-1\n    client-key-data: key-secret-2\n   bad: [x\n*alias-secret-3\n";

@@ -360,6 +360,12 @@ export function validate(kc: KubeConfig): void {
   }
   if (server !== undefined && server.protocol !== "https:" && server.protocol !== "http:")
     problems.push(`cluster ${c} has a server with scheme ${JSON.stringify(server.protocol)}; use https`);
+  // Go would send a user name and password in the server URL as basic auth (over http too, and
+  // over any token of the user); the operator takes credentials from the user entry only.
+  if (server !== undefined && (server.username !== "" || server.password !== ""))
+    problems.push(
+      `cluster ${c} has a user name or password in its server URL, which the operator does not send: remove it and give the user entry a username and password (or another credential)`,
+    );
   const proxyUrl = cluster["proxy-url"];
   if (has(proxyUrl)) {
     const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(proxyUrl)?.[1]?.toLowerCase();
@@ -390,6 +396,21 @@ export function validate(kc: KubeConfig): void {
       `cluster ${c} sets insecure-skip-tls-verify together with a certificate-authority; set only one`,
     );
 
+  // client-go reads a tokenFile when it builds the client unless a token is also set, and refuses
+  // a file it cannot read or that is empty ("read empty token from file"); it never sends an
+  // empty bearer token. Whitespace around the token is trimmed.
+  if (secure && has(user.tokenFile) && !has(user.token)) {
+    let text: string | undefined;
+    try {
+      text = readFileSync(user.tokenFile, "utf8");
+    } catch (err) {
+      problems.push(
+        `cannot read tokenFile ${user.tokenFile} of user ${u}: ${(err as NodeJS.ErrnoException).code ?? "error"}`,
+      );
+    }
+    if (text !== undefined && text.trim() === "")
+      problems.push(`user ${u} has an empty tokenFile ${user.tokenFile} (read empty token from file)`);
+  }
   if (has(user.token) && (has(user.username) || has(user.password)))
     problems.push(
       `user ${u} sets more than one authentication method (token and username/password); set only one`,

@@ -7,6 +7,7 @@ import { KubeConfigConnection, type ConnectionProvider, type ConnectionSettings 
 import type { KubeConfig } from "./kubeconfig.ts";
 import { ApiError, TransportError, type TransportFailure } from "./errors.ts";
 import type { KubeObject } from "./object.ts";
+import { redactValue } from "./redact.ts";
 import { restMetrics, type RestMetrics } from "./rest-metrics.ts";
 import { WatchDecodeError, WatchLineDecoder, type WatchEvent } from "./watch.ts";
 
@@ -79,6 +80,8 @@ class TimeoutMarker extends Error {}
 interface Opened {
   req: http.ClientRequest;
   res: http.IncomingMessage;
+  /** The credentials the request sent ({@link ConnectionSettings.secrets}). */
+  secrets: readonly string[];
   /** Stops the timeout and the abort listener; idempotent. */
   release(): void;
   /** Whether our timer destroyed the request. */
@@ -89,9 +92,10 @@ interface Opened {
  * A small Kubernetes REST client over Node's http/https with a keep-alive agent.
  *
  * Guarantees: every attempt is counted in `rest_client_requests_total{code,method,host}`; a non-2xx
- * answer throws {@link ApiError} with the parsed `metav1.Status`; a connection failure, timeout or
- * undecodable body throws {@link TransportError}; an abort by the caller rejects with the
- * signal's reason. A 401 re-reads credentials and retries once; an idempotent request (GET, PUT,
+ * answer throws {@link ApiError} with the parsed `metav1.Status`, from which (as from a watch
+ * ERROR event) the request's own credentials are removed (./redact.ts); a connection failure,
+ * timeout or undecodable body throws {@link TransportError}; an abort by the caller rejects with
+ * the signal's reason. A 401 re-reads credentials and retries once; an idempotent request (GET, PUT,
  * DELETE) that fails on a reused keep-alive socket before any response is retried once. Nothing
  * else is retried: callers own their retry policy (429 and 5xx surface as ApiError with
  * `retryAfterSeconds`).
@@ -173,6 +177,7 @@ export class RestClient {
         method: req.method,
         path: req.path,
         retryAfterHeader: headerOf(opened.res, "retry-after"),
+        secrets: opened.secrets,
       });
     }
     if (text.length === 0) return undefined as T;
@@ -227,13 +232,17 @@ export class RestClient {
           method: "GET",
           path,
           retryAfterHeader: headerOf(res, "retry-after"),
+          secrets: opened.secrets,
         });
       }
+      // An ERROR event's Status is the server's message too: without the request's credentials.
+      const clean = (ev: WatchEvent<T>): WatchEvent<T> =>
+        ev.type === "ERROR" ? { ...ev, object: redactValue(ev.object, opened.secrets) } : ev;
       const decoder = new WatchLineDecoder<T>();
       for await (const chunk of res as AsyncIterable<Buffer>) {
-        for (const ev of decoder.push(chunk)) yield ev;
+        for (const ev of decoder.push(chunk)) yield clean(ev);
       }
-      for (const ev of decoder.end()) yield ev;
+      for (const ev of decoder.end()) yield clean(ev);
     } catch (e) {
       if (signal.aborted) return;
       if (e instanceof ApiError) throw e;
@@ -339,7 +348,7 @@ export class RestClient {
         // From here on the caller reads the body and owns the release (a request keeps its
         // timeout until the body is read; a watch releases at once).
         responded = true;
-        resolve({ req: r, res, release, timedOut: () => timedOut });
+        resolve({ req: r, res, release, timedOut: () => timedOut, secrets: settings.secrets });
       });
       r.end(payload);
     });
