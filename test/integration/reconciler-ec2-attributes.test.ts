@@ -1,22 +1,17 @@
 /**
- * Ec2Instance attributes changed in place against moto: security groups, termination and stop
- * protection, the shutdown behaviour, detailed monitoring and the CPU credit option. Set at
+ * Ec2Instance attributes changed in place against the test AWS: security groups, termination and
+ * stop protection, the shutdown behaviour, detailed monitoring and the CPU credit option. Set at
  * launch; a no-op reconcile writes nothing; a steady poll reads DescribeInstances plus one read
  * per attribute the spec sets that DescribeInstances does not report; drift is put back with an
- * Updated Event naming the setting; a spec change is applied in place; an attribute removed from
- * the spec is left alone and no longer read.
+ * Updated Event naming the setting, and the next reconciles make no mutating call; a spec change
+ * is applied in place, once; an attribute removed from the spec is left alone and no longer read.
  *
- * Where moto differs from EC2:
- * - RunInstances ignores DisableApiTermination (moto's instance starts unprotected), so the
- *   first reconcile after the launch sets it with ModifyInstanceAttribute; on EC2 the launch
- *   sets it and no repair follows.
- * - RunInstances ignores CreditSpecification, DescribeInstanceCreditSpecifications always
- *   answers `standard`, and ModifyInstanceCreditSpecification is not implemented: only
- *   `standard` is exercised here; the unlimited request and its repair are in launch.test.ts and
- *   instance-attributes.test.ts.
- * - MonitorInstances and UnmonitorInstances are not implemented: detailed monitoring is checked
- *   at launch (RunInstances Monitoring, read back from DescribeInstances) and at rest; the
- *   repair calls are in instance-attributes.test.ts.
+ * The test AWS answers MonitorInstances, UnmonitorInstances and the CPU credit calls as EC2
+ * does (test/README.md, "The wraps"), except that a monitoring change is done at once: EC2's
+ * DescribeInstances reports `pending` or `disabling` for a while, which the operator counts as
+ * the change made. Where moto still differs from EC2: RunInstances ignores DisableApiTermination
+ * (moto's instance starts unprotected), so the first reconcile after the launch sets it with
+ * ModifyInstanceAttribute; on EC2 the launch sets it and no repair follows.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -25,6 +20,8 @@ import {
   DescribeInstanceAttributeCommand,
   DescribeInstanceCreditSpecificationsCommand,
   ModifyInstanceAttributeCommand,
+  ModifyInstanceCreditSpecificationCommand,
+  UnmonitorInstancesCommand,
   type InstanceAttributeName,
 } from "@aws-sdk/client-ec2";
 import { waitFor, WAIT_MS } from "../support/process.ts";
@@ -48,6 +45,17 @@ describe("Ec2Instance attributes changed in place", () => {
   };
   const groupsOf = async (): Promise<string[]> =>
     ((await env.instance(id))?.SecurityGroups ?? []).map((g) => g.GroupId ?? "").sort();
+  const monitoring = async (): Promise<string | undefined> => (await env.instance(id))?.Monitoring?.State;
+  const credits = async (): Promise<string | undefined> => {
+    const out = await env.ec2().send(new DescribeInstanceCreditSpecificationsCommand({ InstanceIds: [id] }));
+    return out.InstanceCreditSpecifications?.find((c) => c.InstanceId === id)?.CpuCredits;
+  };
+  /** Asserts that the next two reconciles of the object make no mutating AWS call. */
+  const settled = async (): Promise<void> => {
+    const mutations = env.mutations();
+    await env.waitReconcilesOf("guarded", 2);
+    assert.deepEqual(env.mutations(), mutations, "mutating AWS calls after the repair");
+  };
   const updated = async (setting: string): Promise<void> => {
     await waitFor(
       `an Updated Event naming ${setting}`,
@@ -74,7 +82,7 @@ describe("Ec2Instance attributes changed in place", () => {
       disableApiStop: false,
       instanceInitiatedShutdownBehavior: "terminate",
       monitoring: true,
-      creditSpecification: "standard",
+      creditSpecification: "unlimited",
     });
     const obj = await env.waitReady("guarded", 60_000);
     id = obj.status?.instanceId ?? "";
@@ -90,10 +98,9 @@ describe("Ec2Instance attributes changed in place", () => {
       WAIT_MS,
       200,
     );
-    const credits = await env
-      .ec2()
-      .send(new DescribeInstanceCreditSpecificationsCommand({ InstanceIds: [id] }));
-    assert.equal(credits.InstanceCreditSpecifications?.[0]?.CpuCredits, "standard");
+    assert.equal(await credits(), "unlimited", "RunInstances CreditSpecification");
+    assert.equal(env.proxy.count("MonitorInstances"), 0, "set at launch, not repaired");
+    assert.equal(env.proxy.count("ModifyInstanceCreditSpecification"), 0, "set at launch, not repaired");
   });
 
   it("makes no Kubernetes write and no mutating AWS call when nothing changed", async () => {
@@ -123,8 +130,14 @@ describe("Ec2Instance attributes changed in place", () => {
     assert.equal(count("DescribeInstanceCreditSpecifications"), reconciles, "one credit read per poll");
   });
 
-  it("puts back security groups, protection and shutdown behaviour changed out of band", async () => {
+  it("puts back security groups, protection, shutdown behaviour, monitoring and credits changed out of band", async () => {
     const ec2 = env.ec2();
+    await ec2.send(new UnmonitorInstancesCommand({ InstanceIds: [id] }));
+    await ec2.send(
+      new ModifyInstanceCreditSpecificationCommand({
+        InstanceCreditSpecifications: [{ InstanceId: id, CpuCredits: "standard" }],
+      }),
+    );
     await ec2.send(new ModifyInstanceAttributeCommand({ InstanceId: id, Groups: [groups[1] ?? ""] }));
     await ec2.send(
       new ModifyInstanceAttributeCommand({ InstanceId: id, DisableApiTermination: { Value: false } }),
@@ -141,31 +154,51 @@ describe("Ec2Instance attributes changed in place", () => {
       async () =>
         JSON.stringify(await groupsOf()) === JSON.stringify([groups[0]]) &&
         (await attribute("disableApiTermination")) === true &&
-        (await attribute("instanceInitiatedShutdownBehavior")) === "terminate",
+        (await attribute("instanceInitiatedShutdownBehavior")) === "terminate" &&
+        (await monitoring()) === "enabled" &&
+        (await credits()) === "unlimited",
       WAIT_MS,
       200,
     );
     await updated("securityGroups");
     await updated("disableApiTermination");
     await updated("instanceInitiatedShutdownBehavior");
+    await updated("monitoring: detailed");
+    await updated("creditSpecification: unlimited");
+    assert.equal(env.proxy.count("MonitorInstances"), 1, "monitoring turned on again, once");
+    assert.equal(env.proxy.count("ModifyInstanceCreditSpecification"), 1, "credits set again, once");
+    await settled();
   });
 
-  it("applies new security groups and stop protection in place on the running instance", async () => {
+  it("applies new security groups, stop protection, basic monitoring and standard credits in place on the running instance", async () => {
     const stops = env.proxy.count("StopInstances");
     const sorted = [...groups].sort();
-    await env.patch("guarded", { spec: { securityGroups: sorted, disableApiStop: true } });
+    const unmonitors = env.proxy.count("UnmonitorInstances");
+    const creditChanges = env.proxy.count("ModifyInstanceCreditSpecification");
+    await env.patch("guarded", {
+      spec: {
+        securityGroups: sorted,
+        disableApiStop: true,
+        monitoring: false,
+        creditSpecification: "standard",
+      },
+    });
     await waitFor(
-      "both groups and stop protection",
+      "both groups, stop protection, basic monitoring and standard credits",
       async () =>
         JSON.stringify(await groupsOf()) === JSON.stringify(sorted) &&
-        (await attribute("disableApiStop")) === true,
+        (await attribute("disableApiStop")) === true &&
+        (await monitoring()) === "disabled" &&
+        (await credits()) === "standard",
       WAIT_MS,
       200,
     );
     await updated("disableApiStop");
-    const modifies = env.proxy.count("ModifyInstanceAttribute");
-    await env.waitReconciles(2, "requeue_after");
-    assert.equal(env.proxy.count("ModifyInstanceAttribute"), modifies, "applied once, not on every poll");
+    await updated("monitoring: basic");
+    await updated("creditSpecification: standard");
+    assert.equal(env.proxy.count("UnmonitorInstances"), unmonitors + 1, "monitoring turned off once");
+    assert.equal(env.proxy.count("ModifyInstanceCreditSpecification"), creditChanges + 1, "credits set once");
+    await settled();
     assert.equal(env.proxy.count("StopInstances"), stops, "no restart");
     assert.equal((await env.instance(id))?.State?.Name, "running");
     assert.equal(ready(await env.get("guarded"))?.status, "True");

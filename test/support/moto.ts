@@ -96,10 +96,16 @@ export function motoAt(endpoint: string, stop: () => Promise<void>): Moto {
   };
 }
 
-/** Starts moto (or attaches to AWS_ENDPOINT_URL) and waits until it answers. */
-export async function startMoto(opts: { startTimeoutMs?: number; host?: string } = {}): Promise<Moto> {
+/**
+ * Starts moto (or attaches to AWS_ENDPOINT_URL, unless `own`: then always starts one of this
+ * process's own, as a file that changes the emulator's global settings must) and waits until it
+ * answers.
+ */
+export async function startMoto(
+  opts: { startTimeoutMs?: number; host?: string; own?: boolean } = {},
+): Promise<Moto> {
   const external = process.env.AWS_ENDPOINT_URL;
-  if (external) return motoAt(external, async () => {});
+  if (external && opts.own !== true) return motoAt(external, async () => {});
   const python = path.join(repoRoot, ".venv/bin/python");
   if (!existsSync(python)) throw new Error(`${python} not found; run 'make tools'`);
   const dir = mkdtempSync(path.join(os.tmpdir(), "kubeprovisioner-moto-"));

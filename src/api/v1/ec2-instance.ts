@@ -30,6 +30,9 @@ import type { API_VERSION } from "./group.ts";
 import { CATEGORIES, GROUP, VERSION } from "./group.ts";
 import { managementPolicyColumn, readyColumns, regionColumn, standardLabels } from "./printer.ts";
 
+/** The burstable instance families, the only ones with a CPU credit option (`creditSpecification`). */
+export const BURSTABLE_FAMILIES = Object.freeze(["t2", "t3", "t3a", "t4g"] as const);
+
 /** Where the Ec2Instance kind is served. */
 export const Ec2InstanceResource: ResourceType = Object.freeze({
   group: GROUP,
@@ -405,7 +408,7 @@ export const ec2InstanceSpecSchema = s.object(
     }),
     creditSpecification: s.enumOf(["standard", "unlimited"], {
       description:
-        "CPU credit option of a burstable instance (t2, t3, t3a, t4g): standard or unlimited " +
+        `CPU credit option of a burstable instance (${BURSTABLE_FAMILIES.join(", ")}): standard or unlimited ` +
         "(ModifyInstanceCreditSpecification). Read with DescribeInstanceCreditSpecifications only " +
         "when set. Unset: not managed. Mutable.",
     }),
@@ -504,8 +507,8 @@ export const ec2InstanceSpecSchema = s.object(
       {
         rule:
           "!has(self.creditSpecification) || (has(self.instanceType) && " +
-          "self.instanceType.matches('^(t2|t3|t3a|t4g)[.]'))",
-        message: "creditSpecification applies to burstable instance types only (t2, t3, t3a, t4g)",
+          `self.instanceType.matches('^(${BURSTABLE_FAMILIES.join("|")})[.]'))`,
+        message: `creditSpecification applies to burstable instance types only (${BURSTABLE_FAMILIES.join(", ")})`,
         fieldPath: ".creditSpecification",
       },
       s.immutablePresence("subnet", "subnet is immutable: an instance cannot move between subnets"),

@@ -33,11 +33,19 @@ export function callsOf(action: IamAction): readonly string[] {
 }
 
 /**
- * The IAM action of `iam` that a call of `operation` to the service whose actions start with
- * `prefix` needs (`s3` and `HeadBucket`: `s3:ListBucket`), or `prefix:operation` when `iam`
- * names none: for most services the action is the operation's name.
+ * The IAM actions of `iam` that a call of `operation` to the service whose actions start with
+ * `prefix` needs, as a phrase: `s3` and `HeadBucket` give `s3:ListBucket`; a call that needs more
+ * than one action whatever the spec says (SQS CreateQueue with the operator's tags, EC2
+ * RunInstances, which tags at launch) gives them all, `sqs:CreateQueue and sqs:TagQueue`. Actions
+ * needed only for some specs (`when`) are named only when the call needs no other. When `iam`
+ * names none: `prefix:operation`, for most services the action is the operation's name.
  */
 export function actionOfCall(iam: readonly IamAction[], prefix: string, operation: string): string {
-  const named = iam.find((a) => a.action.startsWith(`${prefix}:`) && callsOf(a).includes(operation));
-  return named?.action ?? `${prefix}:${operation}`;
+  const named = iam.filter((a) => a.action.startsWith(`${prefix}:`) && callsOf(a).includes(operation));
+  const always = named.filter((a) => a.when === undefined).map((a) => a.action);
+  const actions = always.length > 0 ? [...new Set(always)] : named.slice(0, 1).map((a) => a.action);
+  if (actions.length === 0) return `${prefix}:${operation}`;
+  return actions.length === 1
+    ? (actions[0] ?? "")
+    : `${actions.slice(0, -1).join(", ")} and ${actions.at(-1)}`;
 }

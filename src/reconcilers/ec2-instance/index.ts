@@ -28,7 +28,9 @@ export const ec2InstanceKind: KindModule = defineKind<Ec2InstanceObject, Ec2Inst
     { action: "ec2:RunInstances" },
     { action: "ec2:DescribeInstances" },
     { action: "ec2:TerminateInstances" },
-    { action: "ec2:CreateTags" },
+    // RunInstances tags the instance and its volumes at launch (TagSpecifications), which EC2
+    // authorizes as ec2:CreateTags too.
+    { action: "ec2:CreateTags", calls: ["CreateTags", "RunInstances"] },
     { action: "ec2:DeleteTags" },
     {
       action: "ec2:StopInstances",

@@ -2,11 +2,12 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { Instance } from "@aws-sdk/client-ec2";
 import type { Ec2InstanceSpec } from "../../api/v1/index.ts";
+import { AwsError } from "../../aws/errors.ts";
 import { ownershipTags } from "../../aws/ownership.ts";
 import { FakeClock } from "../../runtime/testing/fake-clock.ts";
 import { contextFor } from "../common/testing/context.ts";
 import { Ec2InstanceDriver } from "./driver.ts";
-import { monitoringDrift, securityGroupsDrift } from "./instance-attributes.ts";
+import { creditRefusal, isBurstable, monitoringDrift, securityGroupsDrift } from "./instance-attributes.ts";
 import type { Ec2InstanceObject } from "./model.ts";
 import { FakeEc2 } from "./testing/fake-ec2.ts";
 
@@ -98,6 +99,28 @@ describe("security groups and monitoring, from the DescribeInstances answer", ()
   });
 });
 
+describe("the CPU credit option", () => {
+  it("belongs to the burstable families only", () => {
+    for (const t of ["t2.micro", "t3.nano", "t3a.large", "t4g.medium"]) assert.equal(isBurstable(t), true, t);
+    for (const t of ["m5.large", "t3", "c7g.xlarge", "xt3.micro", "", undefined])
+      assert.equal(isBurstable(t), false, String(t));
+  });
+
+  it("takes an instance ModifyInstanceCreditSpecification did not change for the call's failure", () => {
+    const out = {
+      UnsuccessfulInstanceCreditSpecifications: [
+        { InstanceId: "i-2", Error: { Code: "IncorrectInstanceState" as const, Message: "not now" } },
+      ],
+    };
+    assert.equal(creditRefusal(out, "i-1"), undefined);
+    assert.equal(creditRefusal({}, "i-1"), undefined);
+    const err = creditRefusal(out, "i-2");
+    assert.equal(err?.code, "IncorrectInstanceState");
+    assert.equal(err?.info.service, "ec2");
+    assert.match(err?.message ?? "", /not now/);
+  });
+});
+
 describe("Ec2InstanceDriver.update: attributes changed in place", () => {
   it("reads and writes nothing for attributes the spec leaves unset", async () => {
     const { ec2, update } = setup({
@@ -152,7 +175,7 @@ describe("Ec2InstanceDriver.update: attributes changed in place", () => {
   });
 
   it("sets the CPU credit option when EC2 reports another, and reads it only when set", async () => {
-    const { ec2, id, update } = setup();
+    const { ec2, id, update } = setup({ InstanceType: "t3.micro" });
     assert.deepEqual(await update(object({ creditSpecification: "unlimited" })), [
       { setting: "creditSpecification", description: "creditSpecification: unlimited" },
     ]);
@@ -164,6 +187,48 @@ describe("Ec2InstanceDriver.update: attributes changed in place", () => {
     assert.equal(ec2.count("DescribeInstanceCreditSpecifications"), 2);
     await update(object({}));
     assert.equal(ec2.count("DescribeInstanceCreditSpecifications"), 2, "not read once unset");
+  });
+
+  it("sets the credit option only once the instance's type is burstable, after a type change", async () => {
+    const { ec2, update } = setup({ InstanceType: "m5.large", State: { Name: "stopped" } });
+    const obj = object({
+      instanceType: "t3.micro",
+      desiredState: "stopped",
+      creditSpecification: "unlimited",
+    });
+    assert.deepEqual(
+      (await update(obj)).map((c) => c.setting),
+      ["instanceType"],
+      "the type first: an m5.large has no credit option",
+    );
+    assert.equal(ec2.count("DescribeInstanceCreditSpecifications"), 0);
+    assert.equal(ec2.count("ModifyInstanceCreditSpecification"), 0);
+    assert.deepEqual(
+      (await update(obj)).map((c) => c.setting),
+      ["creditSpecification"],
+      "the credit option at the next reconcile",
+    );
+    assert.deepEqual(await update(obj), []);
+  });
+
+  it("fails with EC2's code when ModifyInstanceCreditSpecification leaves the instance as it was", async () => {
+    const { ec2, id, update } = setup({ InstanceType: "t3.micro" });
+    ec2.creditRefusals.set(id, "IncorrectInstanceState");
+    await assert.rejects(update(object({ creditSpecification: "unlimited" })), (err: unknown) => {
+      assert.ok(err instanceof AwsError);
+      assert.equal(err.code, "IncorrectInstanceState");
+      assert.equal(err.kind, "retryable");
+      assert.equal(err.info.operation, "ModifyInstanceCreditSpecification");
+      return true;
+    });
+    ec2.creditRefusals.set(id, "InstanceCreditSpecification.NotSupported");
+    await assert.rejects(update(object({ creditSpecification: "unlimited" })), (err: unknown) => {
+      assert.ok(err instanceof AwsError);
+      assert.equal(err.code, "InstanceCreditSpecification.NotSupported");
+      assert.equal(err.kind, "terminal");
+      return true;
+    });
+    assert.equal(ec2.attributesOf(id).cpuCredits, "standard", "unchanged");
   });
 
   it("sets the security groups in place, once", async () => {

@@ -6,16 +6,21 @@
  * The security groups and the monitoring state come with the DescribeInstances answer every poll
  * reads already. The protections and the shutdown behaviour are read with one
  * DescribeInstanceAttribute each, the credit option with DescribeInstanceCreditSpecifications,
- * and only for the attributes the spec sets. Pure functions over the SDK's shapes; the repairs
- * make the calls.
+ * and only for the attributes the spec sets. The credit option is read and set only while the
+ * instance's type is burstable: a type change to a burstable one (which the run state makes last)
+ * gets it at the next reconcile. ModifyInstanceCreditSpecification answers per instance; an
+ * instance it did not change is a failure of the call, with EC2's code. Pure functions over the
+ * SDK's shapes; the repairs make the calls.
  */
 import type {
   DescribeInstanceAttributeCommandOutput,
   Instance,
   InstanceAttributeName,
   ModifyInstanceAttributeCommandInput,
+  ModifyInstanceCreditSpecificationCommandOutput,
 } from "@aws-sdk/client-ec2";
-import type { Ec2InstanceSpec } from "../../api/v1/index.ts";
+import { BURSTABLE_FAMILIES, type Ec2InstanceSpec } from "../../api/v1/index.ts";
+import { AwsError } from "../../aws/errors.ts";
 
 /** The spec fields of this module. */
 export type AttributeSpec = Pick<
@@ -120,4 +125,33 @@ export function monitoringDrift(spec: AttributeSpec, instance: Instance): boolea
   const want = spec.monitoring;
   if (want === undefined || want === monitoringOn(instance)) return undefined;
   return want;
+}
+
+/** Whether instances of `instanceType` have a CPU credit option: a burstable family's (`t3.micro`). */
+export function isBurstable(instanceType: string | undefined): boolean {
+  const dot = instanceType?.indexOf(".") ?? -1;
+  if (instanceType === undefined || dot <= 0) return false;
+  return (BURSTABLE_FAMILIES as readonly string[]).includes(instanceType.slice(0, dot));
+}
+
+/**
+ * The failure of a ModifyInstanceCreditSpecification that did not change instance `id` (EC2
+ * lists it among the unsuccessful ones, with a code such as `IncorrectInstanceState` or
+ * `InstanceCreditSpecification.NotSupported`), classified as the call's own error would be.
+ */
+export function creditRefusal(
+  out: Pick<ModifyInstanceCreditSpecificationCommandOutput, "UnsuccessfulInstanceCreditSpecifications">,
+  id: string,
+): AwsError | undefined {
+  const refused = out.UnsuccessfulInstanceCreditSpecifications?.find((u) => u.InstanceId === id);
+  if (refused === undefined) return undefined;
+  const { Code, Message } = refused.Error ?? {};
+  return AwsError.from(
+    {
+      name: Code ?? "UnknownError",
+      message: Message ?? "the instance's credit option was not changed",
+      $fault: "client",
+    },
+    { service: "ec2", operation: "ModifyInstanceCreditSpecification" },
+  );
 }

@@ -41,7 +41,13 @@ import {
   repairTags,
   type TagPolicy,
 } from "../common/tags.ts";
-import { describedAttributesOf, monitoringDrift, securityGroupsDrift } from "./instance-attributes.ts";
+import {
+  creditRefusal,
+  describedAttributesOf,
+  isBurstable,
+  monitoringDrift,
+  securityGroupsDrift,
+} from "./instance-attributes.ts";
 import { metadataOptionsDrift, profileAction, profileMatches } from "./instance-settings.ts";
 import { encodeUserData, profileSpecifier, sameUserData } from "./launch.ts";
 import { KIND, type InstanceLocator } from "./locator.ts";
@@ -196,7 +202,8 @@ export class InstanceRepairs {
    * Repairs the in-place attributes the spec sets (instance-attributes.ts) on an instance that is
    * running or stopped. The security groups and monitoring are compared with the instance EC2
    * described; the protections, the shutdown behaviour and the credit option are read first,
-   * each only when the spec sets it.
+   * each only when the spec sets it (the credit option only while the instance's type is
+   * burstable).
    */
   async #repairAttributes(
     obj: Ec2InstanceObject,
@@ -240,14 +247,14 @@ export class InstanceRepairs {
       });
     }
     const credits = spec.creditSpecification;
-    if (credits !== undefined) {
+    if (credits !== undefined && isBurstable(instance.InstanceType)) {
       const out = await ec2.send(
         new DescribeInstanceCreditSpecificationsCommand({ InstanceIds: [id] }),
         read,
       );
       const have = out.InstanceCreditSpecifications?.find((c) => c.InstanceId === id)?.CpuCredits;
       if (have !== credits) {
-        await send((c, o) =>
+        const answer = await send((c, o) =>
           c.send(
             new ModifyInstanceCreditSpecificationCommand({
               InstanceCreditSpecifications: [{ InstanceId: id, CpuCredits: credits }],
@@ -255,6 +262,8 @@ export class InstanceRepairs {
             o,
           ),
         );
+        const refused = creditRefusal(answer, id);
+        if (refused !== undefined) throw refused;
         changes.push({ setting: "creditSpecification", description: `creditSpecification: ${credits}` });
       }
     }

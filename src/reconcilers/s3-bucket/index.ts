@@ -116,6 +116,7 @@ export const s3BucketKind: KindModule = defineKind<S3BucketObject, S3BucketView>
     { action: "s3:GetBucketOwnershipControls", when: "only for buckets that set objectOwnership" },
     {
       action: "s3:PutBucketOwnershipControls",
+      calls: ["PutBucketOwnershipControls", "CreateBucket"],
       when: "only for buckets that set objectOwnership (also on CreateBucket with it)",
     },
     {
@@ -152,8 +153,13 @@ export const s3BucketKind: KindModule = defineKind<S3BucketObject, S3BucketView>
     },
     {
       action: "s3:PutBucketObjectLockConfiguration",
-      calls: ["PutObjectLockConfiguration"],
+      calls: ["PutObjectLockConfiguration", "CreateBucket"],
       when: "only for buckets that set objectLock (also on CreateBucket with Object Lock enabled)",
+    },
+    {
+      action: "s3:PutBucketVersioning",
+      calls: ["CreateBucket"],
+      when: "only for buckets that set objectLock: CreateBucket with Object Lock enabled",
     },
     { action: "s3:GetBucketCORS", calls: ["GetBucketCors"], when: "only for buckets that set cors" },
     {

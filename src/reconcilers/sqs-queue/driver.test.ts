@@ -207,6 +207,21 @@ describe("SqsQueueDriver", () => {
     assert.equal(again.exists && again.ownership, "owned");
   });
 
+  it("adopts by tagging the queue before it changes anything else", async () => {
+    // A policy confined to queues carrying the managed-by tag allows SetQueueAttributes only then.
+    fake.queues.set("orders", { attributes: { VisibilityTimeout: "5" }, tags: {} });
+    const obs = await driver.observe(queueObject(), ctx);
+    assert.ok(obs.exists && obs.ownership === "foreign");
+    fake.calls.length = 0;
+    await driver.update(queueObject(), obs, ctx);
+    assert.deepEqual(
+      fake.calls.map((c) => c.op),
+      ["TagQueue", "SetQueueAttributes"],
+    );
+    const tagged = (fake.calls[0]?.input.Tags ?? {}) as Record<string, string>;
+    assert.equal(tagged[OWNERSHIP_TAGS.managedBy], "kubeprovisioner");
+  });
+
   it("makes no mutating call when the queue matches the spec", async () => {
     const obj = queueObject({ tags: { env: "prod" } });
     await driver.create(obj, "tok", ctx);
@@ -237,9 +252,9 @@ describe("SqsQueueDriver", () => {
     assert.deepEqual(
       fake.calls.map((c) => [c.op, c.input.Attributes ?? c.input.Tags ?? c.input.TagKeys]),
       [
-        ["SetQueueAttributes", { VisibilityTimeout: "30" }],
         ["TagQueue", { env: "prod" }],
         ["UntagQueue", ["extra"]],
+        ["SetQueueAttributes", { VisibilityTimeout: "30" }],
       ],
     );
     assert.equal(q.tags.env, "prod");

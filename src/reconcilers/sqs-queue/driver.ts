@@ -238,7 +238,12 @@ export class SqsQueueDriver implements ResourceDriver<SqsQueueObject, SqsQueueVi
     }
   }
 
-  /** Repairs attribute and tag drift; for a queue being adopted this writes its ownership tags. */
+  /**
+   * Repairs attribute and tag drift; for a queue being adopted this writes its ownership tags.
+   * The tags go first: a policy confined to queues carrying the managed-by tag
+   * (config/iam/policy-tag-scoped.json) allows SetQueueAttributes on an adopted queue only once
+   * the tag is on it.
+   */
   async update(
     obj: SqsQueueObject,
     observed: Observation<SqsQueueView> & { exists: true },
@@ -262,10 +267,6 @@ export class SqsQueueDriver implements ResourceDriver<SqsQueueObject, SqsQueueVi
     const noteWrite = (): void => {
       if (arn !== "") this.#snapshots?.noteWrite(arn);
     };
-    if (attrs.length > 0) {
-      const update = attributeUpdate(attrs);
-      await sqs.send(new SetQueueAttributesCommand({ QueueUrl: queue.url, Attributes: update }), opts);
-    }
     const url = queue.url;
     const tags = await repairTags(
       desiredTags,
@@ -282,6 +283,10 @@ export class SqsQueueDriver implements ResourceDriver<SqsQueueObject, SqsQueueVi
       },
       this.#tagPolicy,
     );
+    if (attrs.length > 0) {
+      const update = attributeUpdate(attrs);
+      await sqs.send(new SetQueueAttributesCommand({ QueueUrl: url, Attributes: update }), opts);
+    }
     const changes = [...describeAttributeChanges(attrs), ...tags.changes];
     if (changes.length > 0) ctx.logger.info({ queueUrl: queue.url, changes }, "repaired SQS queue drift");
     return changes;

@@ -58,7 +58,8 @@ export const sqsQueueKind: KindModule = defineKind<SqsQueueObject, SqsQueueView>
     { action: "sqs:GetQueueAttributes" },
     { action: "sqs:SetQueueAttributes" },
     { action: "sqs:ListQueueTags" },
-    { action: "sqs:TagQueue" },
+    // CreateQueue puts the operator's tags on the new queue, which SQS authorizes as sqs:TagQueue too.
+    { action: "sqs:TagQueue", calls: ["TagQueue", "CreateQueue"] },
     { action: "sqs:UntagQueue" },
   ],
   outputs: sqsQueueOutputs,

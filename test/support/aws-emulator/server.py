@@ -23,6 +23,17 @@ differences, each a wrap around moto's own function (never a copy of it) in ``wr
 - EC2 sends "EC2 Instance State-change Notification" events to the enabled rules of the default
   event bus on RunInstances, StartInstances, StopInstances and TerminateInstances
   (``wraps/ec2.py``).
+- EC2 MonitorInstances and UnmonitorInstances turn detailed monitoring on and off
+  (``wraps/ec2.py``).
+- EC2 keeps a burstable instance's CPU credit option from RunInstances, answers it in
+  DescribeInstanceCreditSpecifications, changes it with ModifyInstanceCreditSpecification, and
+  refuses one for any other instance type (``wraps/ec2.py``).
+
+- With IAM enforcement on (``POST /moto-api/reset-auth``), every call is authorized by the actions
+  AWS authorizes it by (S3 subresources, SQS batch calls, tagging at creation), SQS calls against
+  the queue's ARN with its tag condition keys, conditions as AWS evaluates them (failing closed on
+  the operators moto cannot evaluate), and refusals answered in EC2's and the JSON protocol's own
+  shapes (``wraps/iam.py``).
 
 One more change is in how moto serves, not in what it answers: it lists its own package folder
 once instead of on every request (``serving.py``).

@@ -55,6 +55,8 @@ export class FakeEc2 {
    * shutdown behaviour and the CPU credit option (EC2's defaults until set).
    */
   readonly attributes = new Map<string, FakeAttributes>();
+  /** Codes ModifyInstanceCreditSpecification answers for these instances, beyond EC2's own rules. */
+  readonly creditRefusals = new Map<string, string>();
   #next = 1;
   #now: () => number;
 
@@ -214,11 +216,23 @@ export class FakeEc2 {
     }
     if (cmd instanceof ModifyInstanceCreditSpecificationCommand) {
       this.calls.push({ op: "ModifyInstanceCreditSpecification", region, input: cmd.input });
+      // EC2 answers per instance: those it changed, and the others with the reason.
+      const changed: { InstanceId: string }[] = [];
+      const refused: { InstanceId: string; Error: { Code: string; Message: string } }[] = [];
       for (const s of cmd.input.InstanceCreditSpecifications ?? []) {
-        this.#require(s.InstanceId ?? "", "ModifyInstanceCreditSpecification");
-        if (s.CpuCredits !== undefined) this.attributesOf(s.InstanceId ?? "").cpuCredits = s.CpuCredits;
+        const id = s.InstanceId ?? "";
+        const code = this.#creditRefusal(id);
+        if (code !== undefined) {
+          refused.push({ InstanceId: id, Error: { Code: code, Message: `${code} (${id})` } });
+          continue;
+        }
+        if (s.CpuCredits !== undefined) this.attributesOf(id).cpuCredits = s.CpuCredits;
+        changed.push({ InstanceId: id });
       }
-      return {};
+      return {
+        SuccessfulInstanceCreditSpecifications: changed,
+        UnsuccessfulInstanceCreditSpecifications: refused,
+      };
     }
     if (cmd instanceof ModifyInstanceAttributeCommand) {
       this.calls.push({ op: "ModifyInstanceAttribute", region, input: cmd.input });
@@ -274,6 +288,20 @@ export class FakeEc2 {
       this.attributes.set(id, a);
     }
     return a;
+  }
+
+  /** The code EC2 answers for instance `id` in ModifyInstanceCreditSpecification, if it refuses it. */
+  #creditRefusal(id: string): string | undefined {
+    const instance = this.instances.get(id);
+    if (instance === undefined || this.hidden.has(id)) return "InvalidInstanceID.NotFound";
+    const forced = this.creditRefusals.get(id);
+    if (forced !== undefined) return forced;
+    const state = instance.State?.Name;
+    if (state === "shutting-down" || state === "terminated") return "IncorrectInstanceState";
+    // Only the burstable families have a credit option.
+    if (!/^(t2|t3|t3a|t4g)\./.test(instance.InstanceType ?? ""))
+      return "InstanceCreditSpecification.NotSupported";
+    return undefined;
   }
 
   #require(id: string, operation: string): Instance {

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from botocore.exceptions import ClientError
+from botocore.parsers import ResponseParserError
 
 ACCOUNT = "123456789012"
 REGION = "us-east-1"
@@ -39,6 +40,8 @@ def answer(call: Callable[..., Any], **kwargs: Any) -> Any:
         raise AssertionError(
             f"AWS answers {err.operation_name}; this server refused it: {err.response['Error']}"
         ) from err
+    except ResponseParserError as err:
+        raise AssertionError(f"AWS answers this call; this server failed it: {err}") from err
 
 
 # --- SQS and EventBridge helpers ------------------------------------------------------------
@@ -314,6 +317,105 @@ def ec2_state_changes_reach_matching_enabled_default_bus_rules(aws: Any) -> None
     assert drain(aws, custom) == []
 
 
+# --- EC2 detailed monitoring and CPU credits -----------------------------------------------
+
+
+def refusal(call: Callable[..., Any], **kwargs: Any) -> str:
+    """Calls an operation AWS refuses; its error code. An answer fails the check."""
+    try:
+        out = call(**kwargs)
+    except ClientError as err:
+        return str(err.response["Error"]["Code"])
+    raise AssertionError(f"AWS refuses this call; this server answered it: {out}")
+
+
+def launch(aws: Any, instance_type: str, **kwargs: Any) -> str:
+    """Runs one instance of `instance_type`: its ID."""
+    out = aws.ec2.run_instances(ImageId=AMI, MinCount=1, MaxCount=1, InstanceType=instance_type, **kwargs)
+    return str(out["Instances"][0]["InstanceId"])
+
+
+def monitoring_state(aws: Any, instance_id: str) -> str:
+    out = aws.ec2.describe_instances(InstanceIds=[instance_id])
+    return str(out["Reservations"][0]["Instances"][0]["Monitoring"]["State"])
+
+
+def cpu_credits(aws: Any, *instance_ids: str) -> dict[str, str]:
+    """The credit option DescribeInstanceCreditSpecifications answers for each instance."""
+    got = answer(aws.ec2.describe_instance_credit_specifications, InstanceIds=list(instance_ids))
+    return {c["InstanceId"]: c["CpuCredits"] for c in got.get("InstanceCreditSpecifications", [])}
+
+
+def ec2_monitoring_turns_on_and_off(aws: Any) -> None:
+    """MonitorInstances answers `pending`, and DescribeInstances then reports `enabled`;
+    UnmonitorInstances answers `disabling`, then `disabled`; an unknown ID fails the call."""
+    instance_id = launch(aws, "t3.micro")
+    assert monitoring_state(aws, instance_id) == "disabled"
+    got = answer(aws.ec2.monitor_instances, InstanceIds=[instance_id])
+    assert got == {"InstanceMonitorings": [{"InstanceId": instance_id, "Monitoring": {"State": "pending"}}]}, got
+    assert monitoring_state(aws, instance_id) == "enabled"
+    got = answer(aws.ec2.unmonitor_instances, InstanceIds=[instance_id])
+    assert got == {"InstanceMonitorings": [{"InstanceId": instance_id, "Monitoring": {"State": "disabling"}}]}, got
+    assert monitoring_state(aws, instance_id) == "disabled"
+    unknown = refusal(aws.ec2.monitor_instances, InstanceIds=["i-0123456789abcdef0"])
+    assert unknown == "InvalidInstanceID.NotFound", unknown
+
+
+def ec2_credit_specification_reads_back_and_changes(aws: Any) -> None:
+    """A burstable instance has the credit option RunInstances names, else its family's default
+    (T2 `standard`, T3 `unlimited`); ModifyInstanceCreditSpecification changes it per instance."""
+    t3 = launch(aws, "t3.micro")
+    t2 = launch(aws, "t2.micro")
+    t3_standard = launch(aws, "t3.micro", CreditSpecification={"CpuCredits": "standard"})
+    t2_unlimited = launch(aws, "t2.micro", CreditSpecification={"CpuCredits": "unlimited"})
+    got = cpu_credits(aws, t3, t2, t3_standard, t2_unlimited)
+    assert got == {t3: "unlimited", t2: "standard", t3_standard: "standard", t2_unlimited: "unlimited"}, got
+    got = answer(
+        aws.ec2.modify_instance_credit_specification,
+        InstanceCreditSpecifications=[
+            {"InstanceId": t3, "CpuCredits": "standard"},
+            {"InstanceId": t2, "CpuCredits": "unlimited"},
+        ],
+    )
+    assert got.get("SuccessfulInstanceCreditSpecifications") == [{"InstanceId": t3}, {"InstanceId": t2}], got
+    assert got.get("UnsuccessfulInstanceCreditSpecifications", []) == [], got
+    got = cpu_credits(aws, t3, t2)
+    assert got == {t3: "standard", t2: "unlimited"}, got
+
+
+def ec2_credit_specification_only_for_burstable(aws: Any) -> None:
+    """Another instance type takes no credit option: RunInstances refuses it with
+    InstanceCreditSpecification.NotSupported, and ModifyInstanceCreditSpecification answers that
+    per instance, beside the codes of an unknown, a malformed and a terminated instance."""
+    code = refusal(
+        aws.ec2.run_instances,
+        ImageId=AMI,
+        MinCount=1,
+        MaxCount=1,
+        InstanceType="m5.large",
+        CreditSpecification={"CpuCredits": "unlimited"},
+    )
+    assert code == "InstanceCreditSpecification.NotSupported", code
+    m5 = launch(aws, "m5.large")
+    gone = launch(aws, "t3.micro")
+    aws.ec2.terminate_instances(InstanceIds=[gone])
+    unknown = "i-0123456789abcdef0"
+    got = answer(
+        aws.ec2.modify_instance_credit_specification,
+        InstanceCreditSpecifications=[
+            {"InstanceId": i, "CpuCredits": "unlimited"} for i in (m5, unknown, "instance-1", gone)
+        ],
+    )
+    assert got.get("SuccessfulInstanceCreditSpecifications", []) == [], got
+    errors = {u["InstanceId"]: u["Error"]["Code"] for u in got.get("UnsuccessfulInstanceCreditSpecifications", [])}
+    assert errors == {
+        m5: "InstanceCreditSpecification.NotSupported",
+        unknown: "InvalidInstanceID.NotFound",
+        "instance-1": "InvalidInstanceID.Malformed",
+        gone: "IncorrectInstanceState",
+    }, errors
+
+
 #: Every check, in the order the wraps are listed in test/README.md.
 CHECKS: list[Callable[[Any], None]] = [
     s3_notification_reads_back_event_bridge,
@@ -325,4 +427,7 @@ CHECKS: list[Callable[[Any], None]] = [
     eventbridge_delivers_the_whole_event,
     ec2_emits_state_changes,
     ec2_state_changes_reach_matching_enabled_default_bus_rules,
+    ec2_monitoring_turns_on_and_off,
+    ec2_credit_specification_reads_back_and_changes,
+    ec2_credit_specification_only_for_burstable,
 ]

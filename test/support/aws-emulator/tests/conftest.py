@@ -23,22 +23,41 @@ START_TIMEOUT_S = 120
 
 
 class Aws:
-    """boto3 clients for one server."""
+    """boto3 clients for one server, with moto's test credentials or an IAM user's access key."""
 
-    def __init__(self, endpoint: str) -> None:
+    def __init__(self, endpoint: str, access_key: tuple[str, str] = ("testing", "testing")) -> None:
         self.endpoint = endpoint
         options = {
             "endpoint_url": endpoint,
             "region_name": REGION,
-            "aws_access_key_id": "testing",
-            "aws_secret_access_key": "testing",
+            "aws_access_key_id": access_key[0],
+            "aws_secret_access_key": access_key[1],
         }
         self.s3 = boto3.client("s3", **options)
         self.sqs = boto3.client("sqs", **options)
         self.events = boto3.client("events", **options)
         self.ec2 = boto3.client("ec2", **options)
+        self.iam = boto3.client("iam", **options)
+        self.sts = boto3.client("sts", **options)
+        self.tagging = boto3.client("resourcegroupstaggingapi", **options)
+
+    def as_identity(self, access_key: tuple[str, str]) -> "Aws":
+        """Clients of the same server signing with ``access_key``."""
+        return Aws(self.endpoint, access_key)
+
+    def enforce_iam(self, on: bool) -> None:
+        """Turns moto's IAM enforcement on (signatures and identity policies checked) or off."""
+        request = urllib.request.Request(
+            f"{self.endpoint}/moto-api/reset-auth",
+            data=b"0" if on else b"inf",
+            headers={"content-type": "text/plain"},
+            method="POST",
+        )
+        with urllib.request.urlopen(request, timeout=30) as response:
+            assert response.status == 200
 
     def reset(self) -> None:
+        self.enforce_iam(False)
         request = urllib.request.Request(f"{self.endpoint}/moto-api/reset", method="POST")
         with urllib.request.urlopen(request, timeout=30) as response:
             assert response.status == 200

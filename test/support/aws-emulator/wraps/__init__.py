@@ -6,7 +6,7 @@ lists them, with how to drop one when moto is fixed.
 
 from __future__ import annotations
 
-from . import ec2, events, s3, sqs
+from . import ec2, events, iam, s3, sqs
 
 _installed = False
 
@@ -20,4 +20,5 @@ def install() -> None:
     sqs.install()
     events.install()
     ec2.install()
+    iam.install()
     _installed = True
