@@ -20,12 +20,15 @@ CHECK_CACHE := $(CURDIR)/node_modules/.cache/kubeprovisioner
 # while its file is unchanged. It halves the CPU of a test file's or an operator's start.
 export NODE_COMPILE_CACHE := $(CHECK_CACHE)/node-compile-cache
 
-NODE_TEST := node --test --test-reporter=spec
+# A test file's process ends once its tests have ended (--test-force-exit), even when a test or
+# hook that timed out left work running: its exit stops the child processes it started
+# (test/support/process.ts), so a run always ends with its summary.
+NODE_TEST := node --test --test-force-exit --test-reporter=spec
 # The suites that start processes run under test/support/runner.ts: Node's test runner with the
 # global setup of test/support/global-setup.ts (the operator bundle built once, shared control
 # planes and emulators leased to the files), the spec reporter and a table of the slowest files
 # at the end (test/support/file-timings-reporter.ts), starting the files longest first by the
-# durations of the last run, kept in TEST_DURATIONS.
+# durations of the last run, kept in TEST_DURATIONS; it ends each file's process the same way.
 TEST_DURATIONS := $(CHECK_CACHE)/test-durations.json
 SLOW_NODE_TEST := node test/support/runner.ts --durations=$(TEST_DURATIONS)
 # Every test and hook fails after this long instead of hanging (Node's own default is no limit).
@@ -102,9 +105,18 @@ manifests: deps ## Regenerate config/crd, the chart's CRDs and ClusterRole, the 
 
 ## --- tests -----------------------------------------------------------------------------------
 
+# The operator image from the Dockerfile (buildah, stand-in base images: no registry is reached)
+# and the pod sandbox image, in the tool cache by a hash of what they are built from
+# (test/support/image.ts); nothing to do when they are cached.
+.PHONY: image
+image: deps tools ## Build the images the node tests load into the tool cache (the operator's from the Dockerfile, the sandbox's); nothing to do when cached
+	node hack/image.ts
+
+# The images the node tests load are built before any test file starts (a test never builds one:
+# a build takes minutes, longer than a hook may wait), beside lint.
 .PHONY: test
 test: deps tools ## Everything: lint, the test AWS's own tests, unit, integration, reduced fault and e2e tests
-	@$(MAKE) --no-print-directory --jobs=2 --output-sync=target lint test-emulator
+	@$(MAKE) --no-print-directory --jobs=2 --output-sync=target image lint test-emulator
 	$(SLOW_NODE_TEST) --concurrency=$(TEST_CONCURRENCY) --timeout=$(SLOW_TEST_TIMEOUT_MS) $(UNIT_TESTS) $(INTEGRATION_TESTS) $(FAULT_TESTS) $(E2E_TESTS)
 
 # The test AWS (test/support/aws-emulator): each wrap against boto3, on the emulator and on plain
@@ -122,7 +134,7 @@ test-integration: deps tools ## Integration tests (real kube-apiserver and moto)
 	$(SLOW_NODE_TEST) --concurrency=$(TEST_CONCURRENCY) --timeout=$(SLOW_TEST_TIMEOUT_MS) $(INTEGRATION_TESTS)
 
 .PHONY: test-e2e
-test-e2e: deps tools ## Helm end-to-end tests
+test-e2e: deps tools image ## Helm end-to-end tests
 	$(SLOW_NODE_TEST) --concurrency=$(TEST_CONCURRENCY) --timeout=$(SLOW_TEST_TIMEOUT_MS) $(E2E_TESTS)
 
 # The EC2 files at the size their figures state (a fleet of 20 instances, a burst of 16 launches);
@@ -133,10 +145,18 @@ EC2_TESTS := "test/integration/*ec2*.test.ts"
 test-ec2: deps tools ## The EC2 files at full size (make test runs them on fewer instances)
 	EC2_PROFILE=full $(SLOW_NODE_TEST) --concurrency=$(TEST_CONCURRENCY) --timeout=$(SLOW_TEST_TIMEOUT_MS) $(EC2_TESTS)
 
+# The operator as an IAM user limited to config/iam on a test AWS that enforces IAM, on a fleet of
+# 24 objects of each kind; `make test` runs the same checks on 2 (test/integration/iam-enforced*).
+IAM_TESTS := "test/integration/iam-enforced*.test.ts"
+
+.PHONY: test-iam
+test-iam: deps tools ## The IAM-enforced files at full size (make test runs them on a smaller fleet)
+	IAM_PROFILE=full $(SLOW_NODE_TEST) --concurrency=$(TEST_CONCURRENCY) --timeout=$(SLOW_TEST_TIMEOUT_MS) $(IAM_TESTS)
+
 # The chart on a real node: the image built from the Dockerfile, a kubelet on containerd, every
 # check of docs/cluster.md. One file at a time: each runs a whole cluster.
 .PHONY: test-cluster
-test-cluster: deps tools ## The chart on a single-node cluster of real parts, full pass (docs/cluster.md)
+test-cluster: deps tools image ## The chart on a single-node cluster of real parts, full pass (docs/cluster.md)
 	$(NODE_TEST) --test-concurrency=1 --test-timeout=$(SLOW_TEST_TIMEOUT_MS) $(CLUSTER_TESTS)
 
 .PHONY: test-faults
@@ -162,7 +182,7 @@ dev: deps tools ## Run locally end to end: control plane, moto, CRDs, the operat
 	node hack/dev.ts
 
 .PHONY: cluster
-cluster: deps tools ## A single-node cluster of real parts with the operator image loaded, to try the chart (docs/cluster.md); Ctrl-C stops it
+cluster: deps tools image ## A single-node cluster of real parts with the operator image loaded, to try the chart (docs/cluster.md); Ctrl-C stops it
 	node hack/cluster.ts
 
 .PHONY: cluster-down
@@ -248,9 +268,15 @@ docker-buildx: ## Build and push IMG for linux/amd64 and linux/arm64 (PLATFORMS)
 
 # The artifacts of a release in dist/release/ (docs/release.md): the packaged chart, the image
 # built with buildah from the Dockerfile's own base images, and SHA256SUMS. Pushes nothing.
-# RELEASE_IMAGE=standin builds with the tests' stand-in bases (never to publish), none builds no image.
+# RELEASE_IMAGE=standin builds with the tests' stand-in bases (never to publish), none builds no
+# image and needs only Node and helm (the helm on PATH, else the pinned one), none of the test tools.
 .PHONY: release
-release: deps tools ## The release artifacts in dist/release: chart package, image (OCI archive), SHA256SUMS (docs/release.md)
+release: deps ## The release artifacts in dist/release: chart package, image (OCI archive), SHA256SUMS (docs/release.md)
+ifeq ($(RELEASE_IMAGE),none)
+	@[ -x bin/helm ] || command -v helm >/dev/null || bash hack/tools.sh helm
+else
+	@bash hack/tools.sh helm node-tools
+endif
 	node hack/release.ts
 
 .PHONY: clean

@@ -1,11 +1,11 @@
 /**
  * The chart's pods on a real kubelet, the reduced pass of `make test` (the full one is
- * `make test-cluster`): the image built from the Dockerfile (cached by content) with the layout
- * the chart expects, its CLI run by the runtime, a single-node cluster of real parts, `helm
- * install` with no values at all (Ready without AWS credentials while there are no objects),
- * then an upgrade to moto's endpoint on the host and a credentials Secret, the samples Ready in
- * moto, and the leader's container SIGKILLed: it restarts through the kubelet, and every object
- * still has exactly one resource.
+ * `make test-cluster`): the image built from the Dockerfile (by `make image` before the test
+ * files start, cached by content) with the layout the chart expects, its CLI run by the runtime,
+ * a single-node cluster of real parts, `helm install` with no values at all (Ready without AWS
+ * credentials while there are no objects), then an upgrade to moto's endpoint on the host and a
+ * credentials Secret, the samples Ready in moto, and the leader's container SIGKILLed: it
+ * restarts through the kubelet, and every object still has exactly one resource.
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";

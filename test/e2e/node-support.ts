@@ -1,15 +1,15 @@
 /**
- * The chart on a real node: the image built from the Dockerfile, a single-node cluster
- * (test/support/cluster.ts) with it loaded under the chart's default name, moto on the host's
- * address of the node's link, and helpers to install the chart and to read what the pods do
- * from the API server, the runtime (crictl) and moto.
+ * The chart on a real node: the image built from the Dockerfile (by `make image`, before the test
+ * files start), a single-node cluster (test/support/cluster.ts) with it loaded under the chart's
+ * default name, moto on the host's address of the node's link, and helpers to install the chart
+ * and to read what the pods do from the API server, the runtime (crictl) and moto.
  */
 import { DescribeInstancesCommand } from "@aws-sdk/client-ec2";
 import path from "node:path";
 import { ListBucketsCommand } from "@aws-sdk/client-s3";
 import { ListQueuesCommand } from "@aws-sdk/client-sqs";
 import { startCluster, type Cluster } from "../support/cluster.ts";
-import { buildImage, buildPauseImage, type BuiltImage } from "../support/image.ts";
+import { builtImage, builtPauseImage, type BuiltImage } from "../support/image.ts";
 import { startMoto, type Moto } from "../support/moto.ts";
 import { waitFor } from "../support/process.ts";
 import { motoClients } from "./flow-support.ts";
@@ -53,10 +53,10 @@ export interface PodInfo {
   readonly deleting: boolean;
 }
 
-/** Builds the image (or takes it from the cache), starts the node and moto. */
+/** Starts the node with the images `make image` built (test/support/image.ts), and moto. */
 export async function startChartNode(log: (l: string) => void = () => undefined): Promise<ChartNode> {
-  const image = await buildImage({ log });
-  const pause = await buildPauseImage({ log });
+  const image = builtImage();
+  const pause = builtPauseImage();
   const cluster = await startCluster({ images: [image.archive], pauseImage: pause, log });
   let moto: Moto;
   try {
@@ -77,17 +77,23 @@ export async function startChartNode(log: (l: string) => void = () => undefined)
     if (r.code !== 0) throw new Error(`helm ${args.join(" ")} failed (${r.code}):\n${r.stdout}\n${r.stderr}`);
     return r.stdout;
   };
-  await kubectl(["create", "namespace", NS]);
-  await kubectl([
-    "-n",
-    NS,
-    "create",
-    "secret",
-    "generic",
-    SECRET,
-    "--from-literal=AWS_ACCESS_KEY_ID=testing",
-    "--from-literal=AWS_SECRET_ACCESS_KEY=testing",
-  ]);
+  try {
+    await kubectl(["create", "namespace", NS]);
+    await kubectl([
+      "-n",
+      NS,
+      "create",
+      "secret",
+      "generic",
+      SECRET,
+      "--from-literal=AWS_ACCESS_KEY_ID=testing",
+      "--from-literal=AWS_SECRET_ACCESS_KEY=testing",
+    ]);
+  } catch (err) {
+    await moto.stop();
+    await cluster.stop();
+    throw err;
+  }
   const aws = motoClients(moto);
   const node: ChartNode = {
     cluster,

@@ -12,7 +12,6 @@
  * of everything the build reads (the build context as .dockerignore selects it, the Dockerfile,
  * the pins and this recipe), so a warm run only checks the hash.
  */
-import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
   chmodSync,
@@ -30,11 +29,8 @@ import {
 import os from "node:os";
 import { versions } from "./tools.ts";
 import path from "node:path";
-import { promisify } from "node:util";
 import { parse as parseYaml } from "yaml";
-import { repoRoot } from "./process.ts";
-
-const execFileP = promisify(execFile);
+import { CommandError, repoRoot, runCommand } from "./process.ts";
 
 /** Bumped whenever the stand-in bases or the build steps below change. */
 const RECIPE = "2";
@@ -190,19 +186,15 @@ export class Buildah {
     ];
     if (!opts.quiet) this.log(`buildah ${args.join(" ")}`);
     try {
-      const { stdout } = await execFileP("buildah", full, {
-        maxBuffer: 64 * 1024 * 1024,
+      const { stdout } = await runCommand("buildah", full, {
         env: { ...process.env, STORAGE_DRIVER: "vfs", BUILDAH_ISOLATION: "chroot" },
       });
       return stdout.trim();
     } catch (err) {
-      const e = err as { stderr?: string; stdout?: string };
-      throw new Error(
-        `buildah ${args[0]} failed:\n${(e.stdout ?? "").slice(-4000)}\n${(e.stderr ?? "").slice(-4000)}`,
-        {
-          cause: err,
-        },
-      );
+      if (!(err instanceof CommandError)) throw err;
+      throw new Error(`buildah ${args[0]} failed:\n${err.stdout.slice(-4000)}\n${err.stderr.slice(-4000)}`, {
+        cause: err,
+      });
     }
   }
 
@@ -248,7 +240,7 @@ export class Buildah {
 
 /** The shared libraries `binary` loads (ldd), with the dynamic loader, as absolute paths. */
 export async function sharedLibraries(binary: string): Promise<string[]> {
-  const { stdout } = await execFileP("ldd", [binary]);
+  const { stdout } = await runCommand("ldd", [binary]);
   const libs: string[] = [];
   for (const line of stdout.split("\n")) {
     const m = /=>\s+(\/\S+)/.exec(line) ?? /^\s*(\/\S+)\s+\(/.exec(line);
@@ -272,9 +264,9 @@ function write(rootfs: string, to: string, text: string, mode = 0o644): void {
 }
 
 async function npmPackage(spec: string, into: string): Promise<string> {
-  const { stdout } = await execFileP("npm", ["pack", "--silent", spec], { cwd: into });
+  const { stdout } = await runCommand("npm", ["pack", "--silent", spec], { cwd: into });
   const tgz = path.join(into, stdout.trim().split("\n").pop() ?? "");
-  await execFileP("tar", ["-xzf", tgz, "-C", into]);
+  await runCommand("tar", ["-xzf", tgz, "-C", into]);
   rmSync(tgz);
   return path.join(into, "package");
 }
@@ -362,17 +354,31 @@ async function runtimeBase(b: Buildah, name: string, work: string): Promise<void
   );
 }
 
+/** The pod sandbox image: its name and docker-archive. */
+export interface PauseImage {
+  readonly ref: string;
+  readonly archive: string;
+}
+
+/** Where the sandbox image of the pause binary in bin/ is cached (built or not). */
+function pauseImagePlace(): PauseImage {
+  const binary = path.join(repoRoot, "bin/pause");
+  if (!existsSync(binary)) throw new Error(`${binary} not found; run 'make tools'`);
+  const hash = createHash("sha256").update(readFileSync(binary)).digest("hex").slice(0, 16);
+  return {
+    ref: `localhost/kubeprovisioner-pause:${hash}`,
+    archive: path.join(toolCache(), "image", `pause-${hash}.tar`),
+  };
+}
+
 /**
  * The pod sandbox image: the static pause binary of hack/tools.sh as its only file. Cached by the
  * binary's hash.
  */
-export async function buildPauseImage(opts: { log?: Log } = {}): Promise<{ ref: string; archive: string }> {
+export async function buildPauseImage(opts: { log?: Log } = {}): Promise<PauseImage> {
   const binary = path.join(repoRoot, "bin/pause");
-  if (!existsSync(binary)) throw new Error(`${binary} not found; run 'make tools'`);
-  const hash = createHash("sha256").update(readFileSync(binary)).digest("hex").slice(0, 16);
-  const ref = `localhost/kubeprovisioner-pause:${hash}`;
-  const dir = path.join(toolCache(), "image");
-  const archive = path.join(dir, `pause-${hash}.tar`);
+  const { ref, archive } = pauseImagePlace();
+  const dir = path.dirname(archive);
   if (existsSync(archive)) return { ref, archive };
   mkdirSync(dir, { recursive: true });
   const b = new Buildah(path.join(dir, "buildah"), opts.log ?? ((): void => undefined));
@@ -425,16 +431,51 @@ export function imageBuildah(log: Log = (): void => undefined): Buildah {
   return new Buildah(path.join(toolCache(), "image", "buildah"), log);
 }
 
+/** Where the operator image of the working tree as it is now is cached (built or not). */
+function imagePlace(): { ref: string; hash: string; archive: string } {
+  const hash = contentHash();
+  return {
+    ref: chartDefaultImage(),
+    hash,
+    archive: path.join(toolCache(), "image", `kubeprovisioner-${hash}.tar`),
+  };
+}
+
+/** The error of a test that finds an image it needs unbuilt. */
+function notBuilt(what: string, archive: string): Error {
+  return new Error(
+    `${what} is not built (no ${archive}): run 'make image' first ` +
+      "(make test, make test-e2e, make test-cluster and make cluster do)",
+  );
+}
+
+/**
+ * The operator image of the working tree as it is now, as `make image` (hack/image.ts) built it
+ * into the tool cache before the test files started. A test never builds it itself (a build
+ * takes minutes, longer than a hook may wait on a loaded machine): when it is missing this throws
+ * at once, naming `make image`.
+ */
+export function builtImage(): BuiltImage {
+  const { ref, hash, archive } = imagePlace();
+  if (!existsSync(archive)) throw notBuilt("the operator image of this working tree", archive);
+  return { ref, archive, sizeBytes: statSync(archive).size, hash, cached: true };
+}
+
+/** The sandbox image, as `make image` built it; throws at once, naming `make image`, when it is missing. */
+export function builtPauseImage(): PauseImage {
+  const pause = pauseImagePlace();
+  if (!existsSync(pause.archive)) throw notBuilt("the pod sandbox image", pause.archive);
+  return pause;
+}
+
 /**
  * Builds the operator image from the Dockerfile with the stand-in bases (or returns the cached
  * archive of the same content) and returns its docker-archive.
  */
 export async function buildImage(opts: { log?: Log } = {}): Promise<BuiltImage> {
   const log = opts.log ?? ((): void => undefined);
-  const ref = chartDefaultImage();
-  const hash = contentHash();
-  const dir = path.join(toolCache(), "image");
-  const archive = path.join(dir, `kubeprovisioner-${hash}.tar`);
+  const { ref, hash, archive } = imagePlace();
+  const dir = path.dirname(archive);
   mkdirSync(dir, { recursive: true });
   if (existsSync(archive)) return { ref, archive, sizeBytes: statSync(archive).size, hash, cached: true };
 

@@ -1,6 +1,9 @@
 /**
  * Child processes for tests: started under hack/watchdog.sh (so they die with the test process
- * even when it is SIGKILLed), tracked, and killed on exit, SIGINT and SIGTERM.
+ * even when it is SIGKILLed), each in a process group of its own, tracked, and killed with their
+ * whole group on exit, SIGINT and SIGTERM. A test file that times out therefore ends with its
+ * children stopped: the test runner ends its process once its tests have ended (runner.ts), and
+ * the exit kills what it still had running.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { createWriteStream, rmSync } from "node:fs";
@@ -77,15 +80,15 @@ export interface Supervised {
 }
 
 /**
- * Starts `cmd args` under the watchdog with stdout and stderr appended to `logFile`.
+ * `cmd args` under the watchdog, in a process group of its own, with no standard input; tracked
+ * until it exits.
  */
-export function startProcess(
+function spawnWatched(
   cmd: string,
-  args: string[],
-  opts: { logFile: string; env?: NodeJS.ProcessEnv; cwd?: string },
-): Supervised {
+  args: readonly string[],
+  opts: { env?: NodeJS.ProcessEnv; cwd?: string },
+): ChildProcess {
   installHooks();
-  const out = createWriteStream(opts.logFile, { flags: "a" });
   const proc = spawn(path.join(repoRoot, "hack/watchdog.sh"), [String(process.pid), cmd, ...args], {
     env: opts.env ?? process.env,
     cwd: opts.cwd ?? repoRoot,
@@ -93,14 +96,25 @@ export function startProcess(
     // Its own process group, so a signal reaches the command and not only the watchdog.
     detached: true,
   });
+  live.add(proc);
+  proc.once("exit", () => live.delete(proc));
+  return proc;
+}
+
+/**
+ * Starts `cmd args` under the watchdog with stdout and stderr appended to `logFile`.
+ */
+export function startProcess(
+  cmd: string,
+  args: string[],
+  opts: { logFile: string; env?: NodeJS.ProcessEnv; cwd?: string },
+): Supervised {
+  const out = createWriteStream(opts.logFile, { flags: "a" });
+  const proc = spawnWatched(cmd, args, opts);
   proc.stdout?.pipe(out);
   proc.stderr?.pipe(out);
-  live.add(proc);
   const exited = new Promise<number | null>((resolve) => {
-    proc.once("exit", (code) => {
-      live.delete(proc);
-      resolve(code);
-    });
+    proc.once("exit", (code) => resolve(code));
   });
   return {
     proc,
@@ -117,6 +131,63 @@ export function startProcess(
       signalGroup(proc, sig);
     },
   };
+}
+
+/** A command of {@link runCommand} that failed: its exit code (null when a signal ended it) and output. */
+export class CommandError extends Error {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+
+  constructor(message: string, code: number | null, stdout: string, stderr: string) {
+    super(message);
+    this.code = code;
+    this.stdout = stdout;
+    this.stderr = stderr;
+  }
+}
+
+/**
+ * Runs `cmd args` to its end under the watchdog, like {@link startProcess} (a process group of
+ * its own, killed with the test process), and resolves with its output; a non-zero exit rejects
+ * with a {@link CommandError}. For the commands a test runs for minutes (an image build, a
+ * release): one cut off by a timeout stops with the test file instead of running on. No standard
+ * input.
+ */
+export function runCommand(
+  cmd: string,
+  args: readonly string[],
+  opts: { env?: NodeJS.ProcessEnv; cwd?: string; maxBuffer?: number } = {},
+): Promise<{ stdout: string; stderr: string }> {
+  const max = opts.maxBuffer ?? 64 * 1024 * 1024;
+  const proc = spawnWatched(cmd, args, opts);
+  const collect = (stream: NodeJS.ReadableStream | null): (() => string) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    stream?.on("data", (chunk: Buffer) => {
+      if (size >= max) return;
+      chunks.push(chunk);
+      size += chunk.length;
+    });
+    return () => Buffer.concat(chunks).toString("utf8");
+  };
+  const stdout = collect(proc.stdout);
+  const stderr = collect(proc.stderr);
+  return new Promise((resolve, reject) => {
+    proc.once("error", reject);
+    proc.once("close", (code, signal) => {
+      if (code === 0) resolve({ stdout: stdout(), stderr: stderr() });
+      else
+        reject(
+          new CommandError(
+            `${path.basename(cmd)} failed (${code === null ? `signal ${signal}` : `exit ${code}`})`,
+            code,
+            stdout(),
+            stderr(),
+          ),
+        );
+    });
+  });
 }
 
 /** A TCP port on 127.0.0.1 that was free a moment ago. */

@@ -8,7 +8,13 @@
  * the last run that ran it (kept in `--durations`, a JSON file under node_modules/.cache) orders
  * the next run, longest first; a file never timed goes first, by how long its folder's files
  * usually take (the end-to-end, fault and integration suites before the unit tests). Which files
- * run, and how each runs, is the same as under `node --test`.
+ * run, and how each runs, is the same as under `node --test`, with one difference: a file's
+ * process ends as soon as its tests have ended (`--test-force-exit`), whatever it still has
+ * running. A test or hook that times out leaves its work behind (node:test stops waiting for it,
+ * nothing stops it): a cluster it was starting, a build. Without this, that work would keep the
+ * file's process, and so the whole run, alive for ever; here the file ends, its exit stops every
+ * child process it started (process.ts) and removes its cluster (cluster.ts), and the run goes on
+ * to its summary.
  *
  *   node test/support/runner.ts --concurrency=5 --timeout=300000 [--durations=FILE] <glob>...
  */
@@ -71,6 +77,31 @@ function recordDurations(file: string, timings: readonly FileTiming[]): void {
   );
 }
 
+/** What a run is given: the files (absolute, in start order) and how to run them. */
+export interface RunnerOptions {
+  readonly files: readonly string[];
+  readonly concurrency: number;
+  /** Every test's and hook's limit, in milliseconds. */
+  readonly timeout?: number;
+  /** The global setup module, or none (a run of files that lease nothing). */
+  readonly globalSetupPath?: string;
+  readonly signal?: AbortSignal;
+}
+
+/** Runs the files with node:test's `run()`, as the runner runs them; returns its event stream. */
+export function runFiles(opts: RunnerOptions): ReturnType<typeof run> {
+  // `globalSetupPath` (Node 24) is not in @types/node's RunOptions yet.
+  const options: NonNullable<Parameters<typeof run>[0]> & { globalSetupPath?: string } = {
+    files: [...opts.files],
+    concurrency: opts.concurrency,
+    forceExit: true,
+    ...(opts.timeout !== undefined ? { timeout: opts.timeout } : {}),
+    ...(opts.globalSetupPath !== undefined ? { globalSetupPath: opts.globalSetupPath } : {}),
+    ...(opts.signal !== undefined ? { signal: opts.signal } : {}),
+  };
+  return run(options);
+}
+
 if (import.meta.main) {
   const { values, positionals } = parseArgs({
     options: {
@@ -88,14 +119,12 @@ if (import.meta.main) {
     ),
   ];
   const ordered = startOrder(files, readDurations(values.durations));
-  // `globalSetupPath` (Node 24) is not in @types/node's RunOptions yet.
-  const options: NonNullable<Parameters<typeof run>[0]> & { globalSetupPath: string } = {
+  const stream = runFiles({
     files: ordered.map((f) => path.join(repoRoot, f)),
     concurrency: Number(values.concurrency),
     ...(values.timeout !== undefined ? { timeout: Number(values.timeout) } : {}),
     globalSetupPath: path.join(repoRoot, "test/support/global-setup.ts"),
-  };
-  const stream = run(options);
+  });
   stream.on("test:fail", () => {
     process.exitCode = 1;
   });
