@@ -21,10 +21,12 @@ export const CONFIG_RELEASE = "kubeprovisioner";
 /** Secret the plain Deployment reads AWS keys from (see docs/install.md). */
 export const CONFIG_AWS_SECRET = "kubeprovisioner-aws";
 
-/** The values the plain manifests are rendered with; everything else is the chart default. */
+/**
+ * The values the plain manifests are rendered with; everything else is the chart default. The
+ * chart's CRDs (its crds/ folder) are not rendered: `helm template` leaves them out without
+ * --include-crds, and config/default applies config/crd directly.
+ */
 export const CONFIG_VALUES: readonly string[] = [
-  // config/crd is applied by config/default directly.
-  "crds.install=false",
   `aws.existingSecret=${CONFIG_AWS_SECRET}`,
   // The Secret is for static keys only: IRSA and Pod Identity users apply config/ without it.
   "aws.existingSecretOptional=true",

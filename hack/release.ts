@@ -15,7 +15,9 @@
 //   standin             the image the tests build (stand-in base images made on this machine,
 //                       test/support/image.ts), named -standin and marked in SHA256SUMS as not for
 //                       publishing: for trying the release steps where no registry can be reached.
-//   none                no image: the chart and SHA256SUMS only.
+//   none                no image: the chart and SHA256SUMS only. Needs Node, git and helm (bin/helm,
+//                       else the helm on PATH) and nothing of the test toolchain: the image code
+//                       is not even loaded.
 //
 // RELEASE_DIR changes the output folder; BUILD_BASE and RUNTIME_BASE the base images (the
 // Dockerfile's build args). Any failure removes the output folder, so a folder that exists is a
@@ -34,7 +36,7 @@ import {
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { parse as parseYaml } from "yaml";
-import { buildDockerfile, buildImage, imageBuildah, type Buildah } from "../test/support/image.ts";
+import type { Buildah } from "../test/support/image.ts";
 import { repoRoot } from "../test/support/process.ts";
 import { toolPath } from "../test/support/tools.ts";
 
@@ -173,6 +175,8 @@ async function releaseImage(
   out: string,
   log: (line: string) => void,
 ): Promise<ReleaseImage> {
+  // Loaded only for an image: a chart-only release (none) needs nothing of the image build.
+  const { buildDockerfile, buildImage, imageBuildah } = await import("../test/support/image.ts");
   const b = imageBuildah(log);
   const ref = `localhost/kubeprovisioner:${src.version}`;
   let bases: { build: string; runtime: string };
@@ -240,6 +244,15 @@ export async function digestFile(
   return `${lines.join("\n")}\n`;
 }
 
+/** The helm that packages the chart: the pinned one of bin/ (hack/tools.sh helm), else the helm on PATH. */
+function helmCommand(): string {
+  try {
+    return toolPath("helm");
+  } catch {
+    return "helm";
+  }
+}
+
 /** Makes the release into `out`; returns the files written. */
 export async function release(opts: {
   out: string;
@@ -252,12 +265,18 @@ export async function release(opts: {
   mkdirSync(opts.out, { recursive: true });
   try {
     const image = opts.mode === "none" ? undefined : await releaseImage(opts.mode, src, opts.out, log);
-    await execFileP(toolPath("helm"), [
+    await execFileP(helmCommand(), [
       "package",
       join(repoRoot, "charts/kubeprovisioner"),
       "--destination",
       opts.out,
-    ]);
+    ]).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === "ENOENT")
+        throw new ReleaseError(
+          "helm not found: install helm 3.8 or newer on PATH, or build the pinned one with `bash hack/tools.sh helm`",
+        );
+      throw err;
+    });
     const chart = join(opts.out, `kubeprovisioner-${src.chartVersion}.tgz`);
     if (!existsSync(chart)) throw new ReleaseError(`helm package wrote no ${chart}`);
     writeFileSync(join(opts.out, DIGEST_FILE), await digestFile(src, opts.out, image, opts.mode));

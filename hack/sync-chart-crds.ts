@@ -1,6 +1,7 @@
-// Copies the generated CRDs (config/crd) into the Helm chart (charts/kubeprovisioner/files/crds),
-// byte for byte, and removes chart copies whose source is gone. The chart's templates/crds.yaml
-// renders those files, adding the release labels and the keep annotation.
+// Copies the generated CRDs (config/crd) into the Helm chart's crds/ folder
+// (charts/kubeprovisioner/crds), byte for byte, and removes chart copies whose source is gone.
+// Helm installs the files of crds/ when a CRD is absent and never upgrades or deletes them
+// (docs/install.md, "CRDs").
 //
 //   node hack/sync-chart-crds.ts           write the chart copies
 //   node hack/sync-chart-crds.ts --check   exit 1 and list the differences instead of writing
@@ -11,11 +12,14 @@ import { parseAllDocuments } from "yaml";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 
+/** The chart's crds/ folder: what Helm installs before the templates when a CRD is absent. */
+export const CHART_CRDS = join(root, "charts/kubeprovisioner/crds");
+
 /** Where the CRDs come from and where the chart keeps them. */
 export interface CrdSyncDirs {
   /** @default <repo>/config/crd */
   readonly source?: string;
-  /** @default <repo>/charts/kubeprovisioner/files/crds */
+  /** @default <repo>/charts/kubeprovisioner/crds */
   readonly target?: string;
 }
 
@@ -36,8 +40,8 @@ function yamlFiles(dir: string): string[] {
 }
 
 /**
- * Reads the CRD sources. Each must hold exactly one CustomResourceDefinition, because the chart
- * template parses one document per file.
+ * Reads the CRD sources. Each must hold exactly one CustomResourceDefinition: one file per CRD,
+ * as config/crd's kustomization lists them and as `kubectl apply -f` of the chart's crds/ applies them.
  * @throws Error naming the file when it holds anything else.
  */
 function sources(dir: string): Map<string, string> {
@@ -62,7 +66,7 @@ function sources(dir: string): Map<string, string> {
  */
 export function diffChartCrds(dirs: CrdSyncDirs = {}): CrdDifference[] {
   const source = dirs.source ?? join(root, "config/crd");
-  const target = dirs.target ?? join(root, "charts/kubeprovisioner/files/crds");
+  const target = dirs.target ?? CHART_CRDS;
   const want = sources(source);
   const have = new Set(yamlFiles(target));
   const diffs: CrdDifference[] = [];
@@ -80,7 +84,7 @@ export function diffChartCrds(dirs: CrdSyncDirs = {}): CrdDifference[] {
  */
 export function syncChartCrds(dirs: CrdSyncDirs = {}): CrdDifference[] {
   const source = dirs.source ?? join(root, "config/crd");
-  const target = dirs.target ?? join(root, "charts/kubeprovisioner/files/crds");
+  const target = dirs.target ?? CHART_CRDS;
   const diffs = diffChartCrds({ source, target });
   mkdirSync(target, { recursive: true });
   for (const d of diffs) {

@@ -243,16 +243,26 @@ tool_etcd() {
 }
 
 # ---- helm -------------------------------------------------------------------------------------
+# Built with the flags of helm's own release builds (its Makefile): besides the version, the
+# Kubernetes version `helm template` and `helm lint` assume without --kube-version, one minor
+# above the client-go module helm requires (client-go v0.37 -> v1.37). Without them it is the
+# source's fallback, v1.20, which no chart requiring a supported Kubernetes renders with.
 _helm() {
-  local out=$1
-  GOBIN="$out" CGO_ENABLED=0 go install -trimpath \
-    -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION -X helm.sh/helm/v3/internal/version.gitTreeState=clean" \
-    "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+  local out=$1 gomod minor pkg ld
+  gomod=$(go mod download -json "helm.sh/helm/v3@$HELM_VERSION" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",*$/\1/p')
+  minor=$(sed -n 's#^[[:space:]]*k8s.io/client-go v0\.\([0-9]*\)\..*#\1#p' "$gomod")
+  [ -n "$minor" ] || { log "no k8s.io/client-go in $gomod"; return 1; }
+  ld="-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION -X helm.sh/helm/v3/internal/version.gitTreeState=clean"
+  for pkg in helm.sh/helm/v3/pkg/chartutil helm.sh/helm/v3/pkg/lint/rules; do
+    ld="$ld -X $pkg.k8sVersionMajor=1 -X $pkg.k8sVersionMinor=$minor"
+  done
+  GOBIN="$out" CGO_ENABLED=0 go install -trimpath -ldflags "$ld" "helm.sh/helm/v3/cmd/helm@$HELM_VERSION" || return 1
   "$out/helm" version --short
 }
 
 tool_helm() {
-  local dir="$cache/helm-$HELM_VERSION"
+  # The folder names the build flags' revision too: a change of _helm's flags builds anew.
+  local dir="$cache/helm-$HELM_VERSION-k8s"
   [ -x "$dir/helm" ] || { log "building helm $HELM_VERSION"; build_into "$dir" _helm; }
   link "$dir/helm" helm
 }

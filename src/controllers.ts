@@ -110,7 +110,7 @@ export function registerControllers(manager: Manager, deps: ControllerDeps): voi
       kinds: kinds.map((k) => k.resource),
       namespaces: deps.options.watchNamespaces,
     }),
-    adoption: deps.options.adoption,
+    adoption: { policy: deps.options.adoption, namespaces: deps.options.adoptionNamespaces },
     tagPolicy: tagPolicy({
       defaultTags: deps.options.defaultTags,
       ignoredPrefixes: deps.options.ignoreTagPrefixes,

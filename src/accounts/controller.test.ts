@@ -12,7 +12,12 @@ import {
 } from "./controller.ts";
 
 const account = {
-  spec: { roleArn: "arn:aws:iam::222222222222:role/t", sessionDurationSeconds: 3600, allowedNamespaces: {} },
+  spec: {
+    roleArn: "arn:aws:iam::222222222222:role/t",
+    sessionDurationSeconds: 3600,
+    adoption: "Disallowed" as const,
+    allowedNamespaces: {},
+  },
 };
 const denied = new AwsError({
   kind: "terminal",
@@ -90,26 +95,31 @@ describe("AwsAccountReconciler", () => {
         },
       }),
     };
+    const clock = new FakeClock();
     const reconciler = new AwsAccountReconciler({
       client: client as unknown as AwsAccountReconcilerOptions["client"],
       sessions: sessions as unknown as AwsAccountReconcilerOptions["sessions"],
       kinds: [],
       namespaces: () => undefined,
       recorder: { event: (_o, type, reason) => events.push(`${type}:${reason}`) },
-      clock: new FakeClock(),
+      clock,
       checkIntervalMs: 300_000,
     });
     const ready = () => stored.account.status?.conditions?.find((c) => c.type === "Ready");
-    return { sts, reconciler, ready, events };
+    return { sts, reconciler, ready, events, clock };
   }
   const ctx = { logger: silentLogger, signal: new AbortController().signal, reconcileId: "r" };
   const req = { name: "team-a" };
   const min = 60_000;
 
   it("looks again at a refused AssumeRole from the check interval doubling to an hour, saying what to fix, until it is assumed", async () => {
-    const { sts, reconciler, ready, events } = setup();
+    const { sts, reconciler, ready, events, clock } = setup();
     const delays: unknown[] = [];
-    for (let i = 0; i < 6; i++) delays.push(await reconciler.reconcile(req, ctx));
+    for (let i = 0; i < 6; i++) {
+      const result = await reconciler.reconcile(req, ctx);
+      delays.push(result);
+      await clock.advance(result.requeueAfter ?? 0);
+    }
     assert.deepEqual(
       delays,
       [5, 10, 20, 40, 60, 60].map((m) => ({ requeueAfter: m * min })),
@@ -132,6 +142,20 @@ describe("AwsAccountReconciler", () => {
       await reconciler.reconcile(req, ctx),
       { requeueAfter: 5 * min },
       "afresh after a success",
+    );
+  });
+
+  it("takes no step of the ladder for a refused check that ran before its retry was due", async () => {
+    const { reconciler, clock } = setup();
+    assert.deepEqual(await reconciler.reconcile(req, ctx), { requeueAfter: 5 * min });
+    // The account is looked at again early (an edit, an object that names it): the retry stays put.
+    await clock.advance(2 * min);
+    assert.deepEqual(await reconciler.reconcile(req, ctx), { requeueAfter: 3 * min });
+    await clock.advance(3 * min);
+    assert.deepEqual(
+      await reconciler.reconcile(req, ctx),
+      { requeueAfter: 10 * min },
+      "the 10-minute step is kept",
     );
   });
 

@@ -36,7 +36,7 @@ import { AwsError } from "../aws/errors.ts";
 import type { ManagedObject } from "../reconcilers/common/driver.ts";
 import { accessAdvice } from "../reconcilers/common/flow/failure.ts";
 import { accessRetryCurve } from "../reconcilers/common/flow/key-state.ts";
-import { KeyedBackoff, type ExponentialCurve } from "../runtime/backoff.ts";
+import { KeyedLadder, type ExponentialCurve } from "../runtime/backoff.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { ResourceClient } from "../runtime/client/index.ts";
 import { hasFinalizer } from "../runtime/client/finalizers.ts";
@@ -75,13 +75,13 @@ const IN_USE_LISTED = 10;
 export class AwsAccountReconciler implements Reconciler {
   readonly #o: AwsAccountReconcilerOptions;
   readonly #retryCurve: ExponentialCurve;
-  /** Per account: consecutive checks AWS refused. */
-  readonly #refused: KeyedBackoff<string>;
+  /** Per account: the access-retry ladder of checks AWS refused (a check that ran early takes no step). */
+  readonly #refused: KeyedLadder<string>;
 
   constructor(opts: AwsAccountReconcilerOptions) {
     this.#o = opts;
     this.#retryCurve = accessRetryCurve(opts.checkIntervalMs);
-    this.#refused = new KeyedBackoff(this.#retryCurve);
+    this.#refused = new KeyedLadder(this.#retryCurve, () => opts.clock.now());
   }
 
   /** The objects (as `Kind namespace/name`) that use the account `name` and may hold AWS resources. */

@@ -30,11 +30,13 @@ const readyAccount = (
   name: string,
   allowed: AwsAccount["spec"]["allowedNamespaces"],
   generation = 1,
+  adoption: AwsAccount["spec"]["adoption"] = "Disallowed",
 ): AwsAccount => ({
   metadata: { name, uid: `uid-${name}`, generation },
   spec: {
     roleArn: "arn:aws:iam::222222222222:role/t",
     sessionDurationSeconds: 3600,
+    adoption,
     allowedNamespaces: allowed,
   },
   status: {
@@ -119,8 +121,18 @@ describe("CacheAccountResolver", () => {
     const got = await r.resolve(obj("a", "team"));
     assert.equal(got.name, "team");
     assert.equal(got.accountId, "222222222222");
+    assert.equal(got.adoption, "Disallowed");
     assert.equal((await r.resolve(obj("a", "team"))).aws, got.aws, "one client source per account");
     assert.equal(scopes.at(-1)?.accountId, "222222222222");
+  });
+
+  it("hands the account's adoption policy to the flow, and none for the operator's own credentials", async () => {
+    const r = resolver({
+      accounts: [readyAccount("team", { names: ["a"] }, 1, "Allowed")],
+      namespaces: [ns("a"), ns("b")],
+    });
+    assert.equal((await r.resolve(obj("a", "team"))).adoption, "Allowed");
+    assert.equal((await r.resolve(obj("b"))).adoption, undefined);
   });
 
   it("refuses a namespace the account does not allow, terminally", async () => {

@@ -165,7 +165,12 @@ export class CacheAccountResolver implements AccountResolver {
         ready !== undefined && ready.status !== "True" ? `: ${ready.reason}: ${ready.message}` : " yet";
       throw new NotReadyRetryError(Reason.AccountNotReady, `AwsAccount ${name} is not ready${why}`);
     }
-    return { name, accountId: account.status?.accountId, aws: this.#o.sessions.entry(account).aws };
+    return {
+      name,
+      accountId: account.status?.accountId,
+      aws: this.#o.sessions.entry(account).aws,
+      adoption: account.spec.adoption,
+    };
   }
 
   /** The clients acting with `account`'s assumed role (for reading its change-event queue). */

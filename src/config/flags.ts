@@ -88,8 +88,18 @@ export const FLAGS: readonly FlagSpec[] = [
   {
     name: "adoption",
     kind: "string",
-    defaultText: "enabled",
-    help: "enabled: objects with spec.adoptExisting may take over existing AWS resources that no live object owns; disabled: only resources this operator once tagged (left by Retain).",
+    defaultText: "disabled",
+    help:
+      "Whether objects acting with the operator's own AWS identity may adopt (spec.adoptExisting) existing resources " +
+      "they did not leave themselves: ones never created by the operator, or left by an object of another namespace. " +
+      "enabled: in every namespace; disabled: only in --adoption-namespaces. An adopted resource is deleted with its " +
+      "object. Objects using an AwsAccount follow its spec.adoption instead (docs/accounts.md, Adoption).",
+  },
+  {
+    name: "adoption-namespaces",
+    kind: "string",
+    defaultText: "none",
+    help: "Comma-separated namespaces whose objects acting with the operator's own AWS identity may adopt while --adoption=disabled.",
   },
   {
     name: "default-tags",

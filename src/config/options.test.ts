@@ -144,11 +144,22 @@ test("leader-election timings must leave the leader time to step down", () => {
   assert.deepEqual(o.leaderElection, { leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 500 });
 });
 
-test("--adoption is enabled by default and accepts only enabled or disabled", () => {
-  assert.equal(run([]).adoption, "enabled");
-  assert.equal(run(["--adoption=disabled"]).adoption, "disabled");
-  assert.equal(run([], { KUBEPROVISIONER_ADOPTION: "disabled" }).adoption, "disabled");
+test("--adoption is disabled by default and accepts only enabled or disabled", () => {
+  assert.equal(run([]).adoption, "disabled");
+  assert.deepEqual(run([]).adoptionNamespaces, []);
+  assert.equal(run(["--adoption=enabled"]).adoption, "enabled");
+  assert.equal(run([], { KUBEPROVISIONER_ADOPTION: "enabled" }).adoption, "enabled");
   assert.match(refuse(["--adoption=maybe"]), /--adoption/);
+});
+
+test("--adoption-namespaces grants namespaces while adoption is disabled, and never with enabled", () => {
+  assert.deepEqual(run(["--adoption-namespaces=team-a, team-b,team-a"]).adoptionNamespaces, ["team-a", "team-b"]);
+  assert.deepEqual(run([], { KUBEPROVISIONER_ADOPTION_NAMESPACES: "team-a" }).adoptionNamespaces, ["team-a"]);
+  assert.match(refuse(["--adoption-namespaces=Team_A"]), /--adoption-namespaces/);
+  assert.match(
+    refuse(["--adoption=enabled", "--adoption-namespaces=team-a"]),
+    /--adoption=enabled grants every namespace: set one of the two/,
+  );
 });
 
 test("--help and --version short-circuit validation", () => {

@@ -89,8 +89,14 @@ export interface Options {
   readonly controllers: readonly string[];
   /** Namespaces where spec.writeOutputsTo.secretName may be written; empty: none. Deduplicated. */
   readonly outputSecretNamespaces: readonly string[];
-  /** Whether resources this operator never tagged may be adopted. @default "enabled" */
+  /**
+   * Whether objects acting with the operator's own AWS identity may adopt resources they did not
+   * leave themselves: `enabled` in every namespace, `disabled` only in {@link adoptionNamespaces}.
+   * @default "disabled"
+   */
   readonly adoption: AdoptionPolicy;
+  /** Namespaces granted adoption while `adoption` is disabled (`--adoption-namespaces`). @default [] */
+  readonly adoptionNamespaces: readonly string[];
   /** Tags every AWS resource carries, under each object's own (`--default-tags`). @default {} */
   readonly defaultTags: Readonly<Record<string, string>>;
   /** Tag key prefixes whose tags are never removed or overwritten, besides `aws:`. @default [] */
@@ -203,7 +209,8 @@ export function parseOptions(argv: readonly string[], env: Readonly<Record<strin
     watchNamespaces: Object.freeze(get("watch-namespace", parseNamespaceList, [])),
     controllers: Object.freeze(get("controllers", (t) => parseKindSelection(t, KIND_NAMES), [...KIND_NAMES])),
     outputSecretNamespaces: Object.freeze(get("output-secret-namespaces", parseNamespaceList, [])),
-    adoption: get("adoption", (t) => parseChoice(t, ADOPTION_POLICIES), "enabled"),
+    adoption: get("adoption", (t) => parseChoice(t, ADOPTION_POLICIES), "disabled"),
+    adoptionNamespaces: Object.freeze(get("adoption-namespaces", parseNamespaceList, [])),
     defaultTags: Object.freeze(get("default-tags", parseTagList, {})),
     ignoreTagPrefixes: Object.freeze(get("ignore-tag-prefixes", parseTagPrefixList, [])),
     requireAccount: get("require-account", parseBool, false),
@@ -232,6 +239,12 @@ export function parseOptions(argv: readonly string[], env: Readonly<Record<strin
   };
   validateTiming(timing);
   validateTags(options.defaultTags, options.ignoreTagPrefixes);
+  if (options.adoption === "enabled" && options.adoptionNamespaces.length > 0) {
+    throw new ConfigError(
+      "--adoption-namespaces lists the namespaces granted adoption while --adoption=disabled; " +
+        "--adoption=enabled grants every namespace: set one of the two",
+    );
+  }
   if (options.pendingPollMaxMs < options.pendingPollInitialMs) {
     throw new ConfigError("invalid value for --pending-poll-max: expected a duration not shorter than --pending-poll-initial");
   }

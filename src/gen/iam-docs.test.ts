@@ -15,12 +15,22 @@ interface Statement {
   [key: string]: unknown;
 }
 
-/** Every policy statement in the JSON code blocks of `page`: whole documents and lone statements. */
-function statementsOf(page: string): Statement[] {
+/**
+ * The JSON policies of `page`: its JSON code blocks, and the documents its shell blocks write with
+ * `cat > FILE.json <<EOF`, whose `$VARIABLES` stand in as they are.
+ */
+function policyTexts(page: string): string[] {
   const text = readFileSync(join(root, page), "utf8");
+  const json = [...text.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => m[1] ?? "");
+  const heredocs = [...text.matchAll(/cat > \S+\.json <<EOF\n([\s\S]*?)\n\s*EOF\n/g)].map((m) => m[1] ?? "");
+  return [...json, ...heredocs];
+}
+
+/** Every policy statement of `page` ({@link policyTexts}): whole documents and lone statements. */
+function statementsOf(page: string): Statement[] {
   const out: Statement[] = [];
-  for (const m of text.matchAll(/```json\n([\s\S]*?)```/g)) {
-    const block = JSON.parse(m[1] ?? "") as { Statement?: Statement[] } & Statement;
+  for (const text of policyTexts(page)) {
+    const block = JSON.parse(text) as { Statement?: Statement[] } & Statement;
     if (Array.isArray(block.Statement)) out.push(...block.Statement);
     else if (block.Action !== undefined) out.push(block);
   }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { Backoff, KeyedBackoff, exponentialDelay } from "./backoff.ts";
+import { Backoff, KeyedBackoff, KeyedLadder, exponentialDelay, ladderStep } from "./backoff.ts";
 
 describe("Backoff", () => {
   it("doubles from 800 ms and stops at 30 s without jitter", () => {
@@ -62,5 +62,42 @@ describe("KeyedBackoff", () => {
     assert.throws(() => new KeyedBackoff({ initialMs: 10, maxMs: 5 }), RangeError);
     assert.throws(() => new KeyedBackoff({ initialMs: -1, maxMs: 5 }), RangeError);
     assert.throws(() => new Backoff({ initialMs: 10, maxMs: 5 }), RangeError);
+  });
+});
+
+describe("ladderStep and KeyedLadder", () => {
+  const curve = { initialMs: 10, maxMs: 60 };
+
+  it("steps up the curve for failures at or after their retry, and holds the retry for one that comes sooner", () => {
+    let now = 0;
+    const ladder = new KeyedLadder<string>(curve, () => now);
+    const seen: Array<[number, number]> = [];
+    const fail = (at: number): void => {
+      now = at;
+      seen.push([at, ladder.next("k")]);
+    };
+    fail(0); // due at 10
+    fail(4); // early: 6 left, no step
+    fail(10); // due: next step, 20
+    fail(30); // due: 40
+    fail(70); // due: capped at 60
+    assert.deepEqual(seen, [
+      [0, 10],
+      [4, 6],
+      [10, 20],
+      [30, 40],
+      [70, 60],
+    ]);
+    assert.equal(ladder.steps("k"), 4);
+    ladder.reset("k");
+    now = 71;
+    assert.equal(ladder.next("k"), 10, "afresh after a reset");
+  });
+
+  it("keeps a position unchanged for an early failure", () => {
+    const first = ladderStep(undefined, 100, curve);
+    assert.deepEqual(first, { position: { steps: 1, due: 110 }, delay: 10 });
+    const early = ladderStep(first.position, 109, curve);
+    assert.deepEqual(early, { position: first.position, delay: 1 });
   });
 });

@@ -1,8 +1,9 @@
 /**
  * Exponential backoff, the one rule behind every "wait longer after each failure" in the
  * operator: the reflector's reconnect loop ({@link Backoff}), the work queue's per-item retry
- * delay (`ItemExponentialFailureRateLimiter`) and the flow's poll of a resource in transition
- * (`PendingBackoff`). Attempt n (counting from 0) waits `initialMs * factor^n`, capped at `maxMs`.
+ * delay (`ItemExponentialFailureRateLimiter`), the flow's poll of a resource in transition
+ * (`PendingBackoff`) and the access-retry ladders of the flow and of the AwsAccount checks
+ * ({@link ladderStep}). Attempt n (counting from 0) waits `initialMs * factor^n`, capped at `maxMs`.
  */
 
 /** The shape of one exponential curve. */
@@ -69,6 +70,66 @@ export class KeyedBackoff<K> {
   /** Keys currently backing off. */
   size(): number {
     return this.#attempts.size;
+  }
+}
+
+/**
+ * Where a key stands on a retry ladder: the steps it has taken, and when (ms on the caller's
+ * clock) the retry the last step scheduled is due.
+ */
+export interface LadderPosition {
+  readonly steps: number;
+  readonly due: number;
+}
+
+/**
+ * One more failure of a key at `position` (undefined: none yet), at `now`: the new position and
+ * the delay before the next attempt. A failure takes the next step of `curve` only when it ran at
+ * or after the retry the last step scheduled. One that ran sooner (the key was looked at again for
+ * another reason: a change, a poll that was already due) leaves the position as it is and returns
+ * the time left until that retry, so a failure seen twice in one period never skips a step.
+ */
+export function ladderStep(
+  position: LadderPosition | undefined,
+  now: number,
+  curve: ExponentialCurve,
+): { position: LadderPosition; delay: number } {
+  if (position !== undefined && now < position.due) return { position, delay: position.due - now };
+  const steps = position?.steps ?? 0;
+  const delay = exponentialDelay(steps, curve);
+  return { position: { steps: steps + 1, due: now + delay }, delay };
+}
+
+/**
+ * Per-key retry ladders ({@link ladderStep}): {@link next} records a failure of a key and returns
+ * the delay of its next attempt; {@link reset} forgets the key after a success.
+ */
+export class KeyedLadder<K> {
+  readonly #curve: ExponentialCurve;
+  readonly #now: () => number;
+  readonly #positions = new Map<K, LadderPosition>();
+
+  constructor(curve: ExponentialCurve, now: () => number) {
+    validateCurve(curve, "KeyedLadder");
+    this.#curve = { ...curve };
+    this.#now = now;
+  }
+
+  /** Records a failure of `key` now and returns how long (ms) to wait before its next attempt. */
+  next(key: K): number {
+    const { position, delay } = ladderStep(this.#positions.get(key), this.#now(), this.#curve);
+    this.#positions.set(key, position);
+    return delay;
+  }
+
+  /** Forgets `key`: its next failure starts the curve afresh. */
+  reset(key: K): void {
+    this.#positions.delete(key);
+  }
+
+  /** Steps taken by `key` since it was last reset. */
+  steps(key: K): number {
+    return this.#positions.get(key)?.steps ?? 0;
   }
 }
 

@@ -27,6 +27,43 @@ describe("helm chart: AWS credentials", () => {
     );
   });
 
+  it("refuses serviceAccount.create=false without a name, never falling back to the namespace's default ServiceAccount", async () => {
+    const res = await helm(templateArgs({ "serviceAccount.create": false }));
+    assert.notEqual(res.code, 0, "helm rendered a release bound to the default ServiceAccount");
+    assert.equal(res.stdout, "");
+    assert.match(
+      res.stderr,
+      /serviceAccount\.create=false requires serviceAccount\.name: create a ServiceAccount for the operator in the release namespace/,
+    );
+    assert.doesNotMatch(res.stderr, /annotate ServiceAccount default/);
+    // With the role too, the name is what is missing, not an annotation on `default`.
+    const irsa = await helm(templateArgs({ "serviceAccount.create": false, "aws.roleArn": ARN }));
+    assert.match(irsa.stderr, /serviceAccount\.create=false requires serviceAccount\.name/);
+    assert.doesNotMatch(irsa.stderr, /annotate ServiceAccount default/);
+  });
+
+  it("refuses serviceAccount.annotations with serviceAccount.create=false, naming them and the ServiceAccount to put them on", async () => {
+    const res = await helm(
+      templateArgs({ "serviceAccount.create": false, "serviceAccount.name": "prov" }, [
+        "--set-json",
+        `serviceAccount.annotations={"eks.amazonaws.com/role-arn":"${ARN}"}`,
+      ]),
+    );
+    assert.notEqual(res.code, 0, "helm dropped the IRSA annotation silently");
+    assert.match(
+      res.stderr,
+      /serviceAccount\.annotations annotate the ServiceAccount the chart creates, and serviceAccount\.create=false creates none: put eks\.amazonaws\.com\/role-arn on ServiceAccount prov yourself/,
+    );
+  });
+
+  it("binds its roles to the ServiceAccount named with serviceAccount.create=false, and creates none", async () => {
+    const m = await renderChart({ "serviceAccount.create": false, "serviceAccount.name": "prov" });
+    assert.equal(m.filter((x) => x.kind === "ServiceAccount").length, 0);
+    assert.equal(at(find(m, "Deployment"), "spec", "template", "spec", "serviceAccountName"), "prov");
+    for (const b of m.filter((x) => x.kind === "ClusterRoleBinding" || x.kind === "RoleBinding"))
+      assert.deepEqual(at(b, "subjects"), [{ kind: "ServiceAccount", name: "prov", namespace: "kp-system" }]);
+  });
+
   it("refuses two different roles in aws.roleArn and the ServiceAccount's IRSA annotation", async () => {
     const res = await helm(
       templateArgs({ "aws.roleArn": ARN }, [
@@ -134,6 +171,12 @@ describe("helm chart: the pod", () => {
 });
 
 describe("helm chart: kubeVersion", () => {
+  it("renders with helm's own default Kubernetes version, without --kube-version", async () => {
+    const res = await helm(["template", "kp", CHART_DIR]);
+    assert.equal(res.code, 0, res.stderr);
+    assert.match(res.stdout, /kind: Deployment/);
+  });
+
   it("installs on 1.31 and newer, EKS's builds included, and refuses 1.30", async () => {
     for (const v of ["v1.31.0", "v1.31.4-eks-2d5f260", "v1.36.3"])
       assert.ok((await renderChart({}, ["--kube-version", v])).length > 0, v);

@@ -53,6 +53,10 @@ describe("helm chart: NOTES after an install", () => {
     );
     assert.doesNotMatch(text, /roleArn/);
     assert.doesNotMatch(text, /IRSA: /);
+    assert.match(
+      text,
+      /aws:RequestTag\/kubernetes-namespace\s+kp-system, aws:RequestTag\/kubernetes-service-account kp-kubeprovisioner, and the cluster's\s+aws:RequestTag\/eks-cluster-arn/,
+    );
   });
 
   it("with aws.roleArn: IRSA on the chart's ServiceAccount, with the role", async () => {
@@ -108,6 +112,60 @@ describe("helm chart: NOTES after an install", () => {
     );
     assert.match(text, /ServiceAccount kp-system\/prov is not created by this chart/);
     assert.doesNotMatch(text, /IRSA: /);
+  });
+
+  it("says the operator watches every namespace, unless watchNamespaces limits it", async () => {
+    assert.match(await notes([]), /It watches every namespace \(installScope=cluster\)\./);
+    const limited = await notes(["--set", "controller.watchNamespaces={team-a,team-b}"]);
+    assert.match(limited, /It watches only the namespaces team-a, team-b \(installScope=cluster\)/);
+    assert.match(limited, /the namespace must be one this release watches \(team-a, team-b\)/);
+  });
+
+  it("names a metrics-reader ClusterRole only when the release creates it, and the ServiceMonitor's own token", async () => {
+    /** The metrics section (4.) of the NOTES. */
+    const metrics = (text: string): string => text.slice(text.indexOf("4. Metrics"), text.indexOf("\n5. "));
+    assert.match(metrics(await notes([])), /token bound to ClusterRole kp-kubeprovisioner-metrics-reader/);
+    const none = metrics(await notes(["--set", "rbac.metricsReader=false"]));
+    assert.doesNotMatch(none, /metrics-reader/, "no such ClusterRole exists");
+    assert.match(none, /created no ClusterRole for it/);
+    // The ServiceMonitor's kind, as prometheus-operator's CRD serves it (its schema left open).
+    await cp.kubectl(["apply", "-f", "-"], {
+      input: JSON.stringify({
+        apiVersion: "apiextensions.k8s.io/v1",
+        kind: "CustomResourceDefinition",
+        metadata: { name: "servicemonitors.monitoring.coreos.com" },
+        spec: {
+          group: "monitoring.coreos.com",
+          scope: "Namespaced",
+          names: {
+            kind: "ServiceMonitor",
+            plural: "servicemonitors",
+            singular: "servicemonitor",
+            listKind: "ServiceMonitorList",
+          },
+          versions: [
+            {
+              name: "v1",
+              served: true,
+              storage: true,
+              schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
+            },
+          ],
+        },
+      }),
+    });
+    await cp.kubectl([
+      "wait",
+      "--for=condition=Established",
+      "--timeout=60s",
+      "crd/servicemonitors.monitoring.coreos.com",
+    ]);
+    const sm = metrics(await notes(["--set", "metrics.serviceMonitor.enabled=true"]));
+    assert.match(
+      sm,
+      /The ServiceMonitor authenticates with the token Secret kp-system\/kp-kubeprovisioner-metrics-scraper of\s+ServiceAccount kp-kubeprovisioner-metrics-scraper, which the chart created and bound to that role\./,
+    );
+    assert.match(metrics(await notes(["--set", "metrics.secure=false"])), /Plain HTTP, no token needed/);
   });
 
   it("prints the check of the pod's variables, the endpoint overrides and the AWS samples", async () => {

@@ -41,7 +41,6 @@ describe("helm chart, rendered offline", () => {
         `ClusterRole/${FULL}-metrics-reader`,
         `ClusterRole/${FULL}-view`,
         `ClusterRoleBinding/${FULL}-manager`,
-        ...CRDS.map((k) => `CustomResourceDefinition/${k}.compute.cloud.com`).sort(),
         `Deployment/${FULL}`,
         `PodDisruptionBudget/${FULL}`,
         `Role/${FULL}-leader-election`,
@@ -49,9 +48,7 @@ describe("helm chart, rendered offline", () => {
         `Service/${FULL}-metrics`,
         `ServiceAccount/${FULL}`,
       ]);
-      for (const x of m.filter(
-        (o) => !["ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition"].includes(o.kind),
-      )) {
+      for (const x of m.filter((o) => !["ClusterRole", "ClusterRoleBinding"].includes(o.kind))) {
         assert.equal(x.metadata.namespace, "kp-system", `${x.kind} is in the release namespace`);
       }
     });
@@ -207,17 +204,17 @@ describe("helm chart, rendered offline", () => {
       assert.equal(m.filter((x) => x.kind === "ConfigMap" || x.kind === "PrometheusRule").length, 0);
     });
 
-    it("renders the CRDs of config/crd unchanged, annotated to survive helm uninstall", () => {
+    it("keeps the CRDs of config/crd in crds/, unchanged, and out of the templates", async () => {
       const crdDir = path.join(repoRoot, "config/crd");
       const sources = readdirSync(crdDir)
         .filter((f) => f.startsWith("compute.cloud.com_") && f.endsWith(".yaml"))
         .map((f) => parse(readFileSync(path.join(crdDir, f), "utf8")) as Manifest);
       assert.equal(sources.length, CRDS.length);
+      assert.equal(m.filter((x) => x.kind === "CustomResourceDefinition").length, 0, "no CRD is a template");
+      const withCrds = await renderChart({}, ["--include-crds"]);
       for (const src of sources) {
-        const crd = find(m, "CustomResourceDefinition", src.metadata.name);
-        assert.deepEqual(crd.spec, src.spec, `${src.metadata.name} spec equals config/crd`);
-        assert.equal(crd.metadata.annotations?.["helm.sh/resource-policy"], "keep");
-        assert.equal(crd.metadata.labels?.["app.kubernetes.io/instance"], "kp");
+        const crd = find(withCrds, "CustomResourceDefinition", src.metadata.name);
+        assert.deepEqual(crd, src, `${src.metadata.name} is config/crd's, as it is`);
       }
     });
   });

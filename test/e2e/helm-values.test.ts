@@ -4,8 +4,11 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { at, find, helm, renderChart, templateArgs } from "./helm.ts";
-import { container, CRDS, envOf, FULL, MANAGER_RULES, triples } from "./chart-expect.ts";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { BUDGET_NAMES, DEFAULT_RATE_BUDGETS } from "../../src/aws/budget-plan.ts";
+import { at, CHART_DIR, find, helm, renderChart, templateArgs } from "./helm.ts";
+import { container, envOf, FULL, MANAGER_RULES, triples } from "./chart-expect.ts";
 
 describe("helm chart values", () => {
   describe("non-default values", () => {
@@ -72,15 +75,6 @@ describe("helm chart values", () => {
         team: "platform",
       });
       assert.equal(envOf(m, "AWS_ACCESS_KEY_ID"), undefined);
-    });
-
-    it("skips the CRDs, or installs them without the keep annotation", async () => {
-      const none = await renderChart({ "crds.install": false });
-      assert.equal(none.filter((x) => x.kind === "CustomResourceDefinition").length, 0);
-      const unkept = await renderChart({ "crds.keep": false });
-      const crds = unkept.filter((x) => x.kind === "CustomResourceDefinition");
-      assert.equal(crds.length, CRDS.length);
-      for (const c of crds) assert.equal(c.metadata.annotations?.["helm.sh/resource-policy"], undefined);
     });
 
     it("serves plain-HTTP metrics without the TokenReview and SubjectAccessReview rules", async () => {
@@ -244,7 +238,7 @@ describe("helm chart values", () => {
         "--set",
         "controller.maxConcurrentReconciles=4",
         "--set",
-        "controller.adoption=disabled",
+        "controller.adoptionNamespaces={team-a,team-b}",
         "--set",
         "controller.defaultTags.team=platform",
         "--set-string",
@@ -273,6 +267,7 @@ describe("helm chart values", () => {
         "--watch-namespace=team-a,team-b",
         "--max-concurrent-reconciles=4",
         "--adoption=disabled",
+        "--adoption-namespaces=team-a,team-b",
         "--default-tags=cost.center=42,team=platform",
         "--ignore-tag-prefixes=backup:,CostCenter",
         "--poll-interval=2m",
@@ -285,6 +280,39 @@ describe("helm chart values", () => {
         "--aws-max-attempts=5",
       ]) {
         assert.ok(args.includes(a), `${a} in ${args.join(" ")}`);
+      }
+    });
+
+    it("grants adoption to no namespace by default", async () => {
+      const args = container(await renderChart({})).args;
+      assert.ok(args.includes("--adoption=disabled"), args.join(" "));
+      assert.equal(args.filter((a) => a.startsWith("--adoption-namespaces")).length, 0, args.join(" "));
+    });
+
+    it("takes a rate budget for every budget the operator has, and values.yaml names each one's default", async () => {
+      const m = await renderChart(
+        {},
+        BUDGET_NAMES.flatMap((n) => ["--set", `aws.rateBudgets.${n.replace(/\./g, "\\.")}=1/2`]),
+      );
+      const flag = container(m).args.find((a) => a.startsWith("--aws-rate-budgets="));
+      assert.deepEqual(
+        flag?.slice("--aws-rate-budgets=".length).split(",").sort(),
+        BUDGET_NAMES.map((n) => `${n}=1/2`).sort(),
+      );
+      // The comment block right above `rateBudgets:`, as one line.
+      const lines = readFileSync(path.join(CHART_DIR, "values.yaml"), "utf8").split("\n");
+      const key = lines.findIndex((l) => l.startsWith("  rateBudgets:"));
+      let first = key;
+      while (lines[first - 1]?.trimStart().startsWith("#")) first--;
+      const comment = lines
+        .slice(first, key)
+        .map((l) => l.replace(/^\s*#\s?(-- )?/, ""))
+        .join(" ");
+      for (const n of BUDGET_NAMES) {
+        const { ratePerSecond, burst } = DEFAULT_RATE_BUDGETS[n];
+        // EC2's budgets are named with the documented bucket, one token more than the default.
+        const shown = n.startsWith("ec2.") ? `${ratePerSecond}/${burst + 1}` : `${ratePerSecond}/${burst}`;
+        assert.match(comment, new RegExp(`\\b${n.replace(/\./g, "\\.")} ${shown.replace("/", "\\/")}\\b`), n);
       }
     });
 
@@ -406,6 +434,16 @@ describe("helm chart values", () => {
         what: "a dashboard without metrics",
         args: ["--set", "metrics.enabled=false", "--set", "metrics.dashboard.enabled=true"],
         error: /metrics.dashboard.enabled requires metrics.enabled=true/,
+      },
+      {
+        what: "adoption enabled everywhere and granted per namespace at once",
+        args: ["--set", "controller.adoption=enabled", "--set", "controller.adoptionNamespaces={team-a}"],
+        error: /controller.adoption=enabled grants every namespace: set one of the two/,
+      },
+      {
+        what: "the CRD settings of chart 0.2.0, whose CRDs are now in crds/",
+        args: ["--set", "crds.install=false"],
+        error: /additional properties 'crds' not allowed/,
       },
       {
         what: "an alert ratio above 1",

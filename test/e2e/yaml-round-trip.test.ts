@@ -250,7 +250,8 @@ describe("YAML that users apply or Helm renders, read by kubectl", () => {
     ["every optional part on", ALL_OPTIONAL_VALUES],
   ] as const) {
     it(`helm template with ${what} renders what kubectl (and Helm's own reader) read the same way`, async () => {
-      const extra: string[] = [];
+      // The chart's crds/ too, which helm template prints only when asked.
+      const extra: string[] = ["--include-crds"];
       if (values !== undefined) {
         const dir = mkdtempSync(path.join(os.tmpdir(), "kp-roundtrip-"));
         trackTempDir(dir);
@@ -269,6 +270,7 @@ describe("YAML that users apply or Helm renders, read by kubectl", () => {
           "NetworkPolicy",
           "AwsAccount",
           "CustomResourceDefinition",
+          "ValidatingAdmissionPolicy",
         ])
           assert.ok(kinds.includes(k), `renders a ${k}`);
         // The values reached Helm as written: the default tags every resource carries, an env value.

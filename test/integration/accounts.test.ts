@@ -5,14 +5,15 @@
  * outside with each account's own credentials), a namespace an account does not allow is
  * refused without a single AWS call in that account (the proxy records which identity signed
  * every call), a role that cannot be assumed holds its objects back until its trust policy
- * allows the operator (tried again on the access backoff, no edit needed), an account in use is
- * kept until its last object is gone, and `--require-account` refuses an object without one.
+ * allows the operator (tried again on the access backoff, no edit needed), adoption is granted by
+ * an AwsAccount's spec.adoption to its objects alone, an account in use is kept until its last
+ * object is gone, and `--require-account` refuses an object without one.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { DescribeInstancesCommand, EC2Client } from "@aws-sdk/client-ec2";
 import { ListBucketsCommand, S3Client } from "@aws-sdk/client-s3";
-import { GetQueueUrlCommand, SQSClient } from "@aws-sdk/client-sqs";
+import { CreateQueueCommand, GetQueueUrlCommand, ListQueueTagsCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { AssumeRoleCommand, GetCallerIdentityCommand, STSClient } from "@aws-sdk/client-sts";
 import type { AwsAccount } from "../../src/api/v1/index.ts";
 import { waitFor, WAIT_MS } from "../support/process.ts";
@@ -518,6 +519,81 @@ describe("AwsAccount", () => {
       "nothing was created in the new account",
     );
     assert.equal(await queueIn(roleOf("666666666666", "x"), "acct-moved"), true);
+  });
+
+  it("grants adoption per AwsAccount: refused until its spec.adoption is Allowed, never to the operator's own identity", async () => {
+    // Queues made outside the operator: one in account A, one in the operator's own account.
+    const outside = async (roleArn: string | undefined, name: string): Promise<SQSClient> => {
+      const sqs = new SQSClient({
+        region: "us-east-1",
+        endpoint: env.moto.endpoint,
+        credentials: await credentialsOf(roleArn),
+      });
+      await sqs.send(new CreateQueueCommand({ QueueName: name, tags: { owner: "billing" } }));
+      return sqs;
+    };
+    const tenantSqs = await outside(roleOf(ACCOUNT_A, "x"), "acct-legacy");
+    const ownSqs = await outside(undefined, "acct-legacy-own");
+    try {
+      await createQueue(NS_A, "acct-legacy", { accountRef: { name: "team-a" }, adoptExisting: true });
+      await createQueue(NS_A, "acct-legacy-own", { adoptExisting: true });
+      const refused = await waitQueue(
+        NS_A,
+        "acct-legacy",
+        "AdoptionNotAllowed",
+        (o) => condition(o, "Ready")?.reason === "AdoptionNotAllowed",
+      );
+      assert.match(
+        condition(refused, "Ready")?.message ?? "",
+        /was never managed by this operator; .*AwsAccount team-a, which this object uses, does not allow adoption; the cluster admin grants it with spec\.adoption: Allowed/,
+      );
+      const own = await waitQueue(
+        NS_A,
+        "acct-legacy-own",
+        "AdoptionNotAllowed",
+        (o) => condition(o, "Ready")?.reason === "AdoptionNotAllowed",
+      );
+      assert.match(condition(own, "Ready")?.message ?? "", /--adoption-namespaces=acct-a/);
+      const urlA = (await tenantSqs.send(new GetQueueUrlCommand({ QueueName: "acct-legacy" }))).QueueUrl;
+      assert.deepEqual((await tenantSqs.send(new ListQueueTagsCommand({ QueueUrl: urlA }))).Tags, {
+        owner: "billing",
+      });
+
+      // The cluster admin allows adoption on the AwsAccount: its object adopts with no edit of its own.
+      const allow = await env.cp.request(
+        "PATCH",
+        `${API}/awsaccounts/team-a`,
+        { spec: { adoption: "Allowed" } },
+        "application/merge-patch+json",
+      );
+      assert.equal(allow.status, 200, allow.text);
+      const adopted = await waitQueue(
+        NS_A,
+        "acct-legacy",
+        "Ready",
+        (o) => condition(o, "Ready")?.status === "True",
+      );
+      assert.equal(adopted?.metadata.generation, 1, "the object was not changed");
+      assert.equal(adopted?.status?.accountId, ACCOUNT_A);
+      const tags = (await tenantSqs.send(new ListQueueTagsCommand({ QueueUrl: urlA }))).Tags ?? {};
+      assert.equal(tags["compute.cloud.com/uid"], adopted?.metadata.uid);
+
+      // The AwsAccount's grant is not the install's: the own-identity object stays refused.
+      assert.equal(condition(await queue(NS_A, "acct-legacy-own"), "Ready")?.reason, "AdoptionNotAllowed");
+      const urlOwn = (await ownSqs.send(new GetQueueUrlCommand({ QueueName: "acct-legacy-own" }))).QueueUrl;
+      assert.deepEqual((await ownSqs.send(new ListQueueTagsCommand({ QueueUrl: urlOwn }))).Tags, {
+        owner: "billing",
+      });
+      for (const name of ["acct-legacy", "acct-legacy-own"]) {
+        await env.cp.request("DELETE", `${API}/namespaces/${NS_A}/sqsqueues/${name}`);
+        await waitQueue(NS_A, name, "gone", (o) => o === undefined);
+      }
+      assert.equal(await queueIn(roleOf(ACCOUNT_A, "x"), "acct-legacy"), false, "the adopter deleted it");
+      assert.equal(await queueIn(undefined, "acct-legacy-own"), true, "the refused object touched nothing");
+    } finally {
+      tenantSqs.destroy();
+      ownSqs.destroy();
+    }
   });
 
   it("keeps an AwsAccount that objects still use until the last one is gone", async () => {

@@ -1,7 +1,8 @@
 /**
  * Ownership rules for buckets, tried as a tenant holding namespaced rights (and write on status)
  * would try to seize another's bucket: cross-namespace adoption, claiming a bucket created after
- * the object lost its own, forged status, and unrestricted adoption. In every case the victim's
+ * the object lost its own, forged status, and adoption the cluster admin did not grant (none by
+ * default; granted per namespace by --adoption-namespaces). In every case the victim's
  * bucket, its tags and its data survive, the attacker's object is refused with the stated reason,
  * and deleting the attacker's object changes nothing in AWS.
  */
@@ -156,36 +157,83 @@ describe("S3Bucket ownership: nothing can be taken from another object", () => {
     await intact();
   });
 
-  it("with --adoption=disabled refuses a bucket it never tagged, yet adopts one left by Retain", async () => {
+  it("by default refuses, writing nothing, a bucket made outside the operator and one another namespace left; takes back its own", async () => {
+    await env.s3().send(new CreateBucketCommand({ Bucket: "legacy-logs" }));
+    const intact = await withData("legacy-logs");
+    await env.create("kept", { bucketName: "team-a-kept", deletionPolicy: "Retain" });
+    await env.waitReady("kept");
+    await env.delete("kept");
+    await env.waitGone("kept");
+    const keptTags = await env.bucketTags("team-a-kept");
+    const before = env.mutations();
+
+    await env.create("legacy-logs", { bucketName: "legacy-logs", adoptExisting: true, forceDelete: true });
+    const refused = await env.waitReason("legacy-logs", "AdoptionNotAllowed");
+    assert.equal(ready(refused)?.status, "False");
+    assert.match(
+      ready(refused)?.message ?? "",
+      /the bucket exists in AWS and was never managed by this operator; adopting it is a right the cluster admin grants: objects of namespace team-a that act with the operator's own AWS identity may not adopt; the cluster admin grants it with --adoption=enabled \(every namespace\) or --adoption-namespaces=team-a/,
+    );
+    await env.waitEvent("legacy-logs", "Warning", "AdoptionNotAllowed");
+    const teamC = await env.objectsIn("team-c");
+    await teamC.create("heir", { bucketName: "team-a-kept", adoptExisting: true });
+    const other = await teamC.waitReason("heir", "AdoptionNotAllowed");
+    assert.match(ready(other)?.message ?? "", /was left by S3Bucket team-a\/kept of another namespace/);
+    await teamC.waitEvent("heir", "Warning", "AdoptionNotAllowed");
+    assert.deepEqual(mutationsSince(before), none(), "nothing written to AWS");
+    assert.deepEqual(await env.bucketTags("legacy-logs"), {});
+    assert.deepEqual(await env.bucketTags("team-a-kept"), keptTags);
+
+    // The namespace that left the bucket (deletionPolicy Retain) takes it back on adoptExisting alone.
+    await env.create("back", { bucketName: "team-a-kept", adoptExisting: true });
+    const back = await env.waitReady("back");
+    await env.waitEvent("back", "Normal", "Adopted");
+    assert.equal((await env.bucketTags("team-a-kept"))[OWNERSHIP_TAGS.uid], back.metadata.uid);
+
+    for (const [objs, name] of [
+      [teamC, "heir"],
+      [env.objects, "legacy-logs"],
+      [env.objects, "back"],
+    ] as const) {
+      await objs.delete(name);
+      await objs.waitGone(name);
+    }
+    assert.equal(
+      await env.bucketExists("team-a-kept"),
+      false,
+      "a bucket taken back is the object's to delete",
+    );
+    assert.deepEqual(await env.bucketTags("legacy-logs"), {});
+    await intact();
+  });
+
+  it("with --adoption-namespaces adopts a bucket made outside the operator in the listed namespaces only", async () => {
     await env.op.stop();
-    await env.startOperator(["--adoption=disabled"]);
+    await env.startOperator(["--adoption-namespaces=team-g"]);
     try {
-      await env.s3().send(new CreateBucketCommand({ Bucket: "legacy-logs" }));
-      await env.create("legacy-logs", { bucketName: "legacy-logs", adoptExisting: true });
-      const refused = await env.waitReason("legacy-logs", "AdoptionDisabled");
-      assert.match(ready(refused)?.message ?? "", /--adoption=disabled/);
-      await env.waitEvent("legacy-logs", "Warning", "AdoptionDisabled");
-      assert.deepEqual(await env.bucketTags("legacy-logs"), {});
+      for (const name of ["outside-g", "outside-h"])
+        await env.s3().send(new CreateBucketCommand({ Bucket: name }));
+      const granted = await env.objectsIn("team-g");
+      const other = await env.objectsIn("team-h");
+      await other.create("b", { bucketName: "outside-h", adoptExisting: true });
+      await granted.create("b", { bucketName: "outside-g", adoptExisting: true });
+      const adopted = await granted.waitReady("b");
+      await granted.waitEvent("b", "Normal", "Adopted");
+      assert.equal((await env.bucketTags("outside-g"))[OWNERSHIP_TAGS.uid], adopted.metadata.uid);
+      const refused = await other.waitReason("b", "AdoptionNotAllowed");
+      assert.match(ready(refused)?.message ?? "", /--adoption-namespaces=team-h/);
+      assert.deepEqual(await env.bucketTags("outside-h"), {});
 
-      await env.create("kept", { bucketName: "team-a-kept", deletionPolicy: "Retain" });
-      await env.waitReady("kept");
-      await env.delete("kept");
-      await env.waitGone("kept");
-      const heir = await env.objectsIn("team-c");
-      await heir.create("heir", { bucketName: "team-a-kept", adoptExisting: true });
-      const adopted = await heir.waitReady("heir");
-      await heir.waitEvent("heir", "Normal", "Adopted");
-      assert.equal((await env.bucketTags("team-a-kept"))[OWNERSHIP_TAGS.uid], adopted.metadata.uid);
-
-      for (const [objs, name] of [
-        [heir, "heir"],
-        [env.objects, "legacy-logs"],
-      ] as const) {
-        await objs.delete(name);
-        await objs.waitGone(name);
+      for (const objs of [granted, other]) {
+        await objs.delete("b");
+        await objs.waitGone("b");
       }
-      assert.equal(await env.bucketExists("team-a-kept"), false, "an adopted bucket is the heir's to delete");
-      assert.equal(await env.bucketExists("legacy-logs"), true);
+      assert.equal(
+        await env.bucketExists("outside-g"),
+        false,
+        "an adopted bucket is the adopter's to delete",
+      );
+      assert.equal(await env.bucketExists("outside-h"), true);
     } finally {
       await env.op.stop();
       await env.startOperator();

@@ -39,7 +39,8 @@ const NS = "observe-only";
 const OBSERVE = { managementPolicy: "ObserveOnly" } as const;
 
 describe("managementPolicy ObserveOnly on every kind", () => {
-  const env = new SqsEnv(NS).hooks();
+  // The install grants this namespace adoption (none by default): switching to Full adopts.
+  const env = new SqsEnv(NS, [`--adoption-namespaces=${NS}`]).hooks();
   // The other kinds' objects live in the same control plane, operator and proxy.
   const s3Kind = new S3Env(NS).kind;
   const ec2Kind = new Ec2Env({ ns: NS }).kind;

@@ -1,21 +1,30 @@
 /**
  * The S3Bucket reconciler where it must be careful: a crash between CreateBucket and the status
- * write, buckets it does not own (NotOwned, then adopted on request), and terminal errors that
- * must not hot-loop. The operator runs as a child process against a real kube-apiserver and
+ * write, buckets it does not own (NotOwned, then adopted on request), adopted buckets that
+ * forceDelete empties only when set after the adoption, and terminal errors that must not
+ * hot-loop. The operator runs as a child process against a real kube-apiserver and
  * moto behind a counting proxy that can swallow a response.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { CreateBucketCommand, ListBucketsCommand, PutBucketTaggingCommand } from "@aws-sdk/client-s3";
+import {
+  CreateBucketCommand,
+  ListBucketsCommand,
+  ListObjectsV2Command,
+  PutBucketTaggingCommand,
+  PutObjectCommand,
+} from "@aws-sdk/client-s3";
 import { OWNERSHIP_TAGS } from "../../src/api/v1/index.ts";
 import { waitFor, within, WAIT_MS } from "../support/process.ts";
 import { ready } from "../support/reconciler-env.ts";
+import { FORCE_DELETE_HELD_TAG as HELD } from "../../src/reconcilers/s3-bucket/force-delete.ts";
 import { S3Env } from "./reconciler-s3-fixture.ts";
 
 const EU = "eu-west-1";
 
 describe("S3Bucket reconciler: crash safety, ownership and terminal errors", () => {
-  const env = new S3Env("s3-safety").hooks();
+  // The install grants this namespace adoption (none by default), so a foreign bucket is adopted on request.
+  const env = new S3Env("s3-safety", { operatorArgs: ["--adoption-namespaces=s3-safety"] }).hooks();
 
   it("after a crash between CreateBucket and the status write, the restarted operator takes up the one bucket", async () => {
     let killed = false;
@@ -122,5 +131,78 @@ describe("S3Bucket reconciler: crash safety, ownership and terminal errors", () 
     await env.delete("successor");
     await env.waitGone("successor");
     assert.equal(await env.bucketExists("shared-name"), true, "a foreign bucket is never deleted");
+  });
+
+  /** Puts `n` objects into `bucket` from outside the operator. */
+  async function fill(bucket: string, n: number): Promise<void> {
+    for (let i = 0; i < n; i++)
+      await env.s3().send(new PutObjectCommand({ Bucket: bucket, Key: `ledger-${i}.csv`, Body: "a,b\n" }));
+  }
+  const keysIn = async (bucket: string): Promise<number> =>
+    (await env.s3().send(new ListObjectsV2Command({ Bucket: bucket }))).KeyCount ?? 0;
+
+  it("never empties a bucket adopted with forceDelete already set, until forceDelete is set again after the adoption", async () => {
+    await env.s3().send(new CreateBucketCommand({ Bucket: "inherited" }));
+    await fill("inherited", 2);
+    await env.create("inherited", { adoptExisting: true, forceDelete: true });
+    const adopted = await env.waitReady("inherited");
+    await env.waitEvent("inherited", "Normal", "Adopted");
+    const tags = await env.bucketTags("inherited");
+    assert.equal(tags[OWNERSHIP_TAGS.uid], adopted.metadata.uid);
+    assert.equal(tags[HELD], String(adopted.metadata.generation), "the hold names the adoption's generation");
+
+    // A later generation that leaves forceDelete true keeps the hold.
+    await env.patch("inherited", { spec: { tags: { team: "data" } } });
+    await env.waitUntil("inherited", "reconciled at generation 2", (o) => ready(o)?.observedGeneration === 2);
+    assert.equal((await env.bucketTags("inherited"))[HELD], "1");
+
+    const deletes = env.proxy.count("DeleteObjects") + env.proxy.count("DeleteObject");
+    const bucketDeletes = env.proxy.count("DeleteBucket");
+    await env.delete("inherited");
+    const waiting = await env.waitReason("inherited", "BucketNotEmpty");
+    assert.equal(ready(waiting)?.status, "False");
+    assert.match(
+      ready(waiting)?.message ?? "",
+      /still holds 2 objects .*spec\.forceDelete was already true when this object adopted bucket inherited \(generation 1\)/,
+    );
+    await env.waitEvent("inherited", "Warning", "BucketNotEmpty");
+    assert.equal(await keysIn("inherited"), 2, "the objects survive");
+    assert.equal(
+      env.proxy.count("DeleteObjects") + env.proxy.count("DeleteObject"),
+      deletes,
+      "no object deleted",
+    );
+    assert.equal(env.proxy.count("DeleteBucket"), bucketDeletes, "no DeleteBucket");
+
+    // forceDelete off (the operator drops the hold), then on again: now it counts.
+    await env.patch("inherited", { spec: { forceDelete: false } });
+    await waitFor(
+      "the hold to be removed",
+      async () => (await env.bucketTags("inherited"))[HELD] === undefined,
+      WAIT_MS,
+      200,
+    );
+    assert.equal(await keysIn("inherited"), 2);
+    await env.patch("inherited", { spec: { forceDelete: true } });
+    await env.waitGone("inherited");
+    assert.equal(await env.bucketExists("inherited"), false, "emptied and deleted");
+  });
+
+  it("empties an adopted bucket when forceDelete is set in a generation after the adoption", async () => {
+    await env.s3().send(new CreateBucketCommand({ Bucket: "inherited-later" }));
+    await fill("inherited-later", 3);
+    await env.create("inherited-later", { adoptExisting: true });
+    await env.waitReady("inherited-later");
+    assert.equal((await env.bucketTags("inherited-later"))[HELD], undefined, "no hold without forceDelete");
+    await env.patch("inherited-later", { spec: { forceDelete: true } });
+    await env.waitUntil(
+      "inherited-later",
+      "reconciled at generation 2",
+      (o) => ready(o)?.observedGeneration === 2,
+    );
+    assert.equal((await env.bucketTags("inherited-later"))[HELD], undefined);
+    await env.delete("inherited-later");
+    await env.waitGone("inherited-later");
+    assert.equal(await env.bucketExists("inherited-later"), false, "emptied and deleted");
   });
 });

@@ -13,7 +13,8 @@ import { SqsEnv } from "./reconciler-sqs-fixture.ts";
 import { within } from "../support/process.ts";
 
 describe("SqsQueue reconciler: ownership and crashes", () => {
-  const env = new SqsEnv("sqs-ownership").hooks();
+  // The install grants this namespace adoption (none by default), so a foreign queue is adopted on request.
+  const env = new SqsEnv("sqs-ownership", ["--adoption-namespaces=sqs-ownership"]).hooks();
 
   it("refuses a foreign queue as NotOwned without retrying, then adopts it when asked", async () => {
     await env.sqs().send(

@@ -50,8 +50,8 @@ export function versions(): Record<string, string> {
 
 /**
  * `--kube-version` of the Kubernetes the tests run on (K8S_VERSION), for `helm template` and
- * `helm lint`: offline, Helm judges the chart's kubeVersion against the version compiled into it,
- * which a helm built from the module proxy (hack/tools.sh) leaves at its fallback, v1.20.
+ * `helm lint`: offline, Helm renders for the version compiled into it (hack/tools.sh builds it as
+ * helm's releases are, one minor above its client-go), not the one the tests run.
  */
 export function helmKubeVersionArgs(): string[] {
   const v = versions()["K8S_VERSION"];

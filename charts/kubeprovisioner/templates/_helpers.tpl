@@ -40,11 +40,16 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/component: operator
 {{- end }}
 
+{{/*
+The ServiceAccount the operator runs as: serviceAccount.name, or the full name for the one the
+chart creates. Never the namespace's `default`: serviceAccount.create=false requires a name
+(kubeprovisioner.validate).
+*/}}
 {{- define "kubeprovisioner.serviceAccountName" -}}
 {{- if .Values.serviceAccount.create }}
 {{- default (include "kubeprovisioner.fullname" .) .Values.serviceAccount.name }}
 {{- else }}
-{{- default "default" .Values.serviceAccount.name }}
+{{- .Values.serviceAccount.name }}
 {{- end }}
 {{- end }}
 
@@ -69,6 +74,12 @@ Combinations values.schema.json cannot express. Each failure names the values in
 {{- define "kubeprovisioner.validate" -}}
 {{- if and .Values.aws.existingSecret .Values.aws.roleArn }}
 {{- fail "aws.existingSecret and aws.roleArn are mutually exclusive: use static keys from a Secret or IRSA, not both" }}
+{{- end }}
+{{- if and (not .Values.serviceAccount.create) (not .Values.serviceAccount.name) }}
+{{- fail "serviceAccount.create=false requires serviceAccount.name: create a ServiceAccount for the operator in the release namespace (with its IRSA annotation or EKS Pod Identity association) and name it; the chart never runs the operator as, nor binds its roles to, the namespace's default ServiceAccount" }}
+{{- end }}
+{{- if and .Values.serviceAccount.annotations (not .Values.serviceAccount.create) }}
+{{- fail (printf "serviceAccount.annotations annotate the ServiceAccount the chart creates, and serviceAccount.create=false creates none: put %s on ServiceAccount %s yourself and leave serviceAccount.annotations empty, or set serviceAccount.create=true" (keys .Values.serviceAccount.annotations | sortAlpha | join ", ") .Values.serviceAccount.name) }}
 {{- end }}
 {{- if and .Values.aws.roleArn (not .Values.serviceAccount.create) }}
 {{- fail (printf "aws.roleArn annotates the ServiceAccount the chart creates, and serviceAccount.create=false creates none: annotate ServiceAccount %s yourself (eks.amazonaws.com/role-arn) and leave aws.roleArn empty, or set serviceAccount.create=true" (include "kubeprovisioner.serviceAccountName" .)) }}
@@ -208,4 +219,18 @@ or with installScope=namespace and none listed the release namespace; empty: eve
 {{- else }}
 []
 {{- end }}
+{{- end }}
+
+{{/*
+The AwsAccounts the release creates, as a YAML map name -> spec: the entries of
+awsAccounts.accounts without `enabled: false`, each spec without the chart's own `enabled`.
+*/}}
+{{- define "kubeprovisioner.awsAccounts" -}}
+{{- $out := dict }}
+{{- range $name, $entry := .Values.awsAccounts.accounts }}
+{{- if and $entry (ne (toString (get $entry "enabled")) "false") }}
+{{- $_ := set $out $name (omit $entry "enabled") }}
+{{- end }}
+{{- end }}
+{{- toYaml $out }}
 {{- end }}

@@ -61,6 +61,17 @@ export const ChangeEventsReason = {
   InvalidQueue: "InvalidQueue",
 } as const;
 
+/**
+ * Values of `spec.adoption`: whether the objects using the account may take over (adopt) existing
+ * resources they did not leave themselves.
+ */
+export const AccountAdoption = {
+  /** Objects using the account may adopt, with spec.adoptExisting. */
+  Allowed: "Allowed",
+  /** They may not (the default): a refused adoption reports AdoptionNotAllowed. */
+  Disallowed: "Disallowed",
+} as const;
+
 const labelSelectorSchema = s.object(
   {
     matchLabels: s.record(s.string({ description: "Label value.", maxLength: 63 }), {
@@ -183,6 +194,18 @@ export const awsAccountSpecSchema = s.object(
           "every --poll-interval-with-events; the ChangeEvents condition says whether it is read.",
       },
     ),
+    adoption: s.enumOf([AccountAdoption.Allowed, AccountAdoption.Disallowed], {
+      description:
+        "Whether the objects using this account may adopt (spec.adoptExisting) existing buckets, " +
+        "queues and instances they did not leave themselves: ones never created by the operator, " +
+        "and ones an object of another namespace left (deletionPolicy Retain). An adopted " +
+        "resource is deleted with its object (deletionPolicy Delete). Disallowed (default): such " +
+        "an adoption is refused (Ready=False, reason AdoptionNotAllowed) with no AWS write; a " +
+        "namespace may still take back what its own objects left. Allowed: grant it when every " +
+        "namespace allowedNamespaces admits may take over (and delete) any such resource the " +
+        "role can reach. See docs/accounts.md, Adoption.",
+      default: AccountAdoption.Disallowed,
+    }),
     allowedNamespaces: s.object(
       {
         names: s.array(s.string({ description: "A namespace name.", minLength: 1, maxLength: 63 }), {

@@ -139,7 +139,13 @@ export function adoptExistingField(how: string) {
   return s.boolean({
     description:
       `Adopt an existing AWS resource instead of failing on it. ${how} Without this switch such a ` +
-      `resource is never touched: the object reports Ready=False with reason NotOwned. On ` +
+      `resource is never touched: the object reports Ready=False with reason NotOwned. A ` +
+      `resource another existing object owns is never adopted (OwnedByAnotherObject). One an ` +
+      `object of this namespace left (deletionPolicy Retain) is adopted on this switch alone; any ` +
+      `other (never created by the operator, or left by another namespace's object) only when the ` +
+      `cluster admin granted adoption: the AwsAccount the object uses (its spec.adoption), or for ` +
+      `the operator's own identity the install (--adoption, --adoption-namespaces; none by ` +
+      `default), else Ready=False with reason AdoptionNotAllowed and nothing written to AWS. On ` +
       `adoption the operator writes its ownership tags, and from then on the resource is managed ` +
       `(and, with deletionPolicy Delete, deleted) like one it created. Mutable.`,
     default: false,
@@ -170,7 +176,8 @@ export function managementPolicyField(what: string, identity: string) {
       `(Ready=False with reason NotFound while it does not exist); it never creates, tags, ` +
       `changes or deletes it, adds no finalizer, and the other spec fields are not applied. ` +
       `Mutable: ObserveOnly to Full takes the ${what} over under the adoption rules ` +
-      `(adoptExisting); Full to ObserveOnly releases it without deleting it and removes the ` +
+      `(adoptExisting, and the cluster admin's grant for a ${what} the object did not leave ` +
+      `itself); Full to ObserveOnly releases it without deleting it and removes the ` +
       `finalizer (the ownership tags stay on the ${what}).`,
     default: "Full",
   });

@@ -24,11 +24,19 @@ export const ConditionReason = {
   NotOwned: "NotOwned",
   /** The AWS resource is tagged as owned by another object that still exists; never taken over. */
   OwnedByAnotherObject: "OwnedByAnotherObject",
-  /** The AWS resource was never managed by this operator and `--adoption=disabled` forbids adopting it. */
-  AdoptionDisabled: "AdoptionDisabled",
+  /**
+   * The object asked to adopt (adoptExisting) a resource it did not leave itself, and the cluster
+   * admin has not granted it adoption: the install (`--adoption`, `--adoption-namespaces`) for
+   * objects acting with the operator's own identity, the AwsAccount (spec.adoption) for the
+   * others. Nothing is written to AWS.
+   */
+  AdoptionNotAllowed: "AdoptionNotAllowed",
   /** The AWS resource was deleted outside the operator and onDeletedOutOfBand is Report. */
   DeletedOutOfBand: "DeletedOutOfBand",
-  /** Deletion waits because the bucket still holds objects and forceDelete is false. */
+  /**
+   * Deletion waits because the bucket still holds objects and forceDelete is false, or was already
+   * true when the object adopted the bucket (it counts only when set after the adoption).
+   */
   BucketNotEmpty: "BucketNotEmpty",
   /**
    * Deletion waits because S3 Object Lock keeps object versions (retention or legal hold) that

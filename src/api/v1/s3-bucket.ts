@@ -743,7 +743,11 @@ export const s3BucketSpecSchema = s.object(
       description:
         "Delete every object (and object version) in the bucket before deleting it. Without it a " +
         "non-empty bucket is never emptied: deletion waits with Ready=False, reason BucketNotEmpty, " +
-        "until the bucket is emptied by other means. Only matters with deletionPolicy Delete. Mutable.",
+        "until the bucket is emptied by other means. Only matters with deletionPolicy Delete. For an " +
+        "adopted bucket it counts only when set after the adoption: one adopted while forceDelete " +
+        "was already true carries the compute.cloud.com/force-delete-held tag and is not emptied " +
+        "(BucketNotEmpty) until forceDelete is set to false (the operator then removes the tag) and " +
+        "back to true. Mutable.",
       default: false,
     }),
     adoptExisting: adoptExistingField(

@@ -12,7 +12,7 @@ import type { ManagedSpec, ManagedStatus } from "../../api/v1/common.ts";
 import type { AwsClientSource } from "../../aws/clients.ts";
 import type { KubeObject } from "../../runtime/kube/object.ts";
 import type { Logger } from "../../runtime/logging.ts";
-import type { Verdict } from "./ownership.ts";
+import type { AccountAdoptionPolicy, Verdict } from "./ownership.ts";
 
 /** Spec and status fields every managed kind shares, derived from the API schema (src/api/v1/common.ts). */
 export type { ManagedSpec, ManagedStatus };
@@ -105,6 +105,8 @@ export interface ObjectAccount {
   readonly accountId: string | undefined;
   /** The clients of that account (the same object for every reconcile of the same account). */
   readonly aws: AwsClientSource;
+  /** The AwsAccount's spec.adoption (../ownership.ts, adoptionGrant); undefined for the operator's own. */
+  readonly adoption?: AccountAdoptionPolicy | undefined;
 }
 
 /** How the resource looks from the outside, for the Ready condition and polling. */

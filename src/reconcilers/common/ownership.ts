@@ -6,10 +6,16 @@
  * decides with {@link adoptionRefusal} whether the object may take it over:
  *
  * - tagged for another object that still exists (looked up in the shared cache): never;
- * - tagged by this operator for an object that is gone (deleted with Retain): with adoptExisting;
- * - never tagged by this operator: with adoptExisting, and only while `--adoption=enabled`;
  * - found only through an identifier recorded in status (EC2 instance ID): never, since status is
- *   writable by whoever may write the object's status.
+ *   writable by whoever may write the object's status;
+ * - otherwise only with spec.adoptExisting, and then:
+ *   - tagged by this operator for a gone object of the same namespace (deleted with Retain): yes,
+ *     the namespace takes back what it left;
+ *   - anything else (never tagged by this operator, or left by an object of another namespace):
+ *     only when the cluster admin granted adoption to the object ({@link adoptionGrant}): the
+ *     install for objects acting with the operator's own AWS identity (`--adoption`,
+ *     `--adoption-namespaces`; none by default), the AwsAccount for the objects that use it
+ *     (`spec.adoption: Allowed`; Disallowed by default).
  */
 import {
   KIND_TAG,
@@ -20,6 +26,7 @@ import {
   UID_TAG,
   type TagMap,
 } from "../../aws/ownership.ts";
+import { AccountAdoption } from "../../api/v1/index.ts";
 import { Reason } from "./reasons.ts";
 import type { ManagedObject } from "./driver.ts";
 import { uidOf } from "./owner.ts";
@@ -97,10 +104,72 @@ export interface OwnerDirectory {
   liveness(owner: TaggedOwner): OwnerLiveness;
 }
 
-/** Values of `--adoption`: whether the operator may take over resources it never tagged. */
+/** Values of `--adoption`: whether objects acting with the operator's own identity may adopt. */
 export const ADOPTION_POLICIES = ["enabled", "disabled"] as const;
 /** One of {@link ADOPTION_POLICIES}. */
 export type AdoptionPolicy = (typeof ADOPTION_POLICIES)[number];
+
+/**
+ * The install's grant of adoption (`--adoption`, `--adoption-namespaces`), for the objects that
+ * act with the operator's own AWS identity; an AwsAccount grants it for its own objects.
+ */
+export interface InstallAdoption {
+  /** `enabled`: objects of every namespace may adopt; `disabled`: only those of {@link namespaces}. */
+  readonly policy: AdoptionPolicy;
+  /** The namespaces whose objects may adopt while the policy is `disabled`. */
+  readonly namespaces: readonly string[];
+}
+
+/** The install's default: no object acting with the operator's own identity may adopt. */
+export const NO_ADOPTION: InstallAdoption = Object.freeze({
+  policy: "disabled",
+  namespaces: Object.freeze([]),
+});
+
+/** One value of an AwsAccount's `spec.adoption`. */
+export type AccountAdoptionPolicy = (typeof AccountAdoption)[keyof typeof AccountAdoption];
+
+/** The identity an object acts with, as far as adoption cares: its AwsAccount, if any. */
+export interface AdoptionIdentity {
+  /** The AwsAccount's name; undefined for the operator's own identity. */
+  readonly name: string | undefined;
+  /** The AwsAccount's spec.adoption; undefined for the operator's own identity. */
+  readonly adoption?: AccountAdoptionPolicy | undefined;
+}
+
+/** Whether an object may adopt; when not, the right it lacks and who grants it, as a sentence. */
+export type AdoptionGrant =
+  { readonly granted: true } | { readonly granted: false; readonly missing: string };
+
+/**
+ * Whether objects of `namespace` acting with `identity` (undefined: the operator's own) may adopt
+ * what they did not leave themselves: an AwsAccount decides for its objects (spec.adoption), the
+ * install for the others (`--adoption=enabled`, or the namespace in `--adoption-namespaces`).
+ */
+export function adoptionGrant(
+  namespace: string,
+  identity: AdoptionIdentity | undefined,
+  install: InstallAdoption,
+): AdoptionGrant {
+  const account = identity?.name;
+  if (account !== undefined) {
+    if (identity?.adoption === AccountAdoption.Allowed) return { granted: true };
+    return {
+      granted: false,
+      missing:
+        `AwsAccount ${account}, which this object uses, does not allow adoption; the cluster admin ` +
+        `grants it with spec.adoption: Allowed on that AwsAccount`,
+    };
+  }
+  if (install.policy === "enabled" || install.namespaces.includes(namespace)) return { granted: true };
+  return {
+    granted: false,
+    missing:
+      `objects of namespace ${namespace} that act with the operator's own AWS identity may not adopt; ` +
+      `the cluster admin grants it with --adoption=enabled (every namespace) or ` +
+      `--adoption-namespaces=${namespace} (chart values controller.adoption, controller.adoptionNamespaces)`,
+  };
+}
 
 /** A refusal to take a resource over: a terminal condition reason and its message. */
 export interface Refusal {
@@ -111,12 +180,12 @@ export interface Refusal {
 /**
  * Why `obj` may not adopt the foreign resource described by `claim`, or undefined when it may
  * (it asked with spec.adoptExisting and every rule allows it). `noun` names the resource in
- * messages ("bucket", "queue", "instance").
+ * messages ("bucket", "queue", "instance"); `grant` is {@link adoptionGrant} for the object.
  */
 export function adoptionRefusal(
   obj: ManagedObject,
   claim: ForeignClaim,
-  ctx: { noun: string; directory: OwnerDirectory; adoption: AdoptionPolicy },
+  ctx: { noun: string; directory: OwnerDirectory; grant: AdoptionGrant },
 ): Refusal | undefined {
   const { noun } = ctx;
   const owner = claim.owner;
@@ -151,13 +220,20 @@ export function adoptionRefusal(
       message: `the ${noun} exists in AWS but is not owned by this object; set spec.adoptExisting to true to adopt it`,
     };
   }
-  if (ctx.adoption === "disabled" && !claim.managedByOperator) {
-    return {
-      reason: Reason.AdoptionDisabled,
-      message:
-        `the ${noun} exists in AWS and was never managed by this operator; adoption of such ` +
-        `resources is disabled (--adoption=disabled)`,
-    };
-  }
-  return undefined;
+  const namespace = obj.metadata.namespace ?? "";
+  // What a gone object of this namespace left (deletionPolicy Retain) is the namespace's to take back.
+  if (owner !== undefined && owner.namespace === namespace) return undefined;
+  if (ctx.grant.granted) return undefined;
+  const origin =
+    owner !== undefined
+      ? `was left by ${owner.kind ?? "object"} ${owner.namespace ?? "?"}/${owner.name ?? "?"} of another namespace`
+      : claim.managedByOperator
+        ? "carries no owner's UID tag"
+        : "was never managed by this operator";
+  return {
+    reason: Reason.AdoptionNotAllowed,
+    message:
+      `the ${noun} exists in AWS and ${origin}; adopting it is a right the cluster admin grants: ` +
+      `${ctx.grant.missing}. Nothing was written to AWS`,
+  };
 }

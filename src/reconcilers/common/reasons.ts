@@ -33,7 +33,7 @@ export const Reason = {
   // The ownership rules (./ownership.ts): the resource found is not this object's to take.
   NotOwned: ConditionReason.NotOwned,
   OwnedByAnotherObject: ConditionReason.OwnedByAnotherObject,
-  AdoptionDisabled: ConditionReason.AdoptionDisabled,
+  AdoptionNotAllowed: ConditionReason.AdoptionNotAllowed,
 
   // The account hook (./account.ts and src/accounts).
   AccountRequired: AccountReason.AccountRequired,

@@ -26,7 +26,7 @@ import type { AccountResolver } from "./account.ts";
 import type { ManagedObject } from "./driver.ts";
 import type { IamAction } from "./iam.ts";
 import type { Connector } from "./flow/connector.ts";
-import type { AdoptionPolicy, OwnerDirectory } from "./ownership.ts";
+import type { InstallAdoption, OwnerDirectory } from "./ownership.ts";
 import type { ResyncHooks } from "./resync.ts";
 import type { TagPolicy } from "./tags.ts";
 import { ManagedResourceReconciler } from "./flow/reconciler.ts";
@@ -57,8 +57,8 @@ export interface ReconcilerDeps extends ProcessDeps {
   aws: AwsClientSource;
   /** Who the objects named by resources' ownership tags are (the shared cache). */
   owners: OwnerDirectory;
-  /** Whether resources this operator never tagged may be adopted. @default "enabled" */
-  adoption?: AdoptionPolicy;
+  /** Who may adopt among the objects acting with the operator's own identity. @default NO_ADOPTION */
+  adoption?: InstallAdoption;
   /** What the drivers may do to the tags of the resources they own. @default DEFAULT_TAG_POLICY */
   tagPolicy?: TagPolicy | undefined;
   /** Workers per controller. @default 1 */

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { beforeEach, describe, it } from "node:test";
 import type { S3Client } from "@aws-sdk/client-s3";
 import type { AwsClientSource } from "../../aws/clients.ts";
+import { ownershipTags } from "../../aws/ownership.ts";
 import { OWNERSHIP_TAGS } from "../../api/v1/index.ts";
 import { FakeClock } from "../../runtime/testing/fake-clock.ts";
 import { InvalidSpecError } from "../common/driver.ts";
@@ -9,6 +10,7 @@ import { context, contextFor } from "../common/testing/context.ts";
 import type { VersionRef } from "./bucket-api.ts";
 import type { S3BucketObject } from "./model.ts";
 import { BucketAppearedError, S3BucketDriver } from "./driver.ts";
+import { FORCE_DELETE_HELD_TAG } from "./force-delete.ts";
 import { FakeS3 } from "./testing/fake-s3.ts";
 import { bucketObject } from "./testing/objects.ts";
 
@@ -340,6 +342,108 @@ describe("S3BucketDriver", () => {
       assert.deepEqual(sizes, [1000, 1000]);
       assert.deepEqual(await remove(obj), { done: true });
       assert.equal(s3.buckets.has("assets-1"), false);
+    });
+
+    it("holds forceDelete on a bucket adopted while it was set, until it is set again after the adoption", async () => {
+      s3.buckets.set("assets-1", {
+        region: "eu-west-1",
+        tags: { team: "finance" },
+        versioning: undefined,
+        versions: versions(2),
+      });
+      // Adopted with forceDelete already true (generation 1): the same tag write records the hold.
+      const forced = bucketObject({ forceDelete: true, adoptExisting: true }, undefined, { generation: 1 });
+      const adoption = await driver.observe(forced, ctx);
+      assert.ok(adoption.exists && adoption.ownership === "foreign");
+      await driver.update(forced, adoption, ctx);
+      assert.equal(s3.buckets.get("assets-1")?.tags?.[FORCE_DELETE_HELD_TAG], "1");
+      assert.equal(s3.buckets.get("assets-1")?.tags?.[OWNERSHIP_TAGS.uid], "uid-1");
+      assert.deepEqual(s3.mutations(), ["PutBucketTagging"], "one write adopts and holds");
+
+      // A later generation that keeps forceDelete true keeps the hold: the deletion does not empty.
+      const later = bucketObject({ forceDelete: true, adoptExisting: true, tags: { a: "1" } }, undefined, {
+        generation: 2,
+      });
+      const seen = await driver.observe(later, ctx);
+      assert.ok(seen.exists && seen.ownership === "owned");
+      await driver.update(later, seen, ctx);
+      assert.equal(s3.buckets.get("assets-1")?.tags?.[FORCE_DELETE_HELD_TAG], "1");
+      s3.calls.length = 0;
+      const held = await remove(later);
+      assert.ok(!held.done && held.blocked === true, JSON.stringify(held));
+      assert.equal(held.reason, "BucketNotEmpty");
+      assert.match(
+        held.message,
+        /still holds 2 objects.*already true when this object adopted bucket assets-1 \(generation 1\)/,
+      );
+      assert.match(
+        held.message,
+        /set spec\.forceDelete to false, wait until the operator has removed the compute\.cloud\.com\/force-delete-held tag/,
+      );
+      assert.deepEqual(s3.mutations(), [], "nothing deleted");
+
+      // forceDelete seen false (here during the deletion) releases the hold; set true again, it empties.
+      const off = bucketObject({ forceDelete: false, adoptExisting: true }, undefined, { generation: 3 });
+      const blocked = await remove(off);
+      assert.ok(!blocked.done && blocked.blocked === true);
+      assert.match(blocked.message, /set spec\.forceDelete to true/);
+      assert.equal(s3.buckets.get("assets-1")?.tags?.[FORCE_DELETE_HELD_TAG], undefined);
+      assert.equal(s3.buckets.get("assets-1")?.tags?.[OWNERSHIP_TAGS.uid], "uid-1", "still ours");
+      assert.equal(s3.buckets.get("assets-1")?.versions.length, 2);
+      const on = bucketObject({ forceDelete: true, adoptExisting: true }, undefined, { generation: 4 });
+      assert.deepEqual(await remove(on), { done: true });
+      assert.equal(s3.buckets.has("assets-1"), false);
+    });
+
+    it("adopting without forceDelete holds nothing, and a steady reconcile with forceDelete false drops a hold", async () => {
+      s3.buckets.set("assets-1", {
+        region: "eu-west-1",
+        tags: {},
+        versioning: undefined,
+        versions: versions(1),
+      });
+      const plain = bucketObject({ adoptExisting: true }, undefined, { generation: 1 });
+      const adoption = await driver.observe(plain, ctx);
+      assert.ok(adoption.exists);
+      await driver.update(plain, adoption, ctx);
+      assert.equal(s3.buckets.get("assets-1")?.tags?.[FORCE_DELETE_HELD_TAG], undefined);
+      // forceDelete set in a later generation counts at once.
+      assert.deepEqual(
+        (await remove(bucketObject({ forceDelete: true }, undefined, { generation: 2 }))).done,
+        true,
+      );
+
+      s3.buckets.set("assets-1", {
+        region: "eu-west-1",
+        tags: {
+          ...ownershipTags({ uid: "uid-1", namespace: "team", name: "assets", kind: "S3Bucket" }),
+          [FORCE_DELETE_HELD_TAG]: "1",
+        },
+        versioning: undefined,
+        versions: [],
+      });
+      const obj = bucketObj();
+      const obs = await driver.observe(obj, ctx);
+      assert.ok(obs.exists);
+      const changes = await driver.update(obj, obs, ctx);
+      assert.deepEqual(changes, [{ setting: "tags", description: `tags: removed ${FORCE_DELETE_HELD_TAG}` }]);
+      assert.equal(s3.buckets.get("assets-1")?.tags?.[FORCE_DELETE_HELD_TAG], undefined);
+    });
+
+    it("refuses an adoption whose hold does not fit under the tag limit, before writing", async () => {
+      s3.buckets.set("assets-1", { region: "eu-west-1", tags: {}, versioning: undefined, versions: [] });
+      const tags = Object.fromEntries(Array.from({ length: 45 }, (_, i) => [`k${i}`, "v"]));
+      const obj = bucketObject({ forceDelete: true, adoptExisting: true, tags }, undefined, {
+        generation: 1,
+      });
+      const obs = await driver.observe(obj, ctx);
+      assert.ok(obs.exists);
+      s3.calls.length = 0;
+      await assert.rejects(
+        driver.update(obj, obs, ctx),
+        /force-delete-held tag: remove one key from spec\.tags/,
+      );
+      assert.deepEqual(s3.mutations(), []);
     });
 
     it("releases a bucket it cannot read unless it recorded it as its own", async () => {

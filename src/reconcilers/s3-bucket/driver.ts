@@ -1,7 +1,8 @@
 /**
  * The S3Bucket driver: finds a bucket by name in spec.region, creates it (CreateBucket, then its
  * tags and versioning), repairs tag and versioning drift, and deletes it only when it is this
- * object's and empty (or spec.forceDelete allows emptying it). The shared flow
+ * object's and empty (or spec.forceDelete allows emptying it; for an adopted bucket only when set
+ * after the adoption, ./force-delete.ts). The shared flow
  * (../common/flow/reconciler.ts) does the Kubernetes side and calls these methods.
  *
  * Ownership is the UID tag, as for every kind (../common/ownership.ts). S3 has no idempotency
@@ -25,6 +26,7 @@ import { systemClock, type Clock } from "../../runtime/clock.ts";
 import { isOwnedBy, taggedOwner, verdictOf, type Verdict } from "../common/ownership.ts";
 import { isSteadyPoll, logTagSource, type TagSnapshots } from "../common/tag-snapshots.ts";
 import {
+  applyTagPlan,
   DEFAULT_TAG_POLICY,
   desiredTagsOf,
   isEmptyPlan,
@@ -58,6 +60,13 @@ import {
   type S3BucketObject,
 } from "./model.ts";
 import { createdInWindow, createWindow } from "./crash-window.ts";
+import {
+  FORCE_DELETE_HELD_TAG,
+  forceDeleteHeld,
+  heldMessage,
+  mayEmpty,
+  withForceDeleteHold,
+} from "./force-delete.ts";
 import {
   BUCKET_SETTINGS,
   desiredSettings,
@@ -522,7 +531,10 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
     return { name, region, tags, versioning, endpoint, settings: { ...desired, ...created } };
   }
 
-  /** Repairs tag and versioning drift; for a bucket being adopted this writes its ownership tags. */
+  /**
+   * Repairs tag and versioning drift; for a bucket being adopted this writes its ownership tags,
+   * with the hold of ./force-delete.ts when forceDelete is already true.
+   */
   async update(
     obj: S3BucketObject,
     observed: Observation<S3BucketView> & { exists: true },
@@ -531,15 +543,17 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
     let bucket = observed.resource;
     const resolved = this.#resolve(obj);
     const api = await this.#api(obj, ctx);
-    const desiredTags = desiredTagsOf(obj, S3BucketResource.kind, this.#tagPolicy);
+    const ownTags = desiredTagsOf(obj, S3BucketResource.kind, this.#tagPolicy);
+    const adopting = observed.ownership === "foreign";
+    const desiredOf = (tags: Readonly<TagMap>): TagMap => withForceDeleteHold(ownTags, obj, tags, adopting);
     const needsRepair = (): boolean =>
-      !isEmptyPlan(planTags(desiredTags, bucket.tags, this.#tagPolicy)) ||
+      !isEmptyPlan(planTags(desiredOf(bucket.tags), bucket.tags, this.#tagPolicy)) ||
       targetVersioning(obj.spec.versioning, bucket.versioning) !== undefined ||
       settingChanges(desiredSettings(obj.spec, resolved), bucket.settings).length > 0;
     if (bucket.tagsFromSnapshot === true && needsRepair()) bucket = await this.#rereadTags(obj, api, bucket);
     const arn = bucketArn(bucket.name, bucket.region);
     const { changes } = await repairTags(
-      desiredTags,
+      desiredOf(bucket.tags),
       bucket.tags,
       {
         replace: (tags) => {
@@ -590,8 +604,8 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
   }
 
   /**
-   * Deletes the observed bucket when it is this object's, after emptying it (spec.forceDelete)
-   * or refusing to while it holds objects.
+   * Deletes the observed bucket when it is this object's, after emptying it (spec.forceDelete,
+   * unless ./force-delete.ts holds it) or refusing to while it holds objects.
    */
   async delete(
     obj: S3BucketObject,
@@ -629,27 +643,45 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
       return { done: true, leftInPlace: `bucket ${name} is not owned by this object and was left in place` };
     }
     const api = await this.#api(obj, ctx);
-    const emptied = await this.#empty(obj, api);
+    const held = forceDeleteHeld(bucket.tags);
+    if (held !== undefined && !obj.spec.forceDelete) await this.#releaseHold(bucket, api);
+    const force = mayEmpty(obj, bucket.tags);
+    const why = held !== undefined && obj.spec.forceDelete ? heldMessage(name, held) : undefined;
+    const emptied = await this.#empty(obj, api, force, why);
     if (emptied !== undefined) return emptied;
     const result = await api.delete();
     if (result !== "not-empty") return { done: true };
     // Objects arrived between the listing and the delete.
-    if (obj.spec.forceDelete) return this.#emptyingOutcome(name);
-    return blocked(Reason.BucketNotEmpty, notEmptyMessage(name, 1, true));
+    if (force) return this.#emptyingOutcome(name);
+    return blocked(Reason.BucketNotEmpty, notEmptyMessage(name, 1, true, why));
+  }
+
+  /** Removes the force-delete hold from the bucket (forceDelete was seen false: ./force-delete.ts). */
+  async #releaseHold(bucket: S3BucketView, api: BucketApi): Promise<void> {
+    this.#snapshots?.noteWrite(bucketArn(bucket.name, bucket.region));
+    await applyTagPlan({ set: {}, remove: [FORCE_DELETE_HELD_TAG] }, bucket.tags, {
+      replace: (tags) => api.putTags(tags),
+    });
   }
 
   /**
-   * Makes sure the bucket is empty before DeleteBucket: without forceDelete a non-empty bucket
-   * blocks deletion; with it, up to `maxDeleteBatchesPerPass` batches of versions are deleted,
-   * and versions that S3 Object Lock keeps block it (their retention is never bypassed).
+   * Makes sure the bucket is empty before DeleteBucket: without `force` (spec.forceDelete, not
+   * held) a non-empty bucket blocks deletion, with `held` saying why a true forceDelete does not
+   * count; with it, up to `maxDeleteBatchesPerPass` batches of versions are deleted, and versions
+   * that S3 Object Lock keeps block it (their retention is never bypassed).
    * Returns an outcome when this pass cannot finish, undefined when the bucket is empty.
    */
-  async #empty(obj: S3BucketObject, api: BucketApi): Promise<DeleteOutcome | undefined> {
+  async #empty(
+    obj: S3BucketObject,
+    api: BucketApi,
+    force: boolean,
+    held: string | undefined,
+  ): Promise<DeleteOutcome | undefined> {
     const name = obj.spec.bucketName;
     let page = await api.listVersions(MAX_KEYS_PER_BATCH);
     if (page.refs.length === 0) return undefined;
-    if (!obj.spec.forceDelete) {
-      return blocked(Reason.BucketNotEmpty, notEmptyMessage(name, page.refs.length, page.truncated));
+    if (!force) {
+      return blocked(Reason.BucketNotEmpty, notEmptyMessage(name, page.refs.length, page.truncated, held));
     }
     for (let batch = 0; batch < this.#maxBatches; batch++) {
       const { locked } = await api.deleteVersions(page.refs);

@@ -62,12 +62,18 @@ export function targetVersioning(
   return current === "Enabled" ? "Suspended" : undefined;
 }
 
-/** Stable message of a deletion blocked by objects still in the bucket. */
-export function notEmptyMessage(name: string, count: number, truncated: boolean): string {
+/**
+ * Stable message of a deletion blocked by objects still in the bucket; `held` is why forceDelete
+ * does not count (./force-delete.ts), when it is true but held.
+ */
+export function notEmptyMessage(name: string, count: number, truncated: boolean, held?: string): string {
   const what = truncated ? `at least ${count}` : String(count);
   const noun = count === 1 ? "object or object version" : "objects or object versions";
+  const holds = `bucket ${name} still holds ${what} ${noun}`;
+  if (held !== undefined)
+    return `${holds}; ${held}; or empty the bucket, or set spec.deletionPolicy to Retain to keep it`;
   return (
-    `bucket ${name} still holds ${what} ${noun}; the operator never deletes objects unless ` +
+    `${holds}; the operator never deletes objects unless ` +
     `spec.forceDelete is true: empty the bucket, set spec.forceDelete to true, or set ` +
     `spec.deletionPolicy to Retain to keep it`
   );

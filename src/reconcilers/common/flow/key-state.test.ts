@@ -23,9 +23,14 @@ describe("KeyStates", () => {
     assert.equal(keys.nextBlockedLook("a"), 5000);
   });
 
-  it("retries a failure of access from the poll period doubling to an hour, per key, afresh after a success", () => {
-    const keys = new KeyStates({ clock: new FakeClock() });
-    const retries = Array.from({ length: 7 }, () => keys.nextAccessRetry("a"));
+  it("retries a failure of access from the poll period doubling to an hour, per key, afresh after a success", async () => {
+    const clock = new FakeClock();
+    const keys = new KeyStates({ clock });
+    const retries: number[] = [];
+    for (let i = 0; i < 7; i++) {
+      retries.push(keys.nextAccessRetry("a"));
+      await clock.advance(retries.at(-1) ?? 0);
+    }
     const min = 60_000;
     assert.deepEqual(retries, [5 * min, 10 * min, 20 * min, 40 * min, 60 * min, 60 * min, 60 * min]);
     assert.equal(keys.nextAccessRetry("b"), 5 * min, "each key has its own curve");
@@ -37,18 +42,39 @@ describe("KeyStates", () => {
     assert.equal(keys.size(), 0, "nothing is kept once the retries end");
   });
 
-  it("starts access retries at the configured poll period, and never below it", () => {
+  it("starts access retries at the configured poll period, and never below it", async () => {
     assert.deepEqual(accessRetryCurve(2000), { initialMs: 2000, maxMs: ACCESS_RETRY_MAX_MS });
     assert.deepEqual(accessRetryCurve(7_200_000), { initialMs: 7_200_000, maxMs: 7_200_000 });
-    const keys = new KeyStates({ clock: new FakeClock(), accessRetry: accessRetryCurve(2000) });
-    assert.deepEqual(
-      [1, 2, 3].map(() => keys.nextAccessRetry("a")),
-      [2000, 4000, 8000],
-    );
+    const clock = new FakeClock();
+    const keys = new KeyStates({ clock, accessRetry: accessRetryCurve(2000) });
+    const retries: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      retries.push(keys.nextAccessRetry("a"));
+      await clock.advance(retries.at(-1) ?? 0);
+    }
+    assert.deepEqual(retries, [2000, 4000, 8000]);
     assert.throws(
       () => new KeyStates({ clock: new FakeClock(), accessRetry: { initialMs: 0, maxMs: 1 } }),
       RangeError,
     );
+  });
+
+  it("takes a step of the access ladder only for a failure at or after its retry, not for one that came sooner", async () => {
+    const clock = new FakeClock();
+    const keys = new KeyStates({ clock, accessRetry: accessRetryCurve(5000) });
+    assert.equal(keys.nextAccessRetry("a"), 5000);
+    assert.equal(keys.nextAccessRetry("a"), 5000, "enqueued again while it ran: the same retry");
+    await clock.advance(1000);
+    assert.equal(keys.nextAccessRetry("a"), 4000, "a poll that was already due: the retry stays");
+    await clock.advance(4000);
+    assert.equal(keys.nextAccessRetry("a"), 10_000, "at its retry: the next step");
+    await clock.advance(9999);
+    assert.equal(keys.nextAccessRetry("a"), 1, "a millisecond early: still that retry");
+    await clock.advance(1);
+    assert.equal(keys.nextAccessRetry("a"), 20_000);
+    keys.accessRestored("a");
+    assert.equal(keys.size(), 0);
+    assert.equal(keys.nextAccessRetry("a"), 5000, "after a success the ladder starts afresh at once");
   });
 
   it("reports a failure once it persisted for enough reconciles and time, until the streak ends", async () => {

@@ -19,8 +19,12 @@
  * - **Access retries.** A failure of the operator's access (AccessDenied, UnauthorizedOperation,
  *   missing credentials; `AwsErrorInfo.access`) heals once IAM is fixed, without a change to the
  *   object, so it is looked at again on a long backoff: one poll period (`--poll-interval`, 5
- *   minutes by default) doubling per consecutive failure, capped at an hour. The first reconcile
- *   that does not fail ends the backoff. After a restart the curve starts afresh.
+ *   minutes by default) doubling per consecutive failure, capped at an hour. A failure counts as
+ *   a step of the ladder only when it ran at or after the retry it scheduled: a reconcile that
+ *   comes sooner (a spec change, a poll that was already due, the object enqueued again while it
+ *   was being reconciled) and fails the same way is not counted and keeps that retry as it was,
+ *   so no step is skipped. The first reconcile that does not fail ends the backoff. After a
+ *   restart the curve starts afresh.
  * - **A deferred create**: a create the rate budget deferred (NoPermitYetError), so the reconcile
  *   that comes back for the booked slot sends it again without observing AWS first. That is safe:
  *   the deferred reconcile observed nothing, recorded the token and sent nothing (the budget
@@ -32,7 +36,13 @@
  *   UID tag of the queue CreateQueue answered with. Skipping the observation saves its calls on
  *   every deferral of a burst. After a restart every reconcile observes first.
  */
-import { exponentialDelay, validateCurve, type ExponentialCurve } from "../../../runtime/backoff.ts";
+import {
+  exponentialDelay,
+  ladderStep,
+  validateCurve,
+  type ExponentialCurve,
+  type LadderPosition,
+} from "../../../runtime/backoff.ts";
 import type { Clock } from "../../../runtime/clock.ts";
 import { DEFAULT_PENDING_INITIAL_MS, DEFAULT_PENDING_MAX_MS, DEFAULT_POLL_INTERVAL_MS } from "../defaults.ts";
 
@@ -75,8 +85,8 @@ interface KeyRecord {
   pendingPolls: number;
   /** Consecutive looks at a blocked deletion. */
   blockedLooks: number;
-  /** Consecutive reconciles that failed for the operator's access. */
-  accessRetries: number;
+  /** Access retries: the steps of the ladder taken, and when the retry of the last one is due. */
+  access?: LadderPosition | undefined;
   /** The run of consecutive failed reconciles. */
   streak?: { failures: number; since: number } | undefined;
   /** A create the rate budget deferred, of the object stored as `resourceVersion`. */
@@ -155,15 +165,22 @@ export class KeyStates {
     this.#update(key, (r) => (r.streak = undefined));
   }
 
-  /** Counts one more reconcile of `key` that failed for the operator's access and returns the delay of the next look. */
+  /**
+   * A reconcile of `key` failed for the operator's access: returns the delay of the next look.
+   * It takes the next step of the ladder only when it ran at or after the retry the last step
+   * scheduled; one that ran sooner leaves the ladder as it is and returns the time left until
+   * that retry.
+   */
   nextAccessRetry(key: string): number {
     const r = this.#record(key);
-    return exponentialDelay(r.accessRetries++, this.#accessRetry);
+    const { position, delay } = ladderStep(r.access, this.#clock.now(), this.#accessRetry);
+    r.access = position;
+    return delay;
   }
 
   /** A reconcile of `key` ended without a failure: the next access failure starts the curve afresh. */
   accessRestored(key: string): void {
-    this.#update(key, (r) => (r.accessRetries = 0));
+    this.#update(key, (r) => (r.access = undefined));
   }
 
   /** Records that the create of `key`, stored as `resourceVersion`, was deferred for `retryAfterMs`. */
@@ -204,7 +221,7 @@ export class KeyStates {
   #record(key: string): KeyRecord {
     let r = this.#records.get(key);
     if (r === undefined) {
-      r = { pendingPolls: 0, blockedLooks: 0, accessRetries: 0 };
+      r = { pendingPolls: 0, blockedLooks: 0 };
       this.#records.set(key, r);
     }
     return r;
@@ -218,7 +235,7 @@ export class KeyStates {
     if (
       r.pendingPolls === 0 &&
       r.blockedLooks === 0 &&
-      r.accessRetries === 0 &&
+      r.access === undefined &&
       r.streak === undefined &&
       r.deferred === undefined
     )

@@ -8,6 +8,7 @@ import { RateBudget } from "../../../aws/rate-budget.ts";
 import { TerminalError, type ReconcileContext } from "../../../runtime/controller/reconciler.ts";
 import type { EventRecorder } from "../../../runtime/events/recorder.ts";
 import { ApiError } from "../../../runtime/kube/errors.ts";
+import { DelayingQueue } from "../../../runtime/workqueue/index.ts";
 import { silentLogger } from "../../../runtime/logging.ts";
 import { FakeClock } from "../../../runtime/testing/fake-clock.ts";
 import {
@@ -38,6 +39,8 @@ const foreignX = (claim: ForeignClaim): Observation<Res> => ({
   ownership: "foreign",
   foreign: claim,
 });
+/** The install's grant to every namespace (`--adoption=enabled`). */
+const ADOPTION_GRANTED = { policy: "enabled", namespaces: [] } as const;
 const ownedByOther: ForeignClaim = {
   owner: { uid: "uid-9", namespace: "other", name: "w", kind: "Widget" },
   managedByOperator: true,
@@ -334,6 +337,7 @@ describe("ManagedResourceReconciler", () => {
   });
 
   it("refuses a foreign resource unless asked to adopt it", async () => {
+    r = reconcilerFor(f, { adoption: ADOPTION_GRANTED });
     f.stored = widget();
     f.observation = foreignX(unmanaged);
     await assert.rejects(r.reconcile(req, ctx), TerminalError);
@@ -350,6 +354,7 @@ describe("ManagedResourceReconciler", () => {
   });
 
   it("never adopts a resource another live object owns, even when asked; adopts once that owner is gone", async () => {
+    r = reconcilerFor(f, { adoption: ADOPTION_GRANTED });
     f.stored = widget({ adoptExisting: true });
     f.ownerLiveness = "live";
     f.observation = foreignX(ownedByOther);
@@ -367,16 +372,64 @@ describe("ManagedResourceReconciler", () => {
     assert.deepEqual(f.events, ["Normal:Adopted"]);
   });
 
-  it("with adoption disabled refuses what the operator never tagged, not what a gone object left", async () => {
-    r = reconcilerFor(f, { adoption: "disabled" });
+  it("without a grant refuses what it did not leave itself, with no AWS call, and takes back what its namespace left", async () => {
+    f.stored = widget({ adoptExisting: true });
+    for (const claim of [unmanaged, ownedByOther]) {
+      f.observation = foreignX(claim);
+      f.log = [];
+      f.events = [];
+      await assert.rejects(r.reconcile(req, ctx), TerminalError);
+      const refused = getCondition(f.stored?.status?.conditions, "Ready");
+      assert.deepEqual([refused?.status, refused?.reason], ["False", "AdoptionNotAllowed"]);
+      assert.match(refused?.message ?? "", /--adoption=enabled .*--adoption-namespaces=ns/);
+      assert.deepEqual(f.events, ["Warning:AdoptionNotAllowed"]);
+      assert.deepEqual(f.log, ["observe", "updateStatus:"], "observed, nothing adopted");
+    }
+
+    f.observation = foreignX({
+      ...ownedByOther,
+      owner: { uid: "uid-9", namespace: "ns", name: "old", kind: "Widget" },
+    });
+    await r.reconcile(req, ctx);
+    assert.ok(f.log.includes("adopt"));
+  });
+
+  it("adopts with the install's grant only in the namespaces it lists", async () => {
     f.stored = widget({ adoptExisting: true });
     f.observation = foreignX(unmanaged);
+    r = reconcilerFor(f, { adoption: { policy: "disabled", namespaces: ["other"] } });
     await assert.rejects(r.reconcile(req, ctx), TerminalError);
-    assert.equal(getCondition(f.stored?.status?.conditions, "Ready")?.reason, "AdoptionDisabled");
-    assert.ok(!f.log.includes("adopt"));
-
-    f.observation = foreignX(ownedByOther);
+    assert.equal(getCondition(f.stored?.status?.conditions, "Ready")?.reason, "AdoptionNotAllowed");
+    r = reconcilerFor(f, { adoption: { policy: "disabled", namespaces: ["other", "ns"] } });
     await r.reconcile(req, ctx);
+    assert.ok(f.log.includes("adopt"));
+  });
+
+  it("lets the AwsAccount the object uses decide, whatever the install grants", async () => {
+    const through = (adoption: "Allowed" | "Disallowed") =>
+      reconcilerFor(f, {
+        adoption: ADOPTION_GRANTED,
+        connector: {
+          driver: f.driver,
+          connect: async () => ({
+            driver: f.driver,
+            account: {
+              name: "tenant",
+              accountId: "111111111111",
+              adoption,
+              aws: { client: () => assert.fail("unused") },
+            },
+          }),
+        },
+      });
+    f.stored = widget({ adoptExisting: true });
+    f.observation = foreignX(unmanaged);
+    await assert.rejects(through("Disallowed").reconcile(req, ctx), TerminalError);
+    const refused = getCondition(f.stored?.status?.conditions, "Ready");
+    assert.equal(refused?.reason, "AdoptionNotAllowed");
+    assert.match(refused?.message ?? "", /AwsAccount tenant.*spec\.adoption: Allowed/);
+    assert.ok(!f.log.includes("adopt"));
+    await through("Allowed").reconcile(req, ctx);
     assert.ok(f.log.includes("adopt"));
   });
 
@@ -653,8 +706,9 @@ describe("ManagedResourceReconciler", () => {
     });
     const delays: unknown[] = [];
     for (let i = 0; i < 7; i++) {
-      delays.push(await r.reconcile(req, ctx));
-      await clock.advance(60_000);
+      const res = await r.reconcile(req, ctx);
+      delays.push(res);
+      await clock.advance(res.requeueAfter ?? 0);
     }
     const min = 60_000;
     assert.deepEqual(
@@ -694,6 +748,69 @@ describe("ManagedResourceReconciler", () => {
       { requeueAfter: min },
       "a new failure starts the curve afresh",
     );
+  });
+
+  it("keeps every step of the access backoff when a poll already due or an event comes between its retries", async () => {
+    // The controller's queue over the fake clock: a key already waiting for an earlier time keeps
+    // it, and a key added while it is being reconciled is reconciled again right after.
+    const queue = new DelayingQueue<string>({ clock });
+    const key = "ns/w";
+    let denied = false;
+    let whileRunning: (() => void) | undefined;
+    const observe = f.driver.observe;
+    f.driver.observe = async (o, c) => {
+      whileRunning?.();
+      whileRunning = undefined;
+      if (denied) {
+        throw new AwsError({
+          kind: "terminal",
+          code: "AccessDenied",
+          service: "ec2",
+          operation: "DescribeInstances",
+          message: "EC2 DescribeInstances failed with AccessDenied: not authorized",
+          access: "denied",
+        });
+      }
+      return await observe(o, c);
+    };
+    r = reconcilerFor(f, { pollIntervalMs: 5000, clock });
+    f.stored = widget();
+    const start = clock.now();
+    /** Each reconcile, as `<seconds since the start>:<seconds of its requeue>`. */
+    const looks: string[] = [];
+    /** Takes the key the queue hands out and reconciles it, as a worker does. */
+    const work = async (): Promise<void> => {
+      const got = await queue.get();
+      assert.deepEqual(got, { item: key, shutdown: false });
+      const res = await r.reconcile(req, ctx);
+      looks.push(`${(clock.now() - start) / 1000}:${(res.requeueAfter ?? 0) / 1000}`);
+      if (res.requeueAfter !== undefined) queue.addAfter(key, res.requeueAfter);
+      queue.done(key);
+    };
+    /** Moves the clock to the key's next due time and reconciles it while it is ready. */
+    const tick = async (): Promise<void> => {
+      const due = clock.nextDue();
+      assert.ok(due !== undefined, "a reconcile is scheduled");
+      await clock.advance(due - clock.now());
+      while (queue.len() > 0) await work();
+    };
+
+    queue.add(key);
+    await work(); // 0 s: created and Ready; its steady poll is due at 5 s
+    denied = true; // IAM no longer allows a call every reconcile makes
+    await clock.advance(4000);
+    queue.add(key); // 4 s: a spec change
+    await work(); // refused: retried after 5 s, and the poll at 5 s stays due
+    await tick(); // 5 s: the poll, refused before its retry: no step
+    whileRunning = () => queue.add(key); // an event arrives during the next reconcile
+    await tick(); // 9 s: the retry, the next step; the event's reconcile right after it: no step
+    await tick(); // 19 s
+    await tick(); // 39 s
+    await clock.advance(11_000);
+    denied = false; // 50 s: IAM allows the call again
+    await tick(); // 79 s: the retry the ladder scheduled finds it allowed
+    assert.deepEqual(looks, ["0:5", "4:5", "5:4", "9:10", "9:10", "19:20", "39:40", "79:5"]);
+    assert.equal(getCondition(f.stored?.status?.conditions, "Ready")?.status, "True");
   });
 
   it("looks again shortly, without an error, when a write meets a newer version (stale cache)", async () => {
@@ -1060,7 +1177,17 @@ describe("ManagedResourceReconciler with managementPolicy ObserveOnly", () => {
   it("takes the resource over under the adoption rules once switched to Full", async () => {
     f.stored = observeOnly({ widgetId: "x", observedTags: { id: "x" } });
     f.stored.spec.managementPolicy = "Full";
+    f.stored.spec.adoptExisting = true;
     f.observation = foreignX(unmanaged);
+    await assert.rejects(r.reconcile(req, ctx), TerminalError);
+    assert.equal(
+      getCondition(f.stored.status?.conditions, "Ready")?.reason,
+      "AdoptionNotAllowed",
+      "not granted",
+    );
+    assert.ok(!f.log.includes("adopt"));
+    r = reconcilerFor(f, { pollIntervalMs: 60_000, adoption: ADOPTION_GRANTED });
+    f.stored.spec.adoptExisting = false;
     await assert.rejects(r.reconcile(req, ctx), TerminalError);
     assert.equal(getCondition(f.stored.status?.conditions, "Ready")?.reason, "NotOwned");
     f.stored.spec.adoptExisting = true;

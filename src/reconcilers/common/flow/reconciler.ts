@@ -17,8 +17,10 @@
  *      on the transition curve, never create;
  *    - absent: create (./create.ts);
  *    - present but foreign: adopt only when the ownership rules allow it (../ownership.ts: never
- *      from an object that still exists, only when asked, and only resources this operator once
- *      tagged while `--adoption=disabled`), else fail terminally with the rule's reason;
+ *      from an object that still exists, only when asked, and, beyond what a gone object of the
+ *      same namespace left, only with the cluster admin's grant: the install's for the operator's
+ *      own identity, the AwsAccount's for its objects), else fail terminally with the rule's
+ *      reason, writing nothing to AWS;
  *    - present and ours, or adopted: update (repair drift; for an adopted resource that writes
  *      this object's tags, which is what adopts it). Drift the driver reports without repairing
  *      it (a setting not changed in place) makes Synced=False, reason DriftNotRepaired, with a
@@ -74,7 +76,13 @@ import {
 } from "../management-policy.ts";
 import type { OutputWriter } from "../outputs.ts";
 import { isPaused, pausedCondition } from "../pause.ts";
-import { adoptionRefusal, type AdoptionPolicy, type OwnerDirectory } from "../ownership.ts";
+import {
+  adoptionGrant,
+  adoptionRefusal,
+  NO_ADOPTION,
+  type InstallAdoption,
+  type OwnerDirectory,
+} from "../ownership.ts";
 import { Reason } from "../reasons.ts";
 import {
   available,
@@ -103,8 +111,11 @@ export interface ManagedReconcilerOptions<T extends ManagedObject, R> {
   clock: Clock;
   /** Who the objects named by other resources' ownership tags are (the shared cache). */
   owners: OwnerDirectory;
-  /** Whether resources this operator never tagged may be adopted. @default "enabled" */
-  adoption?: AdoptionPolicy;
+  /**
+   * Who may adopt among the objects acting with the operator's own identity (`--adoption`,
+   * `--adoption-namespaces`); an AwsAccount grants its own objects. @default NO_ADOPTION: none
+   */
+  adoption?: InstallAdoption;
   /** Steady-state poll period that catches drift, in ms. @default 300_000 */
   pollIntervalMs?: number;
   /** The steady poll period of one object, when it differs per object (../resync.ts). @default pollIntervalMs */
@@ -150,7 +161,7 @@ interface Run<T extends ManagedObject, R> {
 
 /** The shared reconcile flow; see the module comment. */
 export class ManagedResourceReconciler<T extends ManagedObject, R> implements Reconciler {
-  readonly #o: ManagedReconcilerOptions<T, R> & { pollIntervalMs: number; adoption: AdoptionPolicy };
+  readonly #o: ManagedReconcilerOptions<T, R> & { pollIntervalMs: number; adoption: InstallAdoption };
   readonly #keys: KeyStates;
   /** The kind's driver facts that do not depend on the account (noun, idField, alignPolls, ...). */
   readonly #kind: ResourceDriver<T, R>;
@@ -159,7 +170,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     this.#o = {
       ...opts,
       pollIntervalMs: opts.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS,
-      adoption: opts.adoption ?? "enabled",
+      adoption: opts.adoption ?? NO_ADOPTION,
     };
     this.#kind = opts.connector.driver;
     if (!(this.#o.pollIntervalMs > 0))
@@ -367,19 +378,22 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
       if ("result" in created) return { ...created.result, wait: created.wait };
       resource = created.created;
     } else {
-      this.#refuseForeign(obj, obs);
+      this.#refuseForeign(obj, obs, run.account);
       ({ resource, reported } = await this.#update(run, obj, obs));
     }
     return await this.#report(run, resource, reported);
   }
 
-  /** Throws the ownership rules' refusal of a foreign resource, if they refuse it. */
-  #refuseForeign(obj: T, obs: Observation<R> & { exists: true }): void {
+  /**
+   * Throws the ownership rules' refusal of a foreign resource, if they refuse it; `account` (the
+   * object's AwsAccount, undefined for the operator's own identity) decides who grants adoption.
+   */
+  #refuseForeign(obj: T, obs: Observation<R> & { exists: true }, account: ObjectAccount | undefined): void {
     if (obs.ownership !== "foreign") return;
     const refusal = adoptionRefusal(obj, obs.foreign, {
       noun: this.#kind.noun,
       directory: this.#o.owners,
-      adoption: this.#o.adoption,
+      grant: adoptionGrant(obj.metadata.namespace ?? "", account, this.#o.adoption),
     });
     if (refusal !== undefined)
       throw new InvalidSpecError(refusal.reason, refusal.message, { notReady: true });
