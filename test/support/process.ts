@@ -102,7 +102,16 @@ function spawnWatched(
 }
 
 /**
- * Starts `cmd args` under the watchdog with stdout and stderr appended to `logFile`.
+ * How long a process's exit waits for its output pipes to close: a daemon the command started
+ * (containerd's shims) may hold them open after the command itself has ended.
+ */
+const OUTPUT_DRAIN_LIMIT_MS = 2000;
+
+/**
+ * Starts `cmd args` under the watchdog with stdout and stderr appended to `logFile`. Its `exited`
+ * resolves once the process has exited and what it wrote has reached `logFile`, so a test reads
+ * its last lines there: the exit comes before the pipes have delivered them, and a loaded
+ * machine can write the file later still.
  */
 export function startProcess(
   cmd: string,
@@ -111,10 +120,21 @@ export function startProcess(
 ): Supervised {
   const out = createWriteStream(opts.logFile, { flags: "a" });
   const proc = spawnWatched(cmd, args, opts);
-  proc.stdout?.pipe(out);
-  proc.stderr?.pipe(out);
+  // The log stays open until both pipes are done; two pipes ending one stream would close it at
+  // the first one's end.
+  proc.stdout?.pipe(out, { end: false });
+  proc.stderr?.pipe(out, { end: false });
+  // Both pipes closed: the log ends, and its end callback runs once every line is in the file.
+  const written = new Promise<void>((resolve) => proc.once("close", () => out.end(resolve)));
   const exited = new Promise<number | null>((resolve) => {
-    proc.once("exit", (code) => resolve(code));
+    proc.once("exit", (code) => {
+      let limit: NodeJS.Timeout | undefined;
+      const held = new Promise<void>((r) => (limit = setTimeout(r, OUTPUT_DRAIN_LIMIT_MS)));
+      void Promise.race([written, held]).then(() => {
+        clearTimeout(limit);
+        resolve(code);
+      });
+    });
   });
   return {
     proc,
