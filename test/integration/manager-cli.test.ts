@@ -38,6 +38,23 @@ function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
   });
 }
 
+/** A kubeconfig in `dir` whose one context names a server nothing answers on (port 1 of loopback). */
+function writeUnreachableKubeconfig(dir: string): string {
+  const kubeconfig = path.join(dir, "kubeconfig");
+  writeFileSync(
+    kubeconfig,
+    JSON.stringify({
+      apiVersion: "v1",
+      kind: "Config",
+      clusters: [{ name: "c", cluster: { server: "https://127.0.0.1:1" } }],
+      users: [{ name: "u", user: { token: "t" } }],
+      contexts: [{ name: "c", context: { cluster: "c", user: "u" } }],
+      "current-context": "c",
+    }),
+  );
+  return kubeconfig;
+}
+
 function assertUsageError(r: Run, pattern: RegExp): void {
   assert.equal(r.code, 2, `exit code; stderr: ${r.stderr}`);
   assert.equal(r.stdout, "");
@@ -87,18 +104,7 @@ describe("kubeprovisioner CLI", () => {
   it("exits 2 when leader election has no namespace outside a cluster", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), "kp-cli-"));
     try {
-      const kubeconfig = path.join(dir, "kubeconfig");
-      writeFileSync(
-        kubeconfig,
-        JSON.stringify({
-          apiVersion: "v1",
-          kind: "Config",
-          clusters: [{ name: "c", cluster: { server: "https://127.0.0.1:1" } }],
-          users: [{ name: "u", user: { token: "t" } }],
-          contexts: [{ name: "c", context: { cluster: "c", user: "u" } }],
-          "current-context": "c",
-        }),
-      );
+      const kubeconfig = writeUnreachableKubeconfig(dir);
       const r = await cli([
         "--leader-elect",
         `--kubeconfig=${kubeconfig}`,
@@ -173,19 +179,8 @@ describe("kubeprovisioner CLI", () => {
   it("exits 2 with one line for a SOCKS proxy in HTTPS_PROXY or HTTP_PROXY, whatever it would be used for", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), "kp-cli-"));
     try {
-      const kubeconfig = path.join(dir, "kubeconfig");
       // A loopback server never goes through the proxy; the AWS clients would.
-      writeFileSync(
-        kubeconfig,
-        JSON.stringify({
-          apiVersion: "v1",
-          kind: "Config",
-          clusters: [{ name: "c", cluster: { server: "https://127.0.0.1:1" } }],
-          users: [{ name: "u", user: { token: "t" } }],
-          contexts: [{ name: "c", context: { cluster: "c", user: "u" } }],
-          "current-context": "c",
-        }),
-      );
+      const kubeconfig = writeUnreachableKubeconfig(dir);
       const flags = [
         `--kubeconfig=${kubeconfig}`,
         "--metrics-bind-address=0",
