@@ -20,10 +20,11 @@ CHECK_CACHE := $(CURDIR)/node_modules/.cache/kubeprovisioner
 # while its file is unchanged. It halves the CPU of a test file's or an operator's start.
 export NODE_COMPILE_CACHE := $(CHECK_CACHE)/node-compile-cache
 
-# A test file's process ends once its tests have ended (--test-force-exit), even when a test or
-# hook that timed out left work running: its exit stops the child processes it started
-# (test/support/process.ts), so a run always ends with its summary.
-NODE_TEST := node --test --test-force-exit --test-reporter=spec
+# A test file's process ends a few seconds after its tests have ended (test/support/file-end.ts),
+# even when a test or hook that timed out left work running: its exit stops the child processes
+# it started (test/support/process.ts), so a run always ends with its summary. Not node:test's
+# --test-force-exit, which can drop the results of a file's last tests.
+NODE_TEST := node --test --import=./test/support/file-end.ts --test-reporter=spec
 # The suites that start processes run under test/support/runner.ts: Node's test runner with the
 # global setup of test/support/global-setup.ts (the operator bundle built once, shared control
 # planes and emulators leased to the files), the spec reporter and a table of the slowest files

@@ -145,6 +145,12 @@ describe("Ec2Instance settings: metadata options, instance profile, volume perfo
       (c) => c?.data?.PUBLIC_IP === eip.PublicIp,
     );
     assert.equal(cm?.data?.INSTANCE_ID, id);
-    assert.equal((await env.get("hardened"))?.status?.publicIP, eip.PublicIp);
+    // The outputs are written before the status, in the same reconcile: the status may come a moment later.
+    await waitFor(
+      `status.publicIP ${eip.PublicIp}`,
+      async () => (await env.get("hardened"))?.status?.publicIP === eip.PublicIp,
+      WAIT_MS,
+      200,
+    );
   });
 });

@@ -8,13 +8,10 @@
  * the last run that ran it (kept in `--durations`, a JSON file under node_modules/.cache) orders
  * the next run, longest first; a file never timed goes first, by how long its folder's files
  * usually take (the end-to-end, fault and integration suites before the unit tests). Which files
- * run, and how each runs, is the same as under `node --test`, with one difference: a file's
- * process ends as soon as its tests have ended (`--test-force-exit`), whatever it still has
- * running. A test or hook that times out leaves its work behind (node:test stops waiting for it,
- * nothing stops it): a cluster it was starting, a build. Without this, that work would keep the
- * file's process, and so the whole run, alive for ever; here the file ends, its exit stops every
- * child process it started (process.ts) and removes its cluster (cluster.ts), and the run goes on
- * to its summary.
+ * run, and how each runs, is the same as under `node --test`, with one difference: every file's
+ * process loads file-end.ts, so it ends a few seconds after its tests have ended even when a test
+ * or hook that timed out left work running (a cluster it was starting, a build), stopping every
+ * child process it started; the run always goes on to its summary.
  *
  *   node test/support/runner.ts --concurrency=5 --timeout=300000 [--durations=FILE] <glob>...
  */
@@ -25,6 +22,9 @@ import { spec } from "node:test/reporters";
 import { parseArgs } from "node:util";
 import { fileTimings, type FileTiming } from "./file-timings-reporter.ts";
 import { repoRoot } from "./process.ts";
+
+/** The module every file's process loads: it ends the process once the file's tests have ended. */
+const FILE_END = path.join(repoRoot, "test/support/file-end.ts");
 
 /** Where a file never timed goes, by folder: the longer a folder's files usually take, the earlier. */
 const UNTIMED_ORDER = ["test/e2e/", "test/faults/", "test/cluster/", "test/integration/"];
@@ -94,7 +94,7 @@ export function runFiles(opts: RunnerOptions): ReturnType<typeof run> {
   const options: NonNullable<Parameters<typeof run>[0]> & { globalSetupPath?: string } = {
     files: [...opts.files],
     concurrency: opts.concurrency,
-    forceExit: true,
+    execArgv: ["--import", FILE_END],
     ...(opts.timeout !== undefined ? { timeout: opts.timeout } : {}),
     ...(opts.globalSetupPath !== undefined ? { globalSetupPath: opts.globalSetupPath } : {}),
     ...(opts.signal !== undefined ? { signal: opts.signal } : {}),
