@@ -96,6 +96,28 @@ describe("PollDemand", () => {
     assert.equal(demand.effectiveIntervalMs(S3), 10_000);
   });
 
+  it("counts each object at its own interval and reports the interval most of a kind's objects poll at", async () => {
+    const { demand, gaugeOf, lines } = setup();
+    const s3 = budget(10, 0.5);
+    // 20 objects every 60 s and 2 every 10 s (their own poll interval), 2 permits each: 1.07/s.
+    for (let i = 0; i < 20; i++) demand.polled(S3, `ns/b${i}`, 60_000, new Map([[s3, 2]]));
+    for (let i = 0; i < 2; i++) demand.polled(S3, `ns/fast${i}`, 10_000, new Map([[s3, 2]]));
+    assert.equal(await gaugeOf("S3Bucket"), 60, "the interval of most objects, not of the last poll");
+    assert.equal(lines.length, 0);
+    // Due, not yet polled: 50 at 10 s and then 10 at 10 min, each at the mean of 2 permits and at
+    // its own interval: 1.07 + 50 × 2 / 10 + 10 × 2 / 600 = 11.1/s, 2.22 × the 5/s share.
+    for (let i = 0; i < 50; i++) demand.scheduled(S3, `ns/new${i}`, 10_000);
+    for (let i = 0; i < 10; i++) demand.scheduled(S3, `ns/slow${i}`, 600_000);
+    const factor = ((20 * 2) / 60 + (2 * 2) / 10 + (50 * 2) / 10 + (10 * 2) / 600) / 5;
+    // Now most objects (52) poll every 10 s: that interval, stretched.
+    assert.ok(Math.abs((demand.effectiveIntervalMs(S3) ?? 0) - 10_000 * factor) < 1e-6);
+    assert.equal(lines.length, 1, "the stretch is logged");
+    assert.equal(lines[0]?.configuredIntervalSeconds, 10);
+    // Forgetting the objects due at 10 s leaves 20 at 60 s as the most: 1.1/s fits the share.
+    for (let i = 0; i < 50; i++) demand.forget("S3Bucket", `ns/new${i}`);
+    assert.equal(demand.effectiveIntervalMs(S3), 60_000);
+  });
+
   it("logs the end of a stretch once objects are gone, below 95 % of the share", async () => {
     const { demand, gaugeOf, lines } = setup();
     const s3 = budget(10, 0.5);

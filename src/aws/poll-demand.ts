@@ -8,18 +8,22 @@
  * so when the demand exceeds `pollShare` × the budget's rate, every object on it is polled less
  * often than configured, by the factor demand ÷ (share × rate).
  *
- * Per kind and account (a group) the effective interval is the configured one times the largest
- * such factor among the budgets its polls draw on, and never less than the configured one. For a
- * group alone on its budget that is objects × permits per poll ÷ (share × rate). It is exported as
+ * Each object counts at its own poll interval (an object may set its own: the
+ * `compute.cloud.com/poll-interval` annotation). Per kind and account (a group) the effective
+ * interval is the configured one (the interval most of the group's objects are polled at, the
+ * longer one on a tie) times the largest such factor among the budgets its polls draw on, and
+ * never less than the configured one; every object of the group stretches by that factor. For a
+ * group alone on its budget, all at one interval, that is objects × permits per poll ÷
+ * (share × rate). It is exported as
  * `kubeprovisioner_poll_interval_effective_seconds{kind,account}` and logged at info once when a
  * group's interval starts stretching and once when it stops (below 95 % of the share, so a demand
  * hovering at the share does not log every poll).
  *
  * An object that is due to be polled but whose poll has not completed since the process started
  * (a new object, every object after a restart, or one whose polls are being deferred) counts
- * with its group's mean permits per poll on each budget, once any object of the group has been
- * polled ({@link PollDemand.scheduled}): under a stretch most polls wait, and counting only the
- * polled objects would understate the demand. The rate is each budget's configured one, not the
+ * with its group's mean permits per poll on each budget, at its own interval, once any object of
+ * the group has been polled ({@link PollDemand.scheduled}): under a stretch most polls wait, and
+ * counting only the polled objects would understate the demand. The rate is each budget's configured one, not the
  * lower one AWS throttling may hold it at for a while.
  */
 import type { Gauge, Registry } from "prom-client";
@@ -52,10 +56,20 @@ interface GroupState extends PollGroup {
   objects: number;
   /** Objects due to be polled with no complete poll recorded yet: they count at the mean. */
   unmeasured: number;
-  /** The configured poll interval of the group's last poll, in ms. */
+  /** The unmeasured objects per poll interval (ms). */
+  readonly unmeasuredByInterval: Map<number, number>;
+  /** Every object of the group, measured or not, per poll interval (ms). */
+  readonly byInterval: Map<number, number>;
+  /** The group's configured poll interval, in ms, as last worked out ({@link configuredInterval}). */
   intervalMs: number;
   readonly uses: Map<RateBudget, Use>;
   stretched: boolean;
+}
+
+/** An object due to be polled with no complete poll recorded yet. */
+interface Unmeasured {
+  readonly group: GroupState;
+  readonly intervalMs: number;
 }
 
 /** The last complete poll of one object. */
@@ -80,7 +94,7 @@ export class PollDemand {
   readonly #logger: Logger;
   readonly #objects = new Map<string, ObjectPoll>();
   /** The objects in {@link GroupState.unmeasured}, by id. */
-  readonly #unmeasured = new Map<string, GroupState>();
+  readonly #unmeasured = new Map<string, Unmeasured>();
   /**
    * Per budget: the permits its objects' last polls drew, summed per poll interval (whole numbers,
    * so adding and removing objects never drifts), and how many objects poll it.
@@ -118,7 +132,6 @@ export class PollDemand {
     const entry: ObjectPoll = { group: g, intervalMs, drawn: profile };
     this.#add(entry);
     this.#objects.set(id, entry);
-    g.intervalMs = intervalMs;
     this.#update();
   }
 
@@ -131,11 +144,12 @@ export class PollDemand {
     if (this.#objects.has(id)) return;
     const g = this.#group(group);
     const prev = this.#unmeasured.get(id);
-    if (prev === g && g.intervalMs === intervalMs) return;
-    if (prev !== undefined) prev.unmeasured -= 1;
-    this.#unmeasured.set(id, g);
+    if (prev?.group === g && prev.intervalMs === intervalMs) return;
+    this.#dropUnmeasured(id);
+    this.#unmeasured.set(id, { group: g, intervalMs });
     g.unmeasured += 1;
-    g.intervalMs = intervalMs;
+    count(g.unmeasuredByInterval, intervalMs, 1);
+    count(g.byInterval, intervalMs, 1);
     this.#update();
   }
 
@@ -153,10 +167,12 @@ export class PollDemand {
 
   /** Removes `id` from the unmeasured objects; whether it was one. */
   #dropUnmeasured(id: string): boolean {
-    const g = this.#unmeasured.get(id);
-    if (g === undefined) return false;
+    const u = this.#unmeasured.get(id);
+    if (u === undefined) return false;
     this.#unmeasured.delete(id);
-    g.unmeasured -= 1;
+    u.group.unmeasured -= 1;
+    count(u.group.unmeasuredByInterval, u.intervalMs, -1);
+    count(u.group.byInterval, u.intervalMs, -1);
     return true;
   }
 
@@ -175,6 +191,8 @@ export class PollDemand {
         account: group.account,
         objects: 0,
         unmeasured: 0,
+        unmeasuredByInterval: new Map(),
+        byInterval: new Map(),
         intervalMs: 0,
         uses: new Map(),
         stretched: false,
@@ -202,6 +220,7 @@ export class PollDemand {
 
   #add(e: ObjectPoll): void {
     e.group.objects += 1;
+    count(e.group.byInterval, e.intervalMs, 1);
     for (const [b, n] of e.drawn) {
       const budget = this.#budgets.get(b) ?? { permitsByInterval: new Map<number, number>(), objects: 0 };
       budget.permitsByInterval.set(e.intervalMs, (budget.permitsByInterval.get(e.intervalMs) ?? 0) + n);
@@ -216,6 +235,7 @@ export class PollDemand {
 
   #remove(e: ObjectPoll): void {
     e.group.objects -= 1;
+    count(e.group.byInterval, e.intervalMs, -1);
     for (const [b, n] of e.drawn) {
       const budget = this.#budgets.get(b);
       if (budget !== undefined) {
@@ -247,7 +267,8 @@ export class PollDemand {
 
   /**
    * The permits per second the polls of budget `b` need: the measured objects' last polls, and
-   * each group's unmeasured objects at that group's mean permits per poll on `b`.
+   * each group's unmeasured objects at that group's mean permits per poll on `b`, each at its own
+   * interval.
    */
   #perSecond(b: RateBudget): number {
     let sum = 0;
@@ -255,8 +276,9 @@ export class PollDemand {
       sum += (permits * 1000) / intervalMs;
     for (const g of this.#groups.values()) {
       const use = g.uses.get(b);
-      if (g.unmeasured > 0 && use !== undefined && use.objects > 0 && g.intervalMs > 0)
-        sum += (g.unmeasured * (use.permits / use.objects) * 1000) / g.intervalMs;
+      if (g.unmeasured === 0 || use === undefined || use.objects === 0) continue;
+      for (const [intervalMs, n] of g.unmeasuredByInterval)
+        sum += (n * (use.permits / use.objects) * 1000) / intervalMs;
     }
     return sum;
   }
@@ -271,6 +293,7 @@ export class PollDemand {
         this.#groups.delete(id);
         continue;
       }
+      g.intervalMs = configuredInterval(g.byInterval);
       const s = this.#stretchOf(g);
       this.#gauge.set(labels, s.intervalMs / 1000);
       if (!g.stretched && s.factor > 1) this.#log(g, true, s);
@@ -315,6 +338,22 @@ export class PollDemand {
 }
 
 const EMPTY: ReadonlyMap<RateBudget, number> = new Map();
+
+/** Adds `delta` to the count of `key` in `counts`, dropping a count that reaches 0. */
+function count(counts: Map<number, number>, key: number, delta: number): void {
+  const n = (counts.get(key) ?? 0) + delta;
+  if (n > 0) counts.set(key, n);
+  else counts.delete(key);
+}
+
+/** The interval most objects are polled at (the longer one on a tie), from their counts per interval. */
+function configuredInterval(byInterval: ReadonlyMap<number, number>): number {
+  let best = 0;
+  let most = 0;
+  for (const [intervalMs, n] of byInterval)
+    if (n > most || (n === most && intervalMs > best)) [best, most] = [intervalMs, n];
+  return best;
+}
 
 function groupId(g: PollGroup): string {
   return `${g.kind}\0${g.account}`;

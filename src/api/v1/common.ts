@@ -308,8 +308,19 @@ export function commonStatusFields() {
       minimum: 0,
     }),
     observedTags: observedTagsField(),
+    lastHandledReconcileAt: s.string({
+      description:
+        "The value of the compute.cloud.com/reconcile-requested-at annotation that the operator " +
+        "last handled: a value other than this one asks for one reconcile now, which records it " +
+        "here.",
+      // Any annotation value fits: Kubernetes allows 256 KiB for all of an object's annotations.
+      maxLength: MAX_ANNOTATIONS_BYTES,
+    }),
   };
 }
+
+/** What Kubernetes allows all of an object's annotations together, keys and values (256 KiB). */
+const MAX_ANNOTATIONS_BYTES = 262_144;
 
 /** The IAM policy language versions. */
 const POLICY_VERSIONS = ["2012-10-17", "2008-10-17"] as const;

@@ -10,6 +10,11 @@ export const ConditionType = {
   Ready: "Ready",
   /** The last reconcile reached AWS and applied the spec (False: it failed; see reason). */
   Synced: "Synced",
+  /**
+   * Whether the object's `compute.cloud.com/poll-interval` annotation applies (True) or is refused
+   * (False, reason InvalidPollInterval); absent while the object has no such annotation.
+   */
+  PollIntervalValid: "PollIntervalValid",
 } as const;
 
 /**
@@ -64,6 +69,11 @@ export const ConditionReason = {
    * the message names each setting and where it differs.
    */
   DriftNotRepaired: "DriftNotRepaired",
+  /**
+   * PollIntervalValid=False: the `compute.cloud.com/poll-interval` annotation is not a duration or
+   * is out of bounds; the message says which, and the operator's poll interval applies.
+   */
+  InvalidPollInterval: "InvalidPollInterval",
 } as const;
 
 /** Values of `condition.status`. */

@@ -171,6 +171,7 @@ describe("CRDs of compute.cloud.com/v1", () => {
           "createAttempt",
           "createRequestedAt",
           "createToken",
+          "lastHandledReconcileAt",
           "observedGeneration",
           "observedTags",
         ].sort();

@@ -23,6 +23,20 @@ export const FINALIZER = `${GROUP}/finalizer`;
  */
 export const PAUSED_ANNOTATION = `${GROUP}/paused`;
 
+/**
+ * The annotation that sets an object's own steady poll period: a duration as `--poll-interval`
+ * takes it ("30s", "10m", "1h30m"), within the bounds docs/api.md states; any other value is
+ * reported and the operator's poll interval applies.
+ */
+export const POLL_INTERVAL_ANNOTATION = `${GROUP}/poll-interval`;
+
+/**
+ * The annotation that asks for one reconcile now: a value other than the object's
+ * `status.lastHandledReconcileAt` (conventionally the time of the request) is handled once and
+ * echoed there.
+ */
+export const RECONCILE_REQUESTED_AT_ANNOTATION = `${GROUP}/reconcile-requested-at`;
+
 /** `kubectl get aws` and `kubectl get kubeprovisioner` list every kind of the group. */
 export const CATEGORIES = ["aws", "kubeprovisioner"] as const;
 

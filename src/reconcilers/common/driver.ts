@@ -54,10 +54,18 @@ export interface FlowFacts {
    */
   readonly createStartedAt: number | undefined;
   /**
-   * An AWS change event named the resource since the last reconcile (./resync.ts): observe it
-   * afresh, never from a snapshot read before the change.
+   * An AWS change event named the resource since the last reconcile (./resync.ts), or the object
+   * asks for a reconcile (its `compute.cloud.com/reconcile-requested-at` annotation, ./timing.ts):
+   * observe it afresh, never from a snapshot read before the change or the request.
    */
   readonly changeHinted?: boolean;
+  /**
+   * The object's steady poll period, in ms: its `compute.cloud.com/poll-interval` annotation
+   * (./timing.ts), else the operator's. A driver that answers steady polls from a shared snapshot
+   * gives this object no answer older than half of it.
+   * @default the operator's poll interval
+   */
+  readonly pollIntervalMs?: number;
   /**
    * This reconcile is a steady poll: its only cause is the periodic poll of a converged object
    * (the controller's cause, no change event hint, reconciled at its generation, nothing in

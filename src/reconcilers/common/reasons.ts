@@ -30,6 +30,12 @@ export const Reason = {
   /** Synced=False: drift the driver reports instead of repairing (a DriftRepair with reportOnly). */
   DriftNotRepaired: ConditionReason.DriftNotRepaired,
 
+  // Per-object timing (./timing.ts): the PollIntervalValid condition.
+  /** PollIntervalValid=True: the compute.cloud.com/poll-interval annotation sets the poll period. */
+  PollIntervalSet: "PollIntervalSet",
+  /** PollIntervalValid=False: the annotation is no duration or out of bounds. */
+  InvalidPollInterval: ConditionReason.InvalidPollInterval,
+
   // The ownership rules (./ownership.ts): the resource found is not this object's to take.
   NotOwned: ConditionReason.NotOwned,
   OwnedByAnotherObject: ConditionReason.OwnedByAnotherObject,

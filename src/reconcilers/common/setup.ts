@@ -8,7 +8,11 @@ import type { AwsClientSource } from "../../aws/clients.ts";
 import type { PollDemand } from "../../aws/poll-demand.ts";
 import type { Client } from "../../runtime/client/index.ts";
 import type { Clock } from "../../runtime/clock.ts";
-import { PAUSED_ANNOTATION } from "../../api/v1/index.ts";
+import {
+  PAUSED_ANNOTATION,
+  POLL_INTERVAL_ANNOTATION,
+  RECONCILE_REQUESTED_AT_ANNOTATION,
+} from "../../api/v1/index.ts";
 import {
   annotationChanged,
   generationChanged,
@@ -40,6 +44,18 @@ import {
   type OutputValues,
   type Secret,
 } from "./outputs.ts";
+
+/**
+ * The annotations whose change enqueues an object, though it leaves its generation as it was: the
+ * paused annotation (./pause.ts), so removing it resumes at once; the poll interval (./timing.ts),
+ * so a new period applies from now; and a reconcile request (./timing.ts), which asks for exactly
+ * that.
+ */
+export const ENQUEUEING_ANNOTATIONS: readonly string[] = Object.freeze([
+  PAUSED_ANNOTATION,
+  POLL_INTERVAL_ANNOTATION,
+  RECONCILE_REQUESTED_AT_ANNOTATION,
+]);
 
 /** What every controller of the process is built from, whatever it reconciles. */
 export interface ProcessDeps {
@@ -94,8 +110,8 @@ export interface ReconcilerDeps extends ProcessDeps {
  * Builds the controller of one kind and adds it to the manager. The controller enqueues an
  * object when it appears and when its generation changes (a spec edit, the start of a
  * deletion): the operator's own status and finalizer writes do not come back as reconciles that
- * would only observe AWS again; a change of the paused annotation (./pause.ts) enqueues it too,
- * so removing it resumes at once. Every reconcile ends with an explicit `requeueAfter` (the short
+ * would only observe AWS again. A change of one of {@link ENQUEUEING_ANNOTATIONS} enqueues it too,
+ * and no other metadata change does. Every reconcile ends with an explicit `requeueAfter` (the short
  * pending poll after a create, the steady poll once settled), and that poll is what catches
  * drift in AWS; a write that lost a conflict requeues itself shortly. The generation filter is
  * on the kind's own source only: `watches` see every change of the objects they watch (a
@@ -121,7 +137,7 @@ export function setupManagedController<T extends ManagedObject, R>(
   const reconciler = managedReconciler(name, resource, connector, deps, outputs, iam);
   const builder = newControllerManagedBy(deps)
     .for<T>(resource, {
-      predicates: [or(generationChanged<T>(), annotationChanged<T>([PAUSED_ANNOTATION]))],
+      predicates: [or(generationChanged<T>(), annotationChanged<T>(ENQUEUEING_ANNOTATIONS))],
     })
     .named(name)
     .withOptions({ maxConcurrentReconciles: deps.maxConcurrentReconciles ?? 1 });

@@ -255,6 +255,28 @@ describe("Ec2InstanceDriver.observe with the snapshot", () => {
     }
   });
 
+  it("answers an object polled more often than the operator from a snapshot at most half its own period old", async () => {
+    const { clock, driver, objs, byId, run } = fleet(1);
+    const [a] = objs as [Ec2InstanceObject];
+    const own = (period: number | undefined) => ({
+      ...ctxOf(a),
+      flow: { ...ctxOf(a).flow, pollIntervalMs: period },
+    });
+    await run(driver.observe(a, own(10_000)));
+    await clock.advance(6_000);
+    let before = byId();
+    await run(driver.observe(a, own(60_000)));
+    assert.equal(byId(), before, "6 s old: within the operator's 15 s");
+    await clock.advance(6_000); // the snapshot's answer is now 12 s old
+    before = byId();
+    await run(driver.observe(a, own(10_000)));
+    assert.equal(byId() - before, 1, "12 s old: past half of its own 10 s period, read fresh");
+    await clock.advance(4_000);
+    before = byId();
+    await run(driver.observe(a, own(10_000)));
+    assert.equal(byId(), before, "4 s old: within half of 10 s");
+  });
+
   it("reads fresh for creation, transitions, a new generation and deletion", async () => {
     const { driver, objs, byId, run, ec2 } = fleet(2);
     const [a, b] = objs as [Ec2InstanceObject, Ec2InstanceObject];

@@ -67,7 +67,9 @@ export interface Ec2InstanceDriverOptions {
   /**
    * The oldest DescribeInstances answer the steady-state observation of a settled instance
    * accepts from the batcher's snapshot, in ms (0: always a fresh read). Keep it below the poll
-   * period, so every poll round reads EC2 at least once and drift is seen within a round.
+   * period, so every poll round reads EC2 at least once and drift is seen within a round. An
+   * object polled more often (its compute.cloud.com/poll-interval annotation) accepts at most half
+   * its own period.
    * @default min(15_000, pollIntervalMs / 2)
    */
   snapshotMaxAgeMs?: number;

@@ -132,12 +132,13 @@ export class InstanceLocator {
 
   /**
    * How old a snapshot may answer this observation: only a settled object's steady poll may be
-   * answered from one, and never the reconcile a change event asked for (it must see the change).
-   * 0: read fresh.
+   * answered from one, never the reconcile a change event or a reconcile request asked for (it
+   * must see the change), and never older than half the object's own poll period. 0: read fresh.
    */
   #snapshotAgeFor(ctx: DriverContext): number {
     if (this.#o.snapshotMaxAgeMs <= 0 || !ctx.flow.settled || ctx.flow.changeHinted === true) return 0;
-    return this.#o.snapshotMaxAgeMs;
+    const period = ctx.flow.pollIntervalMs;
+    return period === undefined ? this.#o.snapshotMaxAgeMs : Math.min(this.#o.snapshotMaxAgeMs, period / 2);
   }
 
   /**

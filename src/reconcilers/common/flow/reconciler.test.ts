@@ -1,7 +1,13 @@
 import assert from "node:assert/strict";
 import { beforeEach, describe, it } from "node:test";
 import { Registry } from "prom-client";
-import { FINALIZER, getCondition, PAUSED_ANNOTATION } from "../../../api/v1/index.ts";
+import {
+  FINALIZER,
+  getCondition,
+  PAUSED_ANNOTATION,
+  POLL_INTERVAL_ANNOTATION,
+  RECONCILE_REQUESTED_AT_ANNOTATION,
+} from "../../../api/v1/index.ts";
 import { AwsError, NoPermitYetError } from "../../../aws/errors.ts";
 import { currentPollScope } from "../../../aws/poll-scope.ts";
 import { RateBudget } from "../../../aws/rate-budget.ts";
@@ -14,6 +20,7 @@ import { FakeClock } from "../../../runtime/testing/fake-clock.ts";
 import {
   blocked,
   driftReported,
+  type FlowFacts,
   InvalidSpecError,
   type DeleteOutcome,
   type DriftRepair,
@@ -1276,6 +1283,230 @@ describe("ManagedResourceReconciler with the paused annotation", () => {
   });
 });
 
+describe("ManagedResourceReconciler with the timing annotations", () => {
+  const owned: Observation<Res> = {
+    exists: true,
+    resource: { id: "wid-1", state: "ready" },
+    ownership: "owned",
+  };
+  /** Fakes whose driver records the flow facts of each observation, over a Ready object. */
+  function timing(clock = new FakeClock(), opts: Partial<ManagedReconcilerOptions<Widget, Res>> = {}) {
+    const f = new Fakes();
+    const flows: FlowFacts[] = [];
+    const observe = f.driver.observe;
+    f.driver.observe = async (o, c) => {
+      flows.push(c.flow);
+      return observe(o, c);
+    };
+    const r = reconcilerFor(f, { pollIntervalMs: 60_000, clock, ...opts });
+    f.stored = widget();
+    f.observation = owned;
+    return { f, r, flows };
+  }
+  const annotate = (f: Fakes, annotations: Record<string, string>): void => {
+    assert.ok(f.stored);
+    f.stored.metadata.annotations = annotations;
+  };
+  const pollCondition = (f: Fakes) => getCondition(f.stored?.status?.conditions, "PollIntervalValid");
+  const pollCtx: ReconcileContext = { ...ctx, cause: "poll" };
+
+  it("polls at the object's poll-interval annotation, before the operator's and the change events' period, and says so", async () => {
+    const { f, r, flows } = timing(new FakeClock(), { pollIntervalFor: () => 3_600_000 });
+    assert.deepEqual(await r.reconcile(req, ctx), { requeueAfter: 3_600_000, poll: true });
+    assert.equal(pollCondition(f), undefined, "no condition without the annotation");
+    assert.equal(flows.at(-1)?.pollIntervalMs, 3_600_000);
+
+    annotate(f, { [POLL_INTERVAL_ANNOTATION]: "10s" });
+    f.log = [];
+    assert.deepEqual(await r.reconcile(req, ctx), { requeueAfter: 10_000, poll: true });
+    assert.equal(flows.at(-1)?.pollIntervalMs, 10_000, "the driver is told the object's period");
+    assert.deepEqual(
+      [
+        pollCondition(f)?.status,
+        pollCondition(f)?.reason,
+        pollCondition(f)?.message,
+        pollCondition(f)?.observedGeneration,
+      ],
+      [
+        "True",
+        "PollIntervalSet",
+        "polled every 10s, as the compute.cloud.com/poll-interval annotation says",
+        3,
+      ],
+    );
+    assert.deepEqual(f.log, ["observe", "sync", "updateStatus:"], "one status write records it");
+    assert.deepEqual(f.events, []);
+
+    f.log = [];
+    annotate(f, { [POLL_INTERVAL_ANNOTATION]: "24h" });
+    assert.deepEqual(
+      await r.reconcile(req, ctx),
+      { requeueAfter: 86_400_000, poll: true },
+      "the upper bound",
+    );
+    annotate(f, { [POLL_INTERVAL_ANNOTATION]: "1h30m" });
+    assert.deepEqual(await r.reconcile(req, ctx), { requeueAfter: 5_400_000, poll: true });
+    assert.match(pollCondition(f)?.message ?? "", /^polled every 1h30m0s,/);
+
+    annotate(f, {});
+    assert.deepEqual(await r.reconcile(req, ctx), { requeueAfter: 3_600_000, poll: true });
+    assert.equal(pollCondition(f), undefined, "removed with the annotation");
+  });
+
+  it("puts an aligned object's polls on the grid of its own period", async () => {
+    const clock = new FakeClock(Date.UTC(2026, 0, 1, 0, 0, 23)); // 3 s past a multiple of 10 s
+    const { f } = timing(clock);
+    const aligned = reconcilerFor(f, {
+      connector: fixedConnector({ ...f.driver, alignPolls: true }),
+      clock,
+      pollIntervalMs: 60_000,
+    });
+    annotate(f, { [POLL_INTERVAL_ANNOTATION]: "10s" });
+    assert.deepEqual(
+      await aligned.reconcile(req, ctx),
+      { requeueAfter: 7_000, poll: true },
+      "to the next 10 s",
+    );
+    await clock.advance(7_000);
+    assert.deepEqual(await aligned.reconcile(req, ctx), { requeueAfter: 10_000, poll: true });
+    await clock.advance(14_000);
+    assert.deepEqual(
+      await aligned.reconcile(req, ctx),
+      { requeueAfter: 6_000, poll: true },
+      "at least 5 s away",
+    );
+  });
+
+  for (const [value, problem] of [
+    ["5s", "is shorter than 10s"],
+    ["9.999s", "is shorter than 10s"],
+    ["-1m", "is shorter than 10s"],
+    ["0", "is shorter than 10s"],
+    ["24h0m1s", "is longer than 24h"],
+    ["2d", "is not a duration (a number and a unit, as in 30s, 10m or 1h30m)"],
+    ["300", "is not a duration (a number and a unit, as in 30s, 10m or 1h30m)"],
+    ["", "is not a duration (a number and a unit, as in 30s, 10m or 1h30m)"],
+  ] as const) {
+    it(`keeps the operator's interval for poll-interval "${value}", with PollIntervalValid=False and one Warning, and reconciles as ever`, async () => {
+      const messages: string[] = [];
+      const { f, r } = timing(new FakeClock(), {
+        recorder: {
+          event: (o, type, reason, message) => {
+            messages.push(message);
+            f.recorder.event(o, type, reason, message);
+          },
+        },
+      });
+      annotate(f, { [POLL_INTERVAL_ANNOTATION]: value });
+      assert.deepEqual(await r.reconcile(req, ctx), { requeueAfter: 60_000, poll: true });
+      const message =
+        `the compute.cloud.com/poll-interval annotation "${value}" ${problem}: it takes a duration ` +
+        "from 10s to 24h; the operator's poll interval applies";
+      assert.deepEqual(
+        [pollCondition(f)?.status, pollCondition(f)?.reason, pollCondition(f)?.message],
+        ["False", "InvalidPollInterval", message],
+      );
+      assert.equal(getCondition(f.stored?.status?.conditions, "Ready")?.status, "True", "the rest goes on");
+      assert.equal(getCondition(f.stored?.status?.conditions, "Synced")?.status, "True");
+      assert.deepEqual(f.events, ["Warning:InvalidPollInterval"]);
+      assert.equal(messages.at(-1), message);
+
+      // The same value on the next poll: nothing written, no Event.
+      f.log = [];
+      assert.deepEqual(await r.reconcile(req, pollCtx), { requeueAfter: 60_000, poll: true });
+      assert.deepEqual(f.log, ["observe", "sync"]);
+      assert.deepEqual(f.events, ["Warning:InvalidPollInterval"]);
+
+      // A valid value clears it.
+      annotate(f, { [POLL_INTERVAL_ANNOTATION]: "10m" });
+      assert.deepEqual(await r.reconcile(req, ctx), { requeueAfter: 600_000, poll: true });
+      assert.equal(pollCondition(f)?.status, "True");
+      assert.deepEqual(f.events, ["Warning:InvalidPollInterval"]);
+    });
+  }
+
+  it("quotes at most 64 characters of a refused value", async () => {
+    const { f, r } = timing();
+    annotate(f, { [POLL_INTERVAL_ANNOTATION]: "x".repeat(5000) });
+    await r.reconcile(req, ctx);
+    assert.match(
+      pollCondition(f)?.message ?? "",
+      new RegExp(`annotation "${"x".repeat(64)}\\.\\.\\." is not a duration`),
+    );
+  });
+
+  it("reports an invalid poll-interval of a paused object too, without connecting it", async () => {
+    const { f, r, flows } = timing();
+    annotate(f, { [PAUSED_ANNOTATION]: "true", [POLL_INTERVAL_ANNOTATION]: "1s" });
+    assert.deepEqual(await r.reconcile(req, ctx), {});
+    assert.deepEqual(flows, []);
+    assert.equal(pollCondition(f)?.reason, "InvalidPollInterval");
+    assert.deepEqual(f.events, ["Normal:Paused", "Warning:InvalidPollInterval"]);
+  });
+
+  it("handles a reconcile request once: as work that observes afresh, echoed in status", async () => {
+    const { f, r, flows } = timing();
+    await r.reconcile(req, ctx);
+    assert.equal(f.stored?.status?.lastHandledReconcileAt, undefined);
+
+    // A steady poll of the converged object.
+    await r.reconcile(req, pollCtx);
+    assert.equal(flows.at(-1)?.poll, true);
+    assert.equal(flows.at(-1)?.changeHinted, undefined);
+
+    annotate(f, { [RECONCILE_REQUESTED_AT_ANNOTATION]: "2026-12-07T02:00:00Z" });
+    f.log = [];
+    // Even when the controller takes it for a poll (a replay after a restart), it is work.
+    assert.deepEqual(await r.reconcile(req, pollCtx), { requeueAfter: 60_000, poll: true });
+    assert.equal(flows.at(-1)?.poll, undefined, "real work, not a poll");
+    assert.equal(flows.at(-1)?.changeHinted, true, "observed afresh, never from a snapshot");
+    assert.equal(f.stored?.status?.lastHandledReconcileAt, "2026-12-07T02:00:00Z");
+    assert.deepEqual(f.log, ["observe", "sync", "updateStatus:"], "written once, through the status");
+
+    // Handled: the next reconcile is a plain poll again and writes nothing.
+    f.log = [];
+    await r.reconcile(req, pollCtx);
+    assert.equal(flows.at(-1)?.poll, true);
+    assert.equal(flows.at(-1)?.changeHinted, undefined);
+    assert.deepEqual(f.log, ["observe", "sync"]);
+
+    // A new value is a new request; the echo stays when the annotation goes.
+    annotate(f, { [RECONCILE_REQUESTED_AT_ANNOTATION]: "again" });
+    await r.reconcile(req, ctx);
+    assert.equal(f.stored?.status?.lastHandledReconcileAt, "again");
+    annotate(f, {});
+    await r.reconcile(req, ctx);
+    assert.equal(f.stored?.status?.lastHandledReconcileAt, "again");
+    assert.deepEqual(f.events, []);
+  });
+
+  it("keeps the echo when a recreate clears what the driver described", async () => {
+    const { f, r } = timing();
+    annotate(f, { [RECONCILE_REQUESTED_AT_ANNOTATION]: "now" });
+    await r.reconcile(req, ctx);
+    f.observation = { exists: false };
+    annotate(f, {});
+    await r.reconcile(req, ctx);
+    assert.ok(
+      f.log.some((l) => l.startsWith("create:")),
+      f.log.join(","),
+    );
+    assert.equal(f.stored?.status?.lastHandledReconcileAt, "now");
+  });
+
+  it("leaves a request to a paused object for the resume", async () => {
+    const { f, r, flows } = timing();
+    await r.reconcile(req, ctx);
+    annotate(f, { [PAUSED_ANNOTATION]: "true", [RECONCILE_REQUESTED_AT_ANNOTATION]: "t1" });
+    await r.reconcile(req, ctx);
+    assert.equal(f.stored?.status?.lastHandledReconcileAt, undefined, "nothing was observed");
+    annotate(f, { [RECONCILE_REQUESTED_AT_ANNOTATION]: "t1" });
+    await r.reconcile(req, pollCtx);
+    assert.equal(flows.at(-1)?.changeHinted, true);
+    assert.equal(f.stored?.status?.lastHandledReconcileAt, "t1");
+  });
+});
+
 describe("ManagedResourceReconciler polls", () => {
   const budget = new RateBudget({ ratePerSecond: 10, burst: 10, pollShare: 0.5, clock: new FakeClock() });
   const pollCtx: ReconcileContext = { ...ctx, cause: "poll" };
@@ -1405,6 +1636,20 @@ describe("ManagedResourceReconciler polls", () => {
       connector: { ...fixedConnector(p.f.driver), accountNameOf: () => undefined },
     });
     unknown.pollQueued(req);
+  });
+
+  it("counts an object at its own poll interval", async () => {
+    const p = polling(2);
+    p.f.stored = converged();
+    p.f.stored.metadata.annotations = { [POLL_INTERVAL_ANNOTATION]: "15s" };
+    p.r.pollQueued(req);
+    assert.deepEqual(await p.r.reconcile(req, pollCtx), { requeueAfter: 15_000, poll: true });
+    assert.deepEqual(p.scheduled, [
+      { group: { kind: "Widget", account: "" }, key: "ns/w", intervalMs: 15_000 },
+    ]);
+    assert.deepEqual(p.polled, [
+      { group: { kind: "Widget", account: "" }, key: "ns/w", intervalMs: 15_000, drawn: 2 },
+    ]);
   });
 
   it("forgets an object's polls when it is gone", async () => {

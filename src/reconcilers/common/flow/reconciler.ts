@@ -30,10 +30,16 @@
  *    OutputConflict), then the status when it changed (./status-writer.ts), conditions stamped
  *    with the generation (./conditions.ts).
  * 6. **Requeue**: short doubling intervals while the resource is in transition, else the poll
- *    period, marked as a poll (`Result.poll`). When the controller says a reconcile is such a poll
- *    (and no change event hinted at the object), its AWS calls draw on the polls' share of the
- *    rate budgets, behind real work (src/aws/poll-scope.ts), and what it drew is reported to
- *    `polls` (src/aws/poll-demand.ts), which works out the poll interval the share allows.
+ *    period (the object's `compute.cloud.com/poll-interval`, ../timing.ts, else the operator's),
+ *    marked as a poll (`Result.poll`). When the controller says a reconcile is such a poll (and no
+ *    change event hinted at the object, nor a reconcile request), its AWS calls draw on the polls'
+ *    share of the rate budgets, behind real work (src/aws/poll-scope.ts), and what it drew is
+ *    reported to `polls` (src/aws/poll-demand.ts), which works out the poll interval the share
+ *    allows.
+ *
+ * Every status a reconcile writes also records the object's timing annotations (../timing.ts):
+ * the PollIntervalValid condition (a Warning Event when it turns False) and the reconcile request
+ * it handles (`status.lastHandledReconcileAt`); a request makes the reconcile observe afresh.
  *
  * Before all of these, a **paused** object (the `compute.cloud.com/paused: "true"` annotation,
  * ../pause.ts) is only reported: Synced=False, reason Paused, before any connection to its
@@ -77,6 +83,12 @@ import {
 import type { OutputWriter } from "../outputs.ts";
 import { isPaused, pausedCondition } from "../pause.ts";
 import {
+  annotatedPollInterval,
+  invalidPollIntervalEvent,
+  reconcileRequest,
+  withTimingStatus,
+} from "../timing.ts";
+import {
   adoptionGrant,
   adoptionRefusal,
   NO_ADOPTION,
@@ -118,7 +130,10 @@ export interface ManagedReconcilerOptions<T extends ManagedObject, R> {
   adoption?: InstallAdoption;
   /** Steady-state poll period that catches drift, in ms. @default 300_000 */
   pollIntervalMs?: number;
-  /** The steady poll period of one object, when it differs per object (../resync.ts). @default pollIntervalMs */
+  /**
+   * The steady poll period of one object, when it differs per object (../resync.ts); an object's
+   * `compute.cloud.com/poll-interval` annotation (../timing.ts) goes before it. @default pollIntervalMs
+   */
   pollIntervalFor?: (obj: Readonly<T>) => number;
   /** Whether a change event enqueued `key` since its last reconcile (../resync.ts); asking clears it. @default never */
   takeChangeHint?: (key: string) => boolean;
@@ -199,18 +214,48 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     const obj = structuredClone(cached) as T;
     obj.apiVersion = apiVersionOf(this.#o.resource);
     obj.kind = kind;
-    const writer = new StatusWriter(this.#o.client, this.#o.clock, obj);
+    // A reconcile request (../timing.ts) is this reconcile's to handle, unless the object is
+    // paused (it waits for the resume); every status written records it and the poll interval.
+    const request = isPaused(obj) ? undefined : reconcileRequest(obj);
+    const writer = new StatusWriter(this.#o.client, this.#o.clock, obj, (status, now) =>
+      withTimingStatus(status, obj, request, now),
+    );
+    try {
+      return await this.#reconcileRead(writer, key, ctx, changeHinted || request !== undefined);
+    } finally {
+      const event = invalidPollIntervalEvent(obj.status, writer.stored.status);
+      if (event !== undefined) this.#o.recorder.event(writer.stored, "Warning", event.reason, event.message);
+    }
+  }
+
+  /**
+   * The reconcile of the object `writer` holds, once read; `fresh`: a change event or a reconcile
+   * request asks to observe the resource afresh.
+   */
+  async #reconcileRead(
+    writer: StatusWriter<T>,
+    key: string,
+    ctx: ReconcileContext,
+    fresh: boolean,
+  ): Promise<Result> {
+    const kind = this.#o.resource.kind;
+    const obj = writer.stored;
     // A poll draws on the polls' share of the AWS budgets, behind real work, and tallies what it
-    // drew. Only an object that is done is polled: a change event's hint, an object not yet
-    // reconciled at its generation (the initial list holds those too) or one with anything in
-    // flight (a transition, a failure streak) is real work.
+    // drew. Only an object that is done is polled: a change event's hint, a reconcile request, an
+    // object not yet reconciled at its generation (the initial list holds those too) or one with
+    // anything in flight (a transition, a failure streak) is real work.
     const polled =
-      ctx.cause === "poll" && !changeHinted && reconciledAtGeneration(obj) && !this.#keys.remembers(key);
+      ctx.cause === "poll" && !fresh && reconciledAtGeneration(obj) && !this.#keys.remembers(key);
     const facts = flowFacts(obj, this.#kind.idField);
     const dctx: DriverContext = {
       logger: ctx.logger,
       signal: ctx.signal,
-      flow: { ...facts, ...(changeHinted ? { changeHinted } : {}), ...(polled ? { poll: true } : {}) },
+      flow: {
+        ...facts,
+        pollIntervalMs: this.#pollPeriod(obj),
+        ...(fresh ? { changeHinted: true } : {}),
+        ...(polled ? { poll: true } : {}),
+      },
     };
     const poll = polled ? pollScope(this.#o.polls?.expected(kind, key)) : undefined;
     const connected: { account?: ObjectAccount } = {};
@@ -490,9 +535,9 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
   }
 
   /**
-   * Delay of the next steady-state poll: the object's poll period (`pollIntervalFor`, else
-   * `pollIntervalMs`), or with `driver.alignPolls` the time to the first multiple of the period
-   * (on the clock's epoch) at least half a period away.
+   * Delay of the next steady-state poll: the object's poll period ({@link #pollPeriod}), or with
+   * `driver.alignPolls` the time to the first multiple of that period (on the clock's epoch) at
+   * least half a period away.
    */
   #steadyPoll(obj: Readonly<T>): number {
     const period = this.#pollPeriod(obj);
@@ -501,9 +546,12 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     return Math.ceil((now + period / 2) / period) * period - now;
   }
 
-  /** The configured steady poll period of `obj`: `pollIntervalFor`, else `pollIntervalMs`. */
+  /**
+   * The configured steady poll period of `obj`: its poll-interval annotation when that applies
+   * (../timing.ts), else `pollIntervalFor`, else `pollIntervalMs`.
+   */
   #pollPeriod(obj: Readonly<T>): number {
-    return this.#o.pollIntervalFor?.(obj) ?? this.#o.pollIntervalMs;
+    return annotatedPollInterval(obj) ?? this.#o.pollIntervalFor?.(obj) ?? this.#o.pollIntervalMs;
   }
 
   #createDeps(driver: ResourceDriver<T, R>): Parameters<typeof createAbsent<T, R>>[0] {

@@ -18,16 +18,30 @@ export type ManagedObjectClient<T extends ManagedObject> = Pick<
   "get" | "addFinalizer" | "removeFinalizer" | "updateStatus"
 >;
 
+/** What every status a reconcile composes also records, whatever its step (../timing.ts). */
+export type StatusAddition<T extends ManagedObject> = (
+  status: NonNullable<T["status"]>,
+  now: number,
+) => NonNullable<T["status"]>;
+
 /** Writes the status of one object for one reconcile; see the module comment. */
 export class StatusWriter<T extends ManagedObject> {
   readonly #client: Pick<ManagedObjectClient<T>, "updateStatus">;
   readonly #clock: Clock;
+  readonly #addition: StatusAddition<T> | undefined;
   #stored: T;
 
-  constructor(client: Pick<ManagedObjectClient<T>, "updateStatus">, clock: Clock, obj: T) {
+  /** `addition` goes into every status {@link conditioned} composes. */
+  constructor(
+    client: Pick<ManagedObjectClient<T>, "updateStatus">,
+    clock: Clock,
+    obj: T,
+    addition?: StatusAddition<T>,
+  ) {
     this.#client = client;
     this.#clock = clock;
     this.#stored = obj;
+    this.#addition = addition;
   }
 
   /** The object as last stored. */
@@ -41,9 +55,14 @@ export class StatusWriter<T extends ManagedObject> {
     return this.#stored;
   }
 
-  /** The status of `obj` (the stored object by default) with the conditions of `set` applied. */
+  /**
+   * The status of `obj` (the stored object by default) with the conditions of `set` applied, and
+   * the writer's addition.
+   */
   conditioned(set: ConditionSet, obj: T = this.#stored): NonNullable<T["status"]> {
-    return withConditions(obj, set, this.#clock.now());
+    const now = this.#clock.now();
+    const status = withConditions(obj, set, now);
+    return this.#addition === undefined ? status : this.#addition(status, now);
   }
 
   /**
@@ -86,6 +105,7 @@ const FLOW_STATUS_FIELDS: ReadonlySet<string> = new Set([
   "createToken",
   "createAttempt",
   "createRequestedAt",
+  "lastHandledReconcileAt",
 ] satisfies (keyof NonNullable<ManagedObject["status"]>)[]);
 
 /** `status` with every field the driver describes cleared (the resource is gone). */
