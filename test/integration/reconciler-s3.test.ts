@@ -171,8 +171,14 @@ describe("S3Bucket reconciler: lifecycle", () => {
       new PutBucketVersioningCommand({ Bucket: "assets", VersioningConfiguration: { Status: "Enabled" } }),
     );
     await env.patch("assets", { spec: { versioning: true } });
+    // A reconcile that started before the patch may still act on the spec it read: the objects
+    // are written once the operator has reconciled the patched spec, with versioning on.
+    await env.waitReconcilesOf("assets", 2);
+    assert.equal(await env.versioning("assets", EU), "Enabled");
     await s3.send(new PutObjectCommand({ Bucket: "assets", Key: "data.txt", Body: "v1" }));
     await s3.send(new PutObjectCommand({ Bucket: "assets", Key: "data.txt", Body: "precious" }));
+    const written = await s3.send(new ListObjectVersionsCommand({ Bucket: "assets" }));
+    assert.equal(written.Versions?.length, 2, "two versions of data.txt before the deletion");
     const deletes = env.proxy.count("DeleteBucket");
     await env.delete("assets");
     const blocked = await env.waitReason("assets", "BucketNotEmpty");
