@@ -21,7 +21,7 @@
  *
  * An object that is due to be polled but whose poll has not completed since the process started
  * (a new object, every object after a restart, or one whose polls are being deferred) counts
- * with its group's mean permits per poll on each budget, at its own interval, once any object of
+ * with its group's mean permits per poll on each budget, at its own interval, once one object of
  * the group has been polled ({@link PollDemand.scheduled}): under a stretch most polls wait, and
  * counting only the polled objects would understate the demand. The rate is each budget's configured one, not the
  * lower one AWS throttling may hold it at for a while.

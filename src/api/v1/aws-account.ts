@@ -202,7 +202,7 @@ export const awsAccountSpecSchema = s.object(
         "resource is deleted with its object (deletionPolicy Delete). Disallowed (default): such " +
         "an adoption is refused (Ready=False, reason AdoptionNotAllowed) with no AWS write; a " +
         "namespace may still take back what its own objects left. Allowed: grant it when every " +
-        "namespace allowedNamespaces admits may take over (and delete) any such resource the " +
+        "namespace allowedNamespaces admits may take over (and delete) every such resource the " +
         "role can reach. See docs/accounts.md, Adoption.",
       default: AccountAdoption.Disallowed,
     }),

@@ -141,7 +141,7 @@ export function adoptExistingField(how: string) {
       `Adopt an existing AWS resource instead of failing on it. ${how} Without this switch such a ` +
       `resource is never touched: the object reports Ready=False with reason NotOwned. A ` +
       `resource another existing object owns is never adopted (OwnedByAnotherObject). One an ` +
-      `object of this namespace left (deletionPolicy Retain) is adopted on this switch alone; any ` +
+      `object of this namespace left (deletionPolicy Retain) is adopted on this switch alone; every other ` +
       `other (never created by the operator, or left by another namespace's object) only when the ` +
       `cluster admin granted adoption: the AwsAccount the object uses (its spec.adoption), or for ` +
       `the operator's own identity the install (--adoption, --adoption-namespaces; none by ` +

@@ -25,7 +25,7 @@ export const PAUSED_ANNOTATION = `${GROUP}/paused`;
 
 /**
  * The annotation that sets an object's own steady poll period: a duration as `--poll-interval`
- * takes it ("30s", "10m", "1h30m"), within the bounds docs/api.md states; any other value is
+ * takes it ("30s", "10m", "1h30m"), within the bounds docs/api.md states; every other value is
  * reported and the operator's poll interval applies.
  */
 export const POLL_INTERVAL_ANNOTATION = `${GROUP}/poll-interval`;

@@ -10,7 +10,7 @@
  *   resource stays, as with `deletionPolicy: Retain`). The ownership tags stay on the resource,
  *   so it remains this object's own by the ownership rules (./ownership.ts).
  * - ObserveOnly to Full: the managed flow takes over; a resource carrying this object's UID tag
- *   is its own, any other is foreign and taken over only when the adoption rules allow it
+ *   is its own, every other is foreign and taken over only when the adoption rules allow it
  *   (./ownership.ts: spec.adoptExisting, and the cluster admin's grant for a resource the object's
  *   namespace did not leave itself), exactly as for an object created Full. Observing needs no
  *   grant: it never writes to AWS.

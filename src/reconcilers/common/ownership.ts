@@ -129,7 +129,7 @@ export const NO_ADOPTION: InstallAdoption = Object.freeze({
 /** One value of an AwsAccount's `spec.adoption`. */
 export type AccountAdoptionPolicy = (typeof AccountAdoption)[keyof typeof AccountAdoption];
 
-/** The identity an object acts with, as far as adoption cares: its AwsAccount, if any. */
+/** The identity an object acts with, as far as adoption cares: its AwsAccount, when it uses one. */
 export interface AdoptionIdentity {
   /** The AwsAccount's name; undefined for the operator's own identity. */
   readonly name: string | undefined;

@@ -19,7 +19,7 @@
  *   seconds is what change events are for. At 24 h drift is still found once a day; an object
  *   that should not be looked at more rarely than that is better paused or observed only.
  *
- * - `compute.cloud.com/reconcile-requested-at`: any value other than the object's
+ * - `compute.cloud.com/reconcile-requested-at`: a value other than the object's
  *   `status.lastHandledReconcileAt` (conventionally the time of the request, as `date -u
  *   +%Y-%m-%dT%H:%M:%SZ` writes it) asks for one reconcile now. That reconcile is real work, never
  *   a poll, and observes the resource afresh (never from a shared snapshot); the status it writes

@@ -18,7 +18,7 @@ export interface RepeatedFailureLogOptions {
  * that repeats for hours (a revoked token, a missing permission) is logged once and then summed
  * up every `repeatIntervalMs`, not once per retry:
  *
- * - the first failure, and any failure unlike the one before (another error type or message), is
+ * - the first failure, and each failure unlike the one before (another error type or message), is
  *   logged at once, at warn;
  * - the same failure again is logged at most once per `repeatIntervalMs`, with `repeated`: how
  *   many failures that line stands for;

@@ -6,7 +6,7 @@
  * them when decoding into an untyped value, and base-60 numbers are not read (go-yaml has none).
  *
  * Documents: the first one is the kubeconfig. kubectl (go-yaml v2) reads the first and ignores
- * any that follow; here a later document must be empty (a trailing `---`, a comment), and a file
+ * the ones that follow; here a later document must be empty (a trailing `---`, a comment), and a file
  * with a second real document is refused rather than half read. Duplicate keys in a mapping are
  * refused too (kubectl takes the last one). The names in each list (clusters, users, contexts,
  * extensions) must be unique, as clientcmd's conversion of the lists to maps requires.

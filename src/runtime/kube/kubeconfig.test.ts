@@ -251,7 +251,7 @@ current-context: x
           message.test(err.message) &&
           !/planted-secret|dup-\d/.test(err.message),
       );
-    // A KUBECONFIG list is refused when any of its files is.
+    // A KUBECONFIG list is refused when one of its files is.
     const good = write("good", YAML);
     await assert.rejects(
       async () => KubeConfig.fromFiles([good, path.join(dir, "dup")]),

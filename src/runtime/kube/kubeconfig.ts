@@ -361,7 +361,7 @@ export function validate(kc: KubeConfig): void {
   if (server !== undefined && server.protocol !== "https:" && server.protocol !== "http:")
     problems.push(`cluster ${c} has a server with scheme ${JSON.stringify(server.protocol)}; use https`);
   // Go would send a user name and password in the server URL as basic auth (over http too, and
-  // over any token of the user); the operator takes credentials from the user entry only.
+  // over the user's token); the operator takes credentials from the user entry only.
   if (server !== undefined && (server.username !== "" || server.password !== ""))
     problems.push(
       `cluster ${c} has a user name or password in its server URL, which the operator does not send: remove it and give the user entry a username and password (or another credential)`,

@@ -2,7 +2,7 @@
  * Credentials out of server answers. An API server, a webhook behind it or a proxy may repeat in
  * its error message what the request sent (a 401 quoting the bearer token, an echo of the
  * `Authorization` header). The REST client removes the request's own credentials from every
- * answer it turns into an error or a watch ERROR event, before any log line or error message can
+ * answer it turns into an error or a watch ERROR event, before a log line or error message can
  * quote it.
  */
 
