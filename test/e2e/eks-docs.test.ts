@@ -4,27 +4,15 @@
  * written from the install's namespace, ServiceAccount and cluster.
  */
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, it } from "node:test";
-import { promisify } from "node:util";
 import { parse as parseYaml } from "yaml";
+import { runBash, shBlocks } from "../support/doc-commands.ts";
 import { repoRoot, trackTempDir } from "../support/process.ts";
 
-const execFileP = promisify(execFile);
 const EKS_MD = readFileSync(path.join(repoRoot, "docs/eks.md"), "utf8");
-
-/** The ```sh blocks of the page, dedented as a list item indents them. */
-function shBlocks(page: string): string[] {
-  return [...page.matchAll(/^( *)```sh\n([\s\S]*?)^ *```/gm)].map((m) =>
-    (m[2] ?? "")
-      .split("\n")
-      .map((l) => l.slice((m[1] ?? "").length))
-      .join("\n"),
-  );
-}
 
 /** The one block holding `marker`. */
 function block(marker: string): string {
@@ -35,11 +23,7 @@ function block(marker: string): string {
 
 /** Runs `script` with bash in `cwd`; returns its standard output. */
 async function bash(script: string, cwd: string, env: NodeJS.ProcessEnv = {}): Promise<string> {
-  const { stdout } = await execFileP("bash", ["-eo", "pipefail", "-c", script], {
-    cwd,
-    env: { ...process.env, ...env },
-  });
-  return stdout;
+  return (await runBash(script, { cwd, env })).stdout;
 }
 
 function tempDir(): string {

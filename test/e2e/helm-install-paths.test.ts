@@ -15,40 +15,26 @@
  * No operator runs here: nothing sets the AwsAccounts' finalizer, so they go at once.
  */
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
 import { cpSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { promisify } from "node:util";
 import { parse, stringify } from "yaml";
 import { startControlPlane, type ControlPlane } from "../support/envtest.ts";
-import { repoRoot, trackTempDir, waitFor, WAIT_MS } from "../support/process.ts";
+import { shCommands, runBash } from "../support/doc-commands.ts";
+import { CommandError, repoRoot, trackTempDir, waitFor, WAIT_MS } from "../support/process.ts";
 import { helmKubeVersionArgs, toolPath } from "../support/tools.ts";
 import { CRDS } from "./chart-expect.ts";
 import { CHART_DIR, helm, type HelmResult } from "./helm.ts";
-
-const execFileP = promisify(execFile);
 
 /** The release and namespace docs/install.md's commands name. */
 const RELEASE = "kubeprovisioner";
 const NS = "kubeprovisioner-system";
 const INSTALL_MD = readFileSync(path.join(repoRoot, "docs/install.md"), "utf8");
 
-/** The shell commands of the page's ```sh blocks, continuation lines joined, comments dropped. */
-function documentedCommands(page: string): string[] {
-  const out: string[] = [];
-  for (const block of page.matchAll(/^ *```sh\n([\s\S]*?)^ *```/gm))
-    for (const line of (block[1] ?? "").replace(/\\\n\s*/g, "").split("\n")) {
-      const cmd = line.trim();
-      if (cmd !== "" && !cmd.startsWith("#")) out.push(cmd);
-    }
-  return out;
-}
-
 /** The one documented command matching `re`. */
 function documented(re: RegExp): string {
-  const hits = documentedCommands(INSTALL_MD).filter((c) => re.test(c));
+  const hits = shCommands(INSTALL_MD).filter((c) => re.test(c));
   assert.equal(hits.length, 1, `docs/install.md has one command matching ${re}: ${hits.join(" | ")}`);
   return hits[0] ?? "";
 }
@@ -80,24 +66,18 @@ describe("helm install paths on a real API server", () => {
   /** A documented command line, run by bash from the repository root against the control plane. */
   const sh = async (cmd: string): Promise<{ code: number; stdout: string; stderr: string }> => {
     try {
-      const { stdout, stderr } = await execFileP("bash", ["-eo", "pipefail", "-c", cmd], {
+      const out = await runBash(cmd, {
         cwd: repoRoot,
         env: {
-          ...process.env,
           PATH: `${path.dirname(toolPath("helm"))}:${path.dirname(toolPath("kubectl"))}:${process.env.PATH ?? ""}`,
           KUBECONFIG: cp.kubeconfigPath,
           KUBECACHEDIR: path.join(work, "kubectl-cache"),
         },
-        maxBuffer: 32 * 1024 * 1024,
       });
-      return { code: 0, stdout, stderr };
+      return { code: 0, ...out };
     } catch (err) {
-      const e = err as { code?: number; stdout?: string; stderr?: string };
-      return {
-        code: typeof e.code === "number" ? e.code : -1,
-        stdout: e.stdout ?? "",
-        stderr: e.stderr ?? "",
-      };
+      if (!(err instanceof CommandError)) throw err;
+      return { code: err.code ?? -1, stdout: err.stdout, stderr: err.stderr };
     }
   };
   const status = async (p: string): Promise<number> => (await cp.request("GET", p)).status;
