@@ -154,6 +154,13 @@ IAM_TESTS := "test/integration/iam-enforced*.test.ts"
 test-iam: deps tools ## The IAM-enforced files at full size (make test runs them on a smaller fleet)
 	IAM_PROFILE=full $(SLOW_NODE_TEST) --concurrency=$(TEST_CONCURRENCY) --timeout=$(SLOW_TEST_TIMEOUT_MS) $(IAM_TESTS)
 
+# Plan fidelity over every scenario of test/integration/plan-fidelity-scenarios.ts (50: each
+# setting family of each kind, out-of-band changes, creates, adoptions, restarts, a refusal);
+# `make test` runs the reduced table of 10.
+.PHONY: test-plan-fidelity
+test-plan-fidelity: deps tools ## Plan fidelity, every scenario: the operator's AWS writes are exactly the plan's (make test runs 10)
+	PLAN_FIDELITY=full $(SLOW_NODE_TEST) --concurrency=1 --timeout=$(SLOW_TEST_TIMEOUT_MS) test/integration/plan-fidelity.test.ts
+
 # The chart on a real node: the image built from the Dockerfile, a kubelet on containerd, every
 # check of docs/cluster.md. One file at a time: each runs a whole cluster.
 .PHONY: test-cluster
@@ -193,7 +200,7 @@ cluster-down: deps ## Stop the clusters 'make cluster' started and check that no
 ## --- benchmarks ------------------------------------------------------------------------------
 
 .PHONY: bench
-bench: bench-queue bench-metrics bench-startup bench-noop bench-scale bench-idle bench-throttle bench-restart bench-failover bench-events bench-scale-steady bench-ceiling bench-test-loop ## Run every benchmark (about 3 h); results in bench/results and BENCHMARKS.md
+bench: bench-queue bench-metrics bench-startup bench-noop bench-scale bench-idle bench-throttle bench-restart bench-failover bench-events bench-scale-steady bench-ceiling bench-plan bench-test-loop ## Run every benchmark (about 3 h); results in bench/results and BENCHMARKS.md
 
 .PHONY: bench-test-loop
 bench-test-loop: deps tools ## make test three times warm, then three times in a fresh clone with the tools cached (about 45 min); bench/results/test-loop.json
@@ -224,6 +231,10 @@ bench-ceiling: deps tools bundle ## CEILING_OBJECTS (92,000) paused S3Buckets+Sq
 .PHONY: bench-events
 bench-events: deps tools bundle ## Drift repair latency and AWS reads at rest, change events vs polling only, at 1,000 and 10,000 objects and 20 instances stopped out of band (about 35 min)
 	node bench/events/events.ts --sizes=1000,10000 --polls=60,300 --drifts=200 --instances=20
+
+.PHONY: bench-plan
+bench-plan: deps tools bundle ## kubeprovisioner plan --live over 1,000 converged objects, 10 % drifted out of band: wall time, AWS reads against the budgets, 0 writes, peak RSS
+	node bench/plan/plan.ts --buckets=450 --queues=450 --instances=100 --drift-share=0.1
 
 .PHONY: bench-idle
 bench-idle: deps tools bundle ## 1,000 objects converged, then 5 minutes idle: Kubernetes writes, AWS calls per poll, CPU, RSS
@@ -268,11 +279,13 @@ docker-buildx: ## Build and push IMG for linux/amd64 and linux/arm64 (PLATFORMS)
 	docker buildx build --builder $(BUILDX_BUILDER) --platform $(PLATFORMS) --tag $(IMG) --push .
 
 # The artifacts of a release in dist/release/ (docs/release.md): the packaged chart, the image
-# built with buildah from the Dockerfile's own base images, and SHA256SUMS. Pushes nothing.
+# built with buildah from the Dockerfile's own base images, the CLI as single executables with a
+# krew manifest (hack/sea.ts), and SHA256SUMS. Pushes nothing.
 # RELEASE_IMAGE=standin builds with the tests' stand-in bases (never to publish), none builds no
-# image and needs only Node and helm (the helm on PATH, else the pinned one), none of the test tools.
+# image; RELEASE_CLI=none builds no executables (host: this machine's only). With both none it
+# needs only Node and helm (the helm on PATH, else the pinned one), none of the test tools.
 .PHONY: release
-release: deps ## The release artifacts in dist/release: chart package, image (OCI archive), SHA256SUMS (docs/release.md)
+release: deps ## The release artifacts in dist/release: chart package, image (OCI archive), CLI executables and kp.yaml, SHA256SUMS (docs/release.md)
 ifeq ($(RELEASE_IMAGE),none)
 	@[ -x bin/helm ] || command -v helm >/dev/null || bash hack/tools.sh helm
 else

@@ -3,8 +3,14 @@
 //
 //   kubeprovisioner-<chart version>.tgz          `helm package` of charts/kubeprovisioner
 //   kubeprovisioner-image-<version>.oci.tar      the image built from the Dockerfile, an OCI archive
+//   kubeprovisioner-cli-<version>-<os>-<arch>.tar.gz
+//                                                the program as one executable (hack/sea.ts), for
+//                                                linux-amd64, linux-arm64, and darwin where it can be
+//                                                built (on macOS)
+//   kp.yaml                                      the krew plugin manifest of those archives
 //   SHA256SUMS                                   sha256 of each file (`sha256sum -c SHA256SUMS`), and
-//                                                in its comments the image's manifest and config digests
+//                                                in its comments the image's manifest and config
+//                                                digests and the platforms left out of the CLI
 //
 // The version is the chart's appVersion; package.json must carry the same, and CHANGELOG.md must
 // have a section for it. RELEASE_IMAGE picks the image:
@@ -15,30 +21,31 @@
 //   standin             the image the tests build (stand-in base images made on this machine,
 //                       test/support/image.ts), named -standin and marked in SHA256SUMS as not for
 //                       publishing: for trying the release steps where no registry can be reached.
-//   none                no image: the chart and SHA256SUMS only. Needs Node, git and helm (bin/helm,
-//                       else the helm on PATH) and nothing of the test toolchain: the image code
-//                       is not even loaded.
+//   none                no image. The image code is not even loaded.
+//
+// RELEASE_CLI picks the executables: all (default), host (this machine's platform), none, or a
+// list such as linux-amd64,linux-arm64. They need npm and the npm registry (the node binaries);
+// with RELEASE_IMAGE=none and RELEASE_CLI=none the release needs Node, git and helm (bin/helm,
+// else the helm on PATH) and nothing of the test toolchain.
+//
+// RELEASE_URL is where the archives are downloaded from once published (`{version}` stands for
+// the version), which kp.yaml names; without it, the GitHub release of the `origin` remote
+// (https://github.com/<owner>/<repo>/releases/download/v<version>), and with neither no kp.yaml
+// is written.
 //
 // RELEASE_DIR changes the output folder; BUILD_BASE and RUNTIME_BASE the base images (the
 // Dockerfile's build args). Any failure removes the output folder, so a folder that exists is a
 // whole release.
 import { execFile } from "node:child_process";
-import { createHash } from "node:crypto";
-import {
-  createReadStream,
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { parse as parseYaml } from "yaml";
 import type { Buildah } from "../test/support/image.ts";
 import { repoRoot } from "../test/support/process.ts";
 import { toolPath } from "../test/support/tools.ts";
+import { ReleaseError, sha256File } from "./release-files.ts";
+import type { CliBuild, Target } from "./sea.ts";
 
 const execFileP = promisify(execFile);
 
@@ -48,11 +55,11 @@ export const RELEASE_DIR = "dist/release";
 /** The digest file's name. */
 export const DIGEST_FILE = "SHA256SUMS";
 
+/** RELEASE_CLI when the CLI is not built: nothing of it is loaded then (hack/sea.ts). */
+export const NO_CLI = "none";
+
 /** What the image step may do. */
 export type ImageMode = "upstream" | "standin" | "none";
-
-/** A release that cannot be made; the message says why and what to do. */
-export class ReleaseError extends Error {}
 
 /** The versions and the source of a release. */
 export interface ReleaseSource {
@@ -117,11 +124,25 @@ export function baseImages(env: NodeJS.ProcessEnv = process.env): { build: strin
   return { build: pick("BUILD_BASE"), runtime: pick("RUNTIME_BASE") };
 }
 
-/** sha256 of a file, in hex. */
-export async function sha256File(file: string): Promise<string> {
-  const h = createHash("sha256");
-  for await (const chunk of createReadStream(file)) h.update(chunk as Buffer);
-  return h.digest("hex");
+/** The download folder of the GitHub release `v<version>` of a GitHub remote URL (https, ssh or scp form), if it is one. */
+export function githubReleaseUrl(remote: string, version: string): string | undefined {
+  const m = /^(?:https:\/\/|ssh:\/\/git@|git@)github\.com[:/]([\w.-]+)\/([\w.-]+?)(?:\.git)?\/?$/.exec(
+    remote.trim(),
+  );
+  return m === null ? undefined : `https://github.com/${m[1]}/${m[2]}/releases/download/v${version}`;
+}
+
+/**
+ * Where the release's archives are downloaded from once published, for kp.yaml: RELEASE_URL with
+ * `{version}` replaced, else the GitHub release of the `origin` remote, else undefined.
+ */
+export async function releaseUrl(
+  version: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<string | undefined> {
+  const given = env.RELEASE_URL?.trim();
+  if (given) return given.replaceAll("{version}", version).replace(/\/+$/, "");
+  return githubReleaseUrl(await git("remote", "get-url", "origin").catch(() => ""), version);
 }
 
 /** A file of a tar archive, read with tar. */
@@ -222,6 +243,7 @@ export async function digestFile(
   out: string,
   image: ReleaseImage | undefined,
   mode: ImageMode,
+  cli?: ReleaseCli,
 ): Promise<string> {
   const lines = [
     `# kubeprovisioner ${src.version} (chart ${src.chartVersion}), commit ${src.commit}` +
@@ -236,6 +258,17 @@ export async function digestFile(
     );
     if (image.standin)
       lines.push("# STAND-IN BASE IMAGES: this image is for trying the release steps only; never publish it");
+  }
+  if (cli === undefined) lines.push(`# no CLI (RELEASE_CLI=${NO_CLI})`);
+  else {
+    lines.push(
+      `# CLI: Node.js ${cli.nodeVersion} single executable applications for ` +
+        (cli.archives.length === 0 ? "no platform" : cli.archives.map((a) => a.platform).join(", ")),
+    );
+    for (const s of cli.skipped) lines.push(`# CLI: no ${s.platform} executable: ${s.reason}`);
+    if (cli.manifest === undefined)
+      lines.push("# CLI: no krew manifest: RELEASE_URL is unset and the origin remote is not on GitHub");
+    else lines.push(`# CLI: krew manifest downloads from ${cli.url}`);
   }
   for (const f of readdirSync(out)
     .filter((n) => n !== DIGEST_FILE)
@@ -253,12 +286,40 @@ function helmCommand(): string {
   }
 }
 
-/** Makes the release into `out`; returns the files written. */
+/** The CLI of a release: the archives, the platforms left out, and kp.yaml when a download URL is known. */
+export interface ReleaseCli extends CliBuild {
+  readonly manifest?: string;
+  readonly url?: string;
+}
+
+/** Builds the executables' archives (hack/sea.ts) and kp.yaml into `out`. */
+async function releaseCli(
+  targets: readonly Target[],
+  src: ReleaseSource,
+  out: string,
+  url: string | undefined,
+  log: (line: string) => void,
+): Promise<ReleaseCli> {
+  const { buildCli, krewManifest, KREW_MANIFEST } = await import("./sea.ts");
+  const built = await buildCli({ version: src.version, mtime: src.commitTime, out, targets, log });
+  if (built.archives.length === 0)
+    throw new ReleaseError(
+      `no CLI executable could be built: ${built.skipped.map((s) => s.reason).join("; ")}`,
+    );
+  if (url === undefined) return built;
+  const manifest = join(out, KREW_MANIFEST);
+  writeFileSync(manifest, krewManifest(src.version, built.archives, url));
+  return { ...built, manifest, url };
+}
+
+/** Makes the release into `out`; returns the files written. `cli` undefined: no CLI (RELEASE_CLI=none). */
 export async function release(opts: {
   out: string;
   mode: ImageMode;
+  cli?: readonly Target[];
+  url?: string;
   log?: (line: string) => void;
-}): Promise<{ src: ReleaseSource; image?: ReleaseImage; files: string[] }> {
+}): Promise<{ src: ReleaseSource; image?: ReleaseImage; cli?: ReleaseCli; files: string[] }> {
   const log = opts.log ?? ((): void => undefined);
   const src = await releaseSource();
   rmSync(opts.out, { recursive: true, force: true });
@@ -279,15 +340,17 @@ export async function release(opts: {
     });
     const chart = join(opts.out, `kubeprovisioner-${src.chartVersion}.tgz`);
     if (!existsSync(chart)) throw new ReleaseError(`helm package wrote no ${chart}`);
-    writeFileSync(join(opts.out, DIGEST_FILE), await digestFile(src, opts.out, image, opts.mode));
-    return { src, ...(image ? { image } : {}), files: readdirSync(opts.out).sort() };
+    const cli = opts.cli === undefined ? undefined : await releaseCli(opts.cli, src, opts.out, opts.url, log);
+    writeFileSync(join(opts.out, DIGEST_FILE), await digestFile(src, opts.out, image, opts.mode, cli));
+    return { src, ...(image ? { image } : {}), ...(cli ? { cli } : {}), files: readdirSync(opts.out).sort() };
   } catch (err) {
     rmSync(opts.out, { recursive: true, force: true });
     throw err;
   }
 }
 
-if (import.meta.main) {
+/** `make release`: the release the environment describes, into RELEASE_DIR; exits non-zero when it cannot be made. */
+async function main(): Promise<void> {
   const mode = (process.env.RELEASE_IMAGE || "upstream") as ImageMode;
   if (!["upstream", "standin", "none"].includes(mode)) {
     console.error(`release: RELEASE_IMAGE=${mode}: expected upstream, standin or none`);
@@ -295,12 +358,34 @@ if (import.meta.main) {
   }
   const out = resolve(repoRoot, process.env.RELEASE_DIR || RELEASE_DIR);
   try {
-    const { src, image, files } = await release({ out, mode, log: (l) => console.log(`  ${l}`) });
+    const cliSpec = process.env.RELEASE_CLI?.trim() ?? "";
+    // Loaded only for a CLI: a release without one needs nothing of its build.
+    const cli = cliSpec === NO_CLI ? undefined : (await import("./sea.ts")).parseTargets(cliSpec);
+    const url = cli === undefined ? undefined : await releaseUrl((await releaseSource()).version);
+    const {
+      src,
+      image,
+      cli: built,
+      files,
+    } = await release({
+      out,
+      mode,
+      ...(cli ? { cli } : {}),
+      ...(url ? { url } : {}),
+      log: (l) => console.log(`  ${l}`),
+    });
     console.log(`release ${src.version} (chart ${src.chartVersion}) in ${out}:\n  ${files.join("\n  ")}`);
     if (image)
       console.log(
         `image ${image.ref}: manifest ${image.manifest}${image.standin ? " (STAND-IN BASES: do not publish)" : ""}`,
       );
+    if (built !== undefined) {
+      for (const s of built.skipped) console.log(`no ${s.platform} executable: ${s.reason}`);
+      if (built.manifest === undefined)
+        console.log(
+          "no kp.yaml: set RELEASE_URL to where the archives will be downloaded from (docs/release.md)",
+        );
+    }
     if (src.dirty || !src.tagged)
       console.log(
         `note: built from ${src.dirty ? "a work tree with uncommitted changes" : "a commit"} not tagged v${src.version}`,
@@ -310,3 +395,5 @@ if (import.meta.main) {
     process.exit(1);
   }
 }
+
+if (import.meta.main) await main();

@@ -11,6 +11,7 @@ import "./node-guard.ts";
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
+import { getAsset, isSea } from "node:sea";
 import { getHeapStatistics } from "node:v8";
 import { collectDefaultMetrics } from "prom-client";
 import { helpText } from "./config/flags.ts";
@@ -37,8 +38,36 @@ import { MetricsServer, ProbeServer } from "./runtime/metrics/server.ts";
 
 const PROGRAM = "kubeprovisioner";
 
+/**
+ * The program's commands besides running the operator, each loaded only when it runs (an
+ * esbuild chunk of its own in the bundle), so the operator's memory holds none of their code.
+ */
+const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
+  plan: async () => (await import("./cli/plan.ts")).runPlan,
+};
+
+/** A command: its arguments (those after its name) -> exit status. */
+type Command = (
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+  io: { stdout: (t: string) => void; stderr: (t: string) => void; stdin: () => Promise<string> },
+) => Promise<number>;
+
 /** Runs the program; resolves with the process exit code. */
 export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
+  const command = argv[0] === undefined ? undefined : COMMANDS[argv[0]];
+  if (command !== undefined) {
+    const code = await (
+      await command()
+    )(argv.slice(1), env, {
+      stdout: (t) => void process.stdout.write(t),
+      stderr: (t) => void process.stderr.write(t),
+      stdin: readStdin,
+    });
+    // The process exits with the code at once: what is written to a pipe must have left first.
+    await new Promise<void>((resolve) => process.stdout.write("", () => resolve()));
+    return code;
+  }
   let options: Options;
   try {
     const outcome = parseOptions(argv, env);
@@ -203,6 +232,13 @@ async function run(options: Options, env: NodeJS.ProcessEnv, logger: Logger): Pr
   }
 }
 
+/** Everything on standard input, as text. */
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
 function inClusterNamespace(): string | undefined {
   try {
     const ns = readFileSync(`${SERVICE_ACCOUNT_DIR}/namespace`, "utf8").trim();
@@ -230,7 +266,12 @@ async function buildLogger(options: Options): Promise<Logger> {
 
 function version(): string {
   try {
-    const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
+    // A single executable carries package.json as an asset (hack/sea.ts); the sources and the
+    // bundle read the file.
+    const text = isSea()
+      ? getAsset("package.json", "utf8")
+      : readFileSync(new URL("../package.json", import.meta.url), "utf8");
+    const pkg = JSON.parse(text) as {
       version?: string;
     };
     return pkg.version ?? "unknown";
@@ -241,7 +282,9 @@ function version(): string {
 
 if (isEntryPoint(import.meta.url)) {
   // Replaces the process once, when the heap ceiling is to follow the container's memory limit.
-  sizeHeapFromMemoryLimit();
+  // Not a single executable: it takes no Node.js options on its command line (they would reach
+  // the program as arguments), so its heap keeps V8's default.
+  if (!isSea()) sizeHeapFromMemoryLimit();
   main(process.argv.slice(2), process.env).then(
     (code) => process.exit(code),
     (err: unknown) => {

@@ -61,14 +61,12 @@ export interface AccountsDeps extends ProcessDeps {
   maxConcurrentReconciles?: number;
 }
 
-/** Adds the AwsAccount controller to the manager and returns the resolver for the managed kinds. */
-export function setupAccounts(deps: AccountsDeps): CacheAccountResolver {
-  const accounts = deps.client.resource<AwsAccount>(AwsAccountResource);
-  const namespaces = deps.client.resource<NamespaceObject>(NamespaceResource);
+/** The assumed-role sessions of the AwsAccounts, reading their external IDs from Secrets. */
+function accountSessions(
+  deps: Pick<AccountsDeps, "client" | "aws" | "stsRegion" | "clock">,
+): AccountSessions {
   const secrets = deps.client.resource<KubeObject & { data?: Record<string, string> }>(SecretResource);
-  // Created now, so the manager's cache sync covers the namespaces before any reconcile.
-  deps.informers.informerFor(NamespaceResource);
-  const sessions = new AccountSessions({
+  return new AccountSessions({
     aws: deps.aws,
     stsRegion: deps.stsRegion ?? process.env.AWS_REGION ?? "us-east-1",
     clock: deps.clock,
@@ -86,6 +84,41 @@ export function setupAccounts(deps: AccountsDeps): CacheAccountResolver {
       return Buffer.from(value, "base64").toString("utf8");
     },
   });
+}
+
+/**
+ * The resolver of the managed kinds' accounts alone, without the AwsAccount controller: for a
+ * reader of the accounts the operator checks (`kubeprovisioner plan`), which trusts the
+ * AwsAccounts' status as the operator wrote it and writes nothing.
+ */
+export function accountResolver(
+  deps: Pick<
+    AccountsDeps,
+    "client" | "informers" | "aws" | "stsRegion" | "clock" | "logger" | "requireAccount"
+  >,
+  sessions: AccountSessions = accountSessions(deps),
+): CacheAccountResolver {
+  const accounts = deps.client.resource<AwsAccount>(AwsAccountResource);
+  const namespaces = deps.client.resource<NamespaceObject>(NamespaceResource);
+  // Created now, so the cache's sync covers the namespaces before the first object is resolved.
+  deps.informers.informerFor(NamespaceResource);
+  return new CacheAccountResolver({
+    accounts: (name) => accounts.get(name),
+    namespaces: (name) => namespaces.get(name),
+    sessions,
+    own: deps.aws,
+    requireAccount: deps.requireAccount,
+    clock: deps.clock,
+    logger: deps.logger.child({ component: "accounts" }),
+  });
+}
+
+/** Adds the AwsAccount controller to the manager and returns the resolver for the managed kinds. */
+export function setupAccounts(deps: AccountsDeps): CacheAccountResolver {
+  const accounts = deps.client.resource<AwsAccount>(AwsAccountResource);
+  const namespaces = deps.client.resource<NamespaceObject>(NamespaceResource);
+  const sessions = accountSessions(deps);
+  const resolver = accountResolver(deps, sessions);
   const nsOf = (name: string): Readonly<NamespaceObject> | undefined => namespaces.get(name);
   const reconciler = new AwsAccountReconciler({
     client: accounts,
@@ -107,13 +140,5 @@ export function setupAccounts(deps: AccountsDeps): CacheAccountResolver {
   for (const kind of deps.kinds)
     builder.watches<ManagedObject>(kind, (obj) => reconciler.deletingAccountOf(obj));
   builder.complete(reconciler);
-  return new CacheAccountResolver({
-    accounts: (name) => accounts.get(name),
-    namespaces: nsOf,
-    sessions,
-    own: deps.aws,
-    requireAccount: deps.requireAccount,
-    clock: deps.clock,
-    logger: deps.logger.child({ component: "accounts" }),
-  });
+  return resolver;
 }

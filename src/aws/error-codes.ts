@@ -7,7 +7,18 @@
  * (`AWS.SimpleQueueService.NonExistentQueue`) are listed, so either spelling classifies the same.
  */
 
-import type { AwsErrorKind } from "./errors.ts";
+/**
+ * What the caller should do about a failure.
+ * - `throttled`: AWS asked us to slow down; retry later with backoff (the rate budget already slowed).
+ * - `retryable`: transient (network, timeout, 5xx, capacity, state in flux); retry with backoff.
+ * - `terminal`: the request cannot succeed as it is (bad parameter, unknown AMI, access denied,
+ *   missing credentials); do not retry until the spec changes, unless the error's `access`
+ *   says the caller's access failed: that heals once IAM or the credentials are fixed.
+ * - `not-found`: the addressed resource does not exist; a delete may treat this as done.
+ * - `conflict`: the request collides with existing state (already exists, not empty, idempotency
+ *   token reused); the caller decides, often by reading the current state.
+ */
+export type AwsErrorKind = "throttled" | "retryable" | "terminal" | "not-found" | "conflict";
 
 /** AWS asked the caller to slow down. */
 const THROTTLED = [

@@ -4,22 +4,19 @@
  * SDK and Node errors, so code holding an error from anywhere gets the same answer.
  */
 
-import { ACCESS_CODES, CODE_HINTS, CODE_PATTERNS, KNOWN_CODES, type AwsAccess } from "./error-codes.ts";
+import {
+  ACCESS_CODES,
+  CODE_HINTS,
+  CODE_PATTERNS,
+  KNOWN_CODES,
+  type AwsAccess,
+  type AwsErrorKind,
+} from "./error-codes.ts";
 import { VALUE_ECHO } from "./sdk-logger.ts";
 import { SERVICE_DISPLAY_NAME, type AwsService } from "./service.ts";
 
-/**
- * What the caller should do about a failure.
- * - `throttled`: AWS asked us to slow down; retry later with backoff (the rate budget already slowed).
- * - `retryable`: transient (network, timeout, 5xx, capacity, state in flux); retry with backoff.
- * - `terminal`: the request cannot succeed as it is (bad parameter, unknown AMI, access denied,
- *   missing credentials); do not retry until the spec changes, unless {@link AwsErrorInfo.access}
- *   says the caller's access failed: that heals once IAM or the credentials are fixed.
- * - `not-found`: the addressed resource does not exist; a delete may treat this as done.
- * - `conflict`: the request collides with existing state (already exists, not empty, idempotency
- *   token reused); the caller decides, often by reading the current state.
- */
-export type AwsErrorKind = "throttled" | "retryable" | "terminal" | "not-found" | "conflict";
+/** What the caller should do about a failure (declared with the code tables that assign it). */
+export type { AwsErrorKind } from "./error-codes.ts";
 
 export type { AwsAccess } from "./error-codes.ts";
 

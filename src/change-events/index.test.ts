@@ -125,8 +125,13 @@ describe("ChangeEvents", () => {
     events.source(BUCKETS).attach((r) => got.push(r));
     assert.deepEqual(events.handle(queue, put("bucket-b")), { outcome: "enqueued" });
     assert.deepEqual(got, [{ namespace: "ns", name: "b" }]);
-    assert.equal(events.takeHint(BUCKETS, "ns/b"), true, "the reconcile it causes observes afresh");
-    assert.equal(events.takeHint(BUCKETS, "ns/b"), false, "once");
+    const hint = events.takeHint(BUCKETS, "ns/b");
+    assert.deepEqual(
+      { caller: hint?.caller, eventName: hint?.eventName },
+      { caller: `arn:aws:sts::${OWN}:assumed-role/Admin/someone@example.com`, eventName: "PutBucketTagging" },
+      "the reconcile it causes observes afresh, and knows who made the change",
+    );
+    assert.equal(events.takeHint(BUCKETS, "ns/b"), undefined, "once");
     assert.deepEqual(events.handle(queue, put("nobody")), { outcome: "dropped", reason: "unowned" });
     assert.deepEqual(events.handle(queue, "{"), { outcome: "dropped", reason: "malformed" });
     assert.deepEqual(events.handle(queue, put("bucket-b", { userAgent: "aws-sdk-js/3 kubeprovisioner" })), {

@@ -29,7 +29,7 @@ import type { AwsClientSource } from "../aws/clients.ts";
 import { OPERATOR_USER_AGENT } from "../aws/clients.ts";
 import { parseQueueAddress, QueueAddressError, type QueueAddress } from "../aws/queue-address.ts";
 import type { ManagedObject } from "../reconcilers/common/driver.ts";
-import type { ResyncHooks } from "../reconcilers/common/resync.ts";
+import type { ChangeHint, ResyncHooks } from "../reconcilers/common/resync.ts";
 import type { Client } from "../runtime/client/index.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { InformerProvider } from "../runtime/controller/index.ts";
@@ -41,7 +41,13 @@ import type { Logger } from "../runtime/logging.ts";
 import type { Runnable } from "../runtime/manager/runnable.ts";
 import { ChannelSource } from "./channel-source.ts";
 import { QueueConsumer, type Handled } from "./consumer.ts";
-import { isOwnCall, MalformedEventError, parseChangeEvent, type OwnIdentities } from "./event.ts";
+import {
+  isOwnCall,
+  MalformedEventError,
+  parseChangeEvent,
+  type ChangeEvent,
+  type OwnIdentities,
+} from "./event.ts";
 import { ChangeEventMetrics } from "./metrics.ts";
 import { CHANGE_EVENT_INDEX, type ChangeEventNaming } from "./naming.ts";
 import { isSupported, route, type RoutableKind } from "./router.ts";
@@ -98,8 +104,11 @@ export class ChangeEvents implements ResyncHooks, Runnable {
   readonly #o: ChangeEventsOptions;
   readonly #metrics: ChangeEventMetrics;
   readonly #sources = new Map<string, ChannelSource>();
-  /** Per kind, the keys enqueued by an event and not reconciled since. */
-  readonly #hints = new Map<string, Set<string>>();
+  /**
+   * Per kind, the keys enqueued by an event and not reconciled since, with what the latest such
+   * event said about the change (who made it, with which call, when).
+   */
+  readonly #hints = new Map<string, Map<string, ChangeHint>>();
   readonly #routable: RoutableKind[];
   readonly #readers = new Map<string, Reader>();
   readonly #timers = new Set<ReturnType<Clock["setTimeout"]>>();
@@ -136,18 +145,23 @@ export class ChangeEvents implements ResyncHooks, Runnable {
     return s;
   }
 
-  takeHint(resource: ResourceType, key: string): boolean {
-    return this.#hints.get(resource.kind)?.delete(key) === true;
+  takeHint(resource: ResourceType, key: string): ChangeHint | undefined {
+    const keys = this.#hints.get(resource.kind);
+    const hint = keys?.get(key);
+    keys?.delete(key);
+    return hint;
   }
 
   /** Enqueues `req` for `kind` as a change hint; false when its controller is not running. */
-  #hint(kind: string, req: Request): boolean {
+  #hint(kind: string, req: Request, hint: ChangeHint): boolean {
     let keys = this.#hints.get(kind);
-    if (keys === undefined) this.#hints.set(kind, (keys = new Set()));
+    if (keys === undefined) this.#hints.set(kind, (keys = new Map()));
     const key = keyOf(req);
-    keys.add(key);
+    const before = keys.get(key);
+    keys.set(key, hint);
     if (this.#sources.get(kind)?.push(req) === true) return true;
-    keys.delete(key);
+    if (before === undefined) keys.delete(key);
+    else keys.set(key, before);
     return false;
   }
 
@@ -193,9 +207,10 @@ export class ChangeEvents implements ResyncHooks, Runnable {
       return { outcome: "dropped", reason: "own_call" };
     const routed = route(event, this.#routable);
     if (routed.length === 0) return { outcome: "dropped", reason: "unowned" };
+    const hint = hintOf(event);
     for (const r of routed) {
       for (const req of r.requests) {
-        if (!this.#hint(r.kind.kind, req)) return { outcome: "retry" };
+        if (!this.#hint(r.kind.kind, req, hint)) return { outcome: "retry" };
         this.#o.logger.debug(
           { queue, kind: r.kind.kind, namespace: req.namespace, name: req.name },
           "change event enqueued an object",
@@ -467,4 +482,17 @@ function seconds(ms: number): string {
     : ms % 60_000 === 0
       ? `${ms / 60_000}m`
       : `${ms / 1000}s`;
+}
+
+/**
+ * What `event` says about the change: for a CloudTrail event, who called (the caller's ARN, else
+ * its principal ID), the call and when; for a service's own event, only when.
+ */
+function hintOf(event: ChangeEvent): ChangeHint {
+  const caller = event.call?.caller.arn ?? event.call?.caller.principalId;
+  return {
+    ...(caller !== undefined ? { caller } : {}),
+    ...(event.call !== undefined ? { eventName: event.call.eventName } : {}),
+    ...(event.timeMs !== undefined ? { timeMs: event.timeMs } : {}),
+  };
 }

@@ -213,6 +213,7 @@ export const FLAGS: readonly FlagSpec[] = [
 export function helpText(program: string): string {
   const lines = [
     `Usage: ${program} [flags]`,
+    `       ${program} plan ...    (what the operator would do, without doing it: ${program} plan --help)`,
     "",
     "Kubernetes operator for AWS EC2 instances, S3 buckets and SQS queues (compute.cloud.com/v1).",
     "Every flag may also be set through the environment variable shown; a flag wins over its variable.",

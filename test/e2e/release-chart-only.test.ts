@@ -1,7 +1,7 @@
 /**
- * A chart-only release (`make release RELEASE_IMAGE=none`, docs/release.md) needs Node, git and
- * helm, nothing of the test toolchain: `make -n` shows the tools the target would install, and
- * hack/release.ts runs with a PATH that holds only node and git (helm comes from bin/).
+ * A chart-only release (`make release RELEASE_IMAGE=none RELEASE_CLI=none`, docs/release.md) needs
+ * Node, git and helm, nothing of the test toolchain: `make -n` shows the tools the target would
+ * install, and hack/release.ts runs with a PATH that holds only node and git (helm comes from bin/).
  */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
@@ -59,7 +59,7 @@ describe("a chart-only release", () => {
     const out = path.join(dir, "release");
     const res = await execFileP(process.execPath, [path.join(repoRoot, "hack/release.ts")], {
       cwd: repoRoot,
-      env: plainEnv({ PATH: bin, RELEASE_IMAGE: "none", RELEASE_DIR: out }),
+      env: plainEnv({ PATH: bin, RELEASE_IMAGE: "none", RELEASE_CLI: "none", RELEASE_DIR: out }),
     });
     const chart = parseYaml(readFileSync(path.join(CHART_DIR, "Chart.yaml"), "utf8")) as { version: string };
     assert.deepEqual(

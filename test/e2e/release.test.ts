@@ -84,7 +84,8 @@ describe("make release", () => {
       [chartOnly, "none"],
       [standin, "standin"],
     ] as const) {
-      const res = await release({ RELEASE_DIR: dir, RELEASE_IMAGE: mode });
+      // The CLI's executables are release-cli.test.ts's.
+      const res = await release({ RELEASE_DIR: dir, RELEASE_IMAGE: mode, RELEASE_CLI: "none" });
       assert.equal(res.code, 0, `RELEASE_IMAGE=${mode}: ${res.stderr}`);
     }
   });
@@ -137,6 +138,7 @@ describe("make release", () => {
       for (const f of artifacts) assert.match(checked.stdout, new RegExp(`^${f}: OK$`, "m"));
     }
     assert.ok(digestFile(chartOnly).comments.includes("# no image (RELEASE_IMAGE=none)"));
+    assert.ok(digestFile(chartOnly).comments.includes("# no CLI (RELEASE_CLI=none)"));
 
     // A changed artifact no longer matches.
     const copy = tempDir();

@@ -10,7 +10,7 @@
 import assert from "node:assert/strict";
 import { setTimeout as delay } from "node:timers/promises";
 import { after, before, describe, it } from "node:test";
-import { isWrite } from "./audit.ts";
+import { isWrite } from "../support/audit.ts";
 import { Fleet, plan, type FleetObject } from "./fleet.ts";
 import { record, sized } from "./results.ts";
 

@@ -26,7 +26,7 @@ import { startOperator, type OperatorProcess } from "../support/operator.ts";
 import { waitFor } from "../support/process.ts";
 import { WRITES, ready, type KubeObj } from "../support/reconciler-env.ts";
 import { CuttableProxy } from "../support/tcp-proxy.ts";
-import { auditFlags, readAudit, type AuditEvent } from "./audit.ts";
+import { auditFlags, readAudit, type AuditEvent } from "../support/audit.ts";
 
 /** The regions the fleet is spread over. */
 export const REGIONS = ["us-east-1", "us-west-2", "eu-west-1"] as const;

@@ -11,7 +11,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import { after, before, describe, it } from "node:test";
 import type { OperatorProcess } from "../support/operator.ts";
 import { waitFor, WAIT_MS } from "../support/process.ts";
-import { isWrite, type AuditEvent } from "./audit.ts";
+import { isWrite, type AuditEvent } from "../support/audit.ts";
 import { Fleet, plan, type FleetObject } from "./fleet.ts";
 import { record, sized } from "./results.ts";
 

@@ -107,7 +107,7 @@ describe("S3Bucket lifecycle rules with tag filters and noncurrent version trans
       "an Updated Event naming lifecycleRules",
       async () =>
         (await env.events("tiers")).some(
-          (e) => e.reason === "Updated" && /lifecycleRules: 4 rules/.test(e.message ?? ""),
+          (e) => e.reason === "Updated" && /lifecycleRules: changed cold-logs/.test(e.message ?? ""),
         ),
       15_000,
       150,
@@ -168,7 +168,7 @@ describe("S3Bucket lifecycle rules with tag filters and noncurrent version trans
       "an Updated Event naming lifecycleRules",
       async () =>
         (await env.events("sizes")).some(
-          (e) => e.reason === "Updated" && /lifecycleRules: 5 rules/.test(e.message),
+          (e) => e.reason === "Updated" && /lifecycleRules: changed small-logs/.test(e.message),
         ),
       15_000,
       150,

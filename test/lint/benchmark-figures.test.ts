@@ -168,6 +168,51 @@ const steady20kPass = (): (typeof steady20k.steady)[number] => {
   assert.ok(s !== undefined, "scale-20k.json has a steady pass");
   return s;
 };
+const plan = json<{
+  objects: { buckets: number; queues: number; instances: number; total: number };
+  drift: { objects: number; made: Record<string, { count: number; path: string }> };
+  plan: {
+    exitCode: number;
+    wallSeconds: number;
+    phases: Record<
+      "startAndCacheSyncSeconds" | "listTargetsSeconds" | "planSeconds" | "outputAndExitSeconds",
+      number
+    >;
+    peakRssMiB: number;
+    outputBytes: number;
+    summary: Record<string, number>;
+  };
+  aws: {
+    calls: number;
+    mutatingCalls: number;
+    readsPerObject: Record<string, number>;
+    byService: Record<string, Record<string, number>>;
+    budgets: {
+      budget: string;
+      ratePerSecond: number;
+      burst: number;
+      calls: number;
+      callsPerSecond: number;
+      ratioToRate: number;
+      ratioToBucket: number;
+    }[];
+  };
+  kubernetes: { requests: number; writes: number };
+  withImageFlags: { wallSeconds: number; peakRssMiB: number };
+}>("plan.json");
+/** The plan's use of budget `name`, as the budget table of BENCHMARKS.md prints it. */
+const planBudget = (name: string): string[] => {
+  const b = plan.aws.budgets.find((x) => x.budget === name);
+  assert.ok(b !== undefined, `plan.json has the ${name} budget`);
+  return [
+    String(b.ratePerSecond),
+    String(b.burst),
+    String(b.calls),
+    b.callsPerSecond.toFixed(1),
+    b.ratioToRate.toFixed(2),
+    b.ratioToBucket.toFixed(2),
+  ];
+};
 /** The figures: the file, a pattern whose groups capture the figures, and what they must be. */
 const FIGURES: { file: string; what: string; pattern: RegExp; want: () => string[] }[] = [
   {
@@ -532,6 +577,69 @@ const FIGURES: { file: string; what: string; pattern: RegExp; want: () => string
         String(ceiling.old.heapFlagMiB),
       ];
     },
+  },
+  {
+    file: "BENCHMARKS.md",
+    what: "a plan of 1,000 live objects: wall time, phases, the plan, reads, writes and peak RSS",
+    pattern:
+      /\| wall time of the plan \| \*\*([\d.]+) s\*\* \| \| start and cache sync \| ([\d.]+) s \| \| listing the targets \| ([\d.]+) s \| \| planning, until the last AWS call \| ([\d.]+) s \| \| output \((\d+) KB of JSON\) and exit \| ([\d.]+) s \| \| the plan \| (\d+) to update \((\d+) `spec\.versioning`, (\d+) `spec\.visibilityTimeoutSeconds`, (\d+) `spec\.tags\.bench`\), (\d+) in sync, (\d+) errors, exit (\d) \| \| AWS reads \| ([\d,]+): (\d) per bucket .*?, (\d) per queue .*?, (\d+) `DescribeInstances` for the (\d+) instances, (\d) `GetCallerIdentity` \| \| mutating AWS calls \| (\d+) \| \| Kubernetes requests of the plan \| (\d+) .*?; (\d+) writes \| \| peak RSS of the plan's process \| ([\d.]+) MiB \| \| the same plan with the image's V8 flags \(`--max-semi-space-size=1`\): wall time, peak RSS \| ([\d.]+) s, ([\d.]+) MiB \|.*? took (\d+) MiB off the peak at the same pace/,
+    want: () => {
+      const p = plan.plan;
+      const made = (kind: string): string => String(plan.drift.made[kind]?.count);
+      return [
+        p.wallSeconds.toFixed(1),
+        p.phases.startAndCacheSyncSeconds.toFixed(2),
+        p.phases.listTargetsSeconds.toFixed(2),
+        p.phases.planSeconds.toFixed(1),
+        String(Math.round(p.outputBytes / 1000)),
+        p.phases.outputAndExitSeconds.toFixed(2),
+        String(p.summary.update),
+        made("S3Bucket"),
+        made("SqsQueue"),
+        made("Ec2Instance"),
+        String(p.summary.inSync),
+        String(p.summary.error),
+        String(p.exitCode),
+        thousands(plan.aws.calls),
+        String(plan.aws.readsPerObject.S3Bucket),
+        String(plan.aws.readsPerObject.SqsQueue),
+        String(plan.aws.byService.ec2?.DescribeInstances),
+        String(plan.objects.instances),
+        String(plan.aws.byService.sts?.GetCallerIdentity),
+        String(plan.aws.mutatingCalls),
+        String(plan.kubernetes.requests),
+        String(plan.kubernetes.writes),
+        p.peakRssMiB.toFixed(1),
+        plan.withImageFlags.wallSeconds.toFixed(1),
+        plan.withImageFlags.peakRssMiB.toFixed(1),
+        String(Math.round(p.peakRssMiB - plan.withImageFlags.peakRssMiB)),
+      ];
+    },
+  },
+  {
+    file: "BENCHMARKS.md",
+    what: "a plan of 1,000 live objects: the S3 and SQS budgets, and the ratios the prose quotes",
+    pattern:
+      /\| `s3` \((\d+)\/s, (\d+)\) \| (\d+) \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \| \| `sqs` \((\d+)\/s, (\d+)\) \| (\d+) \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \|.*?what its bucket allows and no more \(([\d.]+) and ([\d.]+);.*?each is at ([\d.]+) of its rate/,
+    want: () => {
+      const s3 = planBudget("s3");
+      const sqs = planBudget("sqs");
+      assert.equal(s3[4], sqs[4], "S3 and SQS at the same share of their rate");
+      return [...s3, ...sqs, s3[5] ?? "", sqs[5] ?? "", s3[4] ?? ""];
+    },
+  },
+  {
+    file: "README.md",
+    what: "a plan of 1,000 live objects",
+    pattern:
+      /\*\*Plan\.\*\* `kubeprovisioner plan --live` of ([\d,]+) live objects, (\d+) of them drifted, takes (\d+) s, .*? with (\d+) mutating AWS calls and (\d+) Kubernetes writes\./,
+    want: () => [
+      thousands(plan.objects.total),
+      String(plan.drift.objects),
+      String(Math.round(plan.plan.wallSeconds)),
+      String(plan.aws.mutatingCalls),
+      String(plan.kubernetes.writes),
+    ],
   },
 ];
 

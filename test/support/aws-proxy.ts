@@ -9,7 +9,7 @@
  * connection reset (before the call reaches the emulator, or after, so the call happened but its
  * answer is lost).
  */
-import { createServer, request, type IncomingHttpHeaders, type Server } from "node:http";
+import { createServer, request, type ClientRequest, type IncomingHttpHeaders, type Server } from "node:http";
 
 /** One call the proxy saw. */
 export interface ProxiedCall {
@@ -274,6 +274,9 @@ export async function startAwsProxy(target: string, opts: AwsProxyOptions = {}):
   // instance that real EC2 never would.
   const launches = new Map<string, Promise<Answer>>();
   let replays = 0;
+  // The requests forwarded and not answered yet (an SQS long poll waits up to 20 s): stopping
+  // the proxy ends them, so no socket to the emulator outlives it.
+  const inFlight = new Set<ClientRequest>();
   const forward = (
     method: string,
     url: string,
@@ -298,6 +301,8 @@ export async function startAwsProxy(target: string, opts: AwsProxyOptions = {}):
           up.on("error", reject);
         },
       );
+      inFlight.add(out);
+      out.on("close", () => inFlight.delete(out));
       out.on("error", reject);
       out.end(body);
     });
@@ -418,6 +423,7 @@ export async function startAwsProxy(target: string, opts: AwsProxyOptions = {}):
     launchReplays: () => replays,
     stop: () =>
       new Promise<void>((resolve) => {
+        for (const out of inFlight) out.destroy();
         server.closeAllConnections();
         server.close(() => resolve());
       }),

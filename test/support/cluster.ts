@@ -16,6 +16,7 @@
  * 198.18.(2n+1).0/24, the link 198.19.n.0/30 (host .1, node .2): test ranges (RFC 2544) that no
  * real network uses.
  */
+import { auditFlags } from "./audit.ts";
 import { execFile, execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
@@ -540,9 +541,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
           `--kubelet-client-certificate=${kc}.crt`,
           `--kubelet-client-key=${kc}.key`,
           "--kubelet-preferred-address-types=InternalIP",
-          "--audit-log-path=" + path.join(pki.dir, "audit.log"),
-          "--audit-policy-file=" + writeAuditPolicy(pki.dir),
-          "--audit-log-format=json",
+          ...auditFlags({ reads: true, dir: pki.dir }).flags,
         ];
       },
       controllerManagerFlags: (pki) => [
@@ -828,20 +827,6 @@ state = ${q(path.join(dir, "containerd/state"))}
     bin_dir = "/usr/lib/cni"
     conf_dir = ${q(cniConf)}
 `;
-}
-
-function writeAuditPolicy(dir: string): string {
-  const file = path.join(dir, "audit-policy.yaml");
-  writeFileSync(
-    file,
-    JSON.stringify({
-      apiVersion: "audit.k8s.io/v1",
-      kind: "Policy",
-      omitStages: ["RequestReceived"],
-      rules: [{ level: "Metadata" }],
-    }),
-  );
-  return file;
 }
 
 /** kube-apiserver's client certificate towards the kubelet (logs, exec). */

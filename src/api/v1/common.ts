@@ -183,6 +183,41 @@ export function managementPolicyField(what: string, identity: string) {
   });
 }
 
+/** Values of `spec.driftPolicy`. */
+export const DRIFT_POLICIES = ["Repair", "Report"] as const;
+
+/** `driftPolicy`: whether the operator repairs drift or only reports it. */
+export function driftPolicyField(what: string) {
+  return s.enumOf(DRIFT_POLICIES, {
+    description:
+      `What the operator does when the ${what} differs from the spec. Repair (default): it puts ` +
+      `the ${what} back (an Updated event names what changed). Report: it makes no AWS write for ` +
+      `the difference; status.drift lists each differing spec path with the desired and observed ` +
+      `values, when it was first seen and, when a change event says so, who made the change; the ` +
+      `Drifted condition is True and one event is emitted per newly drifted path. Adopting a ` +
+      `${what} under Report writes only the ownership tags. Mutable: switching to Repair repairs.`,
+    default: "Repair",
+  });
+}
+
+/** Values of `spec.changePolicy`. */
+export const CHANGE_POLICIES = ["Auto", "Approve"] as const;
+
+/** `changePolicy`: whether changes are applied at once or wait for approval. */
+export function changePolicyField(what: string) {
+  return s.enumOf(CHANGE_POLICIES, {
+    description:
+      `Whether the operator applies changes to the ${what} at once. Auto (default): yes. Approve: ` +
+      `it writes the changes it would make to status.pendingChanges with a hash, sets ` +
+      `ChangesPending=True, and makes no AWS write (creation included) until the annotation ` +
+      `compute.cloud.com/approved-changes carries that hash. An approval whose hash no longer ` +
+      `matches (the spec or the ${what} moved since) is refused (reason StaleApproval) and the new ` +
+      `plan is shown. Deletion is not gated: deleting the object is the decision (use ` +
+      `deletionPolicy Retain to keep the ${what}). Mutable.`,
+    default: "Auto",
+  });
+}
+
 /**
  * A rule on a spec that makes the property `field` required unless the object only observes its
  * resource (`managementPolicy: ObserveOnly`): the fields a create needs. Reported on the property
@@ -308,6 +343,21 @@ export function commonStatusFields() {
       minimum: 0,
     }),
     observedTags: observedTagsField(),
+    drift: s.array(driftEntrySchema, {
+      description:
+        "Under spec.driftPolicy Report: each spec path where the resource differs from the spec, " +
+        `at most ${MAX_DRIFT_ENTRIES} (the rest are counted in the Drifted condition's message). ` +
+        "Written only when the set of paths or their values change.",
+      maxItems: MAX_DRIFT_ENTRIES,
+    }),
+    pendingChanges: pendingChangesSchema,
+    appliedChanges: s.string({
+      description:
+        "Under spec.changePolicy Approve: the hash of the changes last approved and applied. An " +
+        "approval annotation carrying it asks for nothing more; one carrying another hash than " +
+        "the current plan's is refused as stale.",
+      maxLength: 64,
+    }),
     lastHandledReconcileAt: s.string({
       description:
         "The value of the compute.cloud.com/reconcile-requested-at annotation that the operator " +
@@ -318,6 +368,90 @@ export function commonStatusFields() {
     }),
   };
 }
+
+/** The most entries status.drift and status.pendingChanges.changes hold. */
+export const MAX_DRIFT_ENTRIES = 32;
+
+/** The longest value (as JSON) a drift entry or pending change shows; longer ones are summarized. */
+export const MAX_SHOWN_VALUE_BYTES = 1024;
+
+/** One drifted path in status.drift. */
+const driftEntrySchema = s.object(
+  {
+    path: s.string({
+      description: "The spec path that differs (spec.versioning, spec.tags.team).",
+      required: true,
+      maxLength: 512,
+    }),
+    desired: s.json({ description: "The value the spec asks for (absent: the spec asks for none)." }),
+    observed: s.json({ description: "The value AWS has (absent: AWS has none)." }),
+    since: s.dateTime({ description: "When the operator first saw this difference.", required: true }),
+    changedBy: s.string({
+      description: "Who made the change, as a change event (CloudTrail userIdentity) named them.",
+      maxLength: 2048,
+    }),
+    changeEvent: s.string({
+      description: "The AWS API call that made the change (CloudTrail eventName).",
+      maxLength: 128,
+    }),
+    changedAt: s.dateTime({ description: "When that call was made (CloudTrail eventTime)." }),
+  },
+  { description: "One spec path where the resource differs from the spec." },
+);
+
+/** One change in status.pendingChanges. */
+const pendingChangeSchema = s.object(
+  {
+    path: s.string({
+      description: "The spec path the change concerns; spec for a creation.",
+      required: true,
+      maxLength: 512,
+    }),
+    observed: s.json({ description: "The value AWS has (absent: none)." }),
+    desired: s.json({ description: "The value applying sets (absent: applying removes it)." }),
+    actions: s.array(s.string({ description: "An IAM action.", maxLength: 128 }), {
+      description: "The IAM actions applying the change calls, in order.",
+      maxItems: 16,
+    }),
+    disruption: s.enumOf(["none", "restart", "replace", "refused"], {
+      description:
+        "What applying does to the resource: none, restart (EC2 stop and start), replace, or refused.",
+      required: true,
+    }),
+    reason: s.string({
+      description: "Why a refused change is refused (a condition reason).",
+      maxLength: 128,
+    }),
+    message: s.string({ description: "Why a refused change is refused.", maxLength: 1024 }),
+  },
+  { description: "One change the operator would make." },
+);
+
+/** status.pendingChanges: the plan held for approval. */
+const pendingChangesSchema = s.object(
+  {
+    hash: s.string({
+      description:
+        "The plan's hash: approve it by setting the annotation compute.cloud.com/approved-changes to this value.",
+      required: true,
+      maxLength: 64,
+    }),
+    changes: s.array(pendingChangeSchema, {
+      description: `The changes, in the order they are applied (at most ${MAX_DRIFT_ENTRIES} shown).`,
+      maxItems: MAX_DRIFT_ENTRIES,
+    }),
+    total: s.integer({
+      description: "How many changes the plan holds (more than listed when truncated).",
+      minimum: 0,
+    }),
+    restarts: s.integer({ description: "How many of them restart the resource.", minimum: 0 }),
+    refused: s.integer({ description: "How many of them the operator refuses.", minimum: 0 }),
+  },
+  {
+    description:
+      "Under spec.changePolicy Approve: the changes waiting for approval. Absent when nothing waits.",
+  },
+);
 
 /** What Kubernetes allows all of an object's annotations together, keys and values (256 KiB). */
 const MAX_ANNOTATIONS_BYTES = 262_144;
@@ -460,14 +594,19 @@ type ManagedSpecFields = {
   onDeletedOutOfBand: ReturnType<typeof onDeletedOutOfBandField>;
   writeOutputsTo: ReturnType<typeof writeOutputsToField>;
   managementPolicy: ReturnType<typeof managementPolicyField>;
+  driftPolicy: ReturnType<typeof driftPolicyField>;
+  changePolicy: ReturnType<typeof changePolicyField>;
 };
 
 /**
  * Spec fields every managed kind shares, as served. `managementPolicy` may be absent all the
  * same (an object stored before the field existed): absent means Full.
  */
-export type ManagedSpec = Omit<s.StaticObject<ManagedSpecFields>, "managementPolicy"> &
-  Partial<Pick<s.StaticObject<ManagedSpecFields>, "managementPolicy">>;
+export type ManagedSpec = Omit<
+  s.StaticObject<ManagedSpecFields>,
+  "managementPolicy" | "driftPolicy" | "changePolicy"
+> &
+  Partial<Pick<s.StaticObject<ManagedSpecFields>, "managementPolicy" | "driftPolicy" | "changePolicy">>;
 
 /** Status fields every managed kind shares: {@link commonStatusFields}, and the kind's `state`. */
 export type ManagedStatus = s.StaticObject<ReturnType<typeof commonStatusFields>> & {

@@ -15,6 +15,17 @@ export const ConditionType = {
    * (False, reason InvalidPollInterval); absent while the object has no such annotation.
    */
   PollIntervalValid: "PollIntervalValid",
+  /**
+   * Under spec.driftPolicy Report: whether the resource differs from the spec (True, reason
+   * DriftDetected, the paths in status.drift) or not (False, reason NoDrift); absent under Repair.
+   */
+  Drifted: "Drifted",
+  /**
+   * Under spec.changePolicy Approve: whether changes wait for approval (True, reason
+   * AwaitingApproval or StaleApproval, the plan in status.pendingChanges) or not (False, reason
+   * NoChangesPending); absent under Auto.
+   */
+  ChangesPending: "ChangesPending",
 } as const;
 
 /**
@@ -74,6 +85,22 @@ export const ConditionReason = {
    * is out of bounds; the message says which, and the operator's poll interval applies.
    */
   InvalidPollInterval: "InvalidPollInterval",
+  /** Drifted=True: the resource differs from the spec and driftPolicy is Report. */
+  DriftDetected: "DriftDetected",
+  /** Drifted=False: the resource matches the spec. */
+  NoDrift: "NoDrift",
+  /**
+   * ChangesPending=True and Synced=False: changes wait for the annotation
+   * compute.cloud.com/approved-changes to carry status.pendingChanges.hash.
+   */
+  AwaitingApproval: "AwaitingApproval",
+  /**
+   * ChangesPending=True and Synced=False: the approved hash is not the current plan's (the spec or
+   * AWS moved since); nothing was applied and the new plan is in status.pendingChanges.
+   */
+  StaleApproval: "StaleApproval",
+  /** ChangesPending=False: nothing waits for approval. */
+  NoChangesPending: "NoChangesPending",
 } as const;
 
 /** Values of `condition.status`. */

@@ -167,13 +167,16 @@ describe("CRDs of compute.cloud.com/v1", () => {
         const expected = [
           ...k.status,
           "accountId",
+          "appliedChanges",
           "conditions",
           "createAttempt",
           "createRequestedAt",
           "createToken",
+          "drift",
           "lastHandledReconcileAt",
           "observedGeneration",
           "observedTags",
+          "pendingChanges",
         ].sort();
         assert.deepEqual(Object.keys(status), expected);
         const conditions = status["conditions"];
@@ -209,6 +212,8 @@ describe("TypeScript types of the kinds", () => {
         amiId: "ami-12c6146b",
         region: "us-east-1",
         managementPolicy: "Full",
+        driftPolicy: "Repair",
+        changePolicy: "Auto",
         deletionPolicy: "Delete",
         adoptExisting: false,
         onDeletedOutOfBand: "Recreate",
@@ -224,6 +229,8 @@ describe("TypeScript types of the kinds", () => {
         versioning: false,
         forceDelete: false,
         managementPolicy: "Full",
+        driftPolicy: "Repair",
+        changePolicy: "Auto",
         deletionPolicy: "Retain",
         adoptExisting: false,
         onDeletedOutOfBand: "Report",
@@ -238,6 +245,8 @@ describe("TypeScript types of the kinds", () => {
         visibilityTimeoutSeconds: 30,
         messageRetentionSeconds: 60,
         managementPolicy: "Full",
+        driftPolicy: "Repair",
+        changePolicy: "Auto",
         deletionPolicy: "Delete",
         adoptExisting: false,
         onDeletedOutOfBand: "Recreate",

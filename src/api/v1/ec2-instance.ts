@@ -19,6 +19,8 @@ import {
   commonStatusFields,
   deletionPolicyField,
   managementPolicyField,
+  driftPolicyField,
+  changePolicyField,
   onDeletedOutOfBandField,
   regionField,
   requiredToManage,
@@ -463,6 +465,8 @@ export const ec2InstanceSpecSchema = s.object(
         "root volume (storage.rootVolume.encrypted: true). Immutable.",
     }),
     managementPolicy: managementPolicyField("instance", "instanceId (in region)"),
+    driftPolicy: driftPolicyField("instance"),
+    changePolicy: changePolicyField("instance"),
     deletionPolicy: deletionPolicyField("instance"),
     adoptExisting: adoptExistingField(
       "An instance counts as existing when it carries this object's namespace and name ownership " +

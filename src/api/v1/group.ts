@@ -37,6 +37,12 @@ export const POLL_INTERVAL_ANNOTATION = `${GROUP}/poll-interval`;
  */
 export const RECONCILE_REQUESTED_AT_ANNOTATION = `${GROUP}/reconcile-requested-at`;
 
+/**
+ * The annotation that approves the plan an object holds under `spec.changePolicy: Approve`: its
+ * value is the plan's hash (`status.pendingChanges.hash`).
+ */
+export const APPROVED_CHANGES_ANNOTATION = `${GROUP}/approved-changes`;
+
 /** `kubectl get aws` and `kubectl get kubeprovisioner` list every kind of the group. */
 export const CATEGORIES = ["aws", "kubeprovisioner"] as const;
 

@@ -14,6 +14,8 @@ import {
   commonStatusFields,
   deletionPolicyField,
   managementPolicyField,
+  driftPolicyField,
+  changePolicyField,
   eachReferencedOnce,
   namespacedRefField,
   iamPolicyField,
@@ -738,6 +740,8 @@ export const s3BucketSpecSchema = s.object(
     }),
     tags: tagsField("bucket"),
     managementPolicy: managementPolicyField("bucket", "bucketName (in region)"),
+    driftPolicy: driftPolicyField("bucket"),
+    changePolicy: changePolicyField("bucket"),
     deletionPolicy: deletionPolicyField("bucket"),
     forceDelete: s.boolean({
       description:

@@ -14,6 +14,8 @@ import {
   commonStatusFields,
   deletionPolicyField,
   managementPolicyField,
+  driftPolicyField,
+  changePolicyField,
   eachReferencedOnce,
   namespacedRefField,
   iamPolicyField,
@@ -267,6 +269,8 @@ export const sqsQueueSpecSchema = s.object(
     ),
     tags: tagsField("queue"),
     managementPolicy: managementPolicyField("queue", "queueName (in region)"),
+    driftPolicy: driftPolicyField("queue"),
+    changePolicy: changePolicyField("queue"),
     deletionPolicy: deletionPolicyField("queue"),
     adoptExisting: adoptExistingField(
       "A queue counts as existing when a queue named queueName exists in this account and region " +

@@ -10,22 +10,19 @@ import type { IndexFunc } from "../../runtime/cache/index.ts";
 import type { Controller, MapFunc } from "../../runtime/controller/index.ts";
 import type { KubeObject, ResourceType } from "../../runtime/kube/object.ts";
 import { AccountConnector } from "./flow/connector.ts";
+import { previewObject, type ObjectPlan } from "./flow/preview.ts";
+import { NO_ADOPTION } from "./ownership.ts";
+import type { KindTraits } from "./kind-traits.ts";
 import type { ManagedObject, ResourceDriver } from "./driver.ts";
 import type { Reconciler } from "../../runtime/controller/reconciler.ts";
 import { OUTPUT_RULES, type OutputValues } from "./outputs.ts";
+import { flowRules, type KubeRule } from "./rbac.ts";
 import { managedReconciler, setupManagedController, type ReconcilerDeps } from "./setup.ts";
 import type { IamAction } from "./iam.ts";
 
 export { callsOf, type IamAction, type IamFeature } from "./iam.ts";
-
-/** One rule of a Kubernetes (Cluster)Role. */
-export interface KubeRule {
-  readonly apiGroups: readonly string[];
-  readonly resources: readonly string[];
-  readonly verbs: readonly string[];
-  /** Why the operator needs the rule, for the comment above it in the generated ClusterRole. */
-  readonly why?: string;
-}
+export { flowRules, type KubeRule } from "./rbac.ts";
+export type { ObjectPlan, PlanAction } from "./flow/preview.ts";
 
 /** A managed kind; see the module comment. */
 export interface KindModule {
@@ -55,34 +52,11 @@ export interface KindModule {
   setup(deps: ReconcilerDeps): Controller;
   /** Builds its reconciler alone (the shared flow with its driver), without a controller. */
   reconciler(deps: ReconcilerDeps): Reconciler;
-}
-
-/**
- * What the shared flow calls on the objects of a kind: list and watch (the informer), patch (the
- * finalizer, a merge patch with the resourceVersion), get (re-reading after a 409 on that patch),
- * and update of the status subresource (a conditional replace).
- */
-export function flowRules(resource: ResourceType): KubeRule[] {
-  return [
-    {
-      apiGroups: [resource.group],
-      resources: [resource.plural],
-      verbs: ["get", "list", "watch", "patch"],
-      why:
-        "list and watch: the informers. patch: adding and removing the finalizer (a merge patch " +
-        "carrying the resourceVersion). get: re-reading an object from the API server after such a " +
-        "patch met a 409 Conflict. No update: the operator never replaces a whole object. No " +
-        "<kind>/finalizers rule: custom resources have no such endpoint, and only the " +
-        "OwnerReferencesPermissionEnforcement admission plugin consults it, for objects that set " +
-        "blockOwnerDeletion on an owner reference to these kinds, which the operator never creates.",
-    },
-    {
-      apiGroups: [resource.group],
-      resources: [`${resource.plural}/status`],
-      verbs: ["update"],
-      why: "Status is written with a conditional replace (PUT with resourceVersion) of the subresource.",
-    },
-  ];
+  /**
+   * Builds what `kubeprovisioner plan` asks of the kind: the plan of one object, what the flow
+   * would do for it (./flow/preview.ts), computed with AWS reads only.
+   */
+  planner(deps: ReconcilerDeps): (obj: ManagedObject, signal: AbortSignal) => Promise<ObjectPlan>;
 }
 
 /** One further source of a kind's controller: changes of `resource` enqueue the keys `map(deps)` returns. */
@@ -92,13 +66,25 @@ export interface KindWatch {
 }
 
 /** The definition of a kind: its module without the derived parts. */
-export interface KindDefinition<T extends ManagedObject, R> {
+export interface KindDefinition<T extends ManagedObject, R, Ref = undefined> {
   readonly name: string;
   readonly resource: ResourceType;
   crd(): CustomResourceDefinition;
   readonly iam: readonly IamAction[];
+  /** What is fixed about the kind: its noun, identifier field and settings (./kind-traits.ts). */
+  readonly traits: KindTraits<T>;
+  /**
+   * Builds what an object's references to other objects (a dead-letter queue's queueRef, a
+   * notification's queueRef) resolve to: a step of the flow's own, after the object is connected
+   * to its account and before its resource is observed, once per reconcile of a managed object
+   * that is not being deleted; the result goes to the driver's create, plan and createActions.
+   * It reads the shared cache only (no AWS call). A kind without references returns undefined.
+   * The function it builds throws DependencyNotReadyError while a referenced object is missing
+   * or not ready, and InvalidSpecError when a reference can never serve.
+   */
+  references(deps: ReconcilerDeps): (obj: T) => Ref;
   /** Builds the kind's driver from the shared dependencies (the AWS clients, clock, options). */
-  driver(deps: ReconcilerDeps): ResourceDriver<T, R>;
+  driver(deps: ReconcilerDeps): ResourceDriver<T, R, Ref>;
   /**
    * Further sources of the kind's controller: objects whose changes enqueue objects of this kind
    * (mapped to their keys by the function `map` builds), e.g. a dead-letter queue enqueueing the
@@ -121,7 +107,9 @@ export interface KindDefinition<T extends ManagedObject, R> {
 }
 
 /** The module of the kind `def`. */
-export function defineKind<T extends ManagedObject, R>(def: KindDefinition<T, R>): KindModule {
+export function defineKind<T extends ManagedObject, R, Ref = undefined>(
+  def: KindDefinition<T, R, Ref>,
+): KindModule {
   return {
     name: def.name,
     resource: def.resource,
@@ -143,17 +131,36 @@ export function defineKind<T extends ManagedObject, R>(def: KindDefinition<T, R>
     } as Readonly<Record<string, IndexFunc<KubeObject>>>,
     changeEvents: def.changeEvents as ChangeEventNaming | undefined,
     setup: (deps) =>
-      setupManagedController<T, R>(
+      setupManagedController<T, R, Ref>(
         def.name,
         def.resource,
         connectorOf(def, deps),
+        def.references(deps),
         deps,
         (def.watches ?? []).map((w) => ({ resource: w.resource, map: w.map(deps) })),
         def.outputs,
         def.iam,
       ),
     reconciler: (deps) =>
-      managedReconciler<T, R>(def.name, def.resource, connectorOf(def, deps), deps, def.outputs, def.iam),
+      managedReconciler<T, R, Ref>(
+        def.name,
+        def.resource,
+        connectorOf(def, deps),
+        def.references(deps),
+        deps,
+        def.outputs,
+        def.iam,
+      ),
+    planner: (deps) => {
+      const preview = {
+        connector: connectorOf(def, deps),
+        references: def.references(deps),
+        owners: deps.owners,
+        adoption: deps.adoption ?? NO_ADOPTION,
+        logger: deps.logger,
+      };
+      return (obj, signal) => previewObject<T, R, Ref>(preview, obj as T, signal);
+    },
   };
 }
 
@@ -161,12 +168,13 @@ export function defineKind<T extends ManagedObject, R>(def: KindDefinition<T, R>
  * The connector of kind `def`: each AWS account gets its own driver, built with that account's
  * clients. The controller and the bench path share it.
  */
-function connectorOf<T extends ManagedObject, R>(
-  def: KindDefinition<T, R>,
+function connectorOf<T extends ManagedObject, R, Ref>(
+  def: KindDefinition<T, R, Ref>,
   deps: ReconcilerDeps,
-): AccountConnector<T, R> {
-  return new AccountConnector<T, R>({
+): AccountConnector<T, R, Ref> {
+  return new AccountConnector<T, R, Ref>({
     build: (aws) => def.driver({ ...deps, aws }),
+    traits: def.traits,
     own: deps.aws,
     accounts: deps.accounts,
   });

@@ -10,7 +10,6 @@ interface WidgetStatus {
   widgetUp?: boolean;
 }
 const driver = {
-  noun: "widget",
   describe: (r: { id: string; up: boolean }): Description<WidgetStatus> => ({
     status: { widgetId: r.id, state: r.up ? "Up" : "Down" },
     readiness: { ready: r.up, pending: !r.up, reason: "Down", message: `widget ${r.id}` },
@@ -32,7 +31,12 @@ describe("management policy", () => {
   it("reports an existing resource as described with what it observes, Ready whatever its state", () => {
     for (const up of [true, false]) {
       assert.deepEqual(
-        observedView({ exists: true, resource: { id: "a", up }, ownership: "owned" }, widget, driver),
+        observedView(
+          { exists: true, resource: { id: "a", up }, ownership: "owned" },
+          widget,
+          driver,
+          "widget",
+        ),
         {
           clear: false,
           status: { widgetId: "a", state: up ? "Up" : "Down", widgetUp: up, observedTags: { Name: "a" } },
@@ -47,7 +51,7 @@ describe("management policy", () => {
   });
 
   it("reports a missing resource as NotFound, clearing what was described", () => {
-    assert.deepEqual(observedView({ exists: false }, widget, driver), {
+    assert.deepEqual(observedView({ exists: false }, widget, driver, "widget"), {
       clear: true,
       status: { state: "NotFound" },
       ready: {

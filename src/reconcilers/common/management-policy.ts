@@ -63,11 +63,11 @@ export interface ObserveOnlyStatus {
  * The status fields only observe-only objects carry, each cleared: what a managed object's
  * status is merged with, so a switch to Full leaves nothing stale behind.
  */
-export function observeOnlyFieldsCleared(driver: {
+export function observeOnlyFieldsCleared(traits: {
   readonly observedFields?: readonly string[];
 }): Record<string, undefined> {
   const out: Record<string, undefined> = { observedTags: undefined };
-  for (const k of driver.observedFields ?? []) out[k] = undefined;
+  for (const k of traits.observedFields ?? []) out[k] = undefined;
   return out;
 }
 
@@ -83,19 +83,16 @@ export function observedView<S, R, O extends Pick<ManagedObject, "spec">>(
   obs: Observation<R>,
   obj: O,
   driver: {
-    readonly noun: string;
     describe(resource: R, obj: O): Description<S>;
     observed(resource: R): ObservedDetails<S>;
   },
+  noun: string,
 ): ObservedView<S> {
   if (!obs.exists) {
     return {
       clear: true,
       status: { state: NOT_FOUND_STATE } as Partial<S> & ObserveOnlyStatus,
-      ready: notTrue(
-        Reason.NotFound,
-        `the ${driver.noun} named in the spec does not exist in ${obj.spec.region}`,
-      ),
+      ready: notTrue(Reason.NotFound, `the ${noun} named in the spec does not exist in ${obj.spec.region}`),
     };
   }
   const { status } = driver.describe(obs.resource, obj);
@@ -103,6 +100,6 @@ export function observedView<S, R, O extends Pick<ManagedObject, "spec">>(
   return {
     clear: false,
     status: { ...status, ...observed.status, observedTags: { ...observed.tags } },
-    ready: available(`the ${driver.noun} exists in ${obj.spec.region}; the operator only observes it`),
+    ready: available(`the ${noun} exists in ${obj.spec.region}; the operator only observes it`),
   };
 }

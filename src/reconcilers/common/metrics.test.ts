@@ -4,7 +4,7 @@ import { Registry } from "prom-client";
 import type { Condition } from "../../api/v1/index.ts";
 import { CacheNotSyncedError } from "../../runtime/client/errors.ts";
 import type { ManagedObject } from "./driver.ts";
-import { countManagedResources, MANAGED_METRIC_NAMES } from "./metrics.ts";
+import { countDriftedPaths, countManagedResources, MANAGED_METRIC_NAMES } from "./metrics.ts";
 import { widgetObject, widgetResource } from "./testing/widget.ts";
 
 const resource = widgetResource;
@@ -69,5 +69,37 @@ describe("kubeprovisioner_managed_resources", () => {
     const text = await registry.metrics();
     assert.doesNotMatch(text, /name=|namespace=/);
     assert.match(text, /kubeprovisioner_managed_resources\{kind="Widget",ready="True",synced="True"\} 2/);
+  });
+});
+
+describe("kubeprovisioner_drifted_paths", () => {
+  it("sums the reported drift entries of each kind's cached objects when scraped", async () => {
+    const registry = new Registry();
+    const since = "2026-01-01T00:00:00Z";
+    const drifted = (name: string, paths: string[]): ManagedObject =>
+      widgetObject({
+        metadata: { namespace: "ns", name },
+        status: { drift: paths.map((path) => ({ path, since })) },
+      });
+    let widgets = [
+      drifted("a", ["spec.versioning", "spec.tags.team"]),
+      drifted("b", ["spec.cors"]),
+      obj("c"),
+    ];
+    countDriftedPaths(registry, "Widget", () => widgets);
+    countDriftedPaths(registry, "Gadget", () => []);
+    countDriftedPaths(registry, "Unsynced", () => {
+      throw new CacheNotSyncedError(resource);
+    });
+    const values = async (): Promise<Record<string, number>> => {
+      const out: Record<string, number> = {};
+      for (const v of (await registry.getSingleMetric(MANAGED_METRIC_NAMES.driftedPaths)?.get())?.values ??
+        [])
+        out[String(v.labels.kind)] = v.value;
+      return out;
+    };
+    assert.deepEqual(await values(), { Widget: 3, Gadget: 0 });
+    widgets = [obj("a")];
+    assert.deepEqual(await values(), { Widget: 0, Gadget: 0 });
   });
 });

@@ -16,6 +16,9 @@
  *   does not change in place (an EC2 volume's size or KMS key) found and reported, counted when
  *   the report is new (beside its `DriftNotRepaired` Event), not on every poll it lasts.
  *   `setting` is one of the driver's fixed `reportedSettings`; all start at 0.
+ * - `kubeprovisioner_drifted_paths{kind}`: spec paths that differ from AWS and are reported, not
+ *   repaired (`spec.driftPolicy: Report`, each object's `status.drift`, at most 32 per object),
+ *   summed per kind from the informer cache when scraped; 0 for a kind with no drift.
  */
 import type { Counter, Registry } from "prom-client";
 import { ConditionStatus, ConditionType, getCondition } from "../../api/v1/index.ts";
@@ -28,6 +31,7 @@ export const MANAGED_METRIC_NAMES = Object.freeze({
   resources: "kubeprovisioner_managed_resources",
   driftRepairs: "kubeprovisioner_drift_repairs_total",
   driftReports: "kubeprovisioner_drift_reports_total",
+  driftedPaths: "kubeprovisioner_drifted_paths",
 });
 
 /** Values of the `ready` and `synced` labels. */
@@ -37,8 +41,48 @@ type Status = (typeof STATUSES)[number];
 /** The cached objects of one kind. */
 type ListCached = () => readonly Readonly<ManagedObject>[];
 
-/** Per registry: the kinds the resources gauge counts, and how to list each one's objects. */
-const sources = new WeakMap<Registry, Map<string, ListCached>>();
+/** One series of a gauge counted from the cache: its labels beside `kind`, and its value. */
+type Series = readonly [Readonly<Record<string, string>>, number];
+
+/** Per registry and gauge name: the kinds the gauge counts, and how to list each one's objects. */
+const sources = new WeakMap<Registry, Map<string, Map<string, ListCached>>>();
+
+/**
+ * Has the gauge `name` of `registry` (created on first use) export, per kind registered with it,
+ * the series `count` makes of that kind's cached objects; a kind whose cache has not synced is
+ * left out. Registering a kind again replaces its source.
+ */
+function cacheGauge(
+  registry: Registry,
+  name: string,
+  help: string,
+  labelNames: readonly string[],
+  count: (objects: readonly Readonly<ManagedObject>[]) => readonly Series[],
+): (kind: string, list: ListCached) => void {
+  let gauges = sources.get(registry);
+  if (gauges === undefined) sources.set(registry, (gauges = new Map()));
+  let kinds = gauges.get(name);
+  if (kinds === undefined) {
+    const created = new Map<string, ListCached>();
+    kinds = created;
+    gauges.set(name, created);
+    gauge(registry, {
+      name,
+      help,
+      labelNames: ["kind", ...labelNames],
+      collect() {
+        this.reset();
+        for (const [kind, listKind] of created) {
+          const objects = cachedObjects(listKind);
+          if (objects === undefined) continue;
+          for (const [labels, value] of count(objects)) this.set({ kind, ...labels }, value);
+        }
+      },
+    });
+  }
+  const registered = kinds;
+  return (kind, list) => void registered.set(kind, list);
+}
 
 /**
  * Has the `kubeprovisioner_managed_resources` gauge of `registry` count the objects of `kind`
@@ -46,41 +90,46 @@ const sources = new WeakMap<Registry, Map<string, ListCached>>();
  * source.
  */
 export function countManagedResources(registry: Registry, kind: string, list: ListCached): void {
-  let kinds = sources.get(registry);
-  if (kinds === undefined) {
-    const created = new Map<string, ListCached>();
-    kinds = created;
-    sources.set(registry, created);
-    gauge(registry, {
-      name: MANAGED_METRIC_NAMES.resources,
-      help: "Managed objects per kind and status of their Ready and Synced conditions, from the informer cache.",
-      labelNames: ["kind", "ready", "synced"],
-      collect() {
-        this.reset();
-        for (const [k, listKind] of created) {
-          const counts = countByConditions(listKind);
-          if (counts === undefined) continue;
-          for (const ready of STATUSES) {
-            for (const synced of STATUSES) {
-              this.set({ kind: k, ready, synced }, counts.get(`${ready}/${synced}`) ?? 0);
-            }
-          }
-        }
-      },
-    });
-  }
-  kinds.set(kind, list);
+  cacheGauge(
+    registry,
+    MANAGED_METRIC_NAMES.resources,
+    "Managed objects per kind and status of their Ready and Synced conditions, from the informer cache.",
+    ["ready", "synced"],
+    (objects) => {
+      const counts = countByConditions(objects);
+      return STATUSES.flatMap((ready) =>
+        STATUSES.map((synced): Series => [{ ready, synced }, counts.get(`${ready}/${synced}`) ?? 0]),
+      );
+    },
+  )(kind, list);
 }
 
-/** Counts per `ready/synced` pair, or undefined while the cache has not synced. */
-function countByConditions(list: ListCached): Map<string, number> | undefined {
-  let objects: readonly Readonly<ManagedObject>[];
+/**
+ * Has the `kubeprovisioner_drifted_paths` gauge of `registry` sum the `status.drift` entries of
+ * the objects of `kind` that `list` returns. Registering a kind again replaces its source.
+ */
+export function countDriftedPaths(registry: Registry, kind: string, list: ListCached): void {
+  cacheGauge(
+    registry,
+    MANAGED_METRIC_NAMES.driftedPaths,
+    "Spec paths that differ from AWS and are reported, not repaired (driftPolicy Report), per kind, from the informer cache.",
+    [],
+    (objects) => [[{}, objects.reduce((n, obj) => n + (obj.status?.drift?.length ?? 0), 0)]],
+  )(kind, list);
+}
+
+/** The cached objects `list` returns, or undefined while the cache has not synced. */
+function cachedObjects(list: ListCached): readonly Readonly<ManagedObject>[] | undefined {
   try {
-    objects = list();
+    return list();
   } catch (err) {
     if (err instanceof CacheNotSyncedError) return undefined;
     throw err;
   }
+}
+
+/** Counts per `ready/synced` pair. */
+function countByConditions(objects: readonly Readonly<ManagedObject>[]): Map<string, number> {
   const counts = new Map<string, number>();
   for (const obj of objects) {
     const key = `${statusOf(obj, ConditionType.Ready)}/${statusOf(obj, ConditionType.Synced)}`;

@@ -34,7 +34,7 @@ import { isAlreadyExists, isNotFound } from "../../runtime/kube/errors.ts";
 import type { KubeObject, OwnerReference, ResourceType } from "../../runtime/kube/object.ts";
 import type { Logger } from "../../runtime/logging.ts";
 import type { ManagedObject } from "./driver.ts";
-import type { KubeRule } from "./kind.ts";
+import type { KubeRule } from "./rbac.ts";
 import { Reason } from "./reasons.ts";
 
 /** Where ConfigMaps are served. */

@@ -3,7 +3,7 @@
  * driver derives it the same way, from the object's metadata and kind.
  */
 import type { Owner } from "../../aws/ownership.ts";
-import type { ManagedObject } from "./driver.ts";
+import type { ManagedObject } from "./managed-object.ts";
 
 /** The UID of `obj`. @throws Error when the object has none (it was never stored). */
 export function uidOf(obj: Pick<ManagedObject, "metadata">): string {

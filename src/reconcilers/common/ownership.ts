@@ -28,7 +28,7 @@ import {
 } from "../../aws/ownership.ts";
 import { AccountAdoption } from "../../api/v1/index.ts";
 import { Reason } from "./reasons.ts";
-import type { ManagedObject } from "./driver.ts";
+import type { ManagedObject } from "./managed-object.ts";
 import { uidOf } from "./owner.ts";
 
 /** The object another resource's ownership tags name (any field may be missing on a hand-edited resource). */

@@ -27,8 +27,20 @@ export const Reason = {
   OutputNotAllowed: ConditionReason.OutputNotAllowed,
   /** Synced=False: the object carries the paused annotation (./pause.ts). */
   Paused: ConditionReason.Paused,
-  /** Synced=False: drift the driver reports instead of repairing (a DriftRepair with reportOnly). */
+  /** Synced=False: a change the driver's plan refuses (a setting not changed in place). */
   DriftNotRepaired: ConditionReason.DriftNotRepaired,
+  /** Drifted=True: under driftPolicy Report, the resource differs from the spec (../changes.ts). */
+  DriftDetected: ConditionReason.DriftDetected,
+  /** Drifted=False: the resource matches the spec. */
+  NoDrift: ConditionReason.NoDrift,
+  /** ChangesPending=True, Synced=False: under changePolicy Approve, the plan waits for approval. */
+  AwaitingApproval: ConditionReason.AwaitingApproval,
+  /** ChangesPending=True, Synced=False: the approved hash is not the current plan's. */
+  StaleApproval: ConditionReason.StaleApproval,
+  /** ChangesPending=False: nothing waits for approval. */
+  NoChangesPending: ConditionReason.NoChangesPending,
+  /** The Normal Event of an approved plan being applied. */
+  ChangesApproved: "ChangesApproved",
 
   // Per-object timing (./timing.ts): the PollIntervalValid condition.
   /** PollIntervalValid=True: the compute.cloud.com/poll-interval annotation sets the poll period. */

@@ -9,6 +9,7 @@ import type { PollDemand } from "../../aws/poll-demand.ts";
 import type { Client } from "../../runtime/client/index.ts";
 import type { Clock } from "../../runtime/clock.ts";
 import {
+  APPROVED_CHANGES_ANNOTATION,
   PAUSED_ANNOTATION,
   POLL_INTERVAL_ANNOTATION,
   RECONCILE_REQUESTED_AT_ANNOTATION,
@@ -35,7 +36,7 @@ import type { ResyncHooks } from "./resync.ts";
 import type { TagPolicy } from "./tags.ts";
 import { ManagedResourceReconciler } from "./flow/reconciler.ts";
 import { DEFAULT_POLL_INTERVAL_MS } from "./defaults.ts";
-import { countManagedResources, DriftRepairMetrics } from "./metrics.ts";
+import { countDriftedPaths, countManagedResources, DriftRepairMetrics } from "./metrics.ts";
 import {
   ConfigMapResource,
   OutputWriter,
@@ -48,10 +49,11 @@ import {
 /**
  * The annotations whose change enqueues an object, though it leaves its generation as it was: the
  * paused annotation (./pause.ts), so removing it resumes at once; the poll interval (./timing.ts),
- * so a new period applies from now; and a reconcile request (./timing.ts), which asks for exactly
- * that.
+ * so a new period applies from now; a reconcile request (./timing.ts), which asks for exactly
+ * that; and an approval of held changes (./flow/change-policy.ts), applied at once.
  */
 export const ENQUEUEING_ANNOTATIONS: readonly string[] = Object.freeze([
+  APPROVED_CHANGES_ANNOTATION,
   PAUSED_ANNOTATION,
   POLL_INTERVAL_ANNOTATION,
   RECONCILE_REQUESTED_AT_ANNOTATION,
@@ -120,10 +122,12 @@ export interface ReconcilerDeps extends ProcessDeps {
  * `outputSecretNamespaces` names any namespace (the Secret informer watches only those): a change
  * or deletion of one by someone else enqueues its owner, which repairs it.
  */
-export function setupManagedController<T extends ManagedObject, R>(
+export function setupManagedController<T extends ManagedObject, R, Ref = undefined>(
   name: string,
   resource: ResourceType,
-  connector: Connector<T, R>,
+  connector: Connector<T, R, Ref>,
+  /** What an object's references resolve to, from the shared cache (KindDefinition.references). */
+  references: (obj: T) => Ref,
   deps: ReconcilerDeps,
   /** Further sources: objects whose changes enqueue objects of this kind (map to their keys). */
   watches: readonly { resource: ResourceType; map: MapFunc<KubeObject> }[] = [],
@@ -134,7 +138,8 @@ export function setupManagedController<T extends ManagedObject, R>(
 ): Controller {
   const client = deps.client.resource<T>(resource);
   countManagedResources(deps.registry, resource.kind, () => client.list());
-  const reconciler = managedReconciler(name, resource, connector, deps, outputs, iam);
+  countDriftedPaths(deps.registry, resource.kind, () => client.list());
+  const reconciler = managedReconciler(name, resource, connector, references, deps, outputs, iam);
   const builder = newControllerManagedBy(deps)
     .for<T>(resource, {
       predicates: [or(generationChanged<T>(), annotationChanged<T>(ENQUEUEING_ANNOTATIONS))],
@@ -155,21 +160,24 @@ export function setupManagedController<T extends ManagedObject, R>(
  * The reconciler of one kind (the shared flow with its driver), as its controller runs it; for
  * {@link setupManagedController} and for driving reconciles directly (`make bench-noop`).
  */
-export function managedReconciler<T extends ManagedObject, R>(
+export function managedReconciler<T extends ManagedObject, R, Ref = undefined>(
   name: string,
   resource: ResourceType,
-  connector: Connector<T, R>,
+  connector: Connector<T, R, Ref>,
+  /** What an object's references resolve to, from the shared cache (KindDefinition.references). */
+  references: (obj: T) => Ref,
   deps: Omit<ReconcilerDeps, "manager" | "informers" | "maxConcurrentReconciles">,
   /** The kind's output values for `spec.writeOutputsTo`; pure. */
   outputs?: (obj: T) => OutputValues,
   /** The IAM actions the kind's driver calls, which an AccessDenied names. */
   iam: readonly IamAction[] = [],
-): ManagedResourceReconciler<T, R> {
-  return new ManagedResourceReconciler<T, R>({
+): ManagedResourceReconciler<T, R, Ref> {
+  return new ManagedResourceReconciler<T, R, Ref>({
     resource,
     iam,
     client: deps.client.resource<T>(resource),
     connector,
+    references,
     recorder: deps.events.recorderFor(`${name}-controller`),
     clock: deps.clock,
     owners: deps.owners,
@@ -179,13 +187,13 @@ export function managedReconciler<T extends ManagedObject, R>(
     pendingMaxMs: deps.pendingMaxMs,
     pollIntervalFor: deps.resync === undefined ? undefined : pollIntervalOf(deps.resync, deps.pollIntervalMs),
     takeChangeHint:
-      deps.resync === undefined ? undefined : (key: string) => deps.resync?.takeHint(resource, key) === true,
+      deps.resync === undefined ? undefined : (key: string) => deps.resync?.takeHint(resource, key),
     polls: deps.polls,
     driftRepairs: new DriftRepairMetrics(
       deps.registry,
       resource.kind,
-      connector.driver.driftSettings,
-      connector.driver.reportedSettings,
+      connector.traits.driftSettings,
+      connector.traits.reportedSettings,
     ),
     outputs:
       outputs === undefined

@@ -8,7 +8,9 @@ import {
   isEmptyPlan,
   isIgnoredTagKey,
   planTags,
-  repairTags,
+  tagChanges,
+  applyTagChanges,
+  tagPlanOf,
   tagsAfter,
   desiredTagsOf,
   MAX_RESOURCE_TAGS,
@@ -173,21 +175,78 @@ describe("applyTagPlan", () => {
   });
 });
 
-describe("describeTagPlan and repairTags", () => {
-  it("word a repair the same way for every kind", async () => {
+describe("describeTagPlan", () => {
+  it("words a plan the same way for every kind", () => {
     assert.equal(
       describeTagPlan({ set: { a: "1", b: "2" }, remove: ["other"] }),
       "tags: set a, b; removed other",
     );
     assert.equal(describeTagPlan({ set: {}, remove: ["x"] }), "tags: removed x");
-    const { writer } = recorder("increments");
-    assert.deepEqual(await repairTags({ a: "1" }, { a: "1" }, writer, DEFAULT_TAG_POLICY), {
-      tags: { a: "1" },
-      changes: [],
+  });
+});
+
+describe("tagChanges and applyTagChanges", () => {
+  const incr = { actions: { set: "ec2:CreateTags", remove: "ec2:DeleteTags" } } as const;
+
+  it("lists one change per key with its path, values and action, and nothing when in sync", () => {
+    assert.deepEqual(tagChanges({ a: "1" }, { a: "1" }, DEFAULT_TAG_POLICY, incr), []);
+    const uid = { [UID_TAG]: "u-1" };
+    const changes = tagChanges(
+      { team: "a", "app.kubernetes.io/name": "x", ...uid },
+      { team: "b", stray: "1" },
+      DEFAULT_TAG_POLICY,
+      { ...incr, own: { tags: { team: "a", "app.kubernetes.io/name": "x" }, field: "spec.tags" } },
+    );
+    assert.deepEqual(
+      changes.map((c) => [c.path, c.observed, c.desired, c.actions, c.ownership === true, c.description]),
+      [
+        [
+          'spec.tags["app.kubernetes.io/name"]',
+          undefined,
+          "x",
+          ["ec2:CreateTags"],
+          false,
+          "tags: set app.kubernetes.io/name",
+        ],
+        [
+          `tags[${JSON.stringify(UID_TAG)}]`,
+          undefined,
+          "u-1",
+          ["ec2:CreateTags"],
+          true,
+          `tags: set ${UID_TAG}`,
+        ],
+        ["spec.tags.team", "b", "a", ["ec2:CreateTags"], false, "tags: set team"],
+        ["spec.tags.stray", "1", undefined, ["ec2:DeleteTags"], false, "tags: removed stray"],
+      ],
+    );
+    assert.ok(changes.every((c) => c.group === "tags" && c.setting === "tags" && c.disruption === "none"));
+  });
+
+  it("names a whole-set writer's one action, and default tags under tags", () => {
+    const policy = tagPolicy({ defaultTags: { cost: "c1" } });
+    const changes = tagChanges({ cost: "c1" }, {}, policy, { actions: { replace: "s3:PutBucketTagging" } });
+    assert.deepEqual(
+      changes.map((c) => [c.path, c.actions]),
+      [["tags.cost", ["s3:PutBucketTagging"]]],
+    );
+  });
+
+  it("writes exactly the keys it is given", async () => {
+    const changes = tagChanges({ a: "1", [UID_TAG]: "u" }, { b: "2" }, DEFAULT_TAG_POLICY, {
+      ...incr,
+      own: { tags: { a: "1" }, field: "spec.tags" },
     });
-    assert.deepEqual(await repairTags({ a: "1" }, {}, writer, DEFAULT_TAG_POLICY), {
-      tags: { a: "1" },
-      changes: [{ setting: "tags", description: "tags: set a" }],
-    });
+    const ownership = changes.filter((c) => c.ownership === true);
+    assert.deepEqual(tagPlanOf(ownership), { set: { [UID_TAG]: "u" }, remove: [] });
+    const { calls, writer } = recorder("increments");
+    assert.deepEqual(await applyTagChanges(ownership, { b: "2" }, writer), { b: "2", [UID_TAG]: "u" });
+    assert.deepEqual(calls, [["set", { [UID_TAG]: "u" }]]);
+    const all = recorder("increments");
+    await applyTagChanges(changes, { b: "2" }, all.writer);
+    assert.deepEqual(all.calls, [
+      ["set", { a: "1", [UID_TAG]: "u" }],
+      ["remove", ["b"]],
+    ]);
   });
 });

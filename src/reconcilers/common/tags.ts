@@ -6,7 +6,8 @@
  * Whose a resource is, judged from the same tags, is ./ownership.ts.
  */
 import { desiredTags, isReservedTagKey, sortedTags, type TagMap } from "../../aws/ownership.ts";
-import { InvalidSpecError, TAGS_SETTING, type DriftRepair, type ManagedObject } from "./driver.ts";
+import { mapPath, type Change } from "./changes.ts";
+import { InvalidSpecError, TAGS_SETTING, type ManagedObject } from "./driver.ts";
 import { ownerOf } from "./owner.ts";
 
 /**
@@ -188,21 +189,70 @@ export function describeTagPlan(plan: TagPlan): string {
   return `tags: ${parts.join("; ")}`;
 }
 
+/** The IAM actions of a service's tag writes: increments (set, remove) or a whole-set replace. */
+export type TagActions = { readonly set: string; readonly remove: string } | { readonly replace: string };
+
 /**
- * Brings the tags of a resource from `actual` to `desired`: plans, writes and describes the
- * repair. Returns the resulting tags and the repair, counted under the `tags` setting (none
- * when in sync, with no call made).
+ * The tag differences between `actual` and `desired` under `policy`, one change per key, all of
+ * apply group `group`. A key of the spec's own tag map (`own.tags`, named `own.field`) and a key
+ * that nothing asks for are under `<own.field>`; the operator's ownership tags (flagged
+ * {@link Change.ownership}) and its default tags under `tags`.
  */
-export async function repairTags(
+export function tagChanges(
   desired: Readonly<TagMap>,
   actual: Readonly<TagMap>,
-  writer: TagWriter,
   policy: TagPolicy,
-): Promise<{ tags: TagMap; changes: DriftRepair[] }> {
+  opts: {
+    actions: TagActions;
+    own?: { tags: Readonly<TagMap> | undefined; field: string };
+    group?: string;
+    setting?: string;
+  },
+): Change[] {
   const plan = planTags(desired, actual, policy);
-  const tags = await applyTagPlan(plan, actual, writer);
-  return {
-    tags,
-    changes: isEmptyPlan(plan) ? [] : [{ setting: TAGS_SETTING, description: describeTagPlan(plan) }],
-  };
+  const own = opts.own ?? { tags: undefined, field: "spec.tags" };
+  const group = opts.group ?? TAGS_SETTING;
+  const setting = opts.setting ?? TAGS_SETTING;
+  const label = own.field.replace(/^spec\./, "");
+  const operatorKey = (k: string): boolean =>
+    isReservedTagKey(k) || (k in policy.defaultTags && !(k in (own.tags ?? {})));
+  const change = (k: string, desiredValue: string | undefined, action: string, verb: string): Change => ({
+    path: mapPath(operatorKey(k) ? "tags" : own.field, k),
+    key: k,
+    setting,
+    observed: actual[k],
+    desired: desiredValue,
+    actions: "replace" in opts.actions ? [opts.actions.replace] : [action],
+    disruption: "none",
+    description: `${label}: ${verb} ${k}`,
+    group,
+    ...(isReservedTagKey(k) ? { ownership: true } : {}),
+  });
+  const set = "replace" in opts.actions ? opts.actions.replace : opts.actions.set;
+  const remove = "replace" in opts.actions ? opts.actions.replace : opts.actions.remove;
+  return [
+    ...Object.entries(plan.set).map(([k, v]) => change(k, v, set, "set")),
+    ...plan.remove.map((k) => change(k, undefined, remove, "removed")),
+  ];
+}
+
+/** The tag plan that `changes` (from {@link tagChanges}, possibly a subset) carry out. */
+export function tagPlanOf(changes: readonly Change[]): TagPlan {
+  const set: TagMap = {};
+  const remove: string[] = [];
+  for (const c of changes) {
+    if (c.key === undefined) throw new Error(`${c.path} is not a tag change`);
+    if (c.desired === undefined) remove.push(c.key);
+    else set[c.key] = String(c.desired);
+  }
+  return { set: sortedTags(set), remove: remove.sort() };
+}
+
+/** Writes the tag `changes` (a subset of {@link tagChanges}) onto a resource that has `actual`. */
+export async function applyTagChanges(
+  changes: readonly Change[],
+  actual: Readonly<TagMap>,
+  writer: TagWriter,
+): Promise<TagMap> {
+  return await applyTagPlan(tagPlanOf(changes), actual, writer);
 }

@@ -4,10 +4,11 @@ import type { Instance, RunInstancesCommandInput, TerminateInstancesCommandInput
 import type { Ec2InstanceSpec, Ec2InstanceStatus } from "../../api/v1/index.ts";
 import { ownershipTags } from "../../aws/ownership.ts";
 import { FakeClock } from "../../runtime/testing/fake-clock.ts";
-import { InvalidSpecError, type DeleteOutcome, type Observation } from "../common/driver.ts";
+import type { DeleteOutcome, Observation } from "../common/driver.ts";
 import { context, contextFor } from "../common/testing/context.ts";
 import { Ec2InstanceDriver } from "./driver.ts";
 import type { Ec2InstanceObject } from "./model.ts";
+import { described, planAndApply } from "./testing/apply.ts";
 import { FakeEc2 } from "./testing/fake-ec2.ts";
 
 const spec: Ec2InstanceSpec = {
@@ -20,6 +21,8 @@ const spec: Ec2InstanceSpec = {
   deletionPolicy: "Delete",
   adoptExisting: false,
   onDeletedOutOfBand: "Recreate",
+  driftPolicy: "Repair",
+  changePolicy: "Auto",
 };
 
 function object(
@@ -329,10 +332,10 @@ describe("Ec2InstanceDriver.observe with the snapshot", () => {
     ec2.add({ InstanceId: id, tags: { ...ownershipTags(owner("o0")), stray: "x" } });
     const seen = await run(driver.observe(a, ctxOf(a)));
     assert.ok(seen.exists);
-    assert.ok((await run(driver.update(a, owned(seen.resource), ctxOf(a)))).length > 0);
+    assert.ok((await run(planAndApply(driver, a, owned(seen.resource), ctxOf(a)))).applied.length > 0);
     const again = await run(driver.observe(a, ctxOf(a)));
     assert.ok(again.exists);
-    assert.deepEqual(await run(driver.update(a, owned(again.resource), ctxOf(a))), []);
+    assert.deepEqual((await run(driver.plan(a, owned(again.resource), ctxOf(a)))).changes, []);
     assert.equal(ec2.count("CreateTags") + ec2.count("DeleteTags"), 2, "one repair");
   });
 
@@ -345,7 +348,7 @@ describe("Ec2InstanceDriver.observe with the snapshot", () => {
   });
 });
 
-describe("Ec2InstanceDriver.create, adoption and update", () => {
+describe("Ec2InstanceDriver.create, adoption and plan", () => {
   it("launches with the token and ownership tags, asking DescribeImages once per AMI and region", async () => {
     const { ec2, driver, run } = setup();
     const sized = { storage: { rootVolume: { size: 12 } } };
@@ -373,22 +376,44 @@ describe("Ec2InstanceDriver.create, adoption and update", () => {
     assert.equal(ec2.count("DescribeImages"), 0);
   });
 
-  it("makes no call when the tags match, and one CreateTags and one DeleteTags to repair drift", async () => {
+  it("plans nothing when the tags match, and one CreateTags and one DeleteTags to repair drift", async () => {
     const { ec2, driver, run } = setup();
     const obj = object("a");
     const i = ec2.add({ tags: { ...ownershipTags(owner("a")), team: "web" } });
-    const clean = await run(driver.update(obj, owned(structuredClone(i)), ctxOf(obj)));
-    assert.deepEqual(clean, []);
+    const clean = await run(driver.plan(obj, owned(structuredClone(i)), ctxOf(obj)));
+    assert.deepEqual(clean.changes, []);
     assert.equal(ec2.calls.length, 0);
 
     ec2.add({
       InstanceId: i.InstanceId,
       tags: { ...ownershipTags(owner("a")), team: "ops", extra: "x", "aws:x": "y" },
     });
-    const drifted = await run(
-      driver.update(obj, owned(structuredClone(ec2.instances.get(i.InstanceId ?? "") ?? {})), ctxOf(obj)),
-    );
-    assert.deepEqual(drifted, [{ setting: "tags", description: "tags: set team; removed extra" }]);
+    const current = () => owned(structuredClone(ec2.instances.get(i.InstanceId ?? "") ?? {}));
+    const drifted = await run(planAndApply(driver, obj, current(), ctxOf(obj)));
+    assert.deepEqual(drifted.set.changes, [
+      {
+        path: "spec.tags.team",
+        key: "team",
+        setting: "tags",
+        observed: "ops",
+        desired: "web",
+        actions: ["ec2:CreateTags"],
+        disruption: "none",
+        description: "tags: set team",
+        group: "tags",
+      },
+      {
+        path: "spec.tags.extra",
+        key: "extra",
+        setting: "tags",
+        observed: "x",
+        desired: undefined,
+        actions: ["ec2:DeleteTags"],
+        disruption: "none",
+        description: "tags: removed extra",
+        group: "tags",
+      },
+    ]);
     assert.equal(ec2.count("CreateTags"), 1);
     assert.equal(ec2.count("DeleteTags"), 1);
     assert.deepEqual(ec2.tagsOf(i.InstanceId ?? ""), {
@@ -396,10 +421,8 @@ describe("Ec2InstanceDriver.create, adoption and update", () => {
       team: "web",
       "aws:x": "y",
     });
-    const again = await run(
-      driver.update(obj, owned(structuredClone(ec2.instances.get(i.InstanceId ?? "") ?? {})), ctxOf(obj)),
-    );
-    assert.deepEqual(again, [], "the repair left the instance in sync");
+    const again = await run(driver.plan(obj, current(), ctxOf(obj)));
+    assert.deepEqual(again.changes, [], "the repair left the instance in sync");
   });
 
   it("adopts by writing this object's ownership tags over the old owner's", async () => {
@@ -407,19 +430,25 @@ describe("Ec2InstanceDriver.create, adoption and update", () => {
     const i = ec2.add({ tags: ownershipTags({ ...owner("a"), uid: "old" }) });
     const obs = await run(driver.observe(object("a"), ctxOf(object("a"))));
     assert.ok(obs.exists && obs.ownership === "foreign");
-    const changes = await run(driver.update(object("a"), obs, ctxOf(object("a"))));
+    const { set } = await run(planAndApply(driver, object("a"), obs, ctxOf(object("a"))));
     assert.equal(ec2.tagsOf(i.InstanceId ?? "")["compute.cloud.com/uid"], "uid-a");
-    assert.ok(
-      changes.some((c) => c.description.includes("compute.cloud.com/uid")),
-      changes.map((c) => c.description).join("; "),
+    const uid = set.changes.find((c) => c.key === "compute.cloud.com/uid");
+    assert.deepEqual(
+      [uid?.path, uid?.observed, uid?.desired, uid?.ownership],
+      ['tags["compute.cloud.com/uid"]', "old", "uid-a", true],
     );
     const after = await run(driver.observe(object("a"), ctxOf(object("a"))));
     assert.equal(after.exists && after.ownership, "owned");
   });
+
+  it("lists RunInstances, which tags at launch, as the actions of a create", () => {
+    const { driver } = setup();
+    assert.deepEqual(driver.createActions(object("a")), ["ec2:RunInstances", "ec2:CreateTags"]);
+  });
 });
 
 describe("Ec2InstanceDriver run state", () => {
-  /** Observes `obj` and, when its instance exists, updates it as the flow does; returns both. */
+  /** Observes `obj` and plans and applies its changes as the flow does; returns what happened. */
   async function reconcile(
     driver: Ec2InstanceDriver,
     run: ReturnType<typeof setup>["run"],
@@ -427,8 +456,13 @@ describe("Ec2InstanceDriver run state", () => {
   ) {
     const obs = await run(driver.observe(obj, ctxOf(obj)));
     assert.ok(obs.exists);
-    const changes = await run(driver.update(obj, obs, ctxOf(obj)));
-    return { instance: obs.resource, changes, readiness: driver.describe(obs.resource, obj).readiness };
+    const { applied, refused } = await run(planAndApply(driver, obj, obs, ctxOf(obj)));
+    return {
+      instance: obs.resource,
+      changes: described(applied),
+      refused,
+      readiness: driver.describe(obs.resource, obj).readiness,
+    };
   }
   const mutating = (ec2: FakeEc2): string[] =>
     ec2.calls.filter((c) => c.op !== "DescribeInstances").map((c) => c.op);
@@ -473,15 +507,17 @@ describe("Ec2InstanceDriver run state", () => {
     // Tag drift too: RestartRequired touches nothing at all until the spec changes.
     const i = ec2.add({ InstanceType: "t3.micro", tags: { ...ownershipTags(owner("a")), team: "ops" } });
     const obj = object("a", { instanceId: i.InstanceId }, { instanceType: "t3.large" });
-    const obs = await run(driver.observe(obj, ctxOf(obj)));
-    assert.ok(obs.exists);
-    await assert.rejects(run(driver.update(obj, obs, ctxOf(obj))), (err: unknown) => {
-      assert.ok(err instanceof InvalidSpecError);
-      assert.equal(err.reason, "RestartRequired");
-      assert.equal(err.notReady, false, "the running instance stays Ready");
-      assert.match(err.message, /instanceType t3\.micro -> t3\.large needs the instance stopped/);
-      return true;
-    });
+    const r = await reconcile(driver, run, obj);
+    assert.deepEqual(r.changes, []);
+    assert.deepEqual(
+      r.refused.map((c) => [c.path, c.refusal?.reason, c.refusal?.holdsAll]),
+      [["spec.instanceType", "RestartRequired", true]],
+    );
+    assert.match(
+      r.refused[0]?.refusal?.message ?? "",
+      /instanceType t3\.micro -> t3\.large needs the instance stopped/,
+    );
+    assert.equal(r.readiness.ready, true, "the running instance stays Ready");
     assert.deepEqual(mutating(ec2), []);
   });
 

@@ -1,9 +1,10 @@
 /**
- * The Ec2Instance driver: finds, launches, repairs and terminates EC2 instances for the shared
- * reconcile flow. Finding is the locator's job (locator.ts: by the ID recorded in status through
- * the per-region batchers, else by ownership tag), repairing the repairs' (repairs.ts: tags,
- * metadata options, instance profile, in-place attributes, volumes, run state and type); this file launches with the recorded
- * idempotency token, tagged at launch, terminates, and describes.
+ * The Ec2Instance driver: finds, launches, plans the changes of and terminates EC2 instances for
+ * the shared reconcile flow. Finding is the locator's job (locator.ts: by the ID recorded in
+ * status through the per-region batchers, else by ownership tag), planning and applying changes
+ * the planner's (plan.ts: tags, metadata options, instance profile, in-place attributes, volumes,
+ * run state and type); this file launches with the recorded idempotency token, tagged at launch,
+ * terminates, and describes.
  */
 import {
   DescribeImagesCommand,
@@ -19,22 +20,20 @@ import {
   blocked,
   InvalidSpecError,
   recordedIdOf,
-  TAGS_SETTING,
   type DeleteOutcome,
-  type DriftRepair,
   type Description,
   type DriverContext,
   type ObservedDetails,
   type Observation,
   type ResourceDriver,
 } from "../common/driver.ts";
+import type { ChangeSet } from "../common/changes.ts";
 import { DEFAULT_POLL_INTERVAL_MS } from "../common/defaults.ts";
 import { uidOf } from "../common/owner.ts";
 import { Reason } from "../common/reasons.ts";
 import { DEFAULT_TAG_POLICY, desiredTagsOf, type TagPolicy } from "../common/tags.ts";
 import { AmiRootDevices } from "./ami-root-device.ts";
 import { needsAmiRootDevice, runInstancesInput } from "./launch.ts";
-import { ATTRIBUTE_SETTINGS } from "./instance-attributes.ts";
 import { InstanceLocator, KIND } from "./locator.ts";
 import {
   instanceStatus,
@@ -44,14 +43,9 @@ import {
   type Ec2InstanceObject,
   type Ec2InstanceView,
 } from "./model.ts";
-import { InstanceRepairs } from "./repairs.ts";
-import { DELETE_ON_TERMINATION_SETTING, VOLUME_REPORTED_SETTINGS, VOLUME_TAGS_SETTING } from "./volumes.ts";
-import {
-  DESIRED_STATE_SETTING,
-  INSTANCE_TYPE_SETTING,
-  runStateReadiness,
-  USER_DATA_SETTING,
-} from "./run-state.ts";
+import { InstancePlanner } from "./plan.ts";
+import { EC2_INSTANCE_TRAITS } from "./traits.ts";
+import { runStateReadiness } from "./run-state.ts";
 
 /** Options of {@link Ec2InstanceDriver}. */
 export interface Ec2InstanceDriverOptions {
@@ -91,27 +85,9 @@ export interface Ec2InstanceDriverOptions {
 
 /** The driver of the Ec2Instance kind; one per controller, shared by its workers. */
 export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Ec2InstanceView> {
-  readonly noun = "instance";
-  readonly idField = "instanceId";
-  /** The settings of an instance that are put back; the rest is immutable. */
-  readonly driftSettings: readonly string[] = Object.freeze([
-    TAGS_SETTING,
-    "metadataOptions",
-    "iamInstanceProfile",
-    ...ATTRIBUTE_SETTINGS,
-    DESIRED_STATE_SETTING,
-    INSTANCE_TYPE_SETTING,
-    USER_DATA_SETTING,
-    VOLUME_TAGS_SETTING,
-    DELETE_ON_TERMINATION_SETTING,
-  ]);
-  /** The volume settings whose drift is reported, never repaired: volumes change at launch only. */
-  readonly reportedSettings: readonly string[] = VOLUME_REPORTED_SETTINGS;
-  /** Steady polls of all instances land together, so the batcher can merge their lookups. */
-  readonly alignPolls = true;
   readonly #aws: AwsClientSource;
   readonly #locator: InstanceLocator;
-  readonly #repairs: InstanceRepairs;
+  readonly #planner: InstancePlanner;
   readonly #roots: AmiRootDevices;
   readonly #tagPolicy: TagPolicy;
 
@@ -135,7 +111,7 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Ec2I
       trackMs,
       graceMs,
     });
-    this.#repairs = new InstanceRepairs(this.#locator, this.#tagPolicy);
+    this.#planner = new InstancePlanner(this.#locator, this.#tagPolicy);
     this.#roots = new AmiRootDevices(async (region, input, signal) =>
       (await this.#aws.client("ec2", region)).send(new DescribeImagesCommand(input), { abortSignal: signal }),
     );
@@ -143,7 +119,7 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Ec2I
 
   /** Finds the object's instance (locator.ts). */
   async observe(obj: Ec2InstanceObject, ctx: DriverContext): Promise<Observation<Instance>> {
-    return await this.#locator.observe(obj, this.idField, ctx);
+    return await this.#locator.observe(obj, EC2_INSTANCE_TRAITS.idField, ctx);
   }
 
   async create(obj: Ec2InstanceObject, token: string, ctx: DriverContext): Promise<Instance> {
@@ -178,13 +154,18 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Ec2I
     return instance;
   }
 
-  /** Brings the instance in line with the spec (repairs.ts). */
-  async update(
+  /** What differs between the instance and the spec, and how to apply it (plan.ts). */
+  async plan(
     obj: Ec2InstanceObject,
     observed: Observation<Instance> & { exists: true },
     ctx: DriverContext,
-  ): Promise<DriftRepair[]> {
-    return await this.#repairs.repair(obj, observed.resource, ctx);
+  ): Promise<ChangeSet> {
+    return await this.#planner.plan(obj, observed.resource, ctx);
+  }
+
+  /** RunInstances, which tags the instance and its volumes at launch (ec2:CreateTags); nothing follows it. */
+  createActions(_obj: Ec2InstanceObject): readonly string[] {
+    return LAUNCH_ACTIONS;
   }
 
   /** Everything an observe-only instance reports is in {@link describe}, but its tags. */
@@ -198,7 +179,7 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Ec2I
   ): Description<NonNullable<Ec2InstanceObject["status"]>> {
     return {
       status: instanceStatus(instance),
-      readiness: runStateReadiness(obj.spec, instance, this.#repairs.factsOf(instance)),
+      readiness: runStateReadiness(obj.spec, instance, this.#planner.factsOf(instance)),
     };
   }
 
@@ -215,7 +196,7 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Ec2I
   ): Promise<DeleteOutcome> {
     const uid = uidOf(obj);
     const region = obj.spec.region;
-    const recorded = recordedIdOf(obj, this.idField);
+    const recorded = recordedIdOf(obj, EC2_INSTANCE_TRAITS.idField);
     const live = new Map<string, Instance>();
     let foreign: string | undefined;
     if (observed.exists) {
@@ -304,6 +285,9 @@ export class Ec2InstanceDriver implements ResourceDriver<Ec2InstanceObject, Ec2I
     return { done: false, message: `lifting termination protection of ${ids.join(", ")} to terminate it` };
   }
 }
+
+/** The IAM actions of a launch, in call order (the DescribeImages read aside). */
+const LAUNCH_ACTIONS: readonly string[] = Object.freeze(["ec2:RunInstances", "ec2:CreateTags"]);
 
 /** EC2's code for a TerminateInstances that termination protection refuses. */
 const TERMINATION_REFUSED = "OperationNotPermitted";

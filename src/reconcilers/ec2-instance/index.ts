@@ -9,6 +9,7 @@
  */
 import { Ec2InstanceResource, ec2InstanceCrd } from "../../api/v1/index.ts";
 import { defineKind, type KindModule } from "../common/kind.ts";
+import { EC2_INSTANCE_TRAITS } from "./traits.ts";
 import { ec2InstanceOutputs } from "./outputs.ts";
 import { ec2InstanceChangeEvents } from "./change-events.ts";
 import { Ec2InstanceDriver } from "./driver.ts";
@@ -20,6 +21,7 @@ export type { Ec2InstanceObject, Ec2InstanceView } from "./model.ts";
 
 /** The `ec2instance` controller's kind. */
 export const ec2InstanceKind: KindModule = defineKind<Ec2InstanceObject, Ec2InstanceView>({
+  traits: EC2_INSTANCE_TRAITS,
   name: "ec2instance",
   resource: Ec2InstanceResource,
   crd: ec2InstanceCrd,
@@ -99,6 +101,8 @@ export const ec2InstanceKind: KindModule = defineKind<Ec2InstanceObject, Ec2Inst
     },
   ],
   outputs: ec2InstanceOutputs,
+  // An instance names no other object.
+  references: () => () => undefined,
   driver: (deps) =>
     new Ec2InstanceDriver({
       aws: deps.aws,

@@ -9,6 +9,7 @@ import { contextFor } from "../common/testing/context.ts";
 import { Ec2InstanceDriver } from "./driver.ts";
 import { creditRefusal, isBurstable, monitoringDrift, securityGroupsDrift } from "./instance-attributes.ts";
 import type { Ec2InstanceObject } from "./model.ts";
+import { described, planAndApply } from "./testing/apply.ts";
 import { FakeEc2 } from "./testing/fake-ec2.ts";
 
 const base: Ec2InstanceSpec = {
@@ -20,6 +21,8 @@ const base: Ec2InstanceSpec = {
   deletionPolicy: "Delete",
   adoptExisting: false,
   onDeletedOutOfBand: "Recreate",
+  driftPolicy: "Repair",
+  changePolicy: "Auto",
 };
 
 const owner = { uid: "uid-a", namespace: "default", name: "a", kind: "Ec2Instance" };
@@ -34,7 +37,10 @@ function object(over: Partial<Ec2InstanceSpec>): Ec2InstanceObject {
   };
 }
 
-/** A driver over a fake EC2 holding one owned running instance; `update` repairs it once. */
+/**
+ * A driver over a fake EC2 holding one owned running instance; `update` plans its changes and
+ * applies them once, as the flow does, and returns those applied; `plan` only plans.
+ */
 function setup(instance: Partial<Instance> = {}) {
   const clock = new FakeClock(Date.parse("2025-01-01T00:00:00Z"));
   const ec2 = new FakeEc2(() => clock.now());
@@ -65,15 +71,16 @@ function setup(instance: Partial<Instance> = {}) {
       ),
     );
   };
-  const update = async (obj: Ec2InstanceObject) => {
-    const current = structuredClone(ec2.instances.get(id) ?? {});
-    return await driver.update(
-      obj,
-      { exists: true, resource: current, ownership: "owned" },
-      contextFor(obj, "instanceId"),
-    );
-  };
-  return { ec2, id, update, remove };
+  const observed = () => ({
+    exists: true as const,
+    resource: structuredClone(ec2.instances.get(id) ?? {}),
+    ownership: "owned" as const,
+  });
+  const update = async (obj: Ec2InstanceObject) =>
+    described((await planAndApply(driver, obj, observed(), contextFor(obj, "instanceId"))).applied);
+  const plan = async (obj: Ec2InstanceObject) =>
+    (await driver.plan(obj, observed(), contextFor(obj, "instanceId"))).changes;
+  return { ec2, id, update, plan, remove };
 }
 
 describe("security groups and monitoring, from the DescribeInstances answer", () => {
@@ -121,7 +128,74 @@ describe("the CPU credit option", () => {
   });
 });
 
-describe("Ec2InstanceDriver.update: attributes changed in place", () => {
+describe("Ec2InstanceDriver.plan: attributes changed in place", () => {
+  it("plans each differing attribute as its own group, with the call that applies it, and writes nothing", async () => {
+    const { ec2, id, plan } = setup({
+      InstanceType: "t3.micro",
+      SecurityGroups: [{ GroupId: "sg-1" }],
+      Monitoring: { State: "enabled" },
+    });
+    ec2.attributesOf(id).disableApiStop = true;
+    const changes = await plan(
+      object({
+        securityGroups: ["sg-2", "sg-1"],
+        disableApiTermination: true,
+        disableApiStop: true,
+        instanceInitiatedShutdownBehavior: "terminate",
+        monitoring: false,
+        creditSpecification: "unlimited",
+      }),
+    );
+    assert.deepEqual(
+      changes.map((c) => [c.path, c.observed, c.desired, c.actions, c.disruption, c.group]),
+      [
+        [
+          "spec.securityGroups",
+          ["sg-1"],
+          ["sg-1", "sg-2"],
+          ["ec2:ModifyInstanceAttribute"],
+          "none",
+          "securityGroups",
+        ],
+        [
+          "spec.disableApiTermination",
+          false,
+          true,
+          ["ec2:ModifyInstanceAttribute"],
+          "none",
+          "disableApiTermination",
+        ],
+        [
+          "spec.instanceInitiatedShutdownBehavior",
+          "stop",
+          "terminate",
+          ["ec2:ModifyInstanceAttribute"],
+          "none",
+          "instanceInitiatedShutdownBehavior",
+        ],
+        ["spec.monitoring", true, false, ["ec2:UnmonitorInstances"], "none", "monitoring"],
+        [
+          "spec.creditSpecification",
+          "standard",
+          "unlimited",
+          ["ec2:ModifyInstanceCreditSpecification"],
+          "none",
+          "creditSpecification",
+        ],
+      ],
+    );
+    assert.deepEqual(
+      ec2.calls.map((c) => c.op),
+      [
+        "DescribeInstanceAttribute",
+        "DescribeInstanceAttribute",
+        "DescribeInstanceAttribute",
+        "DescribeInstanceCreditSpecifications",
+      ],
+      "planning only reads",
+    );
+  });
+
   it("reads and writes nothing for attributes the spec leaves unset", async () => {
     const { ec2, update } = setup({
       SecurityGroups: [{ GroupId: "sg-1" }],

@@ -9,8 +9,9 @@
  * and only for the attributes the spec sets. The credit option is read and set only while the
  * instance's type is burstable: a type change to a burstable one (which the run state makes last)
  * gets it at the next reconcile. ModifyInstanceCreditSpecification answers per instance; an
- * instance it did not change is a failure of the call, with EC2's code. Pure functions over the
- * SDK's shapes; the repairs make the calls.
+ * instance it did not change is a failure of the call, with EC2's code. Each attribute that
+ * differs is one change on its own apply group (its own call). Pure functions over the SDK's
+ * shapes; the plan (plan.ts) reads and makes the calls.
  */
 import type {
   DescribeInstanceAttributeCommandOutput,
@@ -21,6 +22,8 @@ import type {
 } from "@aws-sdk/client-ec2";
 import { BURSTABLE_FAMILIES, type Ec2InstanceSpec } from "../../api/v1/index.ts";
 import { AwsError } from "../../aws/errors.ts";
+import type { Change } from "../common/changes.ts";
+import { inPlaceChange } from "./instance-settings.ts";
 
 /** The spec fields of this module. */
 export type AttributeSpec = Pick<
@@ -88,6 +91,16 @@ export const DESCRIBED_ATTRIBUTES: readonly DescribedAttribute[] = Object.freeze
   },
 ]);
 
+/** The change of a described attribute, when EC2 answered `have` and the spec wants `want`. */
+export function describedAttributeChange(
+  a: DescribedAttribute,
+  have: string | boolean | undefined,
+  want: string | boolean,
+): Change | undefined {
+  if (have === want) return undefined;
+  return inPlaceChange(a.setting, have, want, "ec2:ModifyInstanceAttribute", `${a.setting}: ${String(want)}`);
+}
+
 /** The attributes `spec` sets that need DescribeInstanceAttribute to be compared. */
 export function describedAttributesOf(spec: AttributeSpec): DescribedAttribute[] {
   return DESCRIBED_ATTRIBUTES.filter((a) => a.want(spec) !== undefined);
@@ -111,6 +124,19 @@ export function securityGroupsDrift(spec: AttributeSpec, instance: Instance): st
   return same ? undefined : sorted;
 }
 
+/** The change of the security groups, when the spec names a set the instance does not have. */
+export function securityGroupsChange(spec: AttributeSpec, instance: Instance): Change | undefined {
+  const groups = securityGroupsDrift(spec, instance);
+  if (groups === undefined) return undefined;
+  return inPlaceChange(
+    "securityGroups",
+    securityGroupsOf(instance),
+    groups,
+    "ec2:ModifyInstanceAttribute",
+    `securityGroups: ${groups.join(", ")}`,
+  );
+}
+
 /**
  * Whether detailed monitoring is on as EC2 reports it. `pending` counts as on and `disabling` as
  * off: the change asked for is under way and is not asked for again.
@@ -125,6 +151,31 @@ export function monitoringDrift(spec: AttributeSpec, instance: Instance): boolea
   const want = spec.monitoring;
   if (want === undefined || want === monitoringOn(instance)) return undefined;
   return want;
+}
+
+/** The change of detailed monitoring, when the spec sets it and EC2 differs. */
+export function monitoringChange(spec: AttributeSpec, instance: Instance): Change | undefined {
+  const on = monitoringDrift(spec, instance);
+  if (on === undefined) return undefined;
+  return inPlaceChange(
+    "monitoring",
+    !on,
+    on,
+    on ? "ec2:MonitorInstances" : "ec2:UnmonitorInstances",
+    `monitoring: ${on ? "detailed" : "basic"}`,
+  );
+}
+
+/** The change of the CPU credit option, when EC2 reports `have` and the spec sets another. */
+export function creditChange(have: string | undefined, want: string): Change | undefined {
+  if (have === want) return undefined;
+  return inPlaceChange(
+    "creditSpecification",
+    have,
+    want,
+    "ec2:ModifyInstanceCreditSpecification",
+    `creditSpecification: ${want}`,
+  );
 }
 
 /** Whether instances of `instanceType` have a CPU credit option: a burstable family's (`t3.micro`). */

@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { metadataOptionsDrift, profileAction, profileMatches } from "./instance-settings.ts";
+import { metadataOptionsChanges, profileAction, profileMatches } from "./instance-settings.ts";
 
 const ARN = "arn:aws:iam::123456789012:instance-profile/apps/web";
 
 describe("instance settings", () => {
-  it("writes the metadata options the spec sets only when the instance differs", () => {
+  it("plans a change per metadata option the spec sets that the instance differs in", () => {
     const spec = { metadataOptions: { httpTokens: "required" as const, httpPutResponseHopLimit: 2 } };
     const ok = {
       MetadataOptions: {
@@ -14,15 +14,35 @@ describe("instance settings", () => {
         HttpEndpoint: "disabled" as const,
       },
     };
-    assert.equal(metadataOptionsDrift(spec, ok), undefined, "an unmanaged option does not count");
+    assert.deepEqual(metadataOptionsChanges(spec, ok), [], "an unmanaged option does not count");
     assert.deepEqual(
-      metadataOptionsDrift(spec, { MetadataOptions: { HttpTokens: "optional", HttpPutResponseHopLimit: 2 } }),
-      {
-        HttpTokens: "required",
-        HttpPutResponseHopLimit: 2,
-      },
+      metadataOptionsChanges(spec, {
+        MetadataOptions: { HttpTokens: "optional", HttpPutResponseHopLimit: 1 },
+      }),
+      [
+        {
+          path: "spec.metadataOptions.httpTokens",
+          setting: "metadataOptions",
+          observed: "optional",
+          desired: "required",
+          actions: ["ec2:ModifyInstanceMetadataOptions"],
+          disruption: "none",
+          description: "metadataOptions.httpTokens: required",
+          group: "metadataOptions",
+        },
+        {
+          path: "spec.metadataOptions.httpPutResponseHopLimit",
+          setting: "metadataOptions",
+          observed: 1,
+          desired: 2,
+          actions: ["ec2:ModifyInstanceMetadataOptions"],
+          disruption: "none",
+          description: "metadataOptions.httpPutResponseHopLimit: 2",
+          group: "metadataOptions",
+        },
+      ],
     );
-    assert.equal(metadataOptionsDrift({}, {}), undefined);
+    assert.deepEqual(metadataOptionsChanges({}, {}), []);
   });
 
   it("matches a profile by ARN, or by name whatever its path", () => {

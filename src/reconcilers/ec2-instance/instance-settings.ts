@@ -4,23 +4,72 @@
  * functions over the SDK's `Instance`; the driver makes the calls.
  */
 import type { Instance } from "@aws-sdk/client-ec2";
+import type { JsonValue } from "../../api/schema/openapi.ts";
 import type { Ec2InstanceSpec } from "../../api/v1/index.ts";
-import { metadataOptionsRequest } from "./launch.ts";
+import type { Change } from "../common/changes.ts";
 
-/** The metadata options to write (only those the spec sets and the instance differs in), or undefined. */
-export function metadataOptionsDrift(
+/**
+ * The change of a setting EC2 takes in place with one call (`action`), on its own apply group:
+ * `spec.<setting>` (or `path`), from `observed` to `desired`.
+ */
+export function inPlaceChange(
+  setting: string,
+  observed: JsonValue | undefined,
+  desired: JsonValue | undefined,
+  action: string,
+  description: string,
+  path = `spec.${setting}`,
+): Change {
+  return {
+    path,
+    setting,
+    observed,
+    desired,
+    actions: [action],
+    disruption: "none",
+    description,
+    group: setting,
+  };
+}
+
+/** The setting (and apply group) of the metadata options. */
+export const METADATA_OPTIONS_SETTING = "metadataOptions";
+
+/** The metadata options as the spec names them, with how EC2 reports each. */
+const METADATA_FIELDS = [
+  { field: "httpTokens", have: (m: Instance["MetadataOptions"]) => m?.HttpTokens },
+  { field: "httpPutResponseHopLimit", have: (m: Instance["MetadataOptions"]) => m?.HttpPutResponseHopLimit },
+  { field: "httpEndpoint", have: (m: Instance["MetadataOptions"]) => m?.HttpEndpoint },
+] as const;
+
+/**
+ * One change per metadata option the spec sets and the instance differs in
+ * (`spec.metadataOptions.httpTokens`), all of one apply group: ModifyInstanceMetadataOptions
+ * takes them in one call, which writes every option the spec sets.
+ */
+export function metadataOptionsChanges(
   spec: Pick<Ec2InstanceSpec, "metadataOptions">,
   instance: Instance,
-): ReturnType<typeof metadataOptionsRequest> | undefined {
+): Change[] {
   const want = spec.metadataOptions;
-  if (want === undefined) return undefined;
-  const have = instance.MetadataOptions;
-  const differs =
-    (want.httpTokens !== undefined && want.httpTokens !== have?.HttpTokens) ||
-    (want.httpPutResponseHopLimit !== undefined &&
-      want.httpPutResponseHopLimit !== have?.HttpPutResponseHopLimit) ||
-    (want.httpEndpoint !== undefined && want.httpEndpoint !== have?.HttpEndpoint);
-  return differs ? metadataOptionsRequest(want) : undefined;
+  if (want === undefined) return [];
+  const out: Change[] = [];
+  for (const f of METADATA_FIELDS) {
+    const desired = want[f.field];
+    const observed = f.have(instance.MetadataOptions);
+    if (desired === undefined || desired === observed) continue;
+    out.push(
+      inPlaceChange(
+        METADATA_OPTIONS_SETTING,
+        observed,
+        desired,
+        "ec2:ModifyInstanceMetadataOptions",
+        `metadataOptions.${f.field}: ${String(desired)}`,
+        `spec.metadataOptions.${f.field}`,
+      ),
+    );
+  }
+  return out;
 }
 
 /**

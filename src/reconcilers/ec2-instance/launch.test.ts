@@ -12,6 +12,8 @@ const base: Ec2InstanceSpec = {
   deletionPolicy: "Delete",
   adoptExisting: false,
   onDeletedOutOfBand: "Recreate",
+  driftPolicy: "Repair",
+  changePolicy: "Auto",
 };
 const tags = { Name: "web", "compute.cloud.com/uid": "u-1" };
 

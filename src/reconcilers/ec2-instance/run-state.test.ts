@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { Instance } from "@aws-sdk/client-ec2";
-import { planRunState, runStateReadiness, type RunStateSpec } from "./run-state.ts";
+import { SENSITIVE } from "../common/changes.ts";
+import { planRunState, runStateReadiness, runStateSteps, type RunStateSpec } from "./run-state.ts";
 
 const inst = (state: string | undefined, type = "t3.micro"): Instance => ({
   InstanceId: "i-0123456789abcdef0",
@@ -13,32 +14,47 @@ const spec = (over: Partial<RunStateSpec> = {}): RunStateSpec => ({
   desiredState: "running",
   ...over,
 });
+const steps = (s: RunStateSpec, i: Instance, facts?: { userDataDiffers: boolean }) =>
+  runStateSteps(s, planRunState(s, i, facts).changes);
 const calls = (s: RunStateSpec, i: Instance): string[] =>
-  planRunState(s, i).steps.map((st) =>
-    st.call === "ModifyInstanceAttribute" ? `Modify:${st.instanceType}` : st.call,
-  );
+  steps(s, i).map((st) => (st.call === "ModifyInstanceAttribute" ? `Modify:${st.instanceType}` : st.call));
+const none = { changes: [] };
 
 describe("planRunState", () => {
   it("plans nothing when the instance is as the spec asks", () => {
-    assert.deepEqual(planRunState(spec(), inst("running")), { steps: [], repairs: [] });
-    assert.deepEqual(planRunState(spec({ desiredState: "stopped" }), inst("stopped")), {
-      steps: [],
-      repairs: [],
-    });
-    assert.deepEqual(planRunState({ instanceType: "t3.micro" }, inst("running")), { steps: [], repairs: [] });
+    assert.deepEqual(planRunState(spec(), inst("running")), none);
+    assert.deepEqual(planRunState(spec({ desiredState: "stopped" }), inst("stopped")), none);
+    assert.deepEqual(planRunState({ instanceType: "t3.micro" }, inst("running")), none);
   });
 
   it("stops a running instance whose spec wants it stopped, and starts a stopped one that should run", () => {
     const stop = planRunState(spec({ desiredState: "stopped" }), inst("running"));
-    assert.deepEqual(stop.steps, [{ call: "StopInstances" }]);
-    assert.deepEqual(
-      stop.repairs.map((r) => r.setting),
-      ["desiredState"],
-    );
+    assert.deepEqual(steps(spec({ desiredState: "stopped" }), inst("running")), [{ call: "StopInstances" }]);
+    assert.deepEqual(stop.changes, [
+      {
+        path: "spec.desiredState",
+        setting: "desiredState",
+        observed: "running",
+        desired: "stopped",
+        actions: ["ec2:StopInstances"],
+        disruption: "none",
+        description: "desiredState: stopped (stopping the instance)",
+        group: "runState",
+      },
+    ]);
     const start = planRunState(spec(), inst("stopped"));
-    assert.deepEqual(start.steps, [{ call: "StartInstances" }]);
-    assert.deepEqual(start.repairs, [
-      { setting: "desiredState", description: "desiredState: running (starting the instance)" },
+    assert.deepEqual(steps(spec(), inst("stopped")), [{ call: "StartInstances" }]);
+    assert.deepEqual(start.changes, [
+      {
+        path: "spec.desiredState",
+        setting: "desiredState",
+        observed: "stopped",
+        desired: "running",
+        actions: ["ec2:StartInstances"],
+        disruption: "none",
+        description: "desiredState: running (starting the instance)",
+        group: "runState",
+      },
     ]);
   });
 
@@ -49,11 +65,7 @@ describe("planRunState", () => {
         spec({ desiredState: "stopped" }),
         spec({ instanceType: "t3.large", restartForUpdate: true }),
       ]) {
-        assert.deepEqual(
-          planRunState(s, inst(state)),
-          { steps: [], repairs: [] },
-          `${state} ${JSON.stringify(s)}`,
-        );
+        assert.deepEqual(planRunState(s, inst(state)), none, `${state} ${JSON.stringify(s)}`);
       }
     }
   });
@@ -62,22 +74,48 @@ describe("planRunState", () => {
     const big = spec({ instanceType: "t3.large" });
     assert.deepEqual(calls(big, inst("stopped")), ["Modify:t3.large", "StartInstances"]);
     assert.deepEqual(calls({ ...big, desiredState: "stopped" }, inst("stopped")), ["Modify:t3.large"]);
+    const plan = planRunState(big, inst("stopped"));
     assert.deepEqual(
-      planRunState(big, inst("stopped")).repairs.map((r) => r.description),
-      ["instanceType: t3.large (was t3.micro)", "desiredState: running (starting the instance)"],
+      plan.changes.map((c) => [c.path, c.observed, c.desired, c.actions, c.disruption, c.description]),
+      [
+        [
+          "spec.instanceType",
+          "t3.micro",
+          "t3.large",
+          ["ec2:ModifyInstanceAttribute"],
+          "none",
+          "instanceType: t3.large (was t3.micro)",
+        ],
+        [
+          "spec.desiredState",
+          "stopped",
+          "running",
+          ["ec2:StartInstances"],
+          "none",
+          "desiredState: running (starting the instance)",
+        ],
+      ],
     );
   });
 
-  it("refuses a type change on a running instance without restartForUpdate, planning no call", () => {
+  it("refuses a type change on a running instance without restartForUpdate, holding every change back", () => {
     for (const restartForUpdate of [undefined, false]) {
-      const plan = planRunState(spec({ instanceType: "t3.large", restartForUpdate }), inst("running"));
-      assert.deepEqual(plan.steps, []);
-      assert.deepEqual(plan.repairs, []);
+      const s = spec({ instanceType: "t3.large", restartForUpdate });
+      const plan = planRunState(s, inst("running"));
+      assert.deepEqual(runStateSteps(s, plan.changes), []);
+      assert.equal(plan.changes.length, 1);
+      const [refused] = plan.changes;
+      assert.deepEqual(
+        [refused?.path, refused?.observed, refused?.desired, refused?.actions, refused?.disruption],
+        ["spec.instanceType", "t3.micro", "t3.large", [], "refused"],
+      );
+      assert.equal(refused?.refusal?.reason, "RestartRequired");
+      assert.equal(refused?.refusal?.holdsAll, true);
       assert.match(
-        plan.restartRequired ?? "",
+        refused?.refusal?.message ?? "",
         /^instanceType t3\.micro -> t3\.large needs the instance stopped/,
       );
-      assert.match(plan.restartRequired ?? "", /spec\.restartForUpdate: true/);
+      assert.match(refused?.refusal?.message ?? "", /spec\.restartForUpdate: true/);
     }
   });
 
@@ -87,7 +125,19 @@ describe("planRunState", () => {
     // pending -> wait; running (new type) -> nothing. Each step depends on the instance alone,
     // so an operator restarted at any point continues with the right one.
     assert.deepEqual(calls(s, inst("running")), ["StopInstances"]);
-    assert.equal(planRunState(s, inst("running")).repairs[0]?.setting, "instanceType");
+    assert.deepEqual(planRunState(s, inst("running")).changes, [
+      {
+        path: "spec.instanceType",
+        setting: "instanceType",
+        observed: "t3.micro",
+        desired: "t3.large",
+        actions: ["ec2:StopInstances"],
+        disruption: "restart",
+        description:
+          "instanceType: t3.large (was t3.micro; stopping the instance to change it, then starting it)",
+        group: "runState",
+      },
+    ]);
     assert.deepEqual(calls(s, inst("stopping")), []);
     assert.deepEqual(calls(s, inst("stopped")), ["Modify:t3.large", "StartInstances"]);
     assert.deepEqual(calls(s, inst("pending", "t3.large")), []);
@@ -97,7 +147,16 @@ describe("planRunState", () => {
   it("stops for desiredState stopped before a type change, and changes the type once stopped", () => {
     const s = spec({ instanceType: "t3.large", desiredState: "stopped" });
     assert.deepEqual(calls(s, inst("running")), ["StopInstances"]);
-    assert.equal(planRunState(s, inst("running")).restartRequired, undefined);
+    assert.deepEqual(
+      planRunState(s, inst("running")).changes.map((c) => [c.path, c.disruption, c.description]),
+      [
+        [
+          "spec.desiredState",
+          "none",
+          "desiredState: stopped (stopping the instance; then instanceType t3.micro -> t3.large once it is stopped)",
+        ],
+      ],
+    );
     assert.deepEqual(calls(s, inst("stopped")), ["Modify:t3.large"]);
   });
 
@@ -105,30 +164,67 @@ describe("planRunState", () => {
     const differs = { userDataDiffers: true };
     const s = spec({ userData: "#!/bin/sh\n" });
     const held = planRunState(s, inst("running"), differs);
-    assert.deepEqual([held.steps, held.repairs], [[], []]);
+    assert.deepEqual(runStateSteps(s, held.changes), []);
+    assert.deepEqual(
+      held.changes.map((c) => [
+        c.path,
+        c.observed,
+        c.desired,
+        c.disruption,
+        c.refusal?.reason,
+        c.refusal?.holdsAll,
+      ]),
+      [["spec.userData", undefined, SENSITIVE, "refused", "RestartRequired", true]],
+    );
     assert.match(
-      held.restartRequired ?? "",
+      held.changes[0]?.refusal?.message ?? "",
       /^new userData needs the instance stopped: set spec\.restartForUpdate/,
     );
     const both = planRunState({ ...s, instanceType: "t3.large" }, inst("running"), differs);
-    assert.match(both.restartRequired ?? "", /^instanceType t3\.micro -> t3\.large and new userData needs/);
-    const restart = { ...s, restartForUpdate: true };
-    const stop = planRunState(restart, inst("running"), differs);
-    assert.deepEqual(stop.steps, [{ call: "StopInstances" }]);
     assert.deepEqual(
-      stop.repairs.map((r) => r.setting),
-      ["userData"],
+      both.changes.map((c) => c.path),
+      ["spec.instanceType", "spec.userData"],
     );
-    assert.deepEqual(planRunState(restart, inst("stopped"), differs).steps, [
+    for (const c of both.changes)
+      assert.match(c.refusal?.message ?? "", /^instanceType t3\.micro -> t3\.large and new userData needs/);
+    const restart = { ...s, restartForUpdate: true };
+    const reported = { userDataDiffers: true, userDataReported: true };
+    const stop = planRunState(restart, inst("running"), reported);
+    assert.deepEqual(runStateSteps(restart, stop.changes), [{ call: "StopInstances" }]);
+    assert.deepEqual(stop.changes, [
+      {
+        path: "spec.userData",
+        setting: "userData",
+        observed: SENSITIVE,
+        desired: SENSITIVE,
+        actions: ["ec2:StopInstances"],
+        disruption: "restart",
+        description: "userData (stopping the instance to change it, then starting it)",
+        group: "runState",
+      },
+    ]);
+    assert.ok(!JSON.stringify(stop.changes).includes("#!/bin/sh"), "the value is never carried");
+    assert.deepEqual(
+      runStateSteps(
+        restart,
+        planRunState({ ...restart, instanceType: "t3.large" }, inst("running"), differs).changes,
+      ),
+      [{ call: "StopInstances" }],
+      "one stop for both changes",
+    );
+    assert.deepEqual(steps(restart, inst("stopped"), differs), [
       { call: "ModifyInstanceAttribute", userData: "#!/bin/sh\n" },
       { call: "StartInstances" },
     ]);
-    assert.deepEqual(planRunState(restart, inst("stopping"), differs).steps, []);
     assert.deepEqual(
-      planRunState(restart, inst("running")),
-      { steps: [], repairs: [] },
-      "matching user data",
+      planRunState(restart, inst("stopped"), differs).changes.map((c) => [c.path, c.actions, c.description]),
+      [
+        ["spec.userData", ["ec2:ModifyInstanceAttribute"], "userData"],
+        ["spec.desiredState", ["ec2:StartInstances"], "desiredState: running (starting the instance)"],
+      ],
     );
+    assert.deepEqual(steps(restart, inst("stopping"), differs), []);
+    assert.deepEqual(planRunState(restart, inst("running")), none, "matching user data");
     const r = runStateReadiness(restart, inst("running"), differs);
     assert.deepEqual([r.ready, r.reason], [false, "Restarting"]);
     assert.equal(runStateReadiness(s, inst("running"), differs).reason, "Running", "held back: still Ready");

@@ -13,7 +13,9 @@
  */
 import type { Instance } from "@aws-sdk/client-ec2";
 import type { Ec2InstanceSpec } from "../../api/v1/index.ts";
-import type { DriftRepair, Readiness } from "../common/driver.ts";
+import { refusedChange, SENSITIVE, type Change } from "../common/changes.ts";
+import type { Readiness } from "../common/driver.ts";
+import { Reason } from "../common/reasons.ts";
 import { stateOf } from "./model.ts";
 
 /** The spec fields the run state depends on. */
@@ -22,15 +24,20 @@ export type RunStateSpec = Pick<Ec2InstanceSpec, "instanceType" | "restartForUpd
   desiredState?: Ec2InstanceSpec["desiredState"] | undefined;
 };
 
-/** The settings named in drift repairs of the run state. */
+/** The settings of the run-state changes. */
 export const DESIRED_STATE_SETTING = "desiredState";
 export const INSTANCE_TYPE_SETTING = "instanceType";
 export const USER_DATA_SETTING = "userData";
+
+/** The apply group of every run-state change: its calls are made in one sequence, last. */
+export const RUN_STATE_GROUP = "runState";
 
 /** What the driver read beside the instance: whether its user data differs from the spec's. */
 export interface RunStateFacts {
   /** True only when the spec sets userData and EC2 reports other user data. */
   readonly userDataDiffers: boolean;
+  /** EC2 reports user data on the instance (its value is never kept). @default false */
+  readonly userDataReported?: boolean;
 }
 
 const NO_FACTS: RunStateFacts = Object.freeze({ userDataDiffers: false });
@@ -42,20 +49,25 @@ export type RunStateStep =
   | { readonly call: "StopInstances" }
   | { readonly call: "StartInstances" };
 
+/** The IAM action of each run-state call. */
+const ACTION: Readonly<Record<RunStateStep["call"], string>> = {
+  ModifyInstanceAttribute: "ec2:ModifyInstanceAttribute",
+  StopInstances: "ec2:StopInstances",
+  StartInstances: "ec2:StartInstances",
+};
+
 /** What to do about the run state of an instance now. */
 export interface RunStatePlan {
-  /** Calls to make in this reconcile, in order (empty: nothing to do, or wait for a transition). */
-  readonly steps: readonly RunStateStep[];
-  /** The drift repairs the steps amount to, for the Updated Event and the drift metric. */
-  readonly repairs: readonly DriftRepair[];
   /**
-   * Set when the spec asks for a change that needs the running instance stopped and does not
-   * allow a restart: the message for the RestartRequired condition. No step is planned.
+   * The changes this reconcile makes, in order, each listing the one call it makes now (empty:
+   * nothing to do, or wait for a transition); {@link runStateSteps} gives the calls. A change
+   * that needs the running instance stopped while the spec allows no restart is refused with
+   * reason RestartRequired and holds every other change back.
    */
-  readonly restartRequired?: string;
+  readonly changes: readonly Change[];
 }
 
-const NOTHING: RunStatePlan = Object.freeze({ steps: [], repairs: [] });
+const NOTHING: RunStatePlan = Object.freeze({ changes: Object.freeze([]) as readonly Change[] });
 
 /** The desired run state, `running` when the spec leaves it out. */
 export function desiredStateOf(spec: RunStateSpec): "running" | "stopped" {
@@ -70,25 +82,78 @@ function typeChange(spec: RunStateSpec, instance: Instance): { from: string; to:
   return { from: have, to: spec.instanceType };
 }
 
-/** The changes the spec asks for that need the instance stopped, as `setting: what` phrases. */
-function restartChanges(
-  spec: RunStateSpec,
-  instance: Instance,
-  facts: RunStateFacts,
-): { setting: string; phrase: string }[] {
+/** A change that needs the instance stopped: its setting, values and how Events name it. */
+interface StoppedChange {
+  readonly setting: string;
+  readonly observed: string | undefined;
+  readonly desired: string;
+  /** `instanceType t3.micro -> t3.large`, `new userData`: for messages. */
+  readonly phrase: string;
+  /** `instanceType: t3.large`, `userData`: the head of its description. */
+  readonly head: string;
+  /** `was t3.micro`: what the description adds first in parentheses, if anything. */
+  readonly was?: string;
+}
+
+/** The changes the spec asks for that need the instance stopped (its type, its user data). */
+function stoppedChanges(spec: RunStateSpec, instance: Instance, facts: RunStateFacts): StoppedChange[] {
   const change = typeChange(spec, instance);
-  return [
-    ...(change !== undefined
-      ? [{ setting: INSTANCE_TYPE_SETTING, phrase: `instanceType ${change.from} -> ${change.to}` }]
-      : []),
-    ...(facts.userDataDiffers ? [{ setting: USER_DATA_SETTING, phrase: "new userData" }] : []),
-  ];
+  const out: StoppedChange[] = [];
+  if (change !== undefined) {
+    out.push({
+      setting: INSTANCE_TYPE_SETTING,
+      observed: change.from,
+      desired: change.to,
+      phrase: `instanceType ${change.from} -> ${change.to}`,
+      head: `instanceType: ${change.to}`,
+      was: `was ${change.from}`,
+    });
+  }
+  if (facts.userDataDiffers && spec.userData !== undefined) {
+    out.push({
+      setting: USER_DATA_SETTING,
+      observed: facts.userDataReported === true ? SENSITIVE : undefined,
+      desired: SENSITIVE,
+      phrase: "new userData",
+      head: "userData",
+    });
+  }
+  return out;
+}
+
+/** A run-state change of `setting` that calls `call` now. */
+function stepChange(
+  setting: string,
+  observed: string | undefined,
+  desired: string,
+  call: RunStateStep["call"],
+  description: string,
+  disruption: "none" | "restart" = "none",
+): Change {
+  return {
+    path: `spec.${setting}`,
+    setting,
+    observed,
+    desired,
+    actions: [ACTION[call]],
+    disruption,
+    description,
+    group: RUN_STATE_GROUP,
+  };
+}
+
+/** The description of `c`, with `detail` in the parentheses: `instanceType: t3.large (was t3.micro; detail)`. */
+function described(c: StoppedChange, detail?: string): string {
+  const notes = [c.was, detail].filter((n) => n !== undefined);
+  return notes.length === 0 ? c.head : `${c.head} (${notes.join("; ")})`;
 }
 
 /**
- * The run-state calls to make for `instance` now. Only a `running` or `stopped` instance is
+ * The run-state changes to make for `instance` now. Only a `running` or `stopped` instance is
  * acted on; in transition (`pending`, `stopping`) nothing is planned and the flow polls. Nothing
- * is planned when the instance already is as the spec asks, so a call is never re-sent.
+ * is planned when the instance already is as the spec asks, so a call is never re-sent. A change
+ * that takes more than one reconcile (a restart: stop now, then change and start once stopped)
+ * lists the call of this reconcile and says in its description what follows.
  */
 export function planRunState(
   spec: RunStateSpec,
@@ -97,69 +162,96 @@ export function planRunState(
 ): RunStatePlan {
   const state = stateOf(instance);
   const want = desiredStateOf(spec);
-  const change = typeChange(spec, instance);
+  const stopped = stoppedChanges(spec, instance, facts);
   if (state === "running") {
     if (want === "stopped") {
+      const then =
+        stopped.length > 0 ? `; then ${stopped.map((c) => c.phrase).join(" and ")} once it is stopped` : "";
       return {
-        steps: [{ call: "StopInstances" }],
-        repairs: [
-          { setting: DESIRED_STATE_SETTING, description: "desiredState: stopped (stopping the instance)" },
+        changes: [
+          stepChange(
+            DESIRED_STATE_SETTING,
+            state,
+            want,
+            "StopInstances",
+            `desiredState: stopped (stopping the instance${then})`,
+          ),
         ],
       };
     }
-    const pending = restartChanges(spec, instance, facts);
-    if (pending.length === 0) return NOTHING;
+    if (stopped.length === 0) return NOTHING;
     if (spec.restartForUpdate !== true) {
+      const message =
+        `${stopped.map((c) => c.phrase).join(" and ")} needs the instance stopped: set ` +
+        `spec.restartForUpdate: true to let the operator stop and start it, or spec.desiredState: ` +
+        `stopped; nothing was changed`;
       return {
-        steps: [],
-        repairs: [],
-        restartRequired:
-          `${pending.map((p) => p.phrase).join(" and ")} needs the instance stopped: set ` +
-          `spec.restartForUpdate: true to let the operator stop and start it, or spec.desiredState: ` +
-          `stopped; nothing was changed`,
+        changes: stopped.map((c) =>
+          refusedChange({
+            path: `spec.${c.setting}`,
+            setting: c.setting,
+            observed: c.observed,
+            desired: c.desired,
+            description: described(c, "needs a restart that spec.restartForUpdate does not allow"),
+            refusal: { reason: Reason.RestartRequired, message, holdsAll: true },
+          }),
+        ),
       };
     }
     return {
-      steps: [{ call: "StopInstances" }],
-      repairs: [
-        ...(change !== undefined
-          ? [
-              {
-                setting: INSTANCE_TYPE_SETTING,
-                description: `instanceType: ${change.to} (was ${change.from}; stopping the instance to change it)`,
-              },
-            ]
-          : []),
-        ...(facts.userDataDiffers
-          ? [{ setting: USER_DATA_SETTING, description: "userData (stopping the instance to change it)" }]
-          : []),
-      ],
+      changes: stopped.map((c) =>
+        stepChange(
+          c.setting,
+          c.observed,
+          c.desired,
+          "StopInstances",
+          described(c, "stopping the instance to change it, then starting it"),
+          "restart",
+        ),
+      ),
     };
   }
   if (state === "stopped") {
-    const steps: RunStateStep[] = [];
-    const repairs: DriftRepair[] = [];
-    if (change !== undefined) {
-      steps.push({ call: "ModifyInstanceAttribute", instanceType: change.to });
-      repairs.push({
-        setting: INSTANCE_TYPE_SETTING,
-        description: `instanceType: ${change.to} (was ${change.from})`,
-      });
-    }
-    if (facts.userDataDiffers && spec.userData !== undefined) {
-      steps.push({ call: "ModifyInstanceAttribute", userData: spec.userData });
-      repairs.push({ setting: USER_DATA_SETTING, description: "userData" });
-    }
+    const changes = stopped.map((c) =>
+      stepChange(c.setting, c.observed, c.desired, "ModifyInstanceAttribute", described(c)),
+    );
     if (want === "running") {
-      steps.push({ call: "StartInstances" });
-      repairs.push({
-        setting: DESIRED_STATE_SETTING,
-        description: "desiredState: running (starting the instance)",
-      });
+      changes.push(
+        stepChange(
+          DESIRED_STATE_SETTING,
+          state,
+          want,
+          "StartInstances",
+          "desiredState: running (starting the instance)",
+        ),
+      );
     }
-    return { steps, repairs };
+    return { changes };
   }
   return NOTHING;
+}
+
+/**
+ * The calls that apply run-state `changes` (of {@link planRunState}, for the same spec), in
+ * order, each once: a stop for a restart, the new type or user data on a stopped instance, a
+ * start. Decided from each change alone, never by comparing anything again.
+ */
+export function runStateSteps(spec: RunStateSpec, changes: readonly Change[]): RunStateStep[] {
+  const steps: RunStateStep[] = [];
+  const add = (step: RunStateStep): void => {
+    if (step.call !== "ModifyInstanceAttribute" && steps.some((s) => s.call === step.call)) return;
+    steps.push(step);
+  };
+  for (const c of changes) {
+    if (c.disruption === "refused") continue;
+    if (c.actions.includes(ACTION.StopInstances)) add({ call: "StopInstances" });
+    else if (c.actions.includes(ACTION.StartInstances)) add({ call: "StartInstances" });
+    else if (c.setting === INSTANCE_TYPE_SETTING)
+      add({ call: "ModifyInstanceAttribute", instanceType: String(c.desired) });
+    else if (c.setting === USER_DATA_SETTING && spec.userData !== undefined)
+      add({ call: "ModifyInstanceAttribute", userData: spec.userData });
+  }
+  return steps;
 }
 
 /**

@@ -3,6 +3,7 @@ import { describe, it } from "node:test";
 import type { Instance, Volume } from "@aws-sdk/client-ec2";
 import type { Ec2InstanceSpec } from "../../api/v1/index.ts";
 import {
+  deleteOnTerminationChange,
   deleteOnTerminationDrift,
   detachedDrift,
   needsVolumeRead,
@@ -21,6 +22,8 @@ const base: Ec2InstanceSpec = {
   deletionPolicy: "Delete",
   adoptExisting: false,
   onDeletedOutOfBand: "Recreate",
+  driftPolicy: "Repair",
+  changePolicy: "Auto",
 };
 const KEY = "1234abcd-12ab-34cd-56ef-1234567890ab";
 const KEY_ARN = `arn:aws:kms:us-east-1:123456789012:key/${KEY}`;
@@ -59,18 +62,57 @@ describe("volume drift rules", () => {
   });
 
   it("finds deleteOnTermination that differs only where the spec sets it and the volume is attached", () => {
-    assert.deepEqual(deleteOnTerminationDrift(spec, instance), [{ deviceName: "/dev/sdf", want: true }]);
+    const drift = deleteOnTerminationDrift(spec, instance);
+    assert.deepEqual(drift, [
+      {
+        deviceName: "/dev/sdf",
+        path: "spec.storage.additionalVolumes[deviceName=/dev/sdf].deleteOnTermination",
+        have: false,
+        want: true,
+      },
+    ]);
+    assert.deepEqual(drift.map(deleteOnTerminationChange), [
+      {
+        path: "spec.storage.additionalVolumes[deviceName=/dev/sdf].deleteOnTermination",
+        setting: "volumeDeleteOnTermination",
+        observed: false,
+        desired: true,
+        actions: ["ec2:ModifyInstanceAttribute"],
+        disruption: "none",
+        description: "storage.deleteOnTermination: /dev/sdf true",
+        group: "volumeDeleteOnTermination",
+      },
+    ]);
     assert.deepEqual(deleteOnTerminationDrift(base, instance), []);
   });
 
-  it("reports a volume of the spec that is not attached, naming its device", () => {
-    assert.deepEqual(detachedDrift(spec, instance), [
-      {
-        setting: "volumeAttachment",
-        description: "storage.additionalVolumes[/dev/sdg]: not attached to the instance",
-        reportOnly: true,
-      },
-    ]);
+  it("refuses a volume of the spec that is not attached, naming its device", () => {
+    const [detached, ...rest] = detachedDrift(spec, instance);
+    assert.deepEqual(rest, []);
+    assert.deepEqual(
+      [
+        detached?.path,
+        detached?.setting,
+        detached?.observed,
+        detached?.desired,
+        detached?.actions,
+        detached?.disruption,
+        detached?.description,
+        detached?.refusal?.reason,
+        detached?.refusal?.holdsAll,
+      ],
+      [
+        "spec.storage.additionalVolumes[deviceName=/dev/sdg]",
+        "volumeAttachment",
+        undefined,
+        { deviceName: "/dev/sdg", snapshotId: "snap-0123456789abcdef0" },
+        [],
+        "refused",
+        "storage.additionalVolumes[/dev/sdg]: not attached to the instance",
+        "DriftNotRepaired",
+        undefined,
+      ],
+    );
   });
 
   it("tags the root volume and the spec's volumes, never one attached on another device", () => {
@@ -83,7 +125,7 @@ describe("volume drift rules", () => {
     );
   });
 
-  it("reports each volume setting the spec sets that differs, and nothing the spec leaves out", () => {
+  it("refuses each volume setting the spec sets that differs, and nothing the spec leaves out", () => {
     const volumes: Volume[] = [
       { VolumeId: "vol-root", Size: 12, VolumeType: "gp2", Encrypted: false },
       {
@@ -95,13 +137,33 @@ describe("volume drift rules", () => {
       },
     ];
     assert.deepEqual(
-      volumeSettingsDrift(spec, instance, volumes).map((d) => [d.setting, d.description, d.reportOnly]),
+      volumeSettingsDrift(spec, instance, volumes).map((d) => [
+        d.path,
+        d.setting,
+        d.observed,
+        d.desired,
+        d.description,
+        d.disruption,
+        d.refusal?.reason,
+      ]),
       [
-        ["volumeSize", "storage.rootVolume (/dev/xvda).size: 10 GiB in the spec, 12 GiB on vol-root", true],
         [
+          "spec.storage.rootVolume.size",
+          "volumeSize",
+          12,
+          10,
+          "storage.rootVolume (/dev/xvda).size: 10 GiB in the spec, 12 GiB on vol-root",
+          "refused",
+          "DriftNotRepaired",
+        ],
+        [
+          "spec.storage.additionalVolumes[deviceName=/dev/sdf].kmsKeyId",
           "volumeKmsKeyId",
+          "arn:aws:kms:us-east-1:123456789012:key/other",
+          KEY,
           `storage.additionalVolumes[/dev/sdf].kmsKeyId: ${KEY} in the spec, arn:aws:kms:us-east-1:123456789012:key/other on vol-f`,
-          true,
+          "refused",
+          "DriftNotRepaired",
         ],
       ],
     );

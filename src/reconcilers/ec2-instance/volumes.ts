@@ -5,12 +5,15 @@
  * sets compares with the volume EC2 reports.
  *
  * Volumes are fixed at launch: the operator never resizes, retypes or re-encrypts one, so a
- * volume that differs from the spec in those (or is detached) is reported, not repaired.
- * `deleteOnTermination` and `volumeTags` change in place and are put back (repairs.ts).
+ * volume that differs from the spec in those (or is detached) is a refused change (reason
+ * DriftNotRepaired): reported, never repaired. `deleteOnTermination` and `volumeTags` change in
+ * place and are put back (plan.ts).
  */
 import type { Instance, Volume } from "@aws-sdk/client-ec2";
 import type { Ec2InstanceSpec } from "../../api/v1/index.ts";
-import { driftReported, type DriftRepair } from "../common/driver.ts";
+import type { JsonValue } from "../../api/schema/openapi.ts";
+import { listItemPath, refusedChange, type Change } from "../common/changes.ts";
+import { Reason } from "../common/reasons.ts";
 
 /** The `setting` of a repaired `volumeTags` drift. */
 export const VOLUME_TAGS_SETTING = "volumeTags";
@@ -53,8 +56,10 @@ interface VolumeSpec {
 /** A volume of the spec on its device, named as messages name it. */
 export interface SpecVolume {
   readonly deviceName: string;
-  /** `storage.rootVolume` or `storage.additionalVolumes[/dev/sdf]`. */
+  /** `storage.rootVolume (/dev/xvda)` or `storage.additionalVolumes[/dev/sdf]`: how messages name it. */
   readonly path: string;
+  /** `spec.storage.rootVolume` or `spec.storage.additionalVolumes[deviceName=/dev/sdf]`: its spec path. */
+  readonly specPath: string;
   readonly settings: VolumeSpec;
 }
 
@@ -67,10 +72,20 @@ export function specVolumes(spec: Ec2InstanceSpec, instance: Instance): SpecVolu
   const root = spec.storage?.rootVolume;
   const rootDevice = root?.deviceName ?? instance.RootDeviceName;
   if (root !== undefined && Object.keys(root).length > 0 && rootDevice !== undefined) {
-    out.push({ deviceName: rootDevice, path: `storage.rootVolume (${rootDevice})`, settings: root });
+    out.push({
+      deviceName: rootDevice,
+      path: `storage.rootVolume (${rootDevice})`,
+      specPath: "spec.storage.rootVolume",
+      settings: root,
+    });
   }
   for (const v of spec.storage?.additionalVolumes ?? []) {
-    out.push({ deviceName: v.deviceName, path: `storage.additionalVolumes[${v.deviceName}]`, settings: v });
+    out.push({
+      deviceName: v.deviceName,
+      path: `storage.additionalVolumes[${v.deviceName}]`,
+      specPath: listItemPath("spec.storage.additionalVolumes", "deviceName", v.deviceName),
+      settings: v,
+    });
   }
   return out;
 }
@@ -115,44 +130,104 @@ export function taggedVolumes(spec: Ec2InstanceSpec, instance: Instance): Map<st
   return out;
 }
 
+/** A device whose deleteOnTermination differs from the value the spec sets. */
+export interface DeleteOnTerminationDrift {
+  readonly deviceName: string;
+  /** The spec path of the setting: `spec.storage.rootVolume.deleteOnTermination`. */
+  readonly path: string;
+  readonly have: boolean | undefined;
+  readonly want: boolean;
+}
+
 /** The devices whose deleteOnTermination differs from a value the spec sets, with that value. */
 export function deleteOnTerminationDrift(
   spec: Ec2InstanceSpec,
   instance: Instance,
-): { deviceName: string; want: boolean }[] {
+): DeleteOnTerminationDrift[] {
   const have = new Map(
     (instance.BlockDeviceMappings ?? []).map((m) => [m.DeviceName ?? "", m.Ebs?.DeleteOnTermination]),
   );
-  const out: { deviceName: string; want: boolean }[] = [];
+  const out: DeleteOnTerminationDrift[] = [];
   for (const v of specVolumes(spec, instance)) {
     const want = v.settings.deleteOnTermination;
     if (want === undefined || !have.has(v.deviceName)) continue;
-    if (have.get(v.deviceName) !== want) out.push({ deviceName: v.deviceName, want });
+    const current = have.get(v.deviceName);
+    if (current !== want) {
+      out.push({ deviceName: v.deviceName, path: `${v.specPath}.deleteOnTermination`, have: current, want });
+    }
   }
   return out;
 }
 
-/** Reports of each volume the spec lists that is not attached to the instance (any more). */
-export function detachedDrift(spec: Ec2InstanceSpec, instance: Instance): DriftRepair[] {
-  const attached = attachedVolumes(instance);
-  return specVolumes(spec, instance)
-    .filter((v) => !attached.has(v.deviceName))
-    .map((v) => driftReported(ATTACHED_SETTING, `${v.path}: not attached to the instance`));
+/** The change that puts back the deleteOnTermination of one device (apply group {@link DELETE_ON_TERMINATION_SETTING}). */
+export function deleteOnTerminationChange(d: DeleteOnTerminationDrift): Change {
+  return {
+    path: d.path,
+    setting: DELETE_ON_TERMINATION_SETTING,
+    observed: d.have,
+    desired: d.want,
+    actions: ["ec2:ModifyInstanceAttribute"],
+    disruption: "none",
+    description: `storage.deleteOnTermination: ${d.deviceName} ${String(d.want)}`,
+    group: DELETE_ON_TERMINATION_SETTING,
+  };
+}
+
+/** Why a volume's drift is refused: volumes are set at launch. */
+const AT_LAUNCH =
+  "the operator sets a volume's size, type, encryption, snapshot and performance and attaches it at launch " +
+  "only; it never changes them on an existing volume";
+
+/** A refused change of volume `setting`: reported with reason DriftNotRepaired, never repaired. */
+function notRepaired(
+  setting: string,
+  path: string,
+  observed: JsonValue | undefined,
+  desired: JsonValue | undefined,
+  description: string,
+): Change {
+  return refusedChange({
+    path,
+    setting,
+    observed,
+    desired,
+    description,
+    refusal: { reason: Reason.DriftNotRepaired, message: `${description}: ${AT_LAUNCH}` },
+  });
 }
 
 /**
- * Reports of each setting the spec sets that differs on the volume EC2 reports at its device
- * (`volumes`: the DescribeVolumes answer). A KMS key given as an alias is not compared: EC2
- * reports the key's ARN, and resolving the alias would need KMS.
+ * Refused changes for each volume the spec lists that is no longer attached to the instance:
+ * the spec's volume is desired, none is observed.
+ */
+export function detachedDrift(spec: Ec2InstanceSpec, instance: Instance): Change[] {
+  const attached = attachedVolumes(instance);
+  return specVolumes(spec, instance)
+    .filter((v) => !attached.has(v.deviceName))
+    .map((v) =>
+      notRepaired(
+        ATTACHED_SETTING,
+        v.specPath,
+        undefined,
+        { ...v.settings, deviceName: v.deviceName } as JsonValue,
+        `${v.path}: not attached to the instance`,
+      ),
+    );
+}
+
+/**
+ * Refused changes for each setting the spec sets that differs on the volume EC2 reports at its
+ * device (`volumes`: the DescribeVolumes answer). A KMS key given as an alias is not compared:
+ * EC2 reports the key's ARN, and resolving the alias would need KMS.
  */
 export function volumeSettingsDrift(
   spec: Ec2InstanceSpec,
   instance: Instance,
   volumes: readonly Volume[],
-): DriftRepair[] {
+): Change[] {
   const attached = attachedVolumes(instance);
   const byId = new Map(volumes.map((v) => [v.VolumeId ?? "", v]));
-  const out: DriftRepair[] = [];
+  const out: Change[] = [];
   for (const v of specVolumes(spec, instance)) {
     const id = attached.get(v.deviceName);
     const volume = id === undefined ? undefined : byId.get(id);
@@ -163,8 +238,11 @@ export function volumeSettingsDrift(
       const have = c.have(volume);
       if (have === want) continue;
       out.push(
-        driftReported(
+        notRepaired(
           c.setting,
+          `${v.specPath}.${c.field}`,
+          have,
+          want,
           `${v.path}.${c.field}: ${String(want)}${c.unit} in the spec, ${have === undefined ? "none" : `${String(have)}${c.unit}`} on ${id ?? ""}`,
         ),
       );
@@ -172,8 +250,11 @@ export function volumeSettingsDrift(
     const key = v.settings.kmsKeyId;
     if (key !== undefined && !key.includes("alias/") && !sameKmsKey(key, volume.KmsKeyId)) {
       out.push(
-        driftReported(
+        notRepaired(
           KMS_KEY_SETTING,
+          `${v.specPath}.kmsKeyId`,
+          volume.KmsKeyId,
+          key,
           `${v.path}.kmsKeyId: ${key} in the spec, ${volume.KmsKeyId ?? "none"} on ${id ?? ""}`,
         ),
       );

@@ -18,37 +18,15 @@ import {
   type BucketLocationConstraint,
   type ObjectOwnership,
   type S3Client,
-  type S3ClientResolvedConfig,
   type ServiceInputTypes,
   type ServiceOutputTypes,
 } from "@aws-sdk/client-s3";
-import type { Command } from "@smithy/types";
 import { ACCESS_CODES, KNOWN_CODES } from "../../aws/error-codes.ts";
 import { AwsError } from "../../aws/errors.ts";
 import { fromS3TagSet, toS3TagSet, type TagMap } from "../../aws/ownership.ts";
 import { pages } from "../../aws/pages.ts";
 import type { VersioningStatus } from "./model.ts";
-import { SETTING_CODECS, type SettingCodec } from "./setting-codecs.ts";
-import type { BucketSetting, BucketSettings, SettingChange } from "./settings.ts";
-
-/** An S3 command with input `I` and output `O`. */
-export type S3Command<I extends ServiceInputTypes, O extends ServiceOutputTypes> = Command<
-  ServiceInputTypes,
-  I,
-  ServiceOutputTypes,
-  O,
-  S3ClientResolvedConfig
->;
-
-/** The calls of one bucket, as the setting codecs (./setting-codecs.ts) make them. */
-export interface BucketCalls {
-  readonly bucket: string;
-  /** Sends `command` (S3 operation `operation`) with the bucket's abort signal; failures as AwsError. */
-  call<I extends ServiceInputTypes, O extends ServiceOutputTypes>(
-    operation: string,
-    command: S3Command<I, O>,
-  ): Promise<O>;
-}
+import type { BucketCalls, S3Command } from "./settings/calls.ts";
 
 /** What HeadBucket says about a bucket name in the client's region. */
 export type HeadResult =
@@ -86,7 +64,7 @@ function isLockRefusal(e: { Code?: string | undefined; Message?: string | undefi
   return e.Code === "AccessDenied" && /object lock/i.test(e.Message ?? "");
 }
 
-/** S3 calls for one bucket through one regional client. */
+/** S3 calls for one bucket through one regional client; the settings (./settings/) make theirs through it too. */
 export class BucketApi implements BucketCalls {
   readonly #client: S3Client;
   readonly #bucket: string;
@@ -247,30 +225,6 @@ export class BucketApi implements BucketCalls {
       if (found !== undefined) return found.CreationDate;
     }
     return undefined;
-  }
-
-  /** Reads the given settings in normal form (see settings.ts); each is one call. */
-  async settings(which: readonly BucketSetting[]): Promise<BucketSettings> {
-    const out: BucketSettings = {};
-    for (const setting of which) await this.#read(setting, out);
-    return out;
-  }
-
-  /** Reads `setting` into `out` through its codec; a "not configured" answer is the codec's `none`. */
-  async #read<K extends BucketSetting>(setting: K, out: BucketSettings): Promise<void> {
-    const codec: SettingCodec<K> = SETTING_CODECS[setting];
-    try {
-      out[setting] = await codec.read(this);
-    } catch (err) {
-      if (!(err instanceof AwsError && codec.notConfigured.includes(err.code))) throw err;
-      out[setting] = codec.none;
-    }
-  }
-
-  /** Writes one setting as `change` asks, through its codec. */
-  async putSetting<K extends BucketSetting>(change: SettingChange<K>): Promise<void> {
-    const codec: SettingCodec<K> = SETTING_CODECS[change.setting];
-    await codec.write(this, change.desired);
   }
 
   /** Replaces the bucket's tag set with `tags` (S3 has no incremental tagging call). */

@@ -10,12 +10,14 @@ import type { AwsClientSource } from "../../aws/clients.ts";
 import type { TagMap } from "../../aws/ownership.ts";
 import { silentLogger } from "../../runtime/logging.ts";
 import { FakeClock } from "../../runtime/testing/fake-clock.ts";
+import { applyChangeSet } from "../common/changes.ts";
 import { TagSnapshots } from "../common/tag-snapshots.ts";
 import { DEFAULT_TAG_POLICY, desiredTagsOf } from "../common/tags.ts";
 import { context } from "../common/testing/context.ts";
 import { S3BucketDriver } from "./driver.ts";
 import { bucketArn, type S3BucketObject } from "./model.ts";
 import { FakeS3 } from "./testing/fake-s3.ts";
+import { resolveReferences } from "./references.ts";
 import { bucketObject } from "./testing/objects.ts";
 
 const NOW = Date.parse("2026-03-01T10:00:00Z");
@@ -31,6 +33,9 @@ const obj: S3BucketObject = bucketObject(
 );
 const steady = context({ settled: true, poll: true });
 const IN_SYNC: TagMap = desiredTagsOf(obj, "S3Bucket", DEFAULT_TAG_POLICY);
+
+/** The spec's references, resolved as the flow resolves them (no other object in the cache). */
+const refsOf = (obj: S3BucketObject) => resolveReferences(obj, {});
 
 describe("S3BucketDriver with bulk tag reads", () => {
   let clock: FakeClock;
@@ -75,11 +80,11 @@ describe("S3BucketDriver with bulk tag reads", () => {
     await snapshots.lookup("eu-west-1", ARN);
     await snapshots.idle();
   };
-  /** One poll as the flow makes it: observe, then update the resource observed. */
+  /** One poll as the flow makes it: observe, plan for the resource observed, apply the plan. */
   const poll = async (ctx = steady) => {
     const obs = await driver.observe(obj, ctx);
     assert.ok(obs.exists);
-    return { obs, changes: await driver.update(obj, obs, ctx) };
+    return { obs, changes: await applyChangeSet(await driver.plan(obj, obs, ctx, refsOf(obj)), ctx) };
   };
 
   it("reads the tags directly on the first steady poll, then from the snapshot with the versioning read as the existence check", async () => {
@@ -141,8 +146,11 @@ describe("S3BucketDriver with bulk tag reads", () => {
     s3.calls.length = 0;
     await swept();
     const { changes } = await poll();
-    assert.equal(changes.length, 1);
-    assert.match(changes[0]?.description ?? "", /extra/, "repaired from the direct answer, not the snapshot");
+    assert.deepEqual(
+      changes.map((c) => c.description),
+      ["tags: set team", "tags: removed extra"],
+      "repaired from the direct answer, not the snapshot",
+    );
     assert.deepEqual(s3.buckets.get("assets-1")?.tags, IN_SYNC);
     assert.deepEqual(ops(), ["GetBucketVersioning", "GetBucketTagging", "PutBucketTagging"]);
     // The index still shows the drift: within the window after the write, no decision from it.
@@ -164,7 +172,9 @@ describe("S3BucketDriver with bulk tag reads", () => {
     await swept();
     const obs = await driver.observe(versioned, steady);
     assert.ok(obs.exists && obs.resource.tagsFromSnapshot === true);
-    await assert.rejects(driver.update(versioned, obs, steady), { name: "BucketTagsChangedError" });
+    await assert.rejects(driver.plan(versioned, obs, steady, refsOf(versioned)), {
+      name: "BucketTagsChangedError",
+    });
     assert.deepEqual(s3.mutations(), [], "no write to a bucket that is not this object's");
     s3.calls.length = 0;
     const again = await driver.observe(versioned, steady);

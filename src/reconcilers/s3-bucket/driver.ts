@@ -1,6 +1,7 @@
 /**
  * The S3Bucket driver: finds a bucket by name in spec.region, creates it (CreateBucket, then its
- * tags and versioning), repairs tag and versioning drift, and deletes it only when it is this
+ * tags, versioning and managed settings), plans what differs from the spec in its tags,
+ * versioning and managed settings (./settings/), and deletes it only when it is this
  * object's and empty (or spec.forceDelete allows emptying it; for an adopted bucket only when set
  * after the adoption, ./force-delete.ts). The shared flow
  * (../common/flow/reconciler.ts) does the Kubernetes side and calls these methods.
@@ -14,34 +15,25 @@
 import type { AwsClientSource } from "../../aws/clients.ts";
 import { AwsError } from "../../aws/errors.ts";
 import type { TagMap } from "../../aws/ownership.ts";
-import { S3BucketResource, type S3Bucket, type SqsQueue } from "../../api/v1/index.ts";
+import { S3BucketResource } from "../../api/v1/index.ts";
 import { Reason } from "../common/reasons.ts";
-import {
-  grantedBuckets,
-  readyAsSpecified,
-  referencedKindNotRunning,
-  referencedObject,
-} from "../common/references.ts";
 import { systemClock, type Clock } from "../../runtime/clock.ts";
 import { isOwnedBy, taggedOwner, verdictOf, type Verdict } from "../common/ownership.ts";
 import { isSteadyPoll, logTagSource, type TagSnapshots } from "../common/tag-snapshots.ts";
 import {
+  applyTagChanges,
   applyTagPlan,
   DEFAULT_TAG_POLICY,
   desiredTagsOf,
-  isEmptyPlan,
-  planTags,
-  repairTags,
+  tagChanges,
   type TagPolicy,
 } from "../common/tags.ts";
+import { changeSetOf, type Change, type ChangeSet } from "../common/changes.ts";
 import {
   blocked,
-  DependencyNotReadyError,
   InvalidSpecError,
   recordedIdOf,
-  TAGS_SETTING,
   type DeleteOutcome,
-  type DriftRepair,
   type Description,
   type DriverContext,
   type FlowFacts,
@@ -55,6 +47,7 @@ import {
   notEmptyMessage,
   objectsLockedMessage,
   targetVersioning,
+  versioningChange,
   type VersioningStatus,
   type S3BucketView,
   type S3BucketObject,
@@ -67,15 +60,17 @@ import {
   mayEmpty,
   withForceDeleteHold,
 } from "./force-delete.ts";
+import { CREATE_BUCKET, PUT_BUCKET_TAGGING, PUT_BUCKET_VERSIONING } from "./iam.ts";
 import {
-  BUCKET_SETTINGS,
+  createdSettings,
+  createSettingActions,
   desiredSettings,
-  loggingSid,
   managedSettings,
-  settingChanges,
-  type BucketSettings,
+  readSettings,
+  settingPlans,
   type ResolvedTargets,
-} from "./settings.ts";
+} from "./settings/index.ts";
+import { S3_BUCKET_TRAITS } from "./traits.ts";
 import { bucketEndpoint } from "./endpoint.ts";
 
 /** Options of {@link S3BucketDriver}. */
@@ -90,21 +85,6 @@ export interface S3BucketDriverOptions {
   maxDeleteBatchesPerPass?: number;
   /** What the operator may do to a bucket's tags. @default DEFAULT_TAG_POLICY */
   tagPolicy?: TagPolicy | undefined;
-  /**
-   * SqsQueue objects from the shared cache, for notification queues named by queueRef.
-   * @default none: a queueRef is never ready
-   */
-  queues?: (ref: { namespace: string; name: string }) => Readonly<SqsQueue> | undefined;
-  /**
-   * Whether the operator runs the SqsQueue controller (`--controllers`): without it a queueRef
-   * waits with `ReferencedKindNotRunning`. @default true
-   */
-  queuesRun?: boolean;
-  /**
-   * S3Bucket objects from the shared cache, for replication destinations named by bucketRef.
-   * @default none: a bucketRef is never ready
-   */
-  buckets?: (ref: { namespace: string; name: string }) => Readonly<S3Bucket> | undefined;
   /**
    * Bulk tag reads for steady polls (`--bulk-tag-reads`; ../common/tag-snapshots.ts).
    * @default none: every poll reads the bucket's tags itself
@@ -134,35 +114,19 @@ export class BucketAppearedError extends Error {
   }
 }
 
-/** The setting name of `spec.versioning` in drift repairs. */
-const VERSIONING_SETTING = "versioning";
-
 /** State written to status while a forced deletion empties the bucket. */
 const EMPTYING_STATE = "Emptying";
 
 /** Implements {@link ResourceDriver} for S3 buckets; see the module comment. */
-export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketView> {
-  readonly noun = "bucket";
-  readonly idField = "bucketArn";
-  readonly driftSettings: readonly string[] = Object.freeze([
-    TAGS_SETTING,
-    VERSIONING_SETTING,
-    ...BUCKET_SETTINGS,
-  ]);
+export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketView, ResolvedTargets> {
   readonly #aws: AwsClientSource;
   readonly #maxBatches: number;
   readonly #clock: Clock;
   readonly #tagPolicy: TagPolicy;
-  readonly #queues: S3BucketDriverOptions["queues"];
-  readonly #queuesRun: boolean;
-  readonly #buckets: S3BucketDriverOptions["buckets"];
   readonly #snapshots: TagSnapshots | undefined;
 
   constructor(opts: S3BucketDriverOptions) {
     this.#snapshots = opts.tagSnapshots;
-    this.#buckets = opts.buckets;
-    this.#queues = opts.queues;
-    this.#queuesRun = opts.queuesRun ?? true;
     this.#aws = opts.aws;
     this.#clock = opts.clock ?? systemClock;
     this.#tagPolicy = opts.tagPolicy ?? DEFAULT_TAG_POLICY;
@@ -248,7 +212,7 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
       return { exists: true, resource, ...verdict };
     }
     const versioning = readVersioning !== undefined ? readVersioning.status : await api.versioning();
-    const settings = await api.settings(managedSettings(obj.spec));
+    const settings = await readSettings(api, managedSettings(obj.spec));
     const endpoint = await bucketEndpoint(await this.#aws.client("s3", region), name, region);
     const resource: S3BucketView = {
       name,
@@ -279,8 +243,8 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
   }
 
   /**
-   * Before a repair of a bucket whose tags came from the snapshot: its tags read directly. The
-   * repair then works from them, so a stale snapshot never causes a wrong write.
+   * Before planning a change of a bucket whose tags came from the snapshot: its tags read
+   * directly. The plan then works from them, so a stale snapshot never causes a wrong write.
    * @throws BucketTagsChangedError when they no longer carry this object's ownership.
    */
   async #rereadTags(obj: S3BucketObject, api: BucketApi, bucket: S3BucketView): Promise<S3BucketView> {
@@ -312,187 +276,14 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
     return verdictOf(tags, obj, { untaggedIsOwn });
   }
 
-  /** Every reference the spec makes, resolved from the cache; see each part for what it waits for. */
-  #resolve(obj: S3BucketObject): ResolvedTargets {
-    return {
-      queueArns: this.#notificationQueues(obj),
-      bucketArns: this.#replicationDestinations(obj),
-      ...this.#loggingTarget(obj),
-      ...this.#loggingSources(obj),
-    };
-  }
-
-  /**
-   * The bucket name of the S3Bucket spec.logging.targetBucketRef names, from the cache: it must
-   * be another bucket in this region whose spec.allowLoggingFrom names this one, Ready and Synced
-   * with that spec reconciled (so the grant is in its policy before S3 checks it).
-   * @throws DependencyNotReadyError while it is missing, not Ready or not allowing this bucket yet.
-   * @throws InvalidSpecError when it is this bucket or in another region.
-   */
-  #loggingTarget(obj: S3BucketObject): Pick<ResolvedTargets, "loggingTarget"> {
-    const name = obj.spec.logging?.targetBucketRef?.name;
-    if (name === undefined) return {};
-    const me = obj.metadata.name ?? "";
-    const target = referencedObject({
-      what: `logging: the bucket ${name}`,
-      name,
-      referrer: obj,
-      lookup: (ref) => this.#buckets?.(ref),
-      missing: Reason.LoggingTargetNotReady,
-      itself: {
-        reason: Reason.LoggingTargetMismatch,
-        message: "logging: targetBucketRef names this bucket itself; name another bucket",
-      },
-    });
-    if (target.spec.region !== obj.spec.region) {
-      throw new InvalidSpecError(
-        Reason.LoggingTargetMismatch,
-        `logging: the bucket ${name} is in ${target.spec.region}, not in ${obj.spec.region}; ` +
-          `S3 writes access logs only into a bucket of the same region`,
-      );
-    }
-    if (!(target.spec.allowLoggingFrom ?? []).some((a) => a.bucketRef.name === me)) {
-      throw new DependencyNotReadyError(
-        Reason.LoggingTargetNotReady,
-        `logging: the bucket ${name} does not allow this bucket's logs: add {bucketRef: {name: ${me}}} ` +
-          `to its spec.allowLoggingFrom`,
-      );
-    }
-    if (target.status?.bucketArn === undefined || !readyAsSpecified(target)) {
-      throw new DependencyNotReadyError(
-        Reason.LoggingTargetNotReady,
-        `logging: waiting for the bucket ${name} to be Ready with this bucket allowed`,
-      );
-    }
-    return { loggingTarget: target.spec.bucketName };
-  }
-
-  /**
-   * The buckets spec.allowLoggingFrom names, from the cache: each must exist as an S3Bucket object
-   * (its bucket need not exist yet), and spec.policy must not use the Sids of their statements.
-   * @throws DependencyNotReadyError while a named S3Bucket object does not exist.
-   * @throws InvalidSpecError when spec.policy uses one of those Sids.
-   */
-  #loggingSources(obj: S3BucketObject): Pick<ResolvedTargets, "loggingSources"> {
-    const allowed = obj.spec.allowLoggingFrom;
-    if (allowed === undefined) return {};
-    const loggingSources = grantedBuckets({
-      field: "allowLoggingFrom",
-      refs: allowed,
-      namespace: obj.metadata.namespace ?? "",
-      lookup: (ref) => this.#buckets?.(ref),
-      arnOf: bucketArn,
-      missing: Reason.LoggingSourceNotFound,
-      sidOf: loggingSid,
-      policy: obj.spec.policy,
-    });
-    return { loggingSources };
-  }
-
-  /**
-   * The ARNs of the buckets spec.replication names by bucketRef, read from the cache: each must
-   * exist with versioning: true, and be Ready with that spec reconciled (versioning enabled).
-   * @throws DependencyNotReadyError while one is missing, not versioned or not Ready.
-   * @throws InvalidSpecError for a rule that names this bucket itself.
-   */
-  #replicationDestinations(obj: S3BucketObject): Map<string, string> {
-    const arns = new Map<string, string>();
-    for (const rule of obj.spec.replication?.rules ?? []) {
-      const name = rule.destination.bucketRef?.name;
-      if (name === undefined || arns.has(name)) continue;
-      const dest = referencedObject({
-        what: `replication rule ${rule.id}: the bucket ${name}`,
-        name,
-        referrer: obj,
-        lookup: (ref) => this.#buckets?.(ref),
-        missing: Reason.ReplicationDestinationNotReady,
-        itself: {
-          reason: Reason.ReplicationDestinationMismatch,
-          message: `replication rule ${rule.id}: a bucket cannot replicate to itself`,
-        },
-      });
-      if (!dest.spec.versioning) {
-        throw new DependencyNotReadyError(
-          Reason.ReplicationDestinationNotVersioned,
-          `replication rule ${rule.id}: the destination bucket ${name} does not set versioning: true; ` +
-            `S3 replicates only to versioned buckets`,
-        );
-      }
-      const arn = dest.status?.bucketArn;
-      if (arn === undefined || !readyAsSpecified(dest)) {
-        throw new DependencyNotReadyError(
-          Reason.ReplicationDestinationNotReady,
-          `replication rule ${rule.id}: waiting for the destination bucket ${name} to be Ready with versioning enabled`,
-        );
-      }
-      arns.set(name, arn);
-    }
-    return arns;
-  }
-
-  /**
-   * The ARNs of the queues spec.notifications names by queueRef, read from the cache: each must
-   * exist, be a standard queue in the bucket's region, allow this bucket in its
-   * spec.allowS3Notifications, and be Ready and Synced with that spec reconciled (so the grant is in its
-   * policy before S3 checks the destination).
-   * @throws DependencyNotReadyError while one is missing, not Ready or not allowing this bucket yet.
-   * @throws InvalidSpecError when one can never serve (another region, a FIFO queue).
-   */
-  #notificationQueues(obj: S3BucketObject): Map<string, string> {
-    const queueArns = new Map<string, string>();
-    for (const n of obj.spec.notifications?.queues ?? []) {
-      const name = n.queueRef?.name;
-      if (name === undefined || queueArns.has(name)) continue;
-      if (!this.#queuesRun)
-        throw referencedKindNotRunning(
-          `notification ${n.id}`,
-          "SqsQueue",
-          name,
-          "name the queue by queueArn",
-        );
-      const queue = referencedObject({
-        what: `notification ${n.id}: the queue ${name}`,
-        name,
-        referrer: obj,
-        lookup: (ref) => this.#queues?.(ref),
-        missing: Reason.NotificationTargetNotReady,
-      });
-      if (queue.spec.region !== obj.spec.region) {
-        throw new InvalidSpecError(
-          Reason.NotificationTargetMismatch,
-          `notification ${n.id}: the queue ${name} is in ${queue.spec.region}, not in ${obj.spec.region}; ` +
-            `S3 sends notifications only to queues in the bucket's region`,
-        );
-      }
-      if (queue.spec.fifo) {
-        throw new InvalidSpecError(
-          Reason.NotificationTargetMismatch,
-          `notification ${n.id}: the queue ${name} is a FIFO queue; S3 sends notifications to standard queues only`,
-        );
-      }
-      const me = obj.metadata.name ?? "";
-      if (!(queue.spec.allowS3Notifications ?? []).some((a) => a.bucketRef.name === me)) {
-        throw new DependencyNotReadyError(
-          Reason.NotificationTargetNotReady,
-          `notification ${n.id}: the queue ${name} does not allow this bucket to send to it: add ` +
-            `{bucketRef: {name: ${me}}} to its spec.allowS3Notifications`,
-        );
-      }
-      const arn = queue.status?.queueArn;
-      if (arn === undefined || arn === "" || !readyAsSpecified(queue)) {
-        throw new DependencyNotReadyError(
-          Reason.NotificationTargetNotReady,
-          `notification ${n.id}: waiting for the queue ${name} to be Ready with this bucket allowed`,
-        );
-      }
-      queueArns.set(name, arn);
-    }
-    return queueArns;
-  }
-
-  async create(obj: S3BucketObject, _token: string, ctx: DriverContext): Promise<S3BucketView> {
+  /** `resolved`: the spec's references (./references.ts), which the managed settings name. */
+  async create(
+    obj: S3BucketObject,
+    _token: string,
+    ctx: DriverContext,
+    resolved: ResolvedTargets,
+  ): Promise<S3BucketView> {
     const { bucketName: name, region } = obj.spec;
-    const resolved = this.#resolve(obj); // may wait for a notification queue: before anything exists
     const tags = desiredTagsOf(obj, S3BucketResource.kind, this.#tagPolicy); // may throw TooManyTags: before anything exists
     const api = await this.#api(obj, ctx);
     this.#snapshots?.noteWrite(bucketArn(name, region));
@@ -523,59 +314,89 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
       await api.putVersioning(target);
       versioning = target;
     }
-    // Object Ownership went with CreateBucket; every other managed setting is written now.
+    // What CreateBucket set (Object Ownership) is not written again; every other managed setting is.
     const desired = desiredSettings(obj.spec, resolved);
-    const created: BucketSettings = { objectOwnership: obj.spec.objectOwnership ?? null };
-    for (const change of settingChanges(desired, created)) await api.putSetting(change);
+    const created = createdSettings(obj.spec);
+    for (const plan of settingPlans(desired, created)) await plan.write(api);
     const endpoint = await bucketEndpoint(await this.#aws.client("s3", region), name, region);
     return { name, region, tags, versioning, endpoint, settings: { ...desired, ...created } };
   }
 
   /**
-   * Repairs tag and versioning drift; for a bucket being adopted this writes its ownership tags,
-   * with the hold of ./force-delete.ts when forceDelete is already true.
+   * What {@link create} calls: CreateBucket, PutBucketTagging, PutBucketVersioning when the spec
+   * enables versioning, then the write of each managed setting CreateBucket does not set.
    */
-  async update(
+  createActions(obj: S3BucketObject): readonly string[] {
+    return [
+      CREATE_BUCKET.action,
+      PUT_BUCKET_TAGGING.action,
+      ...(targetVersioning(obj.spec.versioning, undefined) !== undefined
+        ? [PUT_BUCKET_VERSIONING.action]
+        : []),
+      ...createSettingActions(obj.spec),
+    ];
+  }
+
+  /**
+   * What differs from the spec, in the order it is applied: the tags (one PutBucketTagging of the
+   * whole set; for a bucket being adopted the ownership tags, with the hold of ./force-delete.ts
+   * when forceDelete is already true), versioning, then each managed setting that differs (one
+   * write of its whole document), the settings desired with the spec's references `resolved`.
+   * Tags that came from a snapshot are read directly first when anything differs.
+   */
+  async plan(
     obj: S3BucketObject,
     observed: Observation<S3BucketView> & { exists: true },
     ctx: DriverContext,
-  ): Promise<DriftRepair[]> {
+    resolved: ResolvedTargets,
+  ): Promise<ChangeSet> {
     let bucket = observed.resource;
-    const resolved = this.#resolve(obj);
-    const api = await this.#api(obj, ctx);
     const ownTags = desiredTagsOf(obj, S3BucketResource.kind, this.#tagPolicy);
     const adopting = observed.ownership === "foreign";
-    const desiredOf = (tags: Readonly<TagMap>): TagMap => withForceDeleteHold(ownTags, obj, tags, adopting);
-    const needsRepair = (): boolean =>
-      !isEmptyPlan(planTags(desiredOf(bucket.tags), bucket.tags, this.#tagPolicy)) ||
-      targetVersioning(obj.spec.versioning, bucket.versioning) !== undefined ||
-      settingChanges(desiredSettings(obj.spec, resolved), bucket.settings).length > 0;
-    if (bucket.tagsFromSnapshot === true && needsRepair()) bucket = await this.#rereadTags(obj, api, bucket);
-    const arn = bucketArn(bucket.name, bucket.region);
-    const { changes } = await repairTags(
-      desiredOf(bucket.tags),
-      bucket.tags,
-      {
-        replace: (tags) => {
-          this.#snapshots?.noteWrite(arn);
-          return api.putTags(tags);
-        },
-      },
-      this.#tagPolicy,
-    );
-    const target = targetVersioning(obj.spec.versioning, bucket.versioning);
-    if (target !== undefined) {
-      await api.putVersioning(target);
-      changes.push({
-        setting: VERSIONING_SETTING,
-        description: `versioning: ${bucket.versioning ?? "never enabled"} -> ${target}`,
+    const tagsOf = (actual: Readonly<TagMap>): Change[] =>
+      tagChanges(withForceDeleteHold(ownTags, obj, actual, adopting), actual, this.#tagPolicy, {
+        actions: { replace: PUT_BUCKET_TAGGING.action },
+        own: { tags: obj.spec.tags, field: "spec.tags" },
       });
+    let tags = tagsOf(bucket.tags);
+    const versioning = versioningChange(obj.spec.versioning, bucket.versioning);
+    const settings = settingPlans(desiredSettings(obj.spec, resolved), bucket.settings);
+    if (
+      bucket.tagsFromSnapshot === true &&
+      (tags.length > 0 || versioning !== undefined || settings.length > 0)
+    ) {
+      bucket = await this.#rereadTags(obj, await this.#api(obj, ctx), bucket);
+      tags = tagsOf(bucket.tags);
     }
-    for (const change of settingChanges(desiredSettings(obj.spec, resolved), bucket.settings)) {
-      await api.putSetting(change);
-      changes.push({ setting: change.setting, description: change.description });
-    }
-    return changes;
+    const actual = bucket.tags;
+    const arn = bucketArn(bucket.name, bucket.region);
+    return changeSetOf([
+      [
+        tags,
+        async (changes, c) => {
+          const api = await this.#api(obj, c);
+          await applyTagChanges(changes, actual, {
+            replace: (t) => {
+              this.#snapshots?.noteWrite(arn);
+              return api.putTags(t);
+            },
+          });
+        },
+      ],
+      [
+        versioning !== undefined ? [versioning] : [],
+        async ([change], c) => {
+          await (await this.#api(obj, c)).putVersioning(change?.desired === true ? "Enabled" : "Suspended");
+        },
+      ],
+      ...settings.map(
+        (p) =>
+          [
+            p.changes,
+            async (_changes: readonly Change[], c: DriverContext) => p.write(await this.#api(obj, c)),
+          ] as const,
+      ),
+    ]);
   }
 
   /** A bucket is usable as soon as it exists. */
@@ -595,8 +416,6 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
       },
     };
   }
-
-  readonly observedFields = ["observedVersioning"] as const;
 
   /** An observe-only bucket reports its tags and versioning. */
   observed(bucket: S3BucketView): ObservedDetails<NonNullable<S3BucketObject["status"]>> {
@@ -624,7 +443,7 @@ export class S3BucketDriver implements ResourceDriver<S3BucketObject, S3BucketVi
       return { done: true, leftInPlace: `bucket ${name} lives in another region and was left in place` };
     }
     if (bucket.unreachable === "forbidden") {
-      if (recordedIdOf(obj, this.idField) === undefined) {
+      if (recordedIdOf(obj, S3_BUCKET_TRAITS.idField) === undefined) {
         // Never seen as ours (the name belongs to another account): nothing of ours to delete.
         ctx.logger.info({ bucket: name }, "bucket not accessible and never recorded as ours; left untouched");
         return {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { bucketArn, notEmptyMessage, targetVersioning } from "./model.ts";
+import { bucketArn, notEmptyMessage, targetVersioning, versioningChange } from "./model.ts";
 import { DEFAULT_TAG_POLICY, describeTagPlan, planTags } from "../common/tags.ts";
 import type { TagMap } from "../../aws/ownership.ts";
 
@@ -47,6 +47,32 @@ describe("targetVersioning", () => {
     assert.equal(targetVersioning(false, "Enabled"), "Suspended");
     assert.equal(targetVersioning(false, "Suspended"), undefined);
     assert.equal(targetVersioning(false, undefined), undefined);
+  });
+});
+
+describe("versioningChange", () => {
+  it("is none when the bucket is as the spec asks, even a never-versioned bucket for false", () => {
+    assert.equal(versioningChange(true, "Enabled"), undefined);
+    assert.equal(versioningChange(false, "Suspended"), undefined);
+    assert.equal(versioningChange(false, undefined), undefined);
+  });
+
+  it("names spec.versioning with the spec's values, PutBucketVersioning and no disruption", () => {
+    assert.deepEqual(versioningChange(true, undefined), {
+      path: "spec.versioning",
+      setting: "versioning",
+      observed: false,
+      desired: true,
+      actions: ["s3:PutBucketVersioning"],
+      disruption: "none",
+      description: "versioning: never enabled -> Enabled",
+      group: "versioning",
+    });
+    const suspend = versioningChange(false, "Enabled");
+    assert.deepEqual(
+      [suspend?.observed, suspend?.desired, suspend?.description],
+      [true, false, "versioning: Enabled -> Suspended"],
+    );
   });
 });
 

@@ -6,8 +6,10 @@
 import type { S3Bucket, S3BucketStatus } from "../../api/v1/index.ts";
 import type { TagMap } from "../../aws/ownership.ts";
 import { s3BucketArn } from "../../aws/partition.ts";
+import type { Change } from "../common/changes.ts";
 import type { ManagedObject, ManagedStatus } from "../common/driver.ts";
-import type { BucketSettings } from "./settings.ts";
+import { PUT_BUCKET_VERSIONING } from "./iam.ts";
+import type { BucketSettings } from "./settings/index.ts";
 
 /** An S3Bucket object as the shared reconcile flow handles it (type meta filled in). */
 export type S3BucketObject = S3Bucket &
@@ -60,6 +62,29 @@ export function targetVersioning(
 ): "Enabled" | "Suspended" | undefined {
   if (wanted) return current === "Enabled" ? undefined : "Enabled";
   return current === "Enabled" ? "Suspended" : undefined;
+}
+
+/** The setting (and apply group) of spec.versioning in a plan. */
+export const VERSIONING_SETTING = "versioning";
+
+/**
+ * The change that brings a bucket whose versioning is `current` to spec.versioning `wanted`
+ * ({@link targetVersioning}), or undefined when there is none. Its values are the spec's: the
+ * bucket's versioning is `true` only while Enabled.
+ */
+export function versioningChange(wanted: boolean, current: VersioningStatus): Change | undefined {
+  const target = targetVersioning(wanted, current);
+  if (target === undefined) return undefined;
+  return {
+    path: "spec.versioning",
+    setting: VERSIONING_SETTING,
+    observed: current === "Enabled",
+    desired: target === "Enabled",
+    actions: [PUT_BUCKET_VERSIONING.action],
+    disruption: "none",
+    description: `versioning: ${current ?? "never enabled"} -> ${target}`,
+    group: VERSIONING_SETTING,
+  };
 }
 
 /**

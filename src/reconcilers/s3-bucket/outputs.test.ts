@@ -10,6 +10,8 @@ describe("S3Bucket outputs", () => {
     versioning: false,
     forceDelete: false,
     managementPolicy: "Full" as const,
+    driftPolicy: "Repair" as const,
+    changePolicy: "Auto" as const,
     deletionPolicy: "Delete" as const,
     adoptExisting: false,
     onDeletedOutOfBand: "Recreate" as const,

@@ -1,6 +1,6 @@
 /**
  * The SqsQueue driver with bulk tag reads (../common/tag-snapshots.ts): which reads a steady poll
- * makes, and that a stale snapshot never causes a repair.
+ * makes, and that a stale snapshot never causes a change in a plan, nor a write.
  */
 import assert from "node:assert/strict";
 import { beforeEach, describe, it } from "node:test";
@@ -10,11 +10,13 @@ import type { AwsClientSource } from "../../aws/clients.ts";
 import type { TagMap } from "../../aws/ownership.ts";
 import { silentLogger } from "../../runtime/logging.ts";
 import { FakeClock } from "../../runtime/testing/fake-clock.ts";
+import { applyChangeSet } from "../common/changes.ts";
 import { TagSnapshots } from "../common/tag-snapshots.ts";
 import { DEFAULT_TAG_POLICY, desiredTagsOf } from "../common/tags.ts";
 import { context } from "../common/testing/context.ts";
 import { SqsQueueDriver, type SqsQueueObject } from "./driver.ts";
 import { FakeSqs } from "./testing/fake-sqs.ts";
+import { resolveReferences } from "./references.ts";
 
 const POLL = 300_000;
 const WINDOW = 3_600_000;
@@ -32,6 +34,8 @@ const obj: SqsQueueObject = {
     visibilityTimeoutSeconds: 30,
     messageRetentionSeconds: 345600,
     managementPolicy: "Full",
+    driftPolicy: "Repair",
+    changePolicy: "Auto",
     deletionPolicy: "Delete",
     adoptExisting: false,
     onDeletedOutOfBand: "Recreate",
@@ -41,6 +45,9 @@ const obj: SqsQueueObject = {
 };
 const steady = context({ settled: true, poll: true });
 const IN_SYNC: TagMap = desiredTagsOf(obj, "SqsQueue", DEFAULT_TAG_POLICY);
+
+/** The spec's references, resolved as the flow resolves them (no other object in the cache). */
+const refsOf = (obj: SqsQueueObject) => resolveReferences(obj, {});
 
 describe("SqsQueueDriver with bulk tag reads", () => {
   let clock: FakeClock;
@@ -85,7 +92,9 @@ describe("SqsQueueDriver with bulk tag reads", () => {
   const poll = async () => {
     const obs = await driver.observe(obj, steady);
     assert.ok(obs.exists);
-    return { obs, changes: await driver.update(obj, obs, steady) };
+    const set = await driver.plan(obj, obs, steady, refsOf(obj));
+    await applyChangeSet(set, steady);
+    return { obs, changes: set.changes };
   };
 
   it("reads only the attributes (whether the queue exists) once the tags were read directly", async () => {
@@ -125,6 +134,22 @@ describe("SqsQueueDriver with bulk tag reads", () => {
     await swept();
     assert.equal((await poll()).obs.resource.tagsFromSnapshot, undefined, "own write: read directly");
     assert.deepEqual(ops(), ["GetQueueAttributes", "ListQueueTags"]);
+  });
+
+  it("plans from the direct re-read, not from the snapshot's stale value", async () => {
+    await poll();
+    sqs.queues.get("orders")!.tags.team = "changed";
+    index.set(ARN, { ...IN_SYNC, team: "old" });
+    await swept();
+    const obs = await driver.observe(obj, steady);
+    assert.ok(obs.exists && obs.resource.tagsFromSnapshot === true);
+    sqs.calls.length = 0;
+    const set = await driver.plan(obj, obs, steady, refsOf(obj));
+    assert.deepEqual(ops(), ["ListQueueTags"], "a plan reads, never writes");
+    assert.deepEqual(
+      set.changes.map((c) => [c.path, c.observed, c.desired]),
+      [["spec.tags.team", "changed", "a"]],
+    );
   });
 
   it("reads directly a queue recreated under the same ARN since its last direct read", async () => {

@@ -1,13 +1,16 @@
 import assert from "node:assert/strict";
+import { SQS_QUEUE_TRAITS } from "./traits.ts";
 import { beforeEach, describe, it } from "node:test";
 import { DeleteQueueCommand, ListQueueTagsCommand, type SQSClient } from "@aws-sdk/client-sqs";
 import type { AwsClientSource } from "../../aws/clients.ts";
 import { AwsError } from "../../aws/errors.ts";
 import { OWNERSHIP_TAGS } from "../../api/v1/index.ts";
-import { recordedIdOf } from "../common/driver.ts";
+import { applyChangeSet, type Change } from "../common/changes.ts";
+import { DependencyNotReadyError, recordedIdOf, type Observation } from "../common/driver.ts";
 import { context } from "../common/testing/context.ts";
-import { QueueExistsError, SqsQueueDriver, type SqsQueueObject } from "./driver.ts";
+import { QueueExistsError, SqsQueueDriver, type SqsQueueObject, type SqsQueueView } from "./driver.ts";
 import { FakeSqs } from "./testing/fake-sqs.ts";
+import { resolveReferences } from "./references.ts";
 
 const UID = "0b6f3b5e-6a43-4e43-9a2b-1f0d2c3e4f5a";
 function queueObject(
@@ -25,6 +28,8 @@ function queueObject(
       visibilityTimeoutSeconds: 30,
       messageRetentionSeconds: 345600,
       managementPolicy: "Full",
+      driftPolicy: "Repair",
+      changePolicy: "Auto",
       deletionPolicy: "Delete",
       adoptExisting: false,
       onDeletedOutOfBand: "Recreate",
@@ -37,9 +42,23 @@ function queueObject(
 const ctx = context();
 const deleting = context({ deleting: true });
 
+/** The spec's references, resolved as the flow resolves them (no other object in the cache). */
+const refsOf = (obj: SqsQueueObject) => resolveReferences(obj, {});
+
 describe("SqsQueueDriver", () => {
   let fake: FakeSqs;
   let driver: SqsQueueDriver;
+  /** A create as the flow makes it, with the references resolved. */
+  const createQueue = (obj: SqsQueueObject) => driver.create(obj, "tok", ctx, refsOf(obj));
+  /** Plans and applies the plan as the flow does; returns the plan's changes. */
+  const reconcile = async (
+    obj: SqsQueueObject,
+    obs: Observation<SqsQueueView> & { exists: true },
+  ): Promise<readonly Change[]> => {
+    const set = await driver.plan(obj, obs, ctx, refsOf(obj));
+    await applyChangeSet(set, ctx);
+    return set.changes;
+  };
   beforeEach(() => {
     fake = new FakeSqs("eu-west-1");
     driver = new SqsQueueDriver({
@@ -58,7 +77,7 @@ describe("SqsQueueDriver", () => {
   });
 
   it("creates the queue with its attributes and ownership tags in one call, and reads back only its tags", async () => {
-    const view = await driver.create(queueObject({ tags: { env: "prod" } }), "tok", ctx);
+    const view = await createQueue(queueObject({ tags: { env: "prod" } }));
     assert.deepEqual(
       fake.calls.map((c) => c.op),
       ["CreateQueue", "ListQueueTags"],
@@ -89,9 +108,12 @@ describe("SqsQueueDriver", () => {
     });
     const withSources = new SqsQueueDriver({
       aws: { client: (() => fake as unknown as SQSClient) as AwsClientSource["client"] },
-      queues: ({ name }) =>
-        name === "orders" ? undefined : { ...work, metadata: { ...work.metadata, name } },
     });
+    const sourcesOf = (o: SqsQueueObject) =>
+      resolveReferences(o, {
+        queues: ({ name }) =>
+          name === "orders" ? undefined : { ...work, metadata: { ...work.metadata, name } },
+      });
     const obj = queueObject({
       redriveAllowPolicy: {
         redrivePermission: "byQueue",
@@ -99,8 +121,13 @@ describe("SqsQueueDriver", () => {
         sourceQueueArns: ["arn:aws:sqs:eu-west-1:123456789012:legacy"],
       },
     });
-    const view = await withSources.create(obj, "tok", ctx);
+    const view = await withSources.create(obj, "tok", ctx, sourcesOf(obj));
     assert.deepEqual(fake.mutations(), ["CreateQueue", "SetQueueAttributes"]);
+    assert.deepEqual(withSources.createActions(obj, sourcesOf(obj)), [
+      "sqs:CreateQueue",
+      "sqs:TagQueue",
+      "sqs:SetQueueAttributes",
+    ]);
     const create = fake.calls.find((c) => c.op === "CreateQueue");
     assert.equal((create?.input.Attributes as Record<string, string>).RedriveAllowPolicy, undefined);
     const set = fake.calls.find((c) => c.op === "SetQueueAttributes");
@@ -119,12 +146,12 @@ describe("SqsQueueDriver", () => {
   });
 
   it("creates a FIFO queue with FifoQueue=true", async () => {
-    await driver.create(queueObject({ queueName: "orders.fifo", fifo: true }), "tok", ctx);
+    await createQueue(queueObject({ queueName: "orders.fifo", fifo: true }));
     assert.equal(fake.queues.get("orders.fifo")?.attributes.FifoQueue, "true");
   });
 
   it("observes its own queue by the recorded URL, without GetQueueUrl", async () => {
-    const view = await driver.create(queueObject(), "tok", ctx);
+    const view = await createQueue(queueObject());
     fake.calls.length = 0;
     const obs = await driver.observe(queueObject({}, { queueUrl: view.url }), ctx);
     assert.equal(obs.exists && obs.ownership, "owned");
@@ -132,13 +159,13 @@ describe("SqsQueueDriver", () => {
   });
 
   it("finds its own queue by name after a crash lost the URL, so no second create happens", async () => {
-    await driver.create(queueObject(), "tok", ctx);
+    await createQueue(queueObject());
     const obs = await driver.observe(queueObject({}, { createToken: `${UID}-1`, createAttempt: 1 }), ctx);
     assert.equal(obs.exists && obs.ownership, "owned");
   });
 
   it("reports a recorded queue that is gone as absent, after checking the name once", async () => {
-    const view = await driver.create(queueObject(), "tok", ctx);
+    const view = await createQueue(queueObject());
     fake.queues.clear();
     fake.calls.length = 0;
     assert.deepEqual(await driver.observe(queueObject({}, { queueUrl: view.url }), ctx), { exists: false });
@@ -156,7 +183,7 @@ describe("SqsQueueDriver", () => {
 
   it("never claims an existing queue on create: other attributes give QueueExistsError", async () => {
     fake.queues.set("orders", { attributes: { VisibilityTimeout: "99" }, tags: {} });
-    await assert.rejects(driver.create(queueObject(), "tok", ctx), QueueExistsError);
+    await assert.rejects(createQueue(queueObject()), QueueExistsError);
   });
 
   it("never claims an existing queue on create: identical attributes, but not our UID tag", async () => {
@@ -164,7 +191,7 @@ describe("SqsQueueDriver", () => {
       attributes: { VisibilityTimeout: "30", MessageRetentionPeriod: "345600" },
       tags: { team: "x" },
     });
-    await assert.rejects(driver.create(queueObject(), "tok", ctx), QueueExistsError);
+    await assert.rejects(createQueue(queueObject()), QueueExistsError);
     assert.deepEqual(fake.queues.get("orders")?.tags, { team: "x" });
   });
 
@@ -183,7 +210,7 @@ describe("SqsQueueDriver", () => {
       }
       return original(cmd);
     };
-    await assert.rejects(driver.create(queueObject(), "tok", ctx), (err: unknown) => {
+    await assert.rejects(createQueue(queueObject()), (err: unknown) => {
       assert.ok(err instanceof Error && !(err instanceof QueueExistsError));
       assert.match(err.message, /does not answer reads yet/);
       return true;
@@ -197,7 +224,7 @@ describe("SqsQueueDriver", () => {
     fake.queues.set("orders", { attributes: {}, tags: { team: "x" } });
     const obs = await driver.observe(queueObject(), ctx);
     assert.ok(obs.exists && obs.ownership === "foreign");
-    const changes = await driver.update(queueObject(), obs, ctx);
+    const changes = await reconcile(queueObject(), obs);
     assert.equal(fake.queues.get("orders")?.tags[OWNERSHIP_TAGS.uid], UID);
     assert.ok(
       changes.some((c) => c.description.includes(OWNERSHIP_TAGS.uid)),
@@ -213,7 +240,7 @@ describe("SqsQueueDriver", () => {
     const obs = await driver.observe(queueObject(), ctx);
     assert.ok(obs.exists && obs.ownership === "foreign");
     fake.calls.length = 0;
-    await driver.update(queueObject(), obs, ctx);
+    await reconcile(queueObject(), obs);
     assert.deepEqual(
       fake.calls.map((c) => c.op),
       ["TagQueue", "SetQueueAttributes"],
@@ -224,17 +251,17 @@ describe("SqsQueueDriver", () => {
 
   it("makes no mutating call when the queue matches the spec", async () => {
     const obj = queueObject({ tags: { env: "prod" } });
-    await driver.create(obj, "tok", ctx);
+    await createQueue(obj);
     const obs = await driver.observe(obj, ctx);
     assert.ok(obs.exists);
     fake.calls.length = 0;
-    assert.deepEqual(await driver.update(obj, obs, ctx), []);
+    assert.deepEqual(await reconcile(obj, obs), []);
     assert.deepEqual(fake.calls, []);
   });
 
   it("repairs only the attributes and tags that drifted", async () => {
     const obj = queueObject({ tags: { env: "prod" } });
-    await driver.create(obj, "tok", ctx);
+    await createQueue(obj);
     const q = fake.queues.get("orders");
     assert.ok(q);
     q.attributes.VisibilityTimeout = "5";
@@ -244,11 +271,15 @@ describe("SqsQueueDriver", () => {
     const obs = await driver.observe(obj, ctx);
     assert.ok(obs.exists);
     fake.calls.length = 0;
-    const changes = await driver.update(obj, obs, ctx);
-    assert.deepEqual(changes, [
-      { setting: "visibilityTimeoutSeconds", description: "VisibilityTimeout 5 -> 30" },
-      { setting: "tags", description: "tags: set env; removed extra" },
-    ]);
+    const changes = await reconcile(obj, obs);
+    assert.deepEqual(
+      changes.map((c) => [c.setting, c.description]),
+      [
+        ["tags", "tags: set env"],
+        ["tags", "tags: removed extra"],
+        ["visibilityTimeoutSeconds", "VisibilityTimeout 5 -> 30"],
+      ],
+    );
     assert.deepEqual(
       fake.calls.map((c) => [c.op, c.input.Attributes ?? c.input.Tags ?? c.input.TagKeys]),
       [
@@ -265,12 +296,115 @@ describe("SqsQueueDriver", () => {
     assert.deepEqual(repaired.resource.tags, q.tags);
     // In sync now: a second pass changes nothing.
     fake.calls.length = 0;
-    assert.deepEqual(await driver.update(obj, repaired, ctx), []);
+    assert.deepEqual(await reconcile(obj, repaired), []);
+    assert.deepEqual(fake.calls, []);
+  });
+
+  it("plans each difference as a change, without writing, and applying it calls exactly the plan's actions", async () => {
+    const obj = queueObject({
+      tags: { env: "prod" },
+      deadLetterQueue: { targetArn: "arn:aws:sqs:eu-west-1:123456789012:dlq", maxReceiveCount: 4 },
+    });
+    await createQueue(obj);
+    const q = fake.queues.get("orders");
+    assert.ok(q);
+    q.attributes.VisibilityTimeout = "5";
+    q.attributes.RedrivePolicy = JSON.stringify({
+      deadLetterTargetArn: "arn:aws:sqs:eu-west-1:123456789012:dlq",
+      maxReceiveCount: 2,
+    });
+    q.tags.env = "dev";
+    q.tags.extra = "1";
+    const obs = await driver.observe(obj, ctx);
+    assert.ok(obs.exists);
+    fake.calls.length = 0;
+    const set = await driver.plan(obj, obs, ctx, refsOf(obj));
+    assert.equal(fake.calls.length, 0, "a plan of an observed queue makes no call");
+    assert.deepEqual(
+      set.changes.map((c) => [c.path, c.observed, c.desired, c.actions, c.disruption, c.group]),
+      [
+        ["spec.tags.env", "dev", "prod", ["sqs:TagQueue"], "none", "tags"],
+        ["spec.tags.extra", "1", undefined, ["sqs:UntagQueue"], "none", "tags"],
+        ["spec.visibilityTimeoutSeconds", 5, 30, ["sqs:SetQueueAttributes"], "none", "attributes"],
+        [
+          "spec.deadLetterQueue",
+          { targetArn: "arn:aws:sqs:eu-west-1:123456789012:dlq", maxReceiveCount: 2 },
+          { targetArn: "arn:aws:sqs:eu-west-1:123456789012:dlq", maxReceiveCount: 4 },
+          ["sqs:SetQueueAttributes"],
+          "none",
+          "attributes",
+        ],
+      ],
+    );
+    await applyChangeSet(set, ctx);
+    assert.deepEqual(
+      fake.mutations().map((op) => `sqs:${op}`),
+      [...new Set(set.changes.flatMap((c) => c.actions))],
+    );
+    const written = fake.calls.find((c) => c.op === "SetQueueAttributes");
+    assert.deepEqual(Object.keys(written?.input.Attributes ?? {}), ["VisibilityTimeout", "RedrivePolicy"]);
+    const again = await driver.observe(obj, ctx);
+    assert.ok(again.exists);
+    assert.deepEqual(
+      (await driver.plan(obj, again, ctx, refsOf(obj))).changes,
+      [],
+      "the second plan is empty",
+    );
+  });
+
+  it("plans nothing for a queue in sync, and reads nothing beyond the observation", async () => {
+    const obj = queueObject({ tags: { env: "prod" }, delaySeconds: 0, encryption: { sqsManaged: true } });
+    await createQueue(obj);
+    const obs = await driver.observe(obj, ctx);
+    assert.ok(obs.exists);
+    fake.calls.length = 0;
+    assert.deepEqual((await driver.plan(obj, obs, ctx, refsOf(obj))).changes, []);
+    assert.deepEqual(fake.calls, []);
+  });
+
+  it("writes only the tag changes it is given: the ownership tags alone of an adoption", async () => {
+    fake.queues.set("orders", { attributes: { VisibilityTimeout: "5" }, tags: { team: "x" } });
+    const obj = queueObject({ tags: { env: "prod" } });
+    const obs = await driver.observe(obj, ctx);
+    assert.ok(obs.exists && obs.ownership === "foreign");
+    const set = await driver.plan(obj, obs, ctx, refsOf(obj));
+    assert.deepEqual(
+      set.changes.filter((c) => c.ownership === true).map((c) => c.path),
+      Object.values(OWNERSHIP_TAGS)
+        .sort()
+        .map((k) => `tags["${k}"]`),
+    );
+    fake.calls.length = 0;
+    await applyChangeSet(set, ctx, (c) => c.ownership === true);
+    assert.deepEqual(fake.mutations(), ["TagQueue"]);
+    assert.deepEqual(
+      Object.keys((fake.calls[0]?.input.Tags ?? {}) as Record<string, string>).sort(),
+      Object.values(OWNERSHIP_TAGS).sort(),
+    );
+    assert.deepEqual(fake.queues.get("orders")?.attributes.VisibilityTimeout, "5");
+    assert.equal(fake.queues.get("orders")?.tags.team, "x");
+    assert.equal(fake.queues.get("orders")?.tags.env, undefined);
+  });
+
+  it("names what create calls: CreateQueue with its tags, and nothing after for a plain queue", async () => {
+    const obj = queueObject({ tags: { env: "prod" } });
+    assert.deepEqual(driver.createActions(obj, refsOf(obj)), ["sqs:CreateQueue", "sqs:TagQueue"]);
+    await createQueue(obj);
+    assert.deepEqual(fake.mutations(), ["CreateQueue"]);
+    assert.ok(
+      Object.keys(fake.calls[0]?.input.tags ?? {}).length > 0,
+      "CreateQueue carries tags: sqs:TagQueue",
+    );
+  });
+
+  it("resolves no reference to a queue that is not there: neither a create nor its actions can be had", () => {
+    const obj = queueObject({ deadLetterQueue: { queueRef: { name: "dlq" }, maxReceiveCount: 3 } });
+    assert.throws(() => refsOf(obj), DependencyNotReadyError);
     assert.deepEqual(fake.calls, []);
   });
 
   it("deletes its own queue", async () => {
-    const view = await driver.create(queueObject(), "tok", ctx);
+    const view = await createQueue(queueObject());
     const obj = queueObject({}, { queueUrl: view.url });
     assert.deepEqual(await driver.delete(obj, await driver.observe(obj, deleting), deleting), { done: true });
     assert.equal(fake.queues.size, 0);
@@ -297,7 +431,7 @@ describe("SqsQueueDriver", () => {
         done: true,
       },
     );
-    await driver.create(queueObject(), "tok", ctx);
+    await createQueue(queueObject());
     const original = fake.send.bind(fake);
     fake.send = async (cmd) => {
       if (cmd instanceof DeleteQueueCommand) fake.queues.clear();
@@ -331,6 +465,6 @@ describe("SqsQueueDriver", () => {
     const { status, readiness: r } = driver.describe({ url: "u", arn: "", attributes: {}, tags: {} });
     assert.deepEqual([r.ready, r.pending, r.reason], [true, false, "Available"]);
     assert.deepEqual(status, { queueUrl: "u", state: "Available" });
-    assert.equal(recordedIdOf(queueObject({}, { queueUrl: "" }), driver.idField), undefined);
+    assert.equal(recordedIdOf(queueObject({}, { queueUrl: "" }), SQS_QUEUE_TRAITS.idField), undefined);
   });
 });

@@ -1,6 +1,6 @@
 /**
- * The SqsQueue driver: finds, creates, repairs and deletes one SQS queue for the shared reconcile
- * flow. A queue name is unique per account and region, so the name is the natural idempotency
+ * The SqsQueue driver: finds, creates, plans the changes of and deletes one SQS queue for the
+ * shared reconcile flow. A queue name is unique per account and region, so the name is the natural idempotency
  * key: before any create the flow asks {@link SqsQueueDriver.observe}, which looks the queue up by
  * its recorded URL or by name and judges ownership by the UID tag. A crash between `CreateQueue`
  * and the status write therefore finds the queue (tagged at create time) on the next reconcile,
@@ -8,12 +8,12 @@
  */
 import { isOwnedBy, verdictOf } from "../common/ownership.ts";
 import { isSteadyPoll, logTagSource, type TagSnapshots } from "../common/tag-snapshots.ts";
+import { changeSetOf, type Change, type ChangeSet } from "../common/changes.ts";
 import {
+  applyTagChanges,
   DEFAULT_TAG_POLICY,
   desiredTagsOf,
-  isEmptyPlan,
-  planTags,
-  repairTags,
+  tagChanges,
   type TagPolicy,
 } from "../common/tags.ts";
 import {
@@ -27,7 +27,7 @@ import {
   UntagQueueCommand,
   type SQSClient,
 } from "@aws-sdk/client-sqs";
-import { SqsQueueResource, type S3Bucket, type SqsQueue } from "../../api/v1/index.ts";
+import { SqsQueueResource } from "../../api/v1/index.ts";
 import type { AwsClientSource } from "../../aws/clients.ts";
 import { isAwsErrorKind } from "../../aws/errors.ts";
 import { fromSqsTags, toSqsTags, type TagMap } from "../../aws/ownership.ts";
@@ -35,29 +35,31 @@ import {
   recordedIdOf,
   type DeleteOutcome,
   type Description,
-  type DriftRepair,
   type DriverContext,
-  type ManagedObject,
   type ObservedDetails,
   type Observation,
   type ResourceDriver,
 } from "../common/driver.ts";
 import {
+  SqsAction,
   SqsAttribute,
+  attributeChange,
   attributeDrift,
+  attributesAfterCreate,
   attributeUpdate,
+  createActionsFor,
   createAttributes,
-  managedAttributes,
-  describeAttributeChanges,
   observedAttributes,
   queueArnOfUrl,
   queueNameOfUrl,
-  SQS_DRIFT_SETTINGS,
+  type AttributeChange,
+  type ResolvedReferences,
 } from "./model.ts";
-import { resolveReferences, type QueueLookups } from "./references.ts";
+import { SQS_QUEUE_TRAITS } from "./traits.ts";
 
 /** An SqsQueue as the shared flow handles it. */
-export type SqsQueueObject = SqsQueue & ManagedObject;
+export type { SqsQueueObject } from "./model.ts";
+import type { SqsQueueObject } from "./model.ts";
 
 /** What the driver knows about a queue in SQS. Immutable snapshots. */
 export interface SqsQueueView {
@@ -71,8 +73,8 @@ export interface SqsQueueView {
   readonly attributes: Readonly<Record<string, string>>;
   readonly tags: Readonly<TagMap>;
   /**
-   * The tags came from a bulk read (../common/tag-snapshots.ts), which may lag: before any
-   * repair the driver reads them directly.
+   * The tags came from a bulk read (../common/tag-snapshots.ts), which may lag: before a plan
+   * with changes the driver reads them directly.
    */
   readonly tagsFromSnapshot?: true;
 }
@@ -97,7 +99,7 @@ export class QueueExistsError extends Error {
 }
 
 /**
- * The queue's tags changed between a bulk read and the direct read before a repair so that it no
+ * The queue's tags changed between a bulk read and the direct read a plan makes so that it no
  * longer carries this object's ownership: retried, and the retry reads everything directly.
  */
 export class QueueTagsChangedError extends Error {
@@ -111,16 +113,6 @@ export class QueueTagsChangedError extends Error {
 export interface SqsQueueDriverOptions {
   /** SQS clients per region; every failure they throw is an `AwsError`. */
   aws: AwsClientSource;
-  /**
-   * SqsQueue objects from the shared cache, for dead-letter queues named by queueRef.
-   * @default none: a queueRef is never ready
-   */
-  queues?: (ref: { namespace: string; name: string }) => Readonly<SqsQueue> | undefined;
-  /**
-   * S3Bucket objects from the shared cache, for the buckets allowS3Notifications names.
-   * @default none: a bucketRef is never found
-   */
-  buckets?: (ref: { namespace: string; name: string }) => Readonly<S3Bucket> | undefined;
   /** What the operator may do to a queue's tags. @default DEFAULT_TAG_POLICY */
   tagPolicy?: TagPolicy | undefined;
   /**
@@ -131,20 +123,15 @@ export interface SqsQueueDriverOptions {
 }
 
 /** The {@link ResourceDriver} of SqsQueue; stateless, safe to share between workers. */
-export class SqsQueueDriver implements ResourceDriver<SqsQueueObject, SqsQueueView> {
-  readonly noun = "queue";
-  readonly idField = "queueUrl";
-  readonly driftSettings = SQS_DRIFT_SETTINGS;
+export class SqsQueueDriver implements ResourceDriver<SqsQueueObject, SqsQueueView, ResolvedReferences> {
   readonly #aws: AwsClientSource;
   readonly #tagPolicy: TagPolicy;
-  readonly #lookups: QueueLookups;
   readonly #snapshots: TagSnapshots | undefined;
 
   constructor(opts: SqsQueueDriverOptions) {
     this.#snapshots = opts.tagSnapshots;
     this.#aws = opts.aws;
     this.#tagPolicy = opts.tagPolicy ?? DEFAULT_TAG_POLICY;
-    this.#lookups = { queues: opts.queues, buckets: opts.buckets };
   }
 
   async observe(obj: SqsQueueObject, ctx: DriverContext): Promise<Observation<SqsQueueView>> {
@@ -156,11 +143,16 @@ export class SqsQueueDriver implements ResourceDriver<SqsQueueObject, SqsQueueVi
 
   /**
    * SQS has no idempotency token: `token` is only recorded by the flow. Uniqueness comes from the
-   * queue name, and ownership from the tags written atomically with the queue.
+   * queue name, and ownership from the tags written atomically with the queue. `resolved`: the
+   * spec's references (./references.ts).
    */
-  async create(obj: SqsQueueObject, _token: string, ctx: DriverContext): Promise<SqsQueueView> {
+  async create(
+    obj: SqsQueueObject,
+    _token: string,
+    ctx: DriverContext,
+    resolved: ResolvedReferences,
+  ): Promise<SqsQueueView> {
     const { spec } = obj;
-    const resolved = resolveReferences(obj, this.#lookups);
     const sqs = await this.#aws.client("sqs", spec.region);
     const attributes = createAttributes(spec, resolved);
     let url: string | undefined;
@@ -195,11 +187,7 @@ export class SqsQueueDriver implements ResourceDriver<SqsQueueObject, SqsQueueVi
     if (view.arn !== "") {
       // What names the queue's own ARN, known only now (the notification grants' Resource, the
       // account of a redrive source not created yet), is set before the queue is reported Ready.
-      const late = Object.fromEntries(
-        Object.entries(managedAttributes(spec, { ...resolved, queueArn: view.arn })).filter(
-          ([name]) => !(name in attributes),
-        ),
-      );
+      const late = attributesAfterCreate(spec, resolved, view.arn);
       if (Object.keys(late).length > 0) {
         await sqs.send(new SetQueueAttributesCommand({ QueueUrl: url, Attributes: late }), {
           abortSignal: ctx.signal,
@@ -238,58 +226,88 @@ export class SqsQueueDriver implements ResourceDriver<SqsQueueObject, SqsQueueVi
     }
   }
 
+  /** What {@link create} calls for `obj` with the references `resolved` (see {@link createActionsFor}). */
+  createActions(obj: SqsQueueObject, resolved: ResolvedReferences): readonly string[] {
+    return createActionsFor(obj.spec, resolved);
+  }
+
   /**
-   * Repairs attribute and tag drift; for a queue being adopted this writes its ownership tags.
-   * The tags go first: a policy confined to queues carrying the managed-by tag
+   * The queue's attribute and tag differences; for a queue being adopted, its ownership tags.
+   * The tag changes come first: a policy confined to queues carrying the managed-by tag
    * (config/iam/policy-tag-scoped.json) allows SetQueueAttributes on an adopted queue only once
-   * the tag is on it.
+   * the tag is on it. Tags taken from a bulk read are read again directly before the plan
+   * reports a change, so a stale snapshot never causes a write. `resolved`: the spec's
+   * references (./references.ts), to which the plan adds the queue's own ARN.
    */
-  async update(
+  async plan(
     obj: SqsQueueObject,
     observed: Observation<SqsQueueView> & { exists: true },
     ctx: DriverContext,
-  ): Promise<DriftRepair[]> {
+    resolved: ResolvedReferences,
+  ): Promise<ChangeSet> {
     let queue = observed.resource;
+    const drift = attributeDrift(obj.spec, queue.attributes, {
+      ...resolved,
+      queueArn: queue.arn !== "" ? queue.arn : undefined,
+    });
+    const desiredTags = desiredTagsOf(obj, SqsQueueResource.kind, this.#tagPolicy);
+    const tagOpts = { actions: { set: SqsAction.TagQueue, remove: SqsAction.UntagQueue } };
+    let tags = tagChanges(desiredTags, queue.tags, this.#tagPolicy, tagOpts);
+    if (queue.tagsFromSnapshot === true && (drift.length > 0 || tags.length > 0)) {
+      queue = await this.#rereadTags(await this.#aws.client("sqs", obj.spec.region), obj, queue, ctx);
+      tags = tagChanges(desiredTags, queue.tags, this.#tagPolicy, tagOpts);
+    }
+    // The apply step sets, for each change it is given, the attribute value this plan found.
+    const attributes = drift.map(attributeChange);
+    const byPath = new Map(drift.map((d, i) => [attributes[i]?.path, d]));
+    const target = queue;
+    const attributesOf = (changes: readonly Change[]): AttributeChange[] =>
+      changes.map((c) => byPath.get(c.path) ?? notPlanned(c));
+    return changeSetOf([
+      [tags, (changes, actx) => this.#applyTags(obj, target, changes, actx)],
+      [attributes, (changes, actx) => this.#applyAttributes(obj, target, attributesOf(changes), actx)],
+    ]);
+  }
+
+  /** Writes the tag `changes` of a plan onto `queue`: TagQueue for what they set, then UntagQueue. */
+  async #applyTags(
+    obj: SqsQueueObject,
+    queue: SqsQueueView,
+    changes: readonly Change[],
+    ctx: DriverContext,
+  ): Promise<void> {
     const sqs = await this.#aws.client("sqs", obj.spec.region);
     const opts = { abortSignal: ctx.signal };
-    const attrs = attributeDrift(
-      obj.spec,
-      queue.attributes,
-      resolveReferences(obj, this.#lookups, queue.arn !== "" ? queue.arn : undefined),
-    );
-    const desiredTags = desiredTagsOf(obj, SqsQueueResource.kind, this.#tagPolicy);
-    if (
-      queue.tagsFromSnapshot === true &&
-      (attrs.length > 0 || !isEmptyPlan(planTags(desiredTags, queue.tags, this.#tagPolicy)))
-    )
-      queue = await this.#rereadTags(sqs, obj, queue, ctx);
-    const arn = queue.arn;
     const noteWrite = (): void => {
-      if (arn !== "") this.#snapshots?.noteWrite(arn);
+      if (queue.arn !== "") this.#snapshots?.noteWrite(queue.arn);
     };
-    const url = queue.url;
-    const tags = await repairTags(
-      desiredTags,
-      queue.tags,
-      {
-        set: async (set) => {
-          noteWrite();
-          await sqs.send(new TagQueueCommand({ QueueUrl: url, Tags: toSqsTags(set) }), opts);
-        },
-        remove: async (keys) => {
-          noteWrite();
-          await sqs.send(new UntagQueueCommand({ QueueUrl: url, TagKeys: [...keys] }), opts);
-        },
+    await applyTagChanges(changes, queue.tags, {
+      set: async (set) => {
+        noteWrite();
+        await sqs.send(new TagQueueCommand({ QueueUrl: queue.url, Tags: toSqsTags(set) }), opts);
       },
-      this.#tagPolicy,
+      remove: async (keys) => {
+        noteWrite();
+        await sqs.send(new UntagQueueCommand({ QueueUrl: queue.url, TagKeys: [...keys] }), opts);
+      },
+    });
+    ctx.logger.info({ queueUrl: queue.url, changes: changes.map((c) => c.path) }, "updated SQS queue tags");
+  }
+
+  /** Sets the attributes of a plan's attribute changes on `queue`, with one SetQueueAttributes call. */
+  async #applyAttributes(
+    obj: SqsQueueObject,
+    queue: SqsQueueView,
+    attrs: readonly AttributeChange[],
+    ctx: DriverContext,
+  ): Promise<void> {
+    const sqs = await this.#aws.client("sqs", obj.spec.region);
+    const input = { QueueUrl: queue.url, Attributes: attributeUpdate(attrs) };
+    await sqs.send(new SetQueueAttributesCommand(input), { abortSignal: ctx.signal });
+    ctx.logger.info(
+      { queueUrl: queue.url, attributes: attrs.map((a) => a.name) },
+      "updated SQS queue attributes",
     );
-    if (attrs.length > 0) {
-      const update = attributeUpdate(attrs);
-      await sqs.send(new SetQueueAttributesCommand({ QueueUrl: url, Attributes: update }), opts);
-    }
-    const changes = [...describeAttributeChanges(attrs), ...tags.changes];
-    if (changes.length > 0) ctx.logger.info({ queueUrl: queue.url, changes }, "repaired SQS queue drift");
-    return changes;
   }
 
   /** A queue is usable as soon as it exists; SQS has no transitional states to poll. */
@@ -308,8 +326,6 @@ export class SqsQueueDriver implements ResourceDriver<SqsQueueObject, SqsQueueVi
       },
     };
   }
-
-  readonly observedFields = ["observedAttributes"] as const;
 
   /** An observe-only queue reports its tags and attributes (see {@link observedAttributes}). */
   observed(queue: SqsQueueView): ObservedDetails<NonNullable<SqsQueueObject["status"]>> {
@@ -353,7 +369,7 @@ export class SqsQueueDriver implements ResourceDriver<SqsQueueObject, SqsQueueVi
    */
   async #find(sqs: SQSClient, obj: SqsQueueObject, ctx: DriverContext): Promise<SqsQueueView | undefined> {
     const name = obj.spec.queueName;
-    const recorded = recordedIdOf(obj, this.idField);
+    const recorded = recordedIdOf(obj, SQS_QUEUE_TRAITS.idField);
     if (recorded !== undefined && queueNameOfUrl(recorded) === name) {
       const view = await this.#describe(sqs, recorded, obj, ctx, isSteadyPoll(obj, ctx.flow));
       if (view !== undefined) return view;
@@ -414,8 +430,8 @@ export class SqsQueueDriver implements ResourceDriver<SqsQueueObject, SqsQueueVi
   }
 
   /**
-   * Before a repair of a queue whose tags came from the snapshot: its tags read directly. The
-   * repair then works from them, so a stale snapshot never causes a wrong write.
+   * For a plan with changes of a queue whose tags came from the snapshot: its tags read directly.
+   * The plan then works from them, so a stale snapshot never causes a wrong write.
    * @throws QueueTagsChangedError when they no longer carry this object's ownership.
    */
   async #rereadTags(
@@ -437,4 +453,9 @@ export class SqsQueueDriver implements ResourceDriver<SqsQueueObject, SqsQueueVi
     const { tagsFromSnapshot: _dropped, ...rest } = queue;
     return { ...rest, tags };
   }
+}
+
+/** @throws Error for a change that is not one of the plan's attribute changes. */
+function notPlanned(c: Change): never {
+  throw new Error(`${c.path} is not an attribute change of this plan`);
 }

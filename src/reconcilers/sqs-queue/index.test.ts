@@ -2,12 +2,14 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { SqsQueue } from "../../api/v1/index.ts";
 import { ObjectStore } from "../../runtime/cache/store.ts";
+import { SqsAction } from "./model.ts";
 import {
   DEAD_LETTER_QUEUE_INDEX,
   deadLetterQueueIndex,
   REDRIVE_SOURCE_INDEX,
   redriveSourceIndex,
   referrers,
+  sqsQueueKind,
 } from "./index.ts";
 
 const queue = (ns: string, name: string, dlq?: string): SqsQueue =>
@@ -80,5 +82,12 @@ describe("redrive source referrers", () => {
       ["dlq", "other-dlq"],
     );
     assert.deepEqual(referrers(byIndex, queue("a", "dlq")), []);
+  });
+});
+
+describe("the SqsQueue kind's IAM table", () => {
+  it("names every action a plan or a create lists", () => {
+    const actions = new Set(sqsQueueKind.iam.map((a) => a.action));
+    for (const action of Object.values(SqsAction)) assert.ok(actions.has(action), action);
   });
 });

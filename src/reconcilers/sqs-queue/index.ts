@@ -9,11 +9,14 @@ import {
   type SqsQueue,
 } from "../../api/v1/index.ts";
 import { defineKind, type KindModule } from "../common/kind.ts";
+import { SQS_QUEUE_TRAITS } from "./traits.ts";
 import { kindTagSnapshots } from "../common/tag-snapshots.ts";
 import { referenceKey, referrersIn } from "../common/references.ts";
 import { sqsQueueOutputs } from "./outputs.ts";
 import { sqsQueueChangeEvents } from "./change-events.ts";
 import { SqsQueueDriver, type SqsQueueObject, type SqsQueueView } from "./driver.ts";
+import type { ResolvedReferences } from "./model.ts";
+import { resolveReferences, type QueueLookups } from "./references.ts";
 
 export { referrers } from "../common/references.ts";
 export { QueueExistsError, SqsQueueDriver, type SqsQueueObject, type SqsQueueView } from "./driver.ts";
@@ -46,7 +49,8 @@ export function s3NotificationSourceIndex(q: Readonly<SqsQueue>): string[] {
 }
 
 /** The `sqsqueue` controller's kind. */
-export const sqsQueueKind: KindModule = defineKind<SqsQueueObject, SqsQueueView>({
+export const sqsQueueKind: KindModule = defineKind<SqsQueueObject, SqsQueueView, ResolvedReferences>({
+  traits: SQS_QUEUE_TRAITS,
   name: "sqsqueue",
   resource: SqsQueueResource,
   crd: sqsQueueCrd,
@@ -63,17 +67,18 @@ export const sqsQueueKind: KindModule = defineKind<SqsQueueObject, SqsQueueView>
     { action: "sqs:UntagQueue" },
   ],
   outputs: sqsQueueOutputs,
-  driver: (deps) => {
+  references: (deps) => {
     const queues = deps.client.resource<SqsQueue>(SqsQueueResource);
     const buckets = deps.client.resource<S3Bucket>(S3BucketResource);
-    return new SqsQueueDriver({
+    const lookups: QueueLookups = { queues: (ref) => queues.get(ref), buckets: (ref) => buckets.get(ref) };
+    return (obj) => resolveReferences(obj, lookups);
+  },
+  driver: (deps) =>
+    new SqsQueueDriver({
       aws: deps.aws,
       tagPolicy: deps.tagPolicy,
-      queues: (ref) => queues.get(ref),
-      buckets: (ref) => buckets.get(ref),
       tagSnapshots: kindTagSnapshots(deps, SqsQueueResource.kind, "sqs"),
-    });
-  },
+    }),
   // A change of a queue enqueues the queues that name it as their dead-letter queue, so they
   // pick up its ARN (or its deletion) at once instead of at the next poll; a change of an
   // S3Bucket enqueues the queues that allow it to send notifications (its name, its deletion);

@@ -1,10 +1,12 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
+  attributeChange,
   attributeDrift,
+  attributesAfterCreate,
   attributeUpdate,
+  createActionsFor,
   createAttributes,
-  describeAttributeChanges,
   managedAttributes,
   observedAttributes,
   SQS_DRIFT_SETTINGS,
@@ -94,16 +96,20 @@ describe("SqsQueue tag plan", () => {
 
   it("describes attribute and tag changes by name", () => {
     const text = [
-      ...describeAttributeChanges([{ name: "VisibilityTimeout", from: "30", to: "45" }]),
+      attributeChange({ name: "VisibilityTimeout", from: "30", to: "45" }),
       { setting: "tags", description: describeTagPlan({ set: { b: "1", a: "2" }, remove: ["c"] }) },
     ];
-    assert.deepEqual(text, [
-      { setting: "visibilityTimeoutSeconds", description: "VisibilityTimeout 30 -> 45" },
-      { setting: "tags", description: "tags: set b, a; removed c" },
-    ]);
     assert.deepEqual(
-      describeAttributeChanges([{ name: "MessageRetentionPeriod", from: undefined, to: "60" }]),
-      [{ setting: "messageRetentionSeconds", description: "MessageRetentionPeriod unset -> 60" }],
+      text.map((c) => ({ setting: c.setting, description: c.description })),
+      [
+        { setting: "visibilityTimeoutSeconds", description: "VisibilityTimeout 30 -> 45" },
+        { setting: "tags", description: "tags: set b, a; removed c" },
+      ],
+    );
+    const unset = attributeChange({ name: "MessageRetentionPeriod", from: undefined, to: "60" });
+    assert.deepEqual(
+      [unset.setting, unset.description],
+      ["messageRetentionSeconds", "MessageRetentionPeriod unset -> 60"],
     );
   });
 
@@ -190,7 +196,7 @@ describe("the optional attributes", () => {
       ["ContentBasedDeduplication", "Policy"],
     );
     assert.deepEqual(
-      describeAttributeChanges(drifted).map((c) => [c.setting, c.description]),
+      drifted.map(attributeChange).map((c) => [c.setting, c.description]),
       [
         ["contentBasedDeduplication", "ContentBasedDeduplication false -> true"],
         ["policy", "Policy updated"],
@@ -257,7 +263,7 @@ describe("SqsQueue redrive allow policy", () => {
       RedriveAllowPolicy: '{"redrivePermission":"allowAll"}',
     });
     assert.deepEqual(
-      describeAttributeChanges(drifted).map((c) => [c.setting, c.description]),
+      drifted.map(attributeChange).map((c) => [c.setting, c.description]),
       [["redriveAllowPolicy", "RedriveAllowPolicy updated"]],
     );
     assert.deepEqual(attributeDrift(base, { ...actual, RedriveAllowPolicy: "{}" }), [], "unset: not managed");
@@ -363,5 +369,167 @@ describe("SqsQueue S3 notification grants", () => {
       "s3-notifications-alpha",
     ]);
     assert.deepEqual(conflictingSids(undefined, ["s3-notifications-alpha"]), []);
+  });
+});
+
+describe("SqsQueue attribute changes", () => {
+  const base = { visibilityTimeoutSeconds: 30, messageRetentionSeconds: 345600 };
+  const dlq = "arn:aws:sqs:eu-west-1:123456789012:dlq";
+  const data = (c: ReturnType<typeof attributeChange>) => [c.path, c.observed, c.desired];
+
+  it("name the spec field each attribute comes from, with both values as the spec writes them", () => {
+    const want = {
+      ...base,
+      delaySeconds: 5,
+      contentBasedDeduplication: true,
+      deduplicationScope: "messageGroup" as const,
+      encryption: { kmsKeyId: "alias/new", dataKeyReusePeriodSeconds: 600 },
+      deadLetterQueue: { targetArn: dlq, maxReceiveCount: 4 },
+    };
+    const changes = attributeDrift(want, {
+      VisibilityTimeout: "5",
+      MessageRetentionPeriod: "345600",
+      ContentBasedDeduplication: "FALSE",
+      DeduplicationScope: "queue",
+      KmsMasterKeyId: "alias/old",
+      KmsDataKeyReusePeriodSeconds: "300",
+      RedrivePolicy: `{"deadLetterTargetArn":"${dlq}","maxReceiveCount":"2"}`,
+    }).map(attributeChange);
+    assert.deepEqual(changes.map(data), [
+      ["spec.visibilityTimeoutSeconds", 5, 30],
+      ["spec.delaySeconds", undefined, 5],
+      ["spec.contentBasedDeduplication", false, true],
+      ["spec.deduplicationScope", "queue", "messageGroup"],
+      ["spec.encryption.kmsKeyId", "alias/old", "alias/new"],
+      ["spec.encryption.dataKeyReusePeriodSeconds", 300, 600],
+      [
+        "spec.deadLetterQueue",
+        { targetArn: dlq, maxReceiveCount: 2 },
+        { targetArn: dlq, maxReceiveCount: 4 },
+      ],
+    ]);
+    assert.equal("observed" in (changes[1] ?? {}), false, "an attribute SQS does not report is absent");
+    for (const c of changes) {
+      assert.deepEqual(c.actions, ["sqs:SetQueueAttributes"]);
+      assert.equal(c.disruption, "none");
+      assert.equal(c.group, "attributes");
+    }
+  });
+
+  it("show a dead-letter queue named by reference as the ARN it resolved to, and a value of another shape as SQS wrote it", () => {
+    const want = { ...base, deadLetterQueue: { queueRef: { name: "dlq" }, maxReceiveCount: 3 } };
+    const [timeout, redrive] = attributeDrift(
+      want,
+      { ...managedAttributes(base), VisibilityTimeout: " ", RedrivePolicy: "not json" },
+      { deadLetterTargetArn: dlq },
+    ).map(attributeChange);
+    assert.deepEqual(data(timeout!), ["spec.visibilityTimeoutSeconds", " ", 30]);
+    assert.deepEqual(data(redrive!), [
+      "spec.deadLetterQueue",
+      "not json",
+      { targetArn: dlq, maxReceiveCount: 3 },
+    ]);
+  });
+
+  it("show policies as JSON values: the redrive allow policy's sources sorted, the queue policy with its grants", () => {
+    const queueArn = "arn:aws:sqs:eu-west-1:123456789012:events";
+    const want = {
+      ...base,
+      redriveAllowPolicy: {
+        redrivePermission: "byQueue" as const,
+        sourceQueueArns: ["arn:aws:sqs:eu-west-1:123456789012:b", "arn:aws:sqs:eu-west-1:123456789012:a"],
+      },
+      allowS3Notifications: [{ bucketRef: { name: "logs" } }],
+    };
+    const sources = [{ bucketName: "logs", bucketArn: "arn:aws:s3:::logs" }];
+    const changes = attributeDrift(
+      want,
+      {
+        ...managedAttributes(base),
+        Policy: '{"Version":"2012-10-17","Statement":[]}',
+        RedriveAllowPolicy: '{"redrivePermission":"allowAll"}',
+      },
+      { s3NotificationSources: sources, queueArn },
+    ).map(attributeChange);
+    assert.deepEqual(changes.map(data), [
+      [
+        "spec.policy",
+        { Version: "2012-10-17", Statement: [] },
+        queuePolicy(undefined, queueArn, sources) as never,
+      ],
+      [
+        "spec.redriveAllowPolicy",
+        { redrivePermission: "allowAll" },
+        {
+          redrivePermission: "byQueue",
+          sourceQueueArns: ["arn:aws:sqs:eu-west-1:123456789012:a", "arn:aws:sqs:eu-west-1:123456789012:b"],
+        },
+      ],
+    ]);
+    assert.deepEqual(
+      changes.map((c) => c.setting),
+      ["policy", "redriveAllowPolicy"],
+    );
+  });
+
+  it("name SSE-SQS under spec.encryption.sqsManaged", () => {
+    const [c] = attributeDrift(
+      { ...base, encryption: { sqsManaged: true } },
+      { ...managedAttributes(base), SqsManagedSseEnabled: "false" },
+    ).map(attributeChange);
+    assert.deepEqual(data(c!), ["spec.encryption.sqsManaged", false, true]);
+    assert.equal(c?.setting, "encryption");
+  });
+});
+
+describe("what creating a queue calls", () => {
+  const base = {
+    queueName: "events",
+    region: "eu-west-1",
+    fifo: false,
+    visibilityTimeoutSeconds: 30,
+    messageRetentionSeconds: 345600,
+  };
+  const queueArn = "arn:aws:sqs:eu-west-1:123456789012:events";
+
+  it("is CreateQueue, which carries the tags, alone when CreateQueue takes every attribute", () => {
+    assert.deepEqual(createActionsFor(base, {}), ["sqs:CreateQueue", "sqs:TagQueue"]);
+    const known = { redriveSources: [{ arn: "arn:aws:sqs:eu-west-1:123456789012:jobs" }] };
+    const allow = {
+      ...base,
+      redriveAllowPolicy: { redrivePermission: "byQueue" as const, sourceQueueRefs: [{ name: "jobs" }] },
+    };
+    assert.deepEqual(createActionsFor(allow, known), ["sqs:CreateQueue", "sqs:TagQueue"]);
+    assert.deepEqual(attributesAfterCreate(allow, known, queueArn), {});
+  });
+
+  it("adds SetQueueAttributes for what names the queue's own ARN: S3 grants, a source queue waiting for it", () => {
+    const sources = [{ bucketName: "logs", bucketArn: "arn:aws:s3:::logs" }];
+    const notified = { ...base, allowS3Notifications: [{ bucketRef: { name: "logs" } }] };
+    assert.deepEqual(createActionsFor(notified, { s3NotificationSources: sources }), [
+      "sqs:CreateQueue",
+      "sqs:TagQueue",
+      "sqs:SetQueueAttributes",
+    ]);
+    assert.deepEqual(
+      Object.keys(attributesAfterCreate(notified, { s3NotificationSources: sources }, queueArn)),
+      ["Policy"],
+    );
+    const waiting = { redriveSources: [{ queueName: "jobs", region: "eu-west-1" }] };
+    const allow = {
+      ...base,
+      redriveAllowPolicy: { redrivePermission: "byQueue" as const, sourceQueueRefs: [{ name: "jobs" }] },
+    };
+    assert.deepEqual(createActionsFor(allow, waiting), [
+      "sqs:CreateQueue",
+      "sqs:TagQueue",
+      "sqs:SetQueueAttributes",
+    ]);
+    assert.deepEqual(attributesAfterCreate(allow, waiting, queueArn), {
+      RedriveAllowPolicy: JSON.stringify({
+        redrivePermission: "byQueue",
+        sourceQueueArns: ["arn:aws:sqs:eu-west-1:123456789012:jobs"],
+      }),
+    });
   });
 });

@@ -1,12 +1,18 @@
 /**
  * The pure half of the SqsQueue driver: which queue attributes the spec asks for, how they
- * differ from what SQS reports, and how a difference is described. No I/O here, so every
- * rule is unit-tested without a network.
+ * differ from what SQS reports, and the change of a plan each difference is. No I/O here, so
+ * every rule is unit-tested without a network.
  */
 import { isDeepStrictEqual } from "node:util";
-import type { SqsQueueSpec } from "../../api/v1/index.ts";
+import type { JsonValue } from "../../api/schema/openapi.ts";
+import type { SqsQueue, SqsQueueSpec } from "../../api/v1/index.ts";
+import type { ManagedObject } from "../common/managed-object.ts";
 import { partitionOf } from "../../aws/partition.ts";
-import { TAGS_SETTING, type DriftRepair } from "../common/driver.ts";
+import type { Change } from "../common/changes.ts";
+import { TAGS_SETTING } from "../common/driver.ts";
+
+/** An SqsQueue as the flow hands it over. */
+export type SqsQueueObject = SqsQueue & ManagedObject;
 
 /** SQS attribute names the operator reads or writes, spelled as the API spells them. */
 export const SqsAttribute = {
@@ -29,6 +35,17 @@ export const SqsAttribute = {
   /** When SQS created the queue (epoch seconds): tells a queue recreated under the same ARN. */
   CreatedTimestamp: "CreatedTimestamp",
 } as const;
+
+/** The IAM actions of the SQS calls that change a queue, as the kind's `iam` table names them. */
+export const SqsAction = {
+  CreateQueue: "sqs:CreateQueue",
+  SetQueueAttributes: "sqs:SetQueueAttributes",
+  TagQueue: "sqs:TagQueue",
+  UntagQueue: "sqs:UntagQueue",
+} as const;
+
+/** The apply group of the attribute changes: SQS takes them all in one `SetQueueAttributes` call. */
+export const ATTRIBUTES_GROUP = "attributes";
 
 /** The spec fields the operator keeps in line with the queue's attributes. */
 export type ManagedAttributeSpec = Pick<
@@ -55,41 +72,86 @@ export type ManagedAttributeSpec = Pick<
 /** How SQS's string value of an attribute compares with the desired one. */
 type Comparison = "number" | "boolean" | "string" | "json";
 
-/** Each managed attribute: the spec field behind it (the setting a repair is counted under) and how it compares. */
-const ATTRIBUTES: Readonly<Record<string, { setting: keyof ManagedAttributeSpec; compare: Comparison }>> =
-  Object.freeze({
-    [SqsAttribute.VisibilityTimeout]: { setting: "visibilityTimeoutSeconds", compare: "number" },
-    [SqsAttribute.MessageRetentionPeriod]: { setting: "messageRetentionSeconds", compare: "number" },
-    [SqsAttribute.DelaySeconds]: { setting: "delaySeconds", compare: "number" },
-    [SqsAttribute.ReceiveMessageWaitTimeSeconds]: { setting: "receiveWaitTimeSeconds", compare: "number" },
-    [SqsAttribute.MaximumMessageSize]: { setting: "maximumMessageSize", compare: "number" },
-    [SqsAttribute.ContentBasedDeduplication]: { setting: "contentBasedDeduplication", compare: "boolean" },
-    [SqsAttribute.DeduplicationScope]: { setting: "deduplicationScope", compare: "string" },
-    [SqsAttribute.FifoThroughputLimit]: { setting: "fifoThroughputLimit", compare: "string" },
-    [SqsAttribute.SqsManagedSseEnabled]: { setting: "encryption", compare: "boolean" },
-    [SqsAttribute.KmsMasterKeyId]: { setting: "encryption", compare: "string" },
-    [SqsAttribute.KmsDataKeyReusePeriodSeconds]: { setting: "encryption", compare: "number" },
-    [SqsAttribute.Policy]: { setting: "policy", compare: "json" },
-    [SqsAttribute.RedrivePolicy]: { setting: "deadLetterQueue", compare: "json" },
-    [SqsAttribute.RedriveAllowPolicy]: { setting: "redriveAllowPolicy", compare: "json" },
-  });
+/**
+ * Each managed attribute: the spec field behind it (the setting a change of it is counted
+ * under), the spec path its changes name, and how its value compares.
+ */
+const ATTRIBUTES: Readonly<
+  Record<string, { setting: keyof ManagedAttributeSpec; path: string; compare: Comparison }>
+> = Object.freeze({
+  [SqsAttribute.VisibilityTimeout]: {
+    setting: "visibilityTimeoutSeconds",
+    path: "spec.visibilityTimeoutSeconds",
+    compare: "number",
+  },
+  [SqsAttribute.MessageRetentionPeriod]: {
+    setting: "messageRetentionSeconds",
+    path: "spec.messageRetentionSeconds",
+    compare: "number",
+  },
+  [SqsAttribute.DelaySeconds]: { setting: "delaySeconds", path: "spec.delaySeconds", compare: "number" },
+  [SqsAttribute.ReceiveMessageWaitTimeSeconds]: {
+    setting: "receiveWaitTimeSeconds",
+    path: "spec.receiveWaitTimeSeconds",
+    compare: "number",
+  },
+  [SqsAttribute.MaximumMessageSize]: {
+    setting: "maximumMessageSize",
+    path: "spec.maximumMessageSize",
+    compare: "number",
+  },
+  [SqsAttribute.ContentBasedDeduplication]: {
+    setting: "contentBasedDeduplication",
+    path: "spec.contentBasedDeduplication",
+    compare: "boolean",
+  },
+  [SqsAttribute.DeduplicationScope]: {
+    setting: "deduplicationScope",
+    path: "spec.deduplicationScope",
+    compare: "string",
+  },
+  [SqsAttribute.FifoThroughputLimit]: {
+    setting: "fifoThroughputLimit",
+    path: "spec.fifoThroughputLimit",
+    compare: "string",
+  },
+  [SqsAttribute.SqsManagedSseEnabled]: {
+    setting: "encryption",
+    path: "spec.encryption.sqsManaged",
+    compare: "boolean",
+  },
+  [SqsAttribute.KmsMasterKeyId]: {
+    setting: "encryption",
+    path: "spec.encryption.kmsKeyId",
+    compare: "string",
+  },
+  [SqsAttribute.KmsDataKeyReusePeriodSeconds]: {
+    setting: "encryption",
+    path: "spec.encryption.dataKeyReusePeriodSeconds",
+    compare: "number",
+  },
+  // The queue's whole policy document: spec.policy with the statements of allowS3Notifications.
+  [SqsAttribute.Policy]: { setting: "policy", path: "spec.policy", compare: "json" },
+  [SqsAttribute.RedrivePolicy]: { setting: "deadLetterQueue", path: "spec.deadLetterQueue", compare: "json" },
+  [SqsAttribute.RedriveAllowPolicy]: {
+    setting: "redriveAllowPolicy",
+    path: "spec.redriveAllowPolicy",
+    compare: "json",
+  },
+});
 
-/** The spec field behind each managed attribute: the setting a repair of it is counted under. */
-export const ATTRIBUTE_SETTINGS: Readonly<Record<string, keyof ManagedAttributeSpec>> = Object.freeze(
-  Object.fromEntries(Object.entries(ATTRIBUTES).map(([name, a]) => [name, a.setting])),
-);
-
-/** Every setting the SqsQueue driver repairs. */
+/** Every setting a change of an SqsQueue plan belongs to. */
 export const SQS_DRIFT_SETTINGS: readonly string[] = Object.freeze([
-  ...new Set(Object.values(ATTRIBUTE_SETTINGS)),
+  ...new Set(Object.values(ATTRIBUTES).map((a) => a.setting)),
   TAGS_SETTING,
 ]);
 
 /**
- * What the driver resolved for the spec: the ARN of a dead-letter queue named by queueRef; the
- * buckets spec.allowS3Notifications names; the source queues redriveAllowPolicy.sourceQueueRefs
- * names, in its order; and this queue's own ARN (the grants' Resource, and the account of a
- * source queue not created yet; not known before CreateQueue answers).
+ * What the spec's references resolve to (./references.ts): the ARN of a dead-letter queue named
+ * by queueRef; the buckets spec.allowS3Notifications names; the source queues
+ * redriveAllowPolicy.sourceQueueRefs names, in its order; and, added by the driver, this queue's
+ * own ARN (the grants' Resource, and the account of a source queue not created yet; not known
+ * before CreateQueue answers).
  */
 export interface ResolvedReferences {
   deadLetterTargetArn?: string | undefined;
@@ -203,7 +265,8 @@ export function managedAttributes(
  * The RedriveAllowPolicy attribute for `allow`, as SQS takes it: `{redrivePermission}`, with
  * byQueue the `sourceQueueArns` of both lists, sorted; undefined while a source queue's ARN needs
  * this queue's own, which is not known yet.
- * @throws Error when sourceQueueRefs were not resolved (the driver resolves them first).
+ * @throws Error when sourceQueueRefs were not resolved (the flow resolves them first:
+ * ./references.ts).
  */
 function redriveAllowPolicy(
   allow: NonNullable<SqsQueueSpec["redriveAllowPolicy"]>,
@@ -229,36 +292,69 @@ function arnInAccountOf(queueArn: string, region: string, queueName: string): st
   return `arn:${partition}:sqs:${region}:${account}:${queueName}`;
 }
 
-/** Whether SQS's value `actual` of attribute `name` equals the desired `want`. */
+/**
+ * Whether SQS's value `actual` of attribute `name` equals the desired `want`: as the spec's
+ * values ({@link specValue}), so numbers compare as numbers, switches without case, policies as
+ * JSON values.
+ */
 function sameValue(name: string, actual: string, want: string): boolean {
-  switch (ATTRIBUTES[name]?.compare ?? "string") {
-    case "number":
-      return actual.trim() !== "" && Number(actual) === Number(want);
-    case "boolean":
-      return actual.trim().toLowerCase() === want.toLowerCase();
-    case "string":
-      return actual === want;
-    case "json":
-      return isDeepStrictEqual(normalJson(name, actual), normalJson(name, want));
-  }
+  return isDeepStrictEqual(specValue(name, actual), specValue(name, want));
+}
+
+/** `text` as a number when it is one (`"030"` is 30); undefined when it is blank or not a number. */
+function numberOf(text: string): number | undefined {
+  const n = Number(text);
+  return text.trim() !== "" && Number.isFinite(n) ? n : undefined;
 }
 
 /**
- * A policy attribute as a JSON value; a redrive policy's maxReceiveCount as a number (SQS reports
- * either); a redrive allow policy's sourceQueueArns sorted (a set to SQS).
+ * SQS's string value of attribute `name` as the spec writes the setting: a number, a boolean
+ * (SQS's `true`/`false` in upper or lower case), a string, or a JSON value for the policies. A value of
+ * another shape stays the string SQS reported.
+ *
+ * References are shown resolved, as SQS knows them, so that an observed and a desired value
+ * compare field by field: a redrive policy is `{targetArn, maxReceiveCount}` (for a
+ * deadLetterQueue.queueRef, the dead-letter queue's ARN as targetArn), with maxReceiveCount a
+ * number (SQS reports either); a redrive allow policy is `{redrivePermission, sourceQueueArns}`,
+ * the ARNs of sourceQueueRefs and sourceQueueArns together, sorted (a set to SQS); the queue
+ * policy is the whole document, the statements of allowS3Notifications included.
  */
-function normalJson(name: string, text: string): unknown {
-  let v: unknown;
+export function specValue(name: string, text: string): JsonValue {
+  switch (ATTRIBUTES[name]?.compare ?? "string") {
+    case "number":
+      return numberOf(text) ?? text;
+    case "boolean": {
+      const t = text.trim().toLowerCase();
+      return t === "true" ? true : t === "false" ? false : text;
+    }
+    case "string":
+      return text;
+    case "json":
+      return jsonValue(name, text);
+  }
+}
+
+/** A policy attribute as a JSON value, the redrive policies in the spec's shape (see {@link specValue}). */
+function jsonValue(name: string, text: string): JsonValue {
+  let v: JsonValue;
   try {
-    v = JSON.parse(text);
+    v = JSON.parse(text) as JsonValue;
   } catch {
     return text;
   }
-  if (typeof v !== "object" || v === null) return v;
-  const r = v as Record<string, unknown>;
-  if (name === SqsAttribute.RedrivePolicy) return { ...r, maxReceiveCount: Number(r.maxReceiveCount) };
-  if (name === SqsAttribute.RedriveAllowPolicy && Array.isArray(r.sourceQueueArns))
-    return { ...r, sourceQueueArns: [...(r.sourceQueueArns as unknown[])].map(String).sort() };
+  if (typeof v !== "object" || v === null || Array.isArray(v)) return v;
+  if (name === SqsAttribute.RedrivePolicy) {
+    const { deadLetterTargetArn, maxReceiveCount, ...rest } = v;
+    const count = typeof maxReceiveCount === "string" ? numberOf(maxReceiveCount) : undefined;
+    return {
+      ...(deadLetterTargetArn !== undefined ? { targetArn: deadLetterTargetArn } : {}),
+      ...(maxReceiveCount !== undefined ? { maxReceiveCount: count ?? maxReceiveCount } : {}),
+      ...rest,
+    };
+  }
+  const arns = v.sourceQueueArns;
+  if (name === SqsAttribute.RedriveAllowPolicy && Array.isArray(arns))
+    return { ...v, sourceQueueArns: arns.map((a) => (typeof a === "string" ? a : JSON.stringify(a))).sort() };
   return v;
 }
 
@@ -275,6 +371,40 @@ export function createAttributes(
     ...(spec.fifo ? { [SqsAttribute.FifoQueue]: "true" } : {}),
     ...managedAttributes(spec, resolved),
   };
+}
+
+/**
+ * The attributes of `spec` that name the queue's own ARN (the S3 notification grants' Resource,
+ * a redrive source queue that waits for this one), which `CreateQueue` therefore cannot take: the
+ * create path sets them with one `SetQueueAttributes` call once CreateQueue answers with
+ * `queueArn`. `resolved` as before the create (no `queueArn`). Empty when CreateQueue sets
+ * everything.
+ */
+export function attributesAfterCreate(
+  spec: ManagedAttributeSpec & Pick<SqsQueueSpec, "fifo">,
+  resolved: ResolvedReferences,
+  queueArn: string,
+): Record<string, string> {
+  const sent = createAttributes(spec, { ...resolved, queueArn: undefined });
+  return Object.fromEntries(
+    Object.entries(managedAttributes(spec, { ...resolved, queueArn })).filter(([name]) => !(name in sent)),
+  );
+}
+
+/**
+ * The IAM actions creating a queue for `spec` calls, in call order: `CreateQueue`, which SQS
+ * authorizes as sqs:TagQueue too since it carries the operator's tags, and the
+ * `SetQueueAttributes` of {@link attributesAfterCreate} when there is one. `resolved` as before
+ * the create.
+ */
+export function createActionsFor(
+  spec: ManagedAttributeSpec & Pick<SqsQueueSpec, "fifo" | "queueName" | "region">,
+  resolved: ResolvedReferences,
+): string[] {
+  // Which attributes wait for the ARN does not depend on its value; the account is not known yet.
+  const arn = `arn:${partitionOf(spec.region)}:sqs:${spec.region}:000000000000:${spec.queueName}`;
+  const after = Object.keys(attributesAfterCreate(spec, resolved, arn)).length > 0;
+  return [SqsAction.CreateQueue, SqsAction.TagQueue, ...(after ? [SqsAction.SetQueueAttributes] : [])];
 }
 
 /** One managed attribute whose value in SQS differs from the spec. */
@@ -312,14 +442,24 @@ export function attributeUpdate(changes: readonly AttributeChange[]): Record<str
 }
 
 /**
- * Short, stable descriptions of the attribute changes made (for the Updated Event): attribute
- * names with old and new values. Tag changes are worded by ../common/tags.ts.
+ * The change of a plan that sets attribute `c.name` (apply group {@link ATTRIBUTES_GROUP}): at the
+ * spec path the attribute comes from (`spec.visibilityTimeoutSeconds`, `spec.deadLetterQueue`,
+ * `spec.encryption.kmsKeyId`), the values as {@link specValue} shows them, described as the
+ * attribute with its old and new value (a policy is named, not printed). Tag changes are
+ * ../common/tags.ts's.
  */
-export function describeAttributeChanges(attrs: readonly AttributeChange[]): DriftRepair[] {
-  return attrs.map((c) => ({
-    setting: ATTRIBUTE_SETTINGS[c.name] ?? c.name,
+export function attributeChange(c: AttributeChange): Change {
+  const a = ATTRIBUTES[c.name];
+  return {
+    path: a?.path ?? c.name,
+    setting: a?.setting ?? c.name,
+    ...(c.from !== undefined ? { observed: specValue(c.name, c.from) } : {}),
+    desired: specValue(c.name, c.to),
+    actions: [SqsAction.SetQueueAttributes],
+    disruption: "none",
     description: describeAttribute(c),
-  }));
+    group: ATTRIBUTES_GROUP,
+  };
 }
 
 /** One attribute change for the Updated Event; policies are named, not printed. */

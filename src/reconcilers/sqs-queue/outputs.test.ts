@@ -11,6 +11,8 @@ describe("SqsQueue outputs", () => {
     visibilityTimeoutSeconds: 30,
     messageRetentionSeconds: 345600,
     managementPolicy: "Full" as const,
+    driftPolicy: "Repair" as const,
+    changePolicy: "Auto" as const,
     deletionPolicy: "Delete" as const,
     adoptExisting: false,
     onDeletedOutOfBand: "Recreate" as const,

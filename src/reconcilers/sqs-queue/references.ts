@@ -53,20 +53,16 @@ function readyArn(q: Readonly<SqsQueue>): string | undefined {
 /**
  * Every reference the spec makes, resolved from the cache (each through
  * ../common/references.ts `referencedObject`): the dead-letter queue, the buckets allowed to
- * notify, the redrive source queues; with this queue's own ARN once known.
+ * notify, the redrive source queues. This queue's own ARN is not among them: the driver adds it
+ * once the queue exists.
  * @throws DependencyNotReadyError while one is missing or not Ready.
  * @throws InvalidSpecError when one can never serve (another type or region, or this queue).
  */
-export function resolveReferences(
-  obj: Readonly<SqsQueue>,
-  lookups: QueueLookups,
-  queueArn?: string,
-): ResolvedReferences {
+export function resolveReferences(obj: Readonly<SqsQueue>, lookups: QueueLookups): ResolvedReferences {
   return {
     ...deadLetter(obj, lookups),
     ...s3Sources(obj, lookups),
     ...redriveSources(obj, lookups),
-    queueArn,
   };
 }
 

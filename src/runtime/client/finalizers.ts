@@ -7,10 +7,9 @@
  * change is recomputed.
  */
 import { ApiError, isConflict, isNotFound } from "../kube/errors.ts";
-import type { KubeObject, ObjectMeta } from "../kube/object.ts";
+import type { KubeObject, ObjectMeta, ObjectRef } from "../kube/object.ts";
 import { FinalizerConflictError } from "./errors.ts";
 import type { Patch } from "./patch.ts";
-import type { ObjectRef } from "./resource-client.ts";
 
 /** Options of the finalizer helpers. */
 export interface FinalizerOptions {

@@ -10,8 +10,8 @@ import {
   resourcePath,
   type KubeObject,
   type ObjectKey,
-  type ObjectMeta,
   type ResourceType,
+  type ObjectRef,
 } from "../kube/object.ts";
 import { isNotFound, isStatus } from "../kube/errors.ts";
 import type { Query, RestRequest } from "../kube/rest.ts";
@@ -36,8 +36,7 @@ export interface CacheProvider {
   informerFor<T extends KubeObject>(resource: ResourceType): CachedInformerLike<T>;
 }
 
-/** Names an object: a key, a `namespace/name` string, or an object carrying metadata. */
-export type ObjectRef = ObjectKey | string | { readonly metadata: Readonly<ObjectMeta> };
+export type { ObjectRef } from "../kube/object.ts";
 
 /** Options of every write. */
 export interface WriteOptions {

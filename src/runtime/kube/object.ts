@@ -48,6 +48,9 @@ export interface ObjectKey {
   name: string;
 }
 
+/** Names an object: a key, a `namespace/name` string, or an object carrying metadata. */
+export type ObjectRef = ObjectKey | string | { readonly metadata: Readonly<ObjectMeta> };
+
 /** `namespace/name`, or `name` for cluster-scoped objects (client-go's MetaNamespaceKeyFunc). */
 export function keyOf(obj: { metadata: ObjectMeta } | ObjectKey): string {
   const ns = "metadata" in obj ? obj.metadata.namespace : obj.namespace;

@@ -3,7 +3,13 @@
  * `[status, reason, message]` tuples, and the one function that stamps them onto a status with
  * the object's generation (keeping `lastTransitionTime` while a condition's status holds).
  */
-import { ConditionStatus, ConditionType, setCondition, type Condition } from "../../../api/v1/index.ts";
+import {
+  ConditionStatus,
+  ConditionType,
+  removeCondition,
+  setCondition,
+  type Condition,
+} from "../../../api/v1/index.ts";
 import type { ManagedObject } from "../driver.ts";
 import { Reason } from "../reasons.ts";
 
@@ -14,10 +20,14 @@ export interface ConditionValue {
   readonly message: string;
 }
 
-/** The conditions one step sets; an absent one keeps its current value. */
+/** The conditions one step sets; an absent one keeps its current value, a null one is removed. */
 export interface ConditionSet {
   readonly ready?: ConditionValue;
   readonly synced?: ConditionValue;
+  /** Drifted (./change-policy.ts): only under driftPolicy Report. */
+  readonly drifted?: ConditionValue | null;
+  /** ChangesPending (./change-policy.ts): only under changePolicy Approve. */
+  readonly changesPending?: ConditionValue | null;
 }
 
 /** Ready=True: the resource is usable. */
@@ -54,8 +64,14 @@ export function withConditions<T extends ManagedObject>(
   for (const [type, value] of [
     [ConditionType.Ready, set.ready],
     [ConditionType.Synced, set.synced],
+    [ConditionType.Drifted, set.drifted],
+    [ConditionType.ChangesPending, set.changesPending],
   ] as const) {
     if (value === undefined) continue;
+    if (value === null) {
+      if (conditions.some((c) => c.type === type)) conditions = removeCondition(conditions, type);
+      continue;
+    }
     conditions = setCondition(conditions, { type, ...value, observedGeneration: generation }, now);
   }
   return { ...(obj.status ?? {}), observedGeneration: generation, conditions } as NonNullable<T["status"]>;

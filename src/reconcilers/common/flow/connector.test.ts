@@ -1,3 +1,4 @@
+import { IN_SYNC } from "../changes.ts";
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { AwsClientSource } from "../../../aws/clients.ts";
@@ -24,15 +25,14 @@ function connector(accountOf: (obj: ManagedObject) => ObjectAccount | undefined)
     resolve: async (obj) => accountOf(obj) ?? { name: undefined, accountId: "000000000000", aws: own },
   };
   const c = new AccountConnector<ManagedObject, Seen>({
+    traits: { noun: "widget", idField: "state", driftSettings: ["tags"] },
     build: (aws) => {
       built.push(aws);
       const driver: ResourceDriver<ManagedObject, Seen> = {
-        noun: "widget",
-        idField: "state",
-        driftSettings: ["tags"],
         observe: async () => ({ exists: true, resource: { builtWith: aws }, ownership: "owned" }),
         create: async () => ({ builtWith: aws }),
-        update: async () => [],
+        plan: async () => IN_SYNC,
+        createActions: () => [],
         delete: async () => ({ done: true }),
         observed: () => ({ tags: {} }),
         describe: () => ({
@@ -75,11 +75,11 @@ describe("AccountConnector", () => {
     assert.equal(await seen(inB.driver), b);
     assert.equal(await seen(inOwn.driver), own);
     assert.equal(inA.account?.accountId, "111111111111", "the account, for the flow to record");
-    assert.equal(c.driver.noun, "widget", "the account-independent facts come from the own driver");
+    assert.equal(c.traits.noun, "widget", "the kind's facts are its declared traits");
   });
 
   it("resolves no account for a deletion that makes no AWS call, and serves it the own driver", async () => {
-    const { c } = connector(() => {
+    const { c, built } = connector(() => {
       throw new Error("not asked");
     });
     const leaving = widgetObject({
@@ -87,7 +87,7 @@ describe("AccountConnector", () => {
     });
     const conn = await c.connect(leaving, signal);
     assert.equal(conn.account, undefined);
-    assert.equal(conn.driver, c.driver);
+    assert.deepEqual(built, [own], "the own account's driver");
   });
 });
 

@@ -12,10 +12,11 @@
 import type { AwsClientSource } from "../../../aws/clients.ts";
 import { accountForReconcile, type AccountResolver } from "../account.ts";
 import type { ManagedObject, ObjectAccount, ResourceDriver } from "../driver.ts";
+import type { KindTraits } from "../kind-traits.ts";
 
 /** An object connected to AWS: the driver bound to its account, and the account. */
-export interface Connection<T extends ManagedObject, R> {
-  readonly driver: ResourceDriver<T, R>;
+export interface Connection<T extends ManagedObject, R, Ref = undefined> {
+  readonly driver: ResourceDriver<T, R, Ref>;
   /**
    * The account the driver's calls go to, as resolved for this reconcile; undefined without a
    * resolver, or when the reconcile makes no AWS call (a deletion without the finalizer, or with
@@ -25,17 +26,14 @@ export interface Connection<T extends ManagedObject, R> {
 }
 
 /** Connects objects to the driver of their account. */
-export interface Connector<T extends ManagedObject, R> {
-  /**
-   * The driver of the operator's own account; what does not depend on the account (noun,
-   * idField, alignPolls, driftSettings, observedFields) is read from it.
-   */
-  readonly driver: ResourceDriver<T, R>;
+export interface Connector<T extends ManagedObject, R, Ref = undefined> {
+  /** What is fixed about the kind (../kind-traits.ts). */
+  readonly traits: KindTraits<T>;
   /**
    * The connection of `obj` for one reconcile.
    * @throws what the account resolver refuses the object with (../account.ts).
    */
-  connect(obj: T, signal: AbortSignal): Promise<Connection<T, R>>;
+  connect(obj: T, signal: AbortSignal): Promise<Connection<T, R, Ref>>;
   /**
    * The name of the account `obj` would be connected to ("" for the operator's own), from the
    * cache alone; undefined when only a reconcile can tell. For counting, never for credentials.
@@ -45,9 +43,11 @@ export interface Connector<T extends ManagedObject, R> {
 }
 
 /** Options of {@link AccountConnector}. */
-export interface AccountConnectorOptions<T extends ManagedObject, R> {
+export interface AccountConnectorOptions<T extends ManagedObject, R, Ref = undefined> {
   /** Builds the kind's driver with one account's clients. */
-  build(aws: AwsClientSource): ResourceDriver<T, R>;
+  build(aws: AwsClientSource): ResourceDriver<T, R, Ref>;
+  /** What is fixed about the kind. */
+  traits: KindTraits<T>;
   /** The operator's own clients. */
   own: AwsClientSource;
   /** Resolves each object's account. @default every object uses the operator's own clients */
@@ -55,18 +55,21 @@ export interface AccountConnectorOptions<T extends ManagedObject, R> {
 }
 
 /** The connector of one kind; see the module comment. */
-export class AccountConnector<T extends ManagedObject, R> implements Connector<T, R> {
-  readonly driver: ResourceDriver<T, R>;
-  readonly #o: AccountConnectorOptions<T, R>;
-  readonly #drivers = new WeakMap<AwsClientSource, ResourceDriver<T, R>>();
+export class AccountConnector<T extends ManagedObject, R, Ref = undefined> implements Connector<T, R, Ref> {
+  readonly traits: KindTraits<T>;
+  readonly #o: AccountConnectorOptions<T, R, Ref>;
+  readonly #drivers = new WeakMap<AwsClientSource, ResourceDriver<T, R, Ref>>();
 
-  constructor(opts: AccountConnectorOptions<T, R>) {
+  constructor(opts: AccountConnectorOptions<T, R, Ref>) {
     this.#o = opts;
-    this.driver = this.#driverOf(opts.own);
+    this.traits = opts.traits;
+    // The operator's own driver is built at once: what a driver registers (its metric series)
+    // exists from the start, before the first object is reconciled.
+    this.#driverOf(opts.own);
   }
 
-  async connect(obj: T, signal: AbortSignal): Promise<Connection<T, R>> {
-    const account = await accountForReconcile(this.#o.accounts, obj, this.driver, signal);
+  async connect(obj: T, signal: AbortSignal): Promise<Connection<T, R, Ref>> {
+    const account = await accountForReconcile(this.#o.accounts, obj, this.traits, signal);
     return { driver: this.#driverOf(account?.aws ?? this.#o.own), account };
   }
 
@@ -76,7 +79,7 @@ export class AccountConnector<T extends ManagedObject, R> implements Connector<T
     return accounts.accountNameFromCache?.(obj);
   }
 
-  #driverOf(aws: AwsClientSource): ResourceDriver<T, R> {
+  #driverOf(aws: AwsClientSource): ResourceDriver<T, R, Ref> {
     let driver = this.#drivers.get(aws);
     if (driver === undefined) {
       driver = this.#o.build(aws);
@@ -87,6 +90,9 @@ export class AccountConnector<T extends ManagedObject, R> implements Connector<T
 }
 
 /** The connector of a driver that serves every object with the same clients (tests, one account). */
-export function fixedConnector<T extends ManagedObject, R>(driver: ResourceDriver<T, R>): Connector<T, R> {
-  return { driver, connect: async () => ({ driver, account: undefined }), accountNameOf: () => "" };
+export function fixedConnector<T extends ManagedObject, R, Ref = undefined>(
+  driver: ResourceDriver<T, R, Ref>,
+  traits: KindTraits<T>,
+): Connector<T, R, Ref> {
+  return { traits, connect: async () => ({ driver, account: undefined }), accountNameOf: () => "" };
 }

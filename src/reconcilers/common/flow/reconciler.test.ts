@@ -17,13 +17,13 @@ import { ApiError } from "../../../runtime/kube/errors.ts";
 import { DelayingQueue } from "../../../runtime/workqueue/index.ts";
 import { silentLogger } from "../../../runtime/logging.ts";
 import { FakeClock } from "../../../runtime/testing/fake-clock.ts";
+import { changeSetOf, refusedChange, type Change } from "../changes.ts";
 import {
   blocked,
-  driftReported,
+  DependencyNotReadyError,
   type FlowFacts,
   InvalidSpecError,
   type DeleteOutcome,
-  type DriftRepair,
   type ManagedObject,
   type Observation,
   type ResourceDriver,
@@ -35,6 +35,7 @@ import {
 } from "./reconciler.ts";
 import { DriftRepairMetrics, MANAGED_METRIC_NAMES } from "../metrics.ts";
 import { fixedConnector } from "./connector.ts";
+import type { KindTraits } from "../kind-traits.ts";
 import type { ForeignClaim, OwnerDirectory, OwnerLiveness } from "../ownership.ts";
 import { widgetObject, widgetResource } from "../testing/widget.ts";
 
@@ -91,7 +92,11 @@ class Fakes {
   ownerLiveness: OwnerLiveness = "gone";
   owners: OwnerDirectory = { liveness: () => this.ownerLiveness };
   createError: Error | undefined;
-  syncChanges: DriftRepair[] = [];
+  syncChanges: Change[] = [];
+  /** The changes the flow applied, in order. */
+  applied: Change[] = [];
+  /** What the kind's references step resolves an object's references to. */
+  references: (obj: Widget) => undefined = () => undefined;
 
   client: ManagedObjectClient<Widget> = {
     get: () => (this.stored ? (Object.freeze(structuredClone(this.stored)) as Widget) : undefined),
@@ -113,10 +118,9 @@ class Fakes {
     },
   };
 
+  traits: KindTraits<Widget> = { noun: "widget", driftSettings: ["tags", "size"], idField: "widgetId" };
+
   driver: ResourceDriver<Widget, Res> = {
-    noun: "widget",
-    driftSettings: ["tags", "size"],
-    idField: "widgetId",
     observe: async () => {
       this.log.push("observe");
       return this.observation;
@@ -129,10 +133,21 @@ class Fakes {
       return r;
     },
     // Adoption is an update of a foreign resource: the log tells the two apart.
-    update: async (_o, observed) => {
+    plan: async (_o, observed) => {
       this.log.push(observed.ownership === "foreign" ? "adopt" : "sync");
-      return this.syncChanges;
+      const groups = new Map<string, Change[]>();
+      for (const c of this.syncChanges) groups.set(c.group, [...(groups.get(c.group) ?? []), c]);
+      return changeSetOf(
+        [...groups].map(([group, changes]) => [
+          changes,
+          async (subset: readonly Change[]) => {
+            this.log.push(`apply:${group}`);
+            this.applied.push(...subset);
+          },
+        ]),
+      );
     },
+    createActions: () => ["widget:CreateWidget"],
     describe: (r) => ({
       status: { widgetId: r.id, state: r.state },
       readiness: {
@@ -157,6 +172,29 @@ class Fakes {
   };
 }
 
+/** A change of `setting` the widget's plan lists, applied in a group of its own. */
+function drift(setting: string, description: string, extra: Partial<Change> = {}): Change {
+  return {
+    path: `spec.${setting}`,
+    setting,
+    actions: [`widget:Put${setting}`],
+    disruption: "none",
+    description,
+    group: setting,
+    ...extra,
+  };
+}
+
+/** A change of `setting` the widget's plan refuses (not changed in place). */
+function refused(setting: string, description: string): Change {
+  return refusedChange({
+    path: `spec.${setting}`,
+    setting,
+    description,
+    refusal: { reason: "DriftNotRepaired", message: description },
+  });
+}
+
 /** The flow over the fakes of `f`, with `opts` replacing any of its options. */
 /** The series of counter `name` in `registry`, as `kind/setting` → value. */
 async function countsBySetting(registry: Registry, name: string): Promise<Record<string, number>> {
@@ -173,7 +211,8 @@ function reconcilerFor(
   return new ManagedResourceReconciler<Widget, Res>({
     resource,
     client: f.client,
-    connector: fixedConnector(f.driver),
+    connector: fixedConnector(f.driver, f.traits),
+    references: (obj) => f.references(obj),
     recorder: f.recorder,
     clock: new FakeClock(),
     owners: f.owners,
@@ -256,7 +295,7 @@ describe("ManagedResourceReconciler", () => {
           f.recorder.event(o, type, reason, message);
         },
       },
-      driftRepairs: new DriftRepairMetrics(registry, "Widget", f.driver.driftSettings),
+      driftRepairs: new DriftRepairMetrics(registry, "Widget", f.traits.driftSettings),
     });
     const repairs = (): Promise<Record<string, number>> =>
       countsBySetting(registry, MANAGED_METRIC_NAMES.driftRepairs);
@@ -266,9 +305,9 @@ describe("ManagedResourceReconciler", () => {
 
     f.events = [];
     f.syncChanges = [
-      { setting: "tags", description: "set tag a" },
-      { setting: "tags", description: "removed tag b" },
-      { setting: "size", description: "size 1 -> 2" },
+      drift("tags", "set tag a"),
+      drift("tags", "removed tag b"),
+      drift("size", "size 1 -> 2"),
     ];
     await counted.reconcile(req, ctx);
     assert.deepEqual(f.events, ["Normal:Updated"]);
@@ -290,7 +329,7 @@ describe("ManagedResourceReconciler", () => {
           f.recorder.event(o, type, reason, message);
         },
       },
-      driftRepairs: new DriftRepairMetrics(registry, "Widget", f.driver.driftSettings, ["disk"]),
+      driftRepairs: new DriftRepairMetrics(registry, "Widget", f.traits.driftSettings, ["disk"]),
     });
     const reports = (): Promise<Record<string, number>> =>
       countsBySetting(registry, MANAGED_METRIC_NAMES.driftReports);
@@ -300,8 +339,8 @@ describe("ManagedResourceReconciler", () => {
 
     f.events = [];
     f.syncChanges = [
-      { setting: "tags", description: "set tag a" },
-      driftReported("disk", "disk /dev/sdf: 20 GiB in the spec, 30 GiB"),
+      drift("tags", "set tag a"),
+      refused("disk", "disk /dev/sdf: 20 GiB in the spec, 30 GiB"),
     ];
     await counted.reconcile(req, ctx);
     assert.deepEqual(f.events, ["Normal:Updated", "Warning:DriftNotRepaired"]);
@@ -322,7 +361,7 @@ describe("ManagedResourceReconciler", () => {
     assert.deepEqual(await reports(), { "Widget/disk": 1 });
 
     // The same drift on the next poll: nothing written, no Event, not counted again.
-    f.syncChanges = [driftReported("disk", "disk /dev/sdf: 20 GiB in the spec, 30 GiB")];
+    f.syncChanges = [refused("disk", "disk /dev/sdf: 20 GiB in the spec, 30 GiB")];
     f.events = [];
     f.log = [];
     await counted.reconcile(req, ctx);
@@ -417,7 +456,7 @@ describe("ManagedResourceReconciler", () => {
       reconcilerFor(f, {
         adoption: ADOPTION_GRANTED,
         connector: {
-          driver: f.driver,
+          traits: f.traits,
           connect: async () => ({
             driver: f.driver,
             account: {
@@ -551,7 +590,8 @@ describe("ManagedResourceReconciler", () => {
     const tuned = new ManagedResourceReconciler({
       resource,
       client: f.client,
-      connector: fixedConnector(f.driver),
+      connector: fixedConnector(f.driver, f.traits),
+      references: () => undefined,
       recorder: f.recorder,
       clock: new FakeClock(),
       owners: f.owners,
@@ -569,7 +609,7 @@ describe("ManagedResourceReconciler", () => {
   it("puts steady polls on the period grid when the driver aligns polls, never polls in transition", async () => {
     const clock = new FakeClock(Date.UTC(2026, 0, 1, 0, 0, 20)); // 20 s past a minute
     const aligned = reconcilerFor(f, {
-      connector: fixedConnector({ ...f.driver, alignPolls: true }),
+      connector: fixedConnector(f.driver, { ...f.traits, alignPolls: true }),
       clock,
       pollIntervalMs: 60_000,
     });
@@ -847,7 +887,7 @@ describe("ManagedResourceReconciler", () => {
     await r.reconcile(req, ctx);
     const healed = statusWrites(f);
     f.observation = { exists: true, resource: { id: "wid-1", state: "ready" }, ownership: "owned" };
-    f.driver.update = async () => {
+    f.driver.plan = async () => {
       throw throttled();
     };
     await clock.advance(60_000);
@@ -942,7 +982,7 @@ describe("ManagedResourceReconciler: the connector", () => {
     const connected: string[] = [];
     const r = reconcilerFor(f, {
       connector: {
-        driver: f.driver,
+        traits: f.traits,
         connect: async (obj) => {
           connected.push(obj.metadata.name ?? "");
           return {
@@ -968,7 +1008,7 @@ describe("ManagedResourceReconciler: the connector", () => {
     f.stored.metadata.finalizers = [];
     const r = reconcilerFor(f, {
       connector: {
-        driver: f.driver,
+        traits: f.traits,
         connect: async () => {
           throw new InvalidSpecError("AccountNotAllowed", "the namespace may not use AwsAccount team-a");
         },
@@ -978,6 +1018,94 @@ describe("ManagedResourceReconciler: the connector", () => {
     assert.ok(!f.log.includes("addFinalizer"), f.log.join(","));
     assert.equal(getCondition(f.stored?.status?.conditions, "Synced")?.reason, "AccountNotAllowed");
     assert.deepEqual(f.events, ["Warning:AccountNotAllowed"]);
+  });
+});
+
+describe("ManagedResourceReconciler: the references step", () => {
+  let f: Fakes;
+  beforeEach(() => {
+    f = new Fakes();
+    f.stored = widget();
+  });
+  /** The flow over `f` with a driver whose references are a string, logging what it is handed. */
+  const withRefs = (resolve: (obj: Widget) => string): ManagedResourceReconciler<Widget, Res, string> => {
+    const driver: ResourceDriver<Widget, Res, string> = {
+      ...f.driver,
+      create: async (o, token, c, refs) => {
+        f.log.push(`refs:${refs}`);
+        return await f.driver.create(o, token, c, undefined);
+      },
+      plan: async (o, observed, c, refs) => {
+        f.log.push(`refs:${refs}`);
+        return await f.driver.plan(o, observed, c, undefined);
+      },
+      createActions: (o, refs) => [`widget:CreateWidget:${refs}`],
+    };
+    return new ManagedResourceReconciler<Widget, Res, string>({
+      resource,
+      client: f.client,
+      connector: fixedConnector(driver, f.traits),
+      references: (obj) => {
+        f.log.push("resolve");
+        return resolve(obj);
+      },
+      recorder: f.recorder,
+      clock: new FakeClock(),
+      owners: f.owners,
+    });
+  };
+
+  it("resolves once per reconcile, before observing, and hands the result to create and plan", async () => {
+    const r = withRefs(() => "arn:dlq");
+    await r.reconcile(req, ctx);
+    assert.deepEqual(f.log, [
+      "resolve",
+      "observe",
+      "updateStatus:uid-1-1",
+      "refs:arn:dlq",
+      "create:uid-1-1",
+      "updateStatus:uid-1-1",
+    ]);
+    f.log = [];
+    await r.reconcile(req, ctx);
+    assert.deepEqual(f.log, ["resolve", "observe", "refs:arn:dlq", "sync"]);
+  });
+
+  it("hands the result to createActions for a create held for approval", async () => {
+    f.stored = widget({ changePolicy: "Approve" });
+    await withRefs(() => "arn:dlq").reconcile(req, ctx);
+    assert.deepEqual(f.log, ["resolve", "observe", "updateStatus:"]);
+    assert.deepEqual(
+      f.stored?.status?.pendingChanges?.changes?.flatMap((c) => c.actions),
+      ["widget:CreateWidget:arn:dlq"],
+    );
+  });
+
+  it("waits for a reference that is not ready before a call to AWS, and fails on one that can never serve", async () => {
+    let error: Error = new DependencyNotReadyError("DeadLetterQueueNotReady", "waiting for the queue dlq");
+    const r = withRefs(() => {
+      throw error;
+    });
+    await r.reconcile(req, ctx);
+    assert.deepEqual(f.log, ["resolve", "updateStatus:"]);
+    const ready = getCondition(f.stored?.status?.conditions, "Ready");
+    assert.deepEqual([ready?.status, ready?.reason], ["False", "DeadLetterQueueNotReady"]);
+    f.log = [];
+    error = new InvalidSpecError("DeadLetterQueueMismatch", "a queue cannot be its own dead-letter queue");
+    await assert.rejects(r.reconcile(req, ctx), TerminalError);
+    assert.deepEqual(f.log, ["resolve", "updateStatus:"]);
+    assert.equal(getCondition(f.stored?.status?.conditions, "Synced")?.reason, "DeadLetterQueueMismatch");
+  });
+
+  it("resolves nothing for an object that only observes or is being deleted", async () => {
+    const r = withRefs(() => assert.fail("resolved"));
+    f.stored = widget({ managementPolicy: "ObserveOnly" });
+    f.stored.metadata.finalizers = [];
+    await r.reconcile(req, ctx);
+    f.stored = widget({}, undefined, true);
+    f.observation = { exists: true, resource: { id: "wid-1", state: "ready" }, ownership: "owned" };
+    await r.reconcile(req, ctx);
+    assert.deepEqual(f.log, ["observe", "updateStatus:", "observe", "delete:found", "removeFinalizer"]);
   });
 });
 
@@ -1214,7 +1342,7 @@ describe("ManagedResourceReconciler with the paused annotation", () => {
   /** A connector that records each connection: a paused object is never connected. */
   const counting = (f: Fakes, connected: string[]): Partial<ManagedReconcilerOptions<Widget, Res>> => ({
     connector: {
-      driver: f.driver,
+      traits: f.traits,
       connect: async (obj) => {
         connected.push(obj.metadata.name ?? "");
         return { driver: f.driver, account: undefined };
@@ -1357,7 +1485,7 @@ describe("ManagedResourceReconciler with the timing annotations", () => {
     const clock = new FakeClock(Date.UTC(2026, 0, 1, 0, 0, 23)); // 3 s past a multiple of 10 s
     const { f } = timing(clock);
     const aligned = reconcilerFor(f, {
-      connector: fixedConnector({ ...f.driver, alignPolls: true }),
+      connector: fixedConnector(f.driver, { ...f.traits, alignPolls: true }),
       clock,
       pollIntervalMs: 60_000,
     });
@@ -1581,7 +1709,7 @@ describe("ManagedResourceReconciler polls", () => {
 
   it("treats a poll an event hinted at as work", async () => {
     const p = polling(2);
-    const hinted = reconcilerFor(p.f, { pollIntervalMs: 60_000, takeChangeHint: () => true });
+    const hinted = reconcilerFor(p.f, { pollIntervalMs: 60_000, takeChangeHint: () => ({}) });
     await hinted.reconcile(req, pollCtx);
     assert.deepEqual(p.lanes, ["work"]);
   });
@@ -1633,7 +1761,7 @@ describe("ManagedResourceReconciler polls", () => {
         scheduled: () => assert.fail("counted"),
         forget: () => {},
       },
-      connector: { ...fixedConnector(p.f.driver), accountNameOf: () => undefined },
+      connector: { ...fixedConnector(p.f.driver, p.f.traits), accountNameOf: () => undefined },
     });
     unknown.pollQueued(req);
   });
@@ -1657,5 +1785,322 @@ describe("ManagedResourceReconciler polls", () => {
     p.f.stored = undefined;
     await p.r.reconcile(req, ctx);
     assert.deepEqual(p.forgotten, ["Widget ns/w"]);
+  });
+});
+
+describe("ManagedResourceReconciler with driftPolicy and changePolicy", () => {
+  let f: Fakes;
+  let r: ManagedResourceReconciler<Widget, Res>;
+  let clock: FakeClock;
+  let messages: string[];
+  let hint: { caller?: string; eventName?: string; timeMs?: number } | undefined;
+  const owned = (): Observation<Res> => ({
+    exists: true,
+    resource: { id: "wid-1", state: "ready" },
+    ownership: "owned",
+  });
+  beforeEach(() => {
+    f = new Fakes();
+    clock = new FakeClock();
+    messages = [];
+    hint = undefined;
+    r = reconcilerFor(f, {
+      pollIntervalMs: 60_000,
+      clock,
+      takeChangeHint: () => {
+        const h = hint;
+        hint = undefined;
+        return h;
+      },
+      recorder: {
+        event: (o, type, reason, message) => {
+          messages.push(message);
+          f.recorder.event(o, type, reason, message);
+        },
+      },
+    });
+  });
+  const condition = (type: string): [string | undefined, string | undefined] => {
+    const c = getCondition(f.stored?.status?.conditions, type);
+    return [c?.status, c?.reason];
+  };
+
+  it("under Report applies nothing, lists each drifted path once with who changed it, and repairs once switched to Repair", async () => {
+    f.stored = widget({ driftPolicy: "Report" }, { widgetId: "wid-1" });
+    f.observation = owned();
+    f.syncChanges = [drift("size", "size 1 -> 2", { observed: 1, desired: 2 })];
+    hint = {
+      caller: "arn:aws:iam::123456789012:user/alice",
+      eventName: "PutSize",
+      timeMs: Date.parse("2026-12-01T10:00:00Z"),
+    };
+    await r.reconcile(req, ctx);
+    assert.equal(f.applied.length, 0, "no AWS write for drift under Report");
+    assert.deepEqual(f.stored?.status?.drift, [
+      {
+        path: "spec.size",
+        desired: 2,
+        observed: 1,
+        since: new Date(clock.now()).toISOString(),
+        changedBy: "arn:aws:iam::123456789012:user/alice",
+        changeEvent: "PutSize",
+        changedAt: "2026-12-01T10:00:00.000Z",
+      },
+    ]);
+    assert.deepEqual(condition("Drifted"), ["True", "DriftDetected"]);
+    assert.deepEqual(condition("Synced"), ["True", "ReconcileSuccess"]);
+    assert.deepEqual(f.events, ["Warning:DriftDetected"]);
+    assert.match(
+      messages[0] ?? "",
+      /spec\.size drifted: desired 2, observed 1 \(changed by arn:aws:iam::123456789012:user\/alice with PutSize\)/,
+    );
+
+    // The same drift later: first-seen time and attribution kept, no write, no Event.
+    const writes = statusWrites(f);
+    f.events = [];
+    await clock.advance(60_000);
+    f.syncChanges = [
+      drift("size", "size 1 -> 2", { observed: 1, desired: 2 }),
+      drift("tags", "tags: set team", { path: "spec.tags.team", desired: "a" }),
+    ];
+    await r.reconcile(req, ctx);
+    assert.deepEqual(f.events, ["Warning:DriftDetected"], "one Event for the newly drifted path only");
+    assert.deepEqual(
+      f.stored?.status?.drift?.map((d) => [d.path, d.since, d.changedBy]),
+      [
+        ["spec.size", new Date(clock.now() - 60_000).toISOString(), "arn:aws:iam::123456789012:user/alice"],
+        ["spec.tags.team", new Date(clock.now()).toISOString(), undefined],
+      ],
+    );
+    assert.equal(statusWrites(f), writes + 1);
+    await r.reconcile(req, ctx);
+    assert.equal(statusWrites(f), writes + 1, "an unchanged drift set writes nothing");
+
+    // Switching to Repair repairs, and the drift record and condition go.
+    f.stored = { ...f.stored, spec: { ...f.stored!.spec, driftPolicy: "Repair" } } as Widget;
+    await r.reconcile(req, ctx);
+    assert.deepEqual(
+      f.applied.map((c) => c.path),
+      ["spec.size", "spec.tags.team"],
+    );
+    assert.equal(f.stored?.status?.drift, undefined);
+    assert.deepEqual(condition("Drifted"), [undefined, undefined]);
+  });
+
+  it("under Report reports in sync with Drifted=False, and adopting writes only the ownership changes", async () => {
+    f.stored = widget({ driftPolicy: "Report", adoptExisting: true });
+    f.observation = foreignX({
+      owner: { uid: "uid-1", namespace: "ns", name: "w", kind: "Widget" },
+      managedByOperator: true,
+      adoptable: true,
+    });
+    f.syncChanges = [
+      drift("tags", "tags: set compute.cloud.com/uid", {
+        path: "tags.uid",
+        ownership: true,
+        desired: "uid-1",
+      }),
+      drift("tags", "tags: set team", { path: "spec.tags.team", desired: "a" }),
+    ];
+    await r.reconcile(req, ctx);
+    assert.deepEqual(
+      f.applied.map((c) => c.path),
+      ["tags.uid"],
+    );
+    assert.deepEqual(
+      f.stored?.status?.drift?.map((d) => d.path),
+      ["spec.tags.team"],
+    );
+    f.syncChanges = [];
+    f.observation = owned();
+    await r.reconcile(req, ctx);
+    assert.deepEqual(condition("Drifted"), ["False", "NoDrift"]);
+    assert.equal(f.stored?.status?.drift, undefined);
+  });
+
+  it("under Approve holds changes until the annotation carries their hash, refuses a stale one, and shows the new plan", async () => {
+    f.stored = widget({ changePolicy: "Approve" }, { widgetId: "wid-1" });
+    f.observation = owned();
+    f.syncChanges = [drift("size", "size 1 -> 2", { observed: 1, desired: 2, disruption: "restart" })];
+    await r.reconcile(req, ctx);
+    assert.equal(f.applied.length, 0);
+    const pending = f.stored?.status?.pendingChanges;
+    assert.ok(pending !== undefined);
+    assert.match(pending.hash, /^[0-9a-f]{16}$/);
+    assert.deepEqual(pending.changes, [
+      { path: "spec.size", observed: 1, desired: 2, actions: ["widget:Putsize"], disruption: "restart" },
+    ]);
+    assert.deepEqual([pending.total, pending.restarts, pending.refused], [1, 1, 0]);
+    assert.deepEqual(condition("ChangesPending"), ["True", "AwaitingApproval"]);
+    assert.deepEqual(condition("Synced"), ["False", "AwaitingApproval"]);
+    assert.deepEqual(f.events, ["Normal:AwaitingApproval"]);
+
+    // The approved plan moved (AWS changed): refused as stale, nothing applied, the new plan shown.
+    f.stored = {
+      ...f.stored!,
+      metadata: {
+        ...f.stored!.metadata,
+        annotations: { "compute.cloud.com/approved-changes": pending.hash },
+      },
+    };
+    f.syncChanges = [drift("size", "size 3 -> 2", { observed: 3, desired: 2, disruption: "restart" })];
+    f.events = [];
+    await r.reconcile(req, ctx);
+    assert.equal(f.applied.length, 0);
+    assert.deepEqual(condition("ChangesPending"), ["True", "StaleApproval"]);
+    assert.deepEqual(f.events, ["Warning:StaleApproval"]);
+    const next = f.stored?.status?.pendingChanges?.hash;
+    assert.ok(next !== undefined && next !== pending.hash);
+
+    // Approving the new plan applies exactly it.
+    f.stored = {
+      ...f.stored!,
+      metadata: { ...f.stored!.metadata, annotations: { "compute.cloud.com/approved-changes": next } },
+    };
+    f.events = [];
+    await r.reconcile(req, ctx);
+    assert.deepEqual(
+      f.applied.map((c) => c.description),
+      ["size 3 -> 2"],
+    );
+    assert.deepEqual(f.events, ["Normal:ChangesApproved", "Normal:Updated"]);
+    assert.equal(f.stored?.status?.pendingChanges, undefined);
+    assert.deepEqual(condition("ChangesPending"), ["False", "NoChangesPending"]);
+    assert.deepEqual(condition("Synced"), ["True", "ReconcileSuccess"]);
+  });
+
+  it("under Approve refuses a late approval of a plan no longer shown, and takes no spent one for stale", async () => {
+    f.stored = widget({ changePolicy: "Approve" }, { widgetId: "wid-1" });
+    f.observation = owned();
+    const annotate = (hash: string): void => {
+      f.stored = {
+        ...f.stored!,
+        metadata: { ...f.stored!.metadata, annotations: { "compute.cloud.com/approved-changes": hash } },
+      };
+    };
+    f.syncChanges = [drift("size", "size 1 -> 2", { observed: 1, desired: 2 })];
+    await r.reconcile(req, ctx);
+    const first = f.stored?.status?.pendingChanges?.hash ?? "";
+    // The resource moves before anyone approves: the operator shows the new plan...
+    f.syncChanges = [drift("size", "size 3 -> 2", { observed: 3, desired: 2 })];
+    await r.reconcile(req, ctx);
+    const second = f.stored?.status?.pendingChanges?.hash ?? "";
+    assert.notEqual(second, first);
+    assert.deepEqual(condition("ChangesPending"), ["True", "AwaitingApproval"]);
+    // ...and then the first one is approved, late: refused, with a Warning, nothing applied.
+    annotate(first);
+    f.events = [];
+    await r.reconcile(req, ctx);
+    assert.equal(f.applied.length, 0);
+    assert.deepEqual(condition("ChangesPending"), ["True", "StaleApproval"]);
+    assert.deepEqual(f.events, ["Warning:StaleApproval"]);
+    // The shown plan approved: applied, and recorded as spent.
+    annotate(second);
+    await r.reconcile(req, ctx);
+    assert.equal(f.applied.length, 1);
+    assert.equal(f.stored?.status?.appliedChanges, second);
+    // New drift later, with the spent approval still on the object: waiting, not stale.
+    f.syncChanges = [drift("size", "size 4 -> 2", { observed: 4, desired: 2 })];
+    f.events = [];
+    await r.reconcile(req, ctx);
+    assert.deepEqual(condition("ChangesPending"), ["True", "AwaitingApproval"]);
+    assert.deepEqual(f.events, ["Normal:AwaitingApproval"]);
+  });
+
+  it("under Approve holds a creation: the spec and the create's actions wait for approval", async () => {
+    f.stored = widget({ changePolicy: "Approve" });
+    await r.reconcile(req, ctx);
+    assert.ok(!f.log.some((l) => l.startsWith("create:")), "nothing created before approval");
+    const pending = f.stored?.status?.pendingChanges;
+    assert.deepEqual(
+      pending?.changes?.map((c) => [c.path, c.actions]),
+      [["spec", ["widget:CreateWidget"]]],
+    );
+    assert.deepEqual(condition("Ready"), ["False", "AwaitingApproval"]);
+    assert.equal(f.stored?.status?.createToken, undefined, "no create intent recorded");
+
+    // The spec changes: a new plan with another hash.
+    const first = pending?.hash ?? "";
+    f.stored = { ...f.stored!, spec: { ...f.stored!.spec, tags: { team: "a" } } } as Widget;
+    await r.reconcile(req, ctx);
+    const second = f.stored?.status?.pendingChanges?.hash ?? "";
+    assert.notEqual(second, first);
+
+    f.stored = {
+      ...f.stored!,
+      metadata: { ...f.stored!.metadata, annotations: { "compute.cloud.com/approved-changes": second } },
+    };
+    await r.reconcile(req, ctx);
+    assert.ok(f.log.includes("create:uid-1-1"));
+    assert.equal(f.stored?.status?.pendingChanges, undefined);
+    assert.deepEqual(condition("Ready"), ["True", "Available"]);
+  });
+
+  it("under Approve holds an adoption without recording the foreign resource in status", async () => {
+    f.stored = widget({ changePolicy: "Approve", adoptExisting: true });
+    f.observation = foreignX({
+      owner: { uid: "uid-1", namespace: "ns", name: "w", kind: "Widget" },
+      managedByOperator: true,
+      adoptable: true,
+    });
+    f.syncChanges = [
+      drift("tags", "tags: set compute.cloud.com/uid", {
+        path: "tags.uid",
+        ownership: true,
+        desired: "uid-1",
+      }),
+    ];
+    await r.reconcile(req, ctx);
+    assert.equal(f.applied.length, 0);
+    assert.equal(f.stored?.status?.widgetId, undefined, "not recorded: the resource is not the object's yet");
+    assert.deepEqual(condition("Ready"), ["False", "AwaitingApproval"]);
+    assert.deepEqual(f.events, ["Normal:AwaitingApproval"], "no Adopted Event before the approval");
+    const hash = f.stored?.status?.pendingChanges?.hash ?? "";
+    f.stored = {
+      ...f.stored!,
+      metadata: { ...f.stored!.metadata, annotations: { "compute.cloud.com/approved-changes": hash } },
+    };
+    await r.reconcile(req, ctx);
+    assert.deepEqual(
+      f.applied.map((c) => c.path),
+      ["tags.uid"],
+    );
+    assert.equal(f.stored?.status?.widgetId, "x");
+    assert.deepEqual(condition("Ready"), ["True", "Available"]);
+    assert.ok(f.events.includes("Normal:Adopted"));
+  });
+
+  it("keeps ChangesPending=False after an approved create", async () => {
+    f.stored = widget({ changePolicy: "Approve" });
+    await r.reconcile(req, ctx);
+    const hash = f.stored?.status?.pendingChanges?.hash ?? "";
+    f.stored = {
+      ...f.stored!,
+      metadata: { ...f.stored!.metadata, annotations: { "compute.cloud.com/approved-changes": hash } },
+    };
+    await r.reconcile(req, ctx);
+    assert.ok(f.log.includes("create:uid-1-1"));
+    assert.deepEqual(condition("ChangesPending"), ["False", "NoChangesPending"]);
+  });
+
+  it("applies nothing at all while a refused change holds the set back", async () => {
+    f.stored = widget({}, { widgetId: "wid-1" });
+    f.observation = owned();
+    f.syncChanges = [
+      drift("tags", "tags: set team"),
+      refusedChange({
+        path: "spec.size",
+        setting: "size",
+        description: "size needs a restart",
+        refusal: {
+          reason: "RestartRequired",
+          message: "size needs a restart the spec does not allow",
+          holdsAll: true,
+        },
+      }),
+    ];
+    await assert.rejects(r.reconcile(req, ctx), TerminalError);
+    assert.equal(f.applied.length, 0);
+    assert.deepEqual(condition("Synced"), ["False", "RestartRequired"]);
   });
 });

@@ -12,6 +12,10 @@
  *    (polling with `requeueAfter` while AWS works, never blocking a worker) and release the
  *    finalizer once nothing of ours is left.
  * 4. **Ensure** the resource, after adding the finalizer (before anything can exist in AWS):
+ *    - resolve the object's references to other objects (the kind's `references`, from the shared
+ *      cache, no AWS call), once, for the create or the plan below: one not ready yet makes the
+ *      object wait (DependencyNotReadyError), one that can never serve fails terminally
+ *      (InvalidSpecError), before an AWS call is made; observe-only objects and deletions resolve none;
  *    - observe (a create the rate budget deferred, of an unchanged object, skips it);
  *    - not visible yet (a resource this object created moments ago may still appear): requeue
  *      on the transition curve, never create;
@@ -21,10 +25,12 @@
  *      same namespace left, only with the cluster admin's grant: the install's for the operator's
  *      own identity, the AwsAccount's for its objects), else fail terminally with the rule's
  *      reason, writing nothing to AWS;
- *    - present and ours, or adopted: update (repair drift; for an adopted resource that writes
- *      this object's tags, which is what adopts it). Drift the driver reports without repairing
- *      it (a setting not changed in place) makes Synced=False, reason DriftNotRepaired, with a
- *      Warning Event when the report is new.
+ *    - present and ours, or adopted: the driver plans the changes (../changes.ts); a refusal
+ *      that holds everything fails terminally, and ./change-policy.ts decides the rest by the
+ *      object's policies: apply them (for an adopted resource the tag changes are what adopts
+ *      it), report them as drift (`driftPolicy: Report`), or hold them for approval
+ *      (`changePolicy: Approve`). Changes the plan refuses (a setting not changed in place) make
+ *      Synced=False, reason DriftNotRepaired, with a Warning Event when the report is new.
  * 5. **Report**: write the outputs ConfigMap of `spec.writeOutputsTo` when a value changed
  *    (../outputs.ts; one that exists and is not the object's makes it Ready=False, reason
  *    OutputConflict), then the status when it changed (./status-writer.ts), conditions stamped
@@ -65,7 +71,6 @@ import { apiVersionOf, keyOf, type ResourceType } from "../../../runtime/kube/ob
 import {
   InvalidSpecError,
   recordedIdOf,
-  type DriftRepair,
   type DriverContext,
   type ManagedObject,
   type ObjectAccount,
@@ -73,6 +78,7 @@ import {
   type ResourceDriver,
 } from "../driver.ts";
 import { DEFAULT_POLL_INTERVAL_MS } from "../defaults.ts";
+import type { KindTraits } from "../kind-traits.ts";
 import type { DriftRepairMetrics } from "../metrics.ts";
 import {
   observedView,
@@ -105,20 +111,30 @@ import {
   type ConditionValue,
 } from "./conditions.ts";
 import type { Connector } from "./connector.ts";
-import { createAbsent } from "./create.ts";
+import { createAbsent, type CreateDeps } from "./create.ts";
 import { flowFacts, reconciledAtGeneration } from "./facts.ts";
 import { planFailure } from "./failure.ts";
 import { accessRetryCurve, KeyStates } from "./key-state.ts";
 import type { IamAction } from "../iam.ts";
 import { clearedStatus, StatusWriter, type ManagedObjectClient } from "./status-writer.ts";
+import { applyChangeSet, describeChanges, holdingRefusal, refusedChanges, type Change } from "../changes.ts";
+import type { ChangeHint } from "../resync.ts";
+import { decideChanges, type ChangeDecision } from "./change-policy.ts";
 
 export type { ManagedObjectClient };
 
-export interface ManagedReconcilerOptions<T extends ManagedObject, R> {
+export interface ManagedReconcilerOptions<T extends ManagedObject, R, Ref = undefined> {
   resource: ResourceType;
   client: ManagedObjectClient<T>;
   /** Connects each object to the driver of its AWS account (./connector.ts). */
-  connector: Connector<T, R>;
+  connector: Connector<T, R, Ref>;
+  /**
+   * What the object's references to other objects resolve to, from the shared cache (no AWS
+   * call); handed to the driver's create and plan.
+   * @throws DependencyNotReadyError while a referenced object is missing or not ready.
+   * @throws InvalidSpecError when a reference can never serve.
+   */
+  references: (obj: T) => Ref;
   recorder: EventRecorder;
   clock: Clock;
   /** Who the objects named by other resources' ownership tags are (the shared cache). */
@@ -135,8 +151,11 @@ export interface ManagedReconcilerOptions<T extends ManagedObject, R> {
    * `compute.cloud.com/poll-interval` annotation (../timing.ts) goes before it. @default pollIntervalMs
    */
   pollIntervalFor?: (obj: Readonly<T>) => number;
-  /** Whether a change event enqueued `key` since its last reconcile (../resync.ts); asking clears it. @default never */
-  takeChangeHint?: (key: string) => boolean;
+  /**
+   * Whether a change event enqueued `key` since its last reconcile, and what it said
+   * (../resync.ts; undefined: none); asking clears it. @default never
+   */
+  takeChangeHint?: (key: string) => ChangeHint | undefined;
   /** First poll interval while the resource is in transition, in ms. @default 2000 */
   pendingInitialMs?: number;
   /** Largest poll interval while the resource is in transition, in ms. @default 30_000 */
@@ -165,29 +184,40 @@ interface Step extends Result {
 }
 
 /** One reconcile of one object: its status writer, key, driver context and connection. */
-interface Run<T extends ManagedObject, R> {
+interface Run<T extends ManagedObject, R, Ref> {
   readonly writer: StatusWriter<T>;
   readonly key: string;
   readonly ctx: DriverContext;
   /** The driver of the object's account. */
-  readonly driver: ResourceDriver<T, R>;
+  readonly driver: ResourceDriver<T, R, Ref>;
   readonly account: ObjectAccount | undefined;
+  /** What a change event said about the latest change of the resource, if one enqueued the object. */
+  readonly hint: ChangeHint | undefined;
+}
+
+/** What an ensured resource is reported with: the refused changes left as they are, and the policy decision. */
+interface Outcome<R> {
+  readonly resource: R;
+  readonly refused: readonly Change[];
+  readonly decision: ChangeDecision | undefined;
+  /** The resource is foreign and its adoption waits for approval. */
+  readonly heldAdoption?: boolean;
 }
 
 /** The shared reconcile flow; see the module comment. */
-export class ManagedResourceReconciler<T extends ManagedObject, R> implements Reconciler {
-  readonly #o: ManagedReconcilerOptions<T, R> & { pollIntervalMs: number; adoption: InstallAdoption };
+export class ManagedResourceReconciler<T extends ManagedObject, R, Ref = undefined> implements Reconciler {
+  readonly #o: ManagedReconcilerOptions<T, R, Ref> & { pollIntervalMs: number; adoption: InstallAdoption };
   readonly #keys: KeyStates;
-  /** The kind's driver facts that do not depend on the account (noun, idField, alignPolls, ...). */
-  readonly #kind: ResourceDriver<T, R>;
+  /** What is fixed about the kind (noun, idField, alignPolls, ...). */
+  readonly #traits: KindTraits<T>;
 
-  constructor(opts: ManagedReconcilerOptions<T, R>) {
+  constructor(opts: ManagedReconcilerOptions<T, R, Ref>) {
     this.#o = {
       ...opts,
       pollIntervalMs: opts.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS,
       adoption: opts.adoption ?? NO_ADOPTION,
     };
-    this.#kind = opts.connector.driver;
+    this.#traits = opts.connector.traits;
     if (!(this.#o.pollIntervalMs > 0))
       throw new RangeError(`pollIntervalMs must be > 0, got ${this.#o.pollIntervalMs}`);
     this.#keys = new KeyStates({
@@ -203,7 +233,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
   async reconcile(req: Request, ctx: ReconcileContext): Promise<Result> {
     const key = keyOf(req);
     const kind = this.#o.resource.kind;
-    const changeHinted = this.#o.takeChangeHint?.(key) === true;
+    const hint = this.#o.takeChangeHint?.(key);
     const cached = this.#o.client.get(req);
     if (cached === undefined) {
       this.#keys.forget(key);
@@ -221,7 +251,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
       withTimingStatus(status, obj, request, now),
     );
     try {
-      return await this.#reconcileRead(writer, key, ctx, changeHinted || request !== undefined);
+      return await this.#reconcileRead(writer, key, ctx, hint !== undefined || request !== undefined, hint);
     } finally {
       const event = invalidPollIntervalEvent(obj.status, writer.stored.status);
       if (event !== undefined) this.#o.recorder.event(writer.stored, "Warning", event.reason, event.message);
@@ -237,6 +267,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     key: string,
     ctx: ReconcileContext,
     fresh: boolean,
+    hint: ChangeHint | undefined,
   ): Promise<Result> {
     const kind = this.#o.resource.kind;
     const obj = writer.stored;
@@ -246,7 +277,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     // anything in flight (a transition, a failure streak) is real work.
     const polled =
       ctx.cause === "poll" && !fresh && reconciledAtGeneration(obj) && !this.#keys.remembers(key);
-    const facts = flowFacts(obj, this.#kind.idField);
+    const facts = flowFacts(obj, this.#traits.idField);
     const dctx: DriverContext = {
       logger: ctx.logger,
       signal: ctx.signal,
@@ -262,7 +293,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     const pollGroup = () => ({ kind, account: connected.account?.name ?? "" });
     let step: Step;
     try {
-      const run = (): Promise<Step> => this.#run(writer, key, dctx, ctx.signal, connected);
+      const run = (): Promise<Step> => this.#run(writer, key, dctx, ctx.signal, connected, hint);
       step = poll === undefined ? await run() : await inPollScope(poll, run);
     } catch (err) {
       const failed = await this.#fail(writer, key, err, ctx, poll !== undefined, connected.account?.name);
@@ -305,12 +336,13 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     dctx: DriverContext,
     signal: AbortSignal,
     connected: { account?: ObjectAccount },
+    hint: ChangeHint | undefined,
   ): Promise<Step> {
     const obj = writer.stored;
     if (isPaused(obj)) return await this.#paused(writer);
     const { driver, account } = await this.#o.connector.connect(obj, signal);
     if (account !== undefined) connected.account = account;
-    const run: Run<T, R> = { writer, key, ctx: dctx, driver, account };
+    const run: Run<T, R, Ref> = { writer, key, ctx: dctx, driver, account, hint };
     if (observesOnly(obj)) return await this.#observeOnly(run);
     if (obj.metadata.deletionTimestamp !== undefined) return await this.#finalize(run);
     return await this.#ensure(run);
@@ -334,7 +366,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     return {};
   }
 
-  async #finalize({ writer, key, ctx, driver }: Run<T, R>): Promise<Step> {
+  async #finalize({ writer, key, ctx, driver }: Run<T, R, Ref>): Promise<Step> {
     const obj = writer.stored;
     if (!hasFinalizer(obj, FINALIZER)) return {};
     const { recorder, client } = this.#o;
@@ -344,7 +376,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
         obj,
         "Normal",
         "Retained",
-        `deletionPolicy is Retain: the ${driver.noun} was left in AWS`,
+        `deletionPolicy is Retain: the ${this.#traits.noun} was left in AWS`,
       );
       this.#keys.settled(key);
       return {};
@@ -361,7 +393,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     if (outcome.done) {
       await client.removeFinalizer(obj, FINALIZER, { signal: ctx.signal });
       if (outcome.leftInPlace !== undefined) recorder.event(obj, "Normal", "Released", outcome.leftInPlace);
-      else recorder.event(obj, "Normal", "Deleted", `the ${driver.noun} was deleted from AWS`);
+      else recorder.event(obj, "Normal", "Deleted", `the ${this.#traits.noun} was deleted from AWS`);
       this.#keys.settled(key);
       return {};
     }
@@ -375,12 +407,12 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
    * An object with `managementPolicy: ObserveOnly` (../management-policy.ts): release the
    * finalizer a managed past left (never deleting anything), then observe and report.
    */
-  async #observeOnly({ writer, key, ctx, driver, account }: Run<T, R>): Promise<Step> {
+  async #observeOnly({ writer, key, ctx, driver, account }: Run<T, R, Ref>): Promise<Step> {
     const { recorder, client } = this.#o;
     if (hasFinalizer(writer.stored, FINALIZER)) {
       const obj = writer.stored;
       const stored = await client.removeFinalizer(obj, FINALIZER, { signal: ctx.signal });
-      recorder.event(obj, "Normal", "Released", releasedMessage(driver.noun));
+      recorder.event(obj, "Normal", "Released", releasedMessage(this.#traits.noun));
       if (stored === undefined) return {};
       writer.storedAs(stored);
     }
@@ -390,7 +422,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
       return {};
     }
     const obj = writer.stored;
-    const view = observedView(await driver.observe(obj, ctx), obj, driver);
+    const view = observedView(await driver.observe(obj, ctx), obj, driver, this.#traits.noun);
     const base = obj.status ?? {};
     const next = { ...obj, status: { ...(view.clear ? clearedStatus(base) : base), ...view.status } } as T;
     if (!view.clear) recordAccount(next, account);
@@ -402,31 +434,31 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     return { requeueAfter: this.#steadyPoll(next), poll: true };
   }
 
-  async #ensure(run: Run<T, R>): Promise<Step> {
+  async #ensure(run: Run<T, R, Ref>): Promise<Step> {
     const { writer, key, ctx, driver } = run;
     if (!hasFinalizer(writer.stored, FINALIZER)) {
       writer.storedAs(await this.#o.client.addFinalizer(writer.stored, FINALIZER, { signal: ctx.signal }));
     }
     const obj = writer.stored;
+    const refs = this.#o.references(obj);
     const obs: Observation<R> = this.#keys.resumesCreate(key, obj.metadata.resourceVersion)
       ? { exists: false }
       : await driver.observe(obj, ctx);
-    let resource: R;
-    let reported: readonly DriftRepair[] = [];
+    let outcome: Outcome<R>;
     if (!obs.exists) {
       if (obs.appearing !== undefined) {
         // Never taken for an out-of-band deletion, which would create a second resource.
         ctx.logger.debug(obs.appearing);
         return { requeueAfter: this.#keys.nextPendingPoll(key), wait: true };
       }
-      const created = await createAbsent(this.#createDeps(driver), writer, key, ctx);
+      const created = await createAbsent(this.#createDeps(driver), writer, key, ctx, refs);
       if ("result" in created) return { ...created.result, wait: created.wait };
-      resource = created.created;
+      outcome = { resource: created.created, refused: [], decision: undefined };
     } else {
       this.#refuseForeign(obj, obs, run.account);
-      ({ resource, reported } = await this.#update(run, obj, obs));
+      outcome = await this.#update(run, obj, obs, refs);
     }
-    return await this.#report(run, resource, reported);
+    return await this.#report(run, outcome);
   }
 
   /**
@@ -436,7 +468,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
   #refuseForeign(obj: T, obs: Observation<R> & { exists: true }, account: ObjectAccount | undefined): void {
     if (obs.ownership !== "foreign") return;
     const refusal = adoptionRefusal(obj, obs.foreign, {
-      noun: this.#kind.noun,
+      noun: this.#traits.noun,
       directory: this.#o.owners,
       grant: adoptionGrant(obj.metadata.namespace ?? "", account, this.#o.adoption),
     });
@@ -445,68 +477,115 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
   }
 
   /**
-   * Updates (or adopts) the observed resource, with its Event and drift metrics. Returns the
-   * resource and the drift the driver reported without repairing it, for {@link #report}.
+   * Plans the changes the observed resource needs and does with them what the object's policies
+   * say (./change-policy.ts): applies them (or adopts the resource) with the Event and drift
+   * metrics, reports them as drift, or holds them for approval. Returns what {@link #report}
+   * records: the refused changes left as they are, and the decision.
    */
   async #update(
-    { ctx, driver }: Run<T, R>,
+    { ctx, driver, hint }: Run<T, R, Ref>,
     obj: T,
     obs: Observation<R> & { exists: true },
-  ): Promise<{ resource: R; reported: DriftRepair[] }> {
+    refs: Ref,
+  ): Promise<Outcome<R>> {
     const { recorder } = this.#o;
-    const found = await driver.update(obj, obs, ctx);
-    const changes = found.filter((c) => c.reportOnly !== true);
-    const reported = found.filter((c) => c.reportOnly === true);
-    const described = changes.map((c) => c.description).join("; ");
-    if (obs.ownership === "foreign") {
-      const what = changes.length > 0 ? `: ${described}` : "";
-      recorder.event(obj, "Normal", "Adopted", `adopted the existing ${driver.noun}${what}`);
-    } else if (changes.length > 0) {
+    const set = await driver.plan(obj, obs, ctx, refs);
+    const holding = holdingRefusal(set.changes);
+    if (holding?.refusal !== undefined)
+      throw new InvalidSpecError(holding.refusal.reason, holding.refusal.message);
+    const adopting = obs.ownership === "foreign";
+    const decision = decideChanges(obj, set.changes, { adopting, nowMs: this.#o.clock.now(), hint });
+    for (const e of decision.events) recorder.event(obj, e.type, e.reason, e.message);
+    const chosen = new Set(decision.apply);
+    const applied = chosen.size === 0 ? [] : await applyChangeSet(set, ctx, (c) => chosen.has(c));
+    const described = describeChanges(applied);
+    const held = decision.pendingChanges !== undefined;
+    if (adopting && !held) {
+      const what = applied.length > 0 ? `: ${described}` : "";
+      recorder.event(obj, "Normal", "Adopted", `adopted the existing ${this.#traits.noun}${what}`);
+    } else if (!adopting && applied.length > 0) {
       recorder.event(obj, "Normal", "Updated", `repaired drift: ${described}`);
-      for (const setting of new Set(changes.map((c) => c.setting))) this.#o.driftRepairs?.repaired(setting);
+      for (const setting of new Set(applied.map((c) => c.setting))) this.#o.driftRepairs?.repaired(setting);
     }
-    return { resource: obs.resource, reported };
+    // Refused changes are reported as DriftNotRepaired unless driftPolicy Report lists them already.
+    const refused =
+      decision.drift === undefined && obj.spec.driftPolicy !== "Report" ? refusedChanges(set.changes) : [];
+    return { resource: obs.resource, refused, decision, heldAdoption: adopting && held };
   }
 
   /**
-   * Synced for drift the driver reported and left as it is (none: reconciled). A report that is
-   * new (another message than the current Synced condition) gets a Warning Event and is counted
-   * per setting; a lasting one writes and emits nothing more.
+   * Synced for the changes the plan refused and that were left as they are (none: reconciled). A
+   * report that is new (another message than the current Synced condition) gets a Warning Event
+   * and is counted per setting; a lasting one writes and emits nothing more.
    */
-  #driftSynced(obj: T, reported: readonly DriftRepair[]): ConditionValue {
-    if (reported.length === 0) return reconciled;
+  #driftSynced(obj: T, refused: readonly Change[]): ConditionValue {
+    if (refused.length === 0) return reconciled;
     const synced = notTrue(
       Reason.DriftNotRepaired,
-      `drift not repaired (these settings are not changed in place): ${reported.map((c) => c.description).join("; ")}`,
+      `drift not repaired (these settings are not changed in place): ${describeChanges(refused)}`,
     );
     const current = getCondition(obj.status?.conditions, ConditionType.Synced);
     if (current?.reason !== synced.reason || current.message !== synced.message) {
       this.#o.recorder.event(obj, "Warning", synced.reason, synced.message);
-      for (const setting of new Set(reported.map((c) => c.setting))) this.#o.driftRepairs?.reported(setting);
+      for (const setting of new Set(refused.map((c) => c.setting))) this.#o.driftRepairs?.reported(setting);
     }
     return synced;
   }
 
   /** Describes the resource into status, writes the outputs and the status, and picks the requeue. */
   async #report(
-    { writer, key, ctx, driver, account }: Run<T, R>,
-    resource: R,
-    reported: readonly DriftRepair[] = [],
+    { writer, key, ctx, driver, account }: Run<T, R, Ref>,
+    { resource, refused, decision, heldAdoption }: Outcome<R>,
   ): Promise<Step> {
     const obj = writer.stored;
+    if (heldAdoption === true && decision !== undefined)
+      return await this.#holdAdoption(writer, key, decision);
     const { status: described, readiness } = driver.describe(resource, obj);
     const next = {
       ...obj,
-      status: { ...(obj.status ?? {}), ...described, ...observeOnlyFieldsCleared(driver) },
+      status: {
+        ...(obj.status ?? {}),
+        ...described,
+        ...observeOnlyFieldsCleared(this.#traits),
+        drift: decision?.drift,
+        pendingChanges: decision?.pendingChanges,
+        appliedChanges: decision?.appliedChanges ?? obj.status?.appliedChanges,
+      },
     } as T;
     recordAccount(next, account);
     const conflict = await this.#writeOutputs(next, ctx);
-    const conditions = conflict ?? {
-      ready: readiness.ready ? available(readiness.message) : notTrue(readiness.reason, readiness.message),
-      synced: this.#driftSynced(obj, reported),
-    };
+    // A create leaves the policies' conditions as its own branch set them.
+    const policies =
+      decision === undefined ? {} : { drifted: decision.drifted, changesPending: decision.changesPending };
+    const conditions = conflict
+      ? { ...conflict, ...policies }
+      : {
+          ready: readiness.ready
+            ? available(readiness.message)
+            : notTrue(readiness.reason, readiness.message),
+          synced: decision?.synced ?? this.#driftSynced(obj, refused),
+          ...policies,
+        };
     await writer.write(writer.conditioned(conditions, next));
     if (readiness.pending) return { requeueAfter: this.#keys.nextPendingPoll(key) };
+    this.#keys.settled(key);
+    return { requeueAfter: this.#steadyPoll(next), poll: true };
+  }
+
+  /**
+   * An adoption held for approval: the resource is not the object's yet, so nothing of it goes
+   * into status (a recorded identifier would make it look the object's own): Ready=False with the
+   * gate's reason, as for a held create, and the plan in status.pendingChanges.
+   */
+  async #holdAdoption(writer: StatusWriter<T>, key: string, decision: ChangeDecision): Promise<Step> {
+    const obj = writer.stored;
+    const held = decision.synced ?? notTrue(Reason.AwaitingApproval, "");
+    const next = { ...obj, status: { ...(obj.status ?? {}), pendingChanges: decision.pendingChanges } } as T;
+    const status = writer.conditioned(
+      { ready: held, synced: held, changesPending: decision.changesPending, drifted: decision.drifted },
+      next,
+    );
+    await writer.write(status);
     this.#keys.settled(key);
     return { requeueAfter: this.#steadyPoll(next), poll: true };
   }
@@ -541,7 +620,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
    */
   #steadyPoll(obj: Readonly<T>): number {
     const period = this.#pollPeriod(obj);
-    if (this.#kind.alignPolls !== true) return period;
+    if (this.#traits.alignPolls !== true) return period;
     const now = this.#o.clock.now();
     return Math.ceil((now + period / 2) / period) * period - now;
   }
@@ -554,9 +633,10 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     return annotatedPollInterval(obj) ?? this.#o.pollIntervalFor?.(obj) ?? this.#o.pollIntervalMs;
   }
 
-  #createDeps(driver: ResourceDriver<T, R>): Parameters<typeof createAbsent<T, R>>[0] {
+  #createDeps(driver: ResourceDriver<T, R, Ref>): CreateDeps<T, R, Ref> {
     return {
       driver,
+      traits: this.#traits,
       recorder: this.#o.recorder,
       clock: this.#o.clock,
       keys: this.#keys,
@@ -579,7 +659,7 @@ export class ManagedResourceReconciler<T extends ManagedObject, R> implements Re
     const obj = writer.stored;
     const plan = planFailure(err, {
       ready: getCondition(obj.status?.conditions, ConditionType.Ready),
-      recorded: recordedIdOf(obj, this.#kind.idField) !== undefined,
+      recorded: recordedIdOf(obj, this.#traits.idField) !== undefined,
       steadyPollMs: this.#steadyPoll(obj),
       access: { account, iam: this.#o.iam, retry: this.#keys.accessRetry },
     });

@@ -106,6 +106,9 @@ const FLOW_STATUS_FIELDS: ReadonlySet<string> = new Set([
   "createAttempt",
   "createRequestedAt",
   "lastHandledReconcileAt",
+  "drift",
+  "pendingChanges",
+  "appliedChanges",
 ] satisfies (keyof NonNullable<ManagedObject["status"]>)[]);
 
 /** `status` with every field the driver describes cleared (the resource is gone). */

@@ -6,15 +6,20 @@
  * in `stopping` and `pending` as EC2 does, until a test moves it on with {@link settle}.
  */
 import {
+  AssociateIamInstanceProfileCommand,
   CreateTagsCommand,
   DeleteTagsCommand,
+  DescribeIamInstanceProfileAssociationsCommand,
   DescribeImagesCommand,
   DescribeInstanceAttributeCommand,
   DescribeInstanceCreditSpecificationsCommand,
   DescribeInstancesCommand,
+  DescribeVolumesCommand,
   ModifyInstanceAttributeCommand,
   ModifyInstanceCreditSpecificationCommand,
+  ModifyInstanceMetadataOptionsCommand,
   MonitorInstancesCommand,
+  ReplaceIamInstanceProfileAssociationCommand,
   RunInstancesCommand,
   StartInstancesCommand,
   StopInstancesCommand,
@@ -24,6 +29,7 @@ import {
   type Filter,
   type Instance,
   type Tag,
+  type Volume,
 } from "@aws-sdk/client-ec2";
 import type { AwsClientSource } from "../../../aws/clients.ts";
 import { AwsError } from "../../../aws/errors.ts";
@@ -34,6 +40,8 @@ export interface FakeAttributes {
   disableApiStop: boolean;
   shutdownBehavior: string;
   cpuCredits: string;
+  /** The user data, base64 as EC2 reports it (undefined: none). */
+  userData?: string | undefined;
 }
 
 /** One call the fake received. */
@@ -57,6 +65,8 @@ export class FakeEc2 {
   readonly attributes = new Map<string, FakeAttributes>();
   /** Codes ModifyInstanceCreditSpecification answers for these instances, beyond EC2's own rules. */
   readonly creditRefusals = new Map<string, string>();
+  /** EBS volumes by ID, as DescribeVolumes reports them (tags included). */
+  readonly volumes = new Map<string, Volume>();
   #next = 1;
   #now: () => number;
 
@@ -97,6 +107,19 @@ export class FakeEc2 {
     else if (name === "pending") instance.State = { Name: "running" };
   }
 
+  /** Puts an EBS volume into the fake directly (not counted as a call); attach it with the instance's BlockDeviceMappings. */
+  addVolume(over: Volume & { tags?: Record<string, string> }): Volume {
+    const id = over.VolumeId ?? `vol-${(this.#next++).toString(16).padStart(17, "0")}`;
+    const { tags, ...rest } = over;
+    const volume: Volume = {
+      VolumeId: id,
+      ...rest,
+      Tags: Object.entries(tags ?? {}).map(([Key, Value]) => ({ Key, Value })),
+    };
+    this.volumes.set(id, volume);
+    return volume;
+  }
+
   /** Calls named `op`. */
   count(op: string): number {
     return this.calls.filter((c) => c.op === op).length;
@@ -130,13 +153,13 @@ export class FakeEc2 {
       const create = cmd instanceof CreateTagsCommand;
       this.calls.push({ op: create ? "CreateTags" : "DeleteTags", region, input: cmd.input });
       for (const id of cmd.input.Resources ?? []) {
-        const instance = this.#require(id, create ? "CreateTags" : "DeleteTags");
-        const tags = new Map((instance.Tags ?? []).map((t) => [t.Key ?? "", t.Value ?? ""]));
+        const resource = this.volumes.get(id) ?? this.#require(id, create ? "CreateTags" : "DeleteTags");
+        const tags = new Map((resource.Tags ?? []).map((t) => [t.Key ?? "", t.Value ?? ""]));
         for (const t of cmd.input.Tags ?? []) {
           if (create) tags.set(t.Key ?? "", t.Value ?? "");
           else tags.delete(t.Key ?? "");
         }
-        instance.Tags = [...tags].map(([Key, Value]): Tag => ({ Key, Value }));
+        resource.Tags = [...tags].map(([Key, Value]): Tag => ({ Key, Value }));
       }
       return {};
     }
@@ -190,6 +213,8 @@ export class FakeEc2 {
           return { InstanceId: id, DisableApiStop: { Value: a.disableApiStop } };
         case "instanceInitiatedShutdownBehavior":
           return { InstanceId: id, InstanceInitiatedShutdownBehavior: { Value: a.shutdownBehavior } };
+        case "userData":
+          return { InstanceId: id, ...(a.userData !== undefined ? { UserData: { Value: a.userData } } : {}) };
         default:
           throw new Error(`FakeEc2 does not implement attribute ${String(cmd.input.Attribute)}`);
       }
@@ -249,6 +274,16 @@ export class FakeEc2 {
       if (cmd.input.Attribute === "instanceInitiatedShutdownBehavior" && cmd.input.Value !== undefined) {
         a.shutdownBehavior = cmd.input.Value;
       }
+      if (cmd.input.Attribute === "userData") {
+        if (instance.State?.Name !== "stopped")
+          throw incorrectState("ModifyInstanceAttribute", id, instance.State?.Name);
+        a.userData = cmd.input.Value;
+      }
+      for (const m of cmd.input.BlockDeviceMappings ?? []) {
+        const mapping = instance.BlockDeviceMappings?.find((b) => b.DeviceName === m.DeviceName);
+        if (mapping?.Ebs !== undefined && m.Ebs?.DeleteOnTermination !== undefined)
+          mapping.Ebs.DeleteOnTermination = m.Ebs.DeleteOnTermination;
+      }
       const type = cmd.input.InstanceType?.Value;
       if (type !== undefined) {
         if (instance.State?.Name !== "stopped")
@@ -256,6 +291,67 @@ export class FakeEc2 {
         instance.InstanceType = type as Instance["InstanceType"];
       }
       return {};
+    }
+    if (cmd instanceof ModifyInstanceMetadataOptionsCommand) {
+      this.calls.push({ op: "ModifyInstanceMetadataOptions", region, input: cmd.input });
+      const instance = this.#require(cmd.input.InstanceId ?? "", "ModifyInstanceMetadataOptions");
+      const { HttpTokens, HttpPutResponseHopLimit, HttpEndpoint } = cmd.input;
+      instance.MetadataOptions = {
+        ...instance.MetadataOptions,
+        ...(HttpTokens !== undefined ? { HttpTokens } : {}),
+        ...(HttpPutResponseHopLimit !== undefined ? { HttpPutResponseHopLimit } : {}),
+        ...(HttpEndpoint !== undefined ? { HttpEndpoint } : {}),
+      };
+      return {};
+    }
+    if (cmd instanceof DescribeIamInstanceProfileAssociationsCommand) {
+      this.calls.push({ op: "DescribeIamInstanceProfileAssociations", region, input: cmd.input });
+      const ids = cmd.input.Filters?.find((f) => f.Name === "instance-id")?.Values ?? [];
+      return {
+        IamInstanceProfileAssociations: ids.flatMap((id) => {
+          const arn = this.instances.get(id)?.IamInstanceProfile?.Arn;
+          return arn === undefined
+            ? []
+            : [
+                {
+                  AssociationId: `iip-assoc-${id}`,
+                  InstanceId: id,
+                  State: "associated",
+                  IamInstanceProfile: { Arn: arn },
+                },
+              ];
+        }),
+      };
+    }
+    if (
+      cmd instanceof AssociateIamInstanceProfileCommand ||
+      cmd instanceof ReplaceIamInstanceProfileAssociationCommand
+    ) {
+      const associate = cmd instanceof AssociateIamInstanceProfileCommand;
+      const op = associate ? "AssociateIamInstanceProfile" : "ReplaceIamInstanceProfileAssociation";
+      this.calls.push({ op, region, input: cmd.input });
+      const id = associate
+        ? (cmd.input.InstanceId ?? "")
+        : (cmd.input.AssociationId ?? "").replace(/^iip-assoc-/, "");
+      const profile = cmd.input.IamInstanceProfile;
+      const arn = profile?.Arn ?? `arn:aws:iam::123456789012:instance-profile/${profile?.Name ?? ""}`;
+      this.#require(id, op).IamInstanceProfile = { Arn: arn };
+      return {};
+    }
+    if (cmd instanceof DescribeVolumesCommand) {
+      this.calls.push({ op: "DescribeVolumes", region, input: cmd.input });
+      const ids = cmd.input.VolumeIds ?? [];
+      const missing = ids.find((id) => !this.volumes.has(id));
+      if (missing !== undefined) {
+        throw new AwsError({
+          kind: "not-found",
+          code: "InvalidVolume.NotFound",
+          service: "ec2",
+          operation: "DescribeVolumes",
+          message: `EC2 DescribeVolumes failed with InvalidVolume.NotFound: The volume '${missing}' does not exist.`,
+        });
+      }
+      return { Volumes: ids.map((id) => structuredClone(this.volumes.get(id))) };
     }
     if (cmd instanceof DescribeImagesCommand) {
       this.calls.push({ op: "DescribeImages", region, input: cmd.input });

@@ -1,7 +1,8 @@
 /**
  * An in-memory S3 for the unit tests of the driver's decisions: the bucket calls the driver makes,
  * with S3's answers for a missing bucket, another account's bucket and another region's, every
- * call logged by command name.
+ * call logged by command name. The managed settings (../settings/) are kept as documents: a read
+ * answers what the last write sent, or S3's "not configured".
  */
 import { S3Client } from "@aws-sdk/client-s3";
 import { AwsError, type AwsErrorKind } from "../../../aws/errors.ts";
@@ -16,7 +17,106 @@ export interface FakeBucket {
   otherAccount?: boolean;
   /** When S3 says it was created. @default the fake clock's time when CreateBucket made it, else NOW */
   created?: Date;
+  /** The managed settings' documents, by the operation that reads them, as S3 answers it. @default none */
+  settings?: Record<string, Record<string, unknown>>;
 }
+
+/**
+ * The calls of one managed setting: the read, the write and the delete (where there is one), the member of
+ * the write's input that holds the document, whether the read answers that member's content
+ * (`unwrap`) or the member itself, and the error code of a read of a bucket that has none
+ * (undefined: S3 answers an empty document).
+ */
+interface SettingCalls {
+  readonly get: string;
+  readonly put: string;
+  readonly del?: string;
+  readonly input: string;
+  readonly unwrap: boolean;
+  readonly absent: string | undefined;
+}
+
+const SETTING_CALLS: readonly SettingCalls[] = [
+  {
+    get: "GetBucketOwnershipControls",
+    put: "PutBucketOwnershipControls",
+    input: "OwnershipControls",
+    unwrap: false,
+    absent: "OwnershipControlsNotFoundError",
+  },
+  {
+    get: "GetBucketEncryption",
+    put: "PutBucketEncryption",
+    input: "ServerSideEncryptionConfiguration",
+    unwrap: false,
+    absent: "ServerSideEncryptionConfigurationNotFoundError",
+  },
+  {
+    get: "GetPublicAccessBlock",
+    put: "PutPublicAccessBlock",
+    input: "PublicAccessBlockConfiguration",
+    unwrap: false,
+    absent: "NoSuchPublicAccessBlockConfiguration",
+  },
+  {
+    get: "GetBucketPolicy",
+    put: "PutBucketPolicy",
+    input: "Policy",
+    unwrap: false,
+    absent: "NoSuchBucketPolicy",
+  },
+  {
+    get: "GetBucketLifecycleConfiguration",
+    put: "PutBucketLifecycleConfiguration",
+    del: "DeleteBucketLifecycle",
+    input: "LifecycleConfiguration",
+    unwrap: true,
+    absent: "NoSuchLifecycleConfiguration",
+  },
+  {
+    get: "GetBucketNotificationConfiguration",
+    put: "PutBucketNotificationConfiguration",
+    input: "NotificationConfiguration",
+    unwrap: true,
+    absent: undefined,
+  },
+  {
+    get: "GetBucketReplication",
+    put: "PutBucketReplication",
+    input: "ReplicationConfiguration",
+    unwrap: false,
+    absent: "ReplicationConfigurationNotFoundError",
+  },
+  {
+    get: "GetBucketLogging",
+    put: "PutBucketLogging",
+    input: "BucketLoggingStatus",
+    unwrap: true,
+    absent: undefined,
+  },
+  {
+    get: "GetObjectLockConfiguration",
+    put: "PutObjectLockConfiguration",
+    input: "ObjectLockConfiguration",
+    unwrap: false,
+    absent: "ObjectLockConfigurationNotFoundError",
+  },
+  {
+    get: "GetBucketCors",
+    put: "PutBucketCors",
+    del: "DeleteBucketCors",
+    input: "CORSConfiguration",
+    unwrap: true,
+    absent: "NoSuchCORSConfiguration",
+  },
+  {
+    get: "GetBucketWebsite",
+    put: "PutBucketWebsite",
+    input: "WebsiteConfiguration",
+    unwrap: true,
+    absent: "NoSuchWebsiteConfiguration",
+  },
+];
 
 function awsError(kind: AwsErrorKind, code: string, httpStatus: number): AwsError {
   return new AwsError({ kind, code, service: "s3", operation: "fake", message: code, httpStatus });
@@ -120,8 +220,27 @@ export class FakeS3 {
         this.buckets.delete(name);
         return {};
       }
-      default:
-        throw new Error(`fake S3 does not implement ${op}`);
+      default: {
+        const setting = SETTING_CALLS.find((c) => op === c.get || op === c.put || op === c.del);
+        if (setting === undefined) throw new Error(`fake S3 does not implement ${op}`);
+        const b = this.#get(name);
+        const docs = (b.settings ??= {});
+        if (op === setting.put) {
+          const doc = input[setting.input];
+          docs[setting.get] = structuredClone(
+            setting.unwrap ? (doc as Record<string, unknown>) : { [setting.input]: doc },
+          );
+          return {};
+        }
+        if (op === setting.del) {
+          delete docs[setting.get];
+          return {};
+        }
+        const doc = docs[setting.get];
+        if (doc !== undefined) return structuredClone(doc);
+        if (setting.absent !== undefined) throw awsError("not-found", setting.absent, 404);
+        return {};
+      }
     }
   }
 }

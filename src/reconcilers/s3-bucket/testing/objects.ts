@@ -20,6 +20,8 @@ export function bucketObject(
       versioning: false,
       forceDelete: false,
       managementPolicy: "Full",
+      driftPolicy: "Repair",
+      changePolicy: "Auto",
       deletionPolicy: "Delete",
       adoptExisting: false,
       onDeletedOutOfBand: "Recreate",

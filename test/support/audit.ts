@@ -1,12 +1,13 @@
 /**
- * The API server's audit log as evidence of who wrote what, when: a policy that records every
- * write (the request body too for `compute.cloud.com` objects) and no reads, and a parser.
+ * The API server's audit log as evidence of who wrote (or read) what, when: a policy that records
+ * every write (the request body too for `compute.cloud.com` objects) and, when asked, every read,
+ * and a parser.
  */
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { parseJsonLines } from "../support/json-log.ts";
-import { trackTempDir } from "../support/process.ts";
+import { parseJsonLines } from "./json-log.ts";
+import { trackTempDir } from "./process.ts";
 
 /** One audit event (the fields the checks read). */
 export interface AuditEvent {
@@ -26,27 +27,41 @@ export interface AuditEvent {
   requestObject?: { metadata?: { resourceVersion?: string } };
 }
 
-const POLICY = `apiVersion: audit.k8s.io/v1
+/** The audit policy: reads recorded (at Metadata level) or not. */
+function policy(reads: boolean): string {
+  return `apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: ["RequestReceived"]
 rules:
-  - level: None
+${
+  reads
+    ? ""
+    : `  - level: None
     verbs: ["get", "list", "watch"]
-  - level: Request
+`
+}  - level: Request
+    verbs: ["create", "update", "patch", "delete", "deletecollection"]
     resources:
       - group: compute.cloud.com
   - level: Metadata
 `;
+}
 
-/** kube-apiserver flags that write the audit log into a fresh folder; `file` is the log. */
-export function auditFlags(): { flags: string[]; file: string } {
-  const dir = mkdtempSync(path.join(os.tmpdir(), "kubeprovisioner-audit-"));
-  trackTempDir(dir);
-  const policy = path.join(dir, "policy.yaml");
-  writeFileSync(policy, POLICY);
+/**
+ * kube-apiserver flags that write the audit log into `dir` (a fresh folder by default), reads
+ * included when `reads`; `file` is the log.
+ */
+export function auditFlags(opts: { reads?: boolean; dir?: string } = {}): { flags: string[]; file: string } {
+  let dir = opts.dir;
+  if (dir === undefined) {
+    dir = mkdtempSync(path.join(os.tmpdir(), "kubeprovisioner-audit-"));
+    trackTempDir(dir);
+  }
+  const policyFile = path.join(dir, "audit-policy.yaml");
+  writeFileSync(policyFile, policy(opts.reads === true));
   const file = path.join(dir, "audit.log");
   return {
-    flags: [`--audit-policy-file=${policy}`, `--audit-log-path=${file}`, "--audit-log-format=json"],
+    flags: [`--audit-policy-file=${policyFile}`, `--audit-log-path=${file}`, "--audit-log-format=json"],
     file,
   };
 }

@@ -1,0 +1,71 @@
+/** Default encryption of new objects (spec.encryption). */
+import {
+  GetBucketEncryptionCommand,
+  PutBucketEncryptionCommand,
+  type ServerSideEncryption,
+} from "@aws-sdk/client-s3";
+import { defineSetting, nonEmpty, specJson } from "./setting.ts";
+
+/** Default encryption in normal form. */
+export interface Encryption {
+  readonly algorithm: string;
+  readonly kmsKeyId: string | undefined;
+  readonly bucketKeyEnabled: boolean;
+}
+
+const WHEN = "only for buckets that set encryption";
+
+export const encryption = defineSetting<"encryption", Encryption | null>({
+  name: "encryption",
+  path: "spec.encryption",
+  iam: {
+    read: { action: "s3:GetEncryptionConfiguration", calls: ["GetBucketEncryption"], when: WHEN },
+    write: { action: "s3:PutEncryptionConfiguration", calls: ["PutBucketEncryption"], when: WHEN },
+  },
+  desired(spec) {
+    const e = spec.encryption;
+    if (e === undefined) return undefined;
+    return {
+      algorithm: e.algorithm,
+      kmsKeyId: e.algorithm === "aws:kms" ? e.kmsKeyId : undefined,
+      bucketKeyEnabled: e.bucketKeyEnabled,
+    };
+  },
+  describe: (e) => `encryption: ${e.algorithm}${e.kmsKeyId !== undefined ? ` (${e.kmsKeyId})` : ""}`,
+  toSpec: (e) =>
+    e === null
+      ? undefined
+      : specJson({ algorithm: e.algorithm, kmsKeyId: e.kmsKeyId, bucketKeyEnabled: e.bucketKeyEnabled }),
+  notConfigured: ["ServerSideEncryptionConfigurationNotFoundError"],
+  none: null,
+  async read(s3) {
+    const r = await s3.call("GetBucketEncryption", new GetBucketEncryptionCommand({ Bucket: s3.bucket }));
+    const rule = r.ServerSideEncryptionConfiguration?.Rules?.[0];
+    const by = rule?.ApplyServerSideEncryptionByDefault;
+    if (by?.SSEAlgorithm === undefined) return null;
+    return {
+      algorithm: by.SSEAlgorithm,
+      kmsKeyId: by.SSEAlgorithm === "aws:kms" ? nonEmpty(by.KMSMasterKeyID) : undefined,
+      bucketKeyEnabled: rule?.BucketKeyEnabled === true,
+    };
+  },
+  async write(s3, e) {
+    await s3.call(
+      "PutBucketEncryption",
+      new PutBucketEncryptionCommand({
+        Bucket: s3.bucket,
+        ServerSideEncryptionConfiguration: {
+          Rules: [
+            {
+              ApplyServerSideEncryptionByDefault: {
+                SSEAlgorithm: e.algorithm as ServerSideEncryption,
+                ...(e.kmsKeyId !== undefined ? { KMSMasterKeyID: e.kmsKeyId } : {}),
+              },
+              BucketKeyEnabled: e.bucketKeyEnabled,
+            },
+          ],
+        },
+      }),
+    );
+  },
+});

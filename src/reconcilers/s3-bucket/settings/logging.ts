@@ -1,0 +1,48 @@
+/** Server access logging (spec.logging): the bucket and prefix S3 writes this bucket's access logs to. */
+import { GetBucketLoggingCommand, PutBucketLoggingCommand } from "@aws-sdk/client-s3";
+import { defineSetting } from "./setting.ts";
+
+/** Server access logging in normal form. */
+export interface Logging {
+  readonly targetBucket: string;
+  readonly targetPrefix: string;
+}
+
+const WHEN = "only for buckets that set logging";
+
+export const logging = defineSetting<"logging", Logging | null>({
+  name: "logging",
+  path: "spec.logging",
+  iam: {
+    read: { action: "s3:GetBucketLogging", when: WHEN },
+    write: { action: "s3:PutBucketLogging", when: WHEN },
+  },
+  desired(spec, resolved) {
+    if (spec.logging === undefined) return undefined;
+    const target = spec.logging.targetBucket ?? resolved.loggingTarget;
+    if (target === undefined) throw new Error("logging.targetBucketRef was not resolved to a bucket");
+    return { targetBucket: target, targetPrefix: spec.logging.targetPrefix };
+  },
+  describe: (l) => `logging: ${l.targetBucket}/${l.targetPrefix}`,
+  toSpec: (l) => (l === null ? undefined : { targetBucket: l.targetBucket, targetPrefix: l.targetPrefix }),
+  // S3 answers a bucket without logging with an empty status, not an error.
+  notConfigured: [],
+  none: null,
+  async read(s3) {
+    const r = await s3.call("GetBucketLogging", new GetBucketLoggingCommand({ Bucket: s3.bucket }));
+    const l = r.LoggingEnabled;
+    if (l?.TargetBucket === undefined) return null;
+    return { targetBucket: l.TargetBucket, targetPrefix: l.TargetPrefix ?? "" };
+  },
+  async write(s3, l) {
+    await s3.call(
+      "PutBucketLogging",
+      new PutBucketLoggingCommand({
+        Bucket: s3.bucket,
+        BucketLoggingStatus: {
+          LoggingEnabled: { TargetBucket: l.targetBucket, TargetPrefix: l.targetPrefix },
+        },
+      }),
+    );
+  },
+});

@@ -1,0 +1,140 @@
+/** Replication of the bucket's objects to other buckets (spec.replication). */
+import {
+  GetBucketReplicationCommand,
+  PutBucketReplicationCommand,
+  type StorageClass,
+} from "@aws-sdk/client-s3";
+import type { S3BucketSpec } from "../../../api/v1/index.ts";
+import { byId, count, defineSetting, nonEmpty, specJson, type ResolvedTargets } from "./setting.ts";
+
+/** One replication rule in normal form (an absent prefix is "", an absent storage class undefined). */
+export interface ReplicationRule {
+  readonly id: string;
+  readonly priority: number;
+  readonly enabled: boolean;
+  readonly prefix: string;
+  readonly destinationArn: string;
+  readonly storageClass: string | undefined;
+  readonly deleteMarkerReplication: boolean;
+}
+
+/** The replication configuration in normal form: the role and the rules sorted by id. */
+export interface Replication {
+  readonly roleArn: string;
+  readonly rules: readonly ReplicationRule[];
+}
+
+/** Rules sorted by id. */
+export function normalReplication(r: Replication): Replication {
+  return { ...r, rules: [...r.rules].sort(byId) };
+}
+
+const WHEN = "only for buckets that set replication";
+
+export const replication = defineSetting<"replication", Replication | null>({
+  name: "replication",
+  path: "spec.replication",
+  iam: {
+    read: { action: "s3:GetReplicationConfiguration", calls: ["GetBucketReplication"], when: WHEN },
+    write: { action: "s3:PutReplicationConfiguration", calls: ["PutBucketReplication"], when: WHEN },
+    more: [
+      {
+        action: "iam:PassRole",
+        calls: ["PutBucketReplication"],
+        when: `${WHEN}: passing spec.replication.roleArn to S3`,
+      },
+    ],
+  },
+  desired: (spec, resolved) =>
+    spec.replication !== undefined ? desiredReplication(spec.replication, resolved) : undefined,
+  describe: (r) => `replication: ${count(r.rules.length, "rule")}`,
+  toSpec: (r) =>
+    r === null
+      ? undefined
+      : {
+          roleArn: r.roleArn,
+          rules: r.rules.map((x) =>
+            specJson({
+              id: x.id,
+              priority: x.priority,
+              enabled: x.enabled,
+              prefix: x.prefix !== "" ? x.prefix : undefined,
+              destination: specJson({ bucketArn: x.destinationArn, storageClass: x.storageClass }),
+              deleteMarkerReplication: x.deleteMarkerReplication,
+            }),
+          ),
+        },
+  notConfigured: ["ReplicationConfigurationNotFoundError"],
+  none: null,
+  async read(s3) {
+    const r = await s3.call("GetBucketReplication", new GetBucketReplicationCommand({ Bucket: s3.bucket }));
+    const c = r.ReplicationConfiguration;
+    if (c === undefined) return null;
+    return normalReplication({
+      roleArn: c.Role ?? "",
+      rules: (c.Rules ?? []).map((x) => ({
+        id: x.ID ?? "",
+        priority: Number(x.Priority ?? 0),
+        enabled: x.Status === "Enabled",
+        prefix: x.Filter?.Prefix ?? x.Prefix ?? "",
+        destinationArn: x.Destination?.Bucket ?? "",
+        storageClass: nonEmpty(x.Destination?.StorageClass),
+        deleteMarkerReplication: x.DeleteMarkerReplication?.Status === "Enabled",
+      })),
+    });
+  },
+  async write(s3, r) {
+    await s3.call(
+      "PutBucketReplication",
+      new PutBucketReplicationCommand({
+        Bucket: s3.bucket,
+        ReplicationConfiguration: {
+          Role: r.roleArn,
+          Rules: r.rules.map((x) => ({
+            ID: x.id,
+            Priority: x.priority,
+            Status: x.enabled ? ("Enabled" as const) : ("Disabled" as const),
+            Filter: { Prefix: x.prefix },
+            Destination: {
+              Bucket: x.destinationArn,
+              ...(x.storageClass !== undefined ? { StorageClass: x.storageClass as StorageClass } : {}),
+            },
+            DeleteMarkerReplication: {
+              Status: x.deleteMarkerReplication ? ("Enabled" as const) : ("Disabled" as const),
+            },
+          })),
+        },
+      }),
+    );
+  },
+});
+
+/**
+ * spec.replication in normal form, each bucketRef replaced by the ARN `resolved` holds for it.
+ * @throws Error when a bucketRef was not resolved (the flow resolves every one
+ *   first: ../references.ts).
+ */
+function desiredReplication(
+  r: NonNullable<S3BucketSpec["replication"]>,
+  resolved: ResolvedTargets,
+): Replication {
+  return normalReplication({
+    roleArn: r.roleArn,
+    rules: r.rules.map((rule) => {
+      const d = rule.destination;
+      const arn =
+        d.bucketArn ?? (d.bucketRef !== undefined ? resolved.bucketArns?.get(d.bucketRef.name) : undefined);
+      if (arn === undefined)
+        throw new Error(`replication rule ${rule.id}: its bucketRef was not resolved to an ARN`);
+      return {
+        id: rule.id,
+        priority: rule.priority,
+        enabled: rule.enabled,
+        prefix: rule.prefix ?? "",
+        destinationArn: arn,
+        storageClass: d.storageClass,
+        deleteMarkerReplication: rule.deleteMarkerReplication,
+      };
+    }),
+  });
+}
