@@ -1788,6 +1788,20 @@ describe("ManagedResourceReconciler polls", () => {
   });
 });
 
+/** What an earlier object of the same name and namespace left: adoptable on adoptExisting alone. */
+const leftByThisObject: ForeignClaim = {
+  owner: { uid: "uid-1", namespace: "ns", name: "w", kind: "Widget" },
+  managedByOperator: true,
+  adoptable: true,
+};
+
+/** The ownership tag change adopting a widget makes. */
+const ownershipTag = drift("tags", "tags: set compute.cloud.com/uid", {
+  path: "tags.uid",
+  ownership: true,
+  desired: "uid-1",
+});
+
 describe("ManagedResourceReconciler with driftPolicy and changePolicy", () => {
   let f: Fakes;
   let r: ManagedResourceReconciler<Widget, Res>;
@@ -1889,19 +1903,8 @@ describe("ManagedResourceReconciler with driftPolicy and changePolicy", () => {
 
   it("under Report reports in sync with Drifted=False, and adopting writes only the ownership changes", async () => {
     f.stored = widget({ driftPolicy: "Report", adoptExisting: true });
-    f.observation = foreignX({
-      owner: { uid: "uid-1", namespace: "ns", name: "w", kind: "Widget" },
-      managedByOperator: true,
-      adoptable: true,
-    });
-    f.syncChanges = [
-      drift("tags", "tags: set compute.cloud.com/uid", {
-        path: "tags.uid",
-        ownership: true,
-        desired: "uid-1",
-      }),
-      drift("tags", "tags: set team", { path: "spec.tags.team", desired: "a" }),
-    ];
+    f.observation = foreignX(leftByThisObject);
+    f.syncChanges = [ownershipTag, drift("tags", "tags: set team", { path: "spec.tags.team", desired: "a" })];
     await r.reconcile(req, ctx);
     assert.deepEqual(
       f.applied.map((c) => c.path),
@@ -2038,18 +2041,8 @@ describe("ManagedResourceReconciler with driftPolicy and changePolicy", () => {
 
   it("under Approve holds an adoption without recording the foreign resource in status", async () => {
     f.stored = widget({ changePolicy: "Approve", adoptExisting: true });
-    f.observation = foreignX({
-      owner: { uid: "uid-1", namespace: "ns", name: "w", kind: "Widget" },
-      managedByOperator: true,
-      adoptable: true,
-    });
-    f.syncChanges = [
-      drift("tags", "tags: set compute.cloud.com/uid", {
-        path: "tags.uid",
-        ownership: true,
-        desired: "uid-1",
-      }),
-    ];
+    f.observation = foreignX(leftByThisObject);
+    f.syncChanges = [ownershipTag];
     await r.reconcile(req, ctx);
     assert.equal(f.applied.length, 0);
     assert.equal(f.stored?.status?.widgetId, undefined, "not recorded: the resource is not the object's yet");
