@@ -157,6 +157,10 @@ test-iam: deps tools ## The IAM-enforced files at full size (make test runs them
 # Plan fidelity over every scenario of test/integration/plan-fidelity-scenarios.ts (50: each
 # setting family of each kind, out-of-band changes, creates, adoptions, restarts, a refusal);
 # `make test` runs the reduced table of 10.
+.PHONY: test-export
+test-export: deps tools ## Export and adopt an estate of 210 resources seeded with boto3 (make test runs 51)
+	EXPORT_ESTATE=full $(SLOW_NODE_TEST) --concurrency=1 --timeout=$(SLOW_TEST_TIMEOUT_MS) test/integration/export-roundtrip.test.ts
+
 .PHONY: test-plan-fidelity
 test-plan-fidelity: deps tools ## Plan fidelity, every scenario: the operator's AWS writes are exactly the plan's (make test runs 10)
 	PLAN_FIDELITY=full $(SLOW_NODE_TEST) --concurrency=1 --timeout=$(SLOW_TEST_TIMEOUT_MS) test/integration/plan-fidelity.test.ts

@@ -44,6 +44,8 @@ const PROGRAM = "kubeprovisioner";
  */
 const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
   plan: async () => (await import("./cli/plan.ts")).runPlan,
+  export: async () => (await import("./cli/export.ts")).runExport,
+  adopt: async () => (await import("./cli/adopt.ts")).runAdopt,
 };
 
 /** A command: its arguments (those after its name) -> exit status. */

@@ -8,7 +8,7 @@
  * recorder drops them), and the only other Kubernetes read is an AwsAccount's Secret.
  */
 import { Registry } from "prom-client";
-import { accountResolver } from "../accounts/index.ts";
+import { accountResolver, type CacheAccountResolver } from "../accounts/index.ts";
 import { AwsAccountResource } from "../api/v1/aws-account.ts";
 import { AwsClients, s3ForcePathStyleOf } from "../aws/clients.ts";
 import { cacheOptions } from "../controllers.ts";
@@ -52,6 +52,8 @@ export interface Session {
   readonly client: Client;
   /** What a kind's planner is built from. */
   readonly deps: ReconcilerDeps;
+  /** Each object's account, and the clients of an AwsAccount. */
+  readonly accounts: CacheAccountResolver;
   readonly kinds: readonly KindModule[];
   close(): void;
 }
@@ -124,6 +126,7 @@ export async function openSession(opts: SessionOptions, signal: AbortSignal): Pr
     rest,
     client,
     deps,
+    accounts,
     kinds,
     close: () => {
       signal.removeEventListener("abort", onAbort);

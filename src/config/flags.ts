@@ -214,6 +214,8 @@ export function helpText(program: string): string {
   const lines = [
     `Usage: ${program} [flags]`,
     `       ${program} plan ...    (what the operator would do, without doing it: ${program} plan --help)`,
+    `       ${program} export ...  (an account's resources as manifests: ${program} export --help)`,
+    `       ${program} adopt ...   (observe-only objects to full management: ${program} adopt --help)`,
     "",
     "Kubernetes operator for AWS EC2 instances, S3 buckets and SQS queues (compute.cloud.com/v1).",
     "Every flag may also be set through the environment variable shown; a flag wins over its variable.",

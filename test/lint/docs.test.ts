@@ -13,6 +13,8 @@ import { describe, it } from "node:test";
 import { BUDGET_NAMES, DEFAULT_RATE_BUDGETS } from "../../src/aws/budget-plan.ts";
 import { envNameOf, FLAGS, type FlagSpec } from "../../src/config/flags.ts";
 import { parseOptions } from "../../src/config/options.ts";
+import { ADOPT_HELP } from "../../src/cli/adopt.ts";
+import { EXPORT_HELP } from "../../src/cli/export.ts";
 import { PLAN_HELP } from "../../src/cli/plan.ts";
 import { repoRoot } from "../support/process.ts";
 import { PAGES, read } from "./pages.ts";
@@ -125,7 +127,8 @@ function budgetProblems(where: string, cell: string): string[] {
 describe("the docs name what the code has", () => {
   it("every flag the pages name is the program's or one of its commands' (or another tool's, named as such)", () => {
     const unknown: string[] = [];
-    const commandFlag = (name: string): boolean => new RegExp(`--${name}\\b`).test(PLAN_HELP);
+    const commandFlag = (name: string): boolean =>
+      [PLAN_HELP, EXPORT_HELP, ADOPT_HELP].some((help) => new RegExp(`--${name}\\b`).test(help));
     for (const page of PAGES)
       for (const m of read(page).matchAll(/`--([a-z][a-z0-9-]*)/g)) {
         const name = m[1] ?? "";

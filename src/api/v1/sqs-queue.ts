@@ -93,9 +93,10 @@ export const sqsQueueSpecSchema = s.object(
       maximum: 20,
     }),
     maximumMessageSize: s.integer({
-      description: "Largest message in bytes, 1024-262144 (256 KiB). Unset: not managed. Mutable.",
+      description:
+        "Largest message in bytes, 1024-1048576 (1 MiB), as SQS allows. Unset: not managed. Mutable.",
       minimum: 1024,
-      maximum: 262144,
+      maximum: 1048576,
     }),
     contentBasedDeduplication: s.boolean({
       description:

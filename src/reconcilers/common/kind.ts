@@ -13,6 +13,8 @@ import { AccountConnector } from "./flow/connector.ts";
 import { previewObject, type ObjectPlan } from "./flow/preview.ts";
 import { NO_ADOPTION } from "./ownership.ts";
 import type { KindTraits } from "./kind-traits.ts";
+import type { KindExporter } from "./export.ts";
+import type { AwsClientSource } from "../../aws/clients.ts";
 import type { ManagedObject, ResourceDriver } from "./driver.ts";
 import type { Reconciler } from "../../runtime/controller/reconciler.ts";
 import { OUTPUT_RULES, type OutputValues } from "./outputs.ts";
@@ -57,6 +59,11 @@ export interface KindModule {
    * would do for it (./flow/preview.ts), computed with AWS reads only.
    */
   planner(deps: ReconcilerDeps): (obj: ManagedObject, signal: AbortSignal) => Promise<ObjectPlan>;
+  /**
+   * What `kubeprovisioner export` asks of the kind: its exporter with `aws` (one account's
+   * clients), if the kind can be exported (./export.ts).
+   */
+  exporter?: ((deps: ReconcilerDeps, aws: AwsClientSource) => KindExporter) | undefined;
 }
 
 /** One further source of a kind's controller: changes of `resource` enqueue the keys `map(deps)` returns. */
@@ -104,6 +111,8 @@ export interface KindDefinition<T extends ManagedObject, R, Ref = undefined> {
    * index {@link CHANGE_EVENT_INDEX}.
    */
   readonly changeEvents?: ChangeEventNaming<T>;
+  /** The kind's exporter with one account's clients (./export.ts); none: the kind is not exported. */
+  readonly exporter?: (deps: ReconcilerDeps, aws: AwsClientSource) => KindExporter;
 }
 
 /** The module of the kind `def`. */
@@ -151,6 +160,7 @@ export function defineKind<T extends ManagedObject, R, Ref = undefined>(
         def.outputs,
         def.iam,
       ),
+    exporter: def.exporter,
     planner: (deps) => {
       const preview = {
         connector: connectorOf(def, deps),

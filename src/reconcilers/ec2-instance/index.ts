@@ -13,6 +13,7 @@ import { EC2_INSTANCE_TRAITS } from "./traits.ts";
 import { ec2InstanceOutputs } from "./outputs.ts";
 import { ec2InstanceChangeEvents } from "./change-events.ts";
 import { Ec2InstanceDriver } from "./driver.ts";
+import { ec2InstanceExporter } from "./export.ts";
 import type { Ec2InstanceObject, Ec2InstanceView } from "./model.ts";
 
 export { DescribeBatcher } from "./describe-batcher.ts";
@@ -53,13 +54,13 @@ export const ec2InstanceKind: KindModule = defineKind<Ec2InstanceObject, Ec2Inst
       action: "ec2:DescribeInstanceAttribute",
       when:
         "only for objects with userData, disableApiTermination, disableApiStop or " +
-        "instanceInitiatedShutdownBehavior",
+        "instanceInitiatedShutdownBehavior, and by kubeprovisioner export",
     },
     { action: "ec2:MonitorInstances", when: "only for objects with monitoring" },
     { action: "ec2:UnmonitorInstances", when: "only for objects with monitoring" },
     {
       action: "ec2:DescribeInstanceCreditSpecifications",
-      when: "only for objects with creditSpecification",
+      when: "only for objects with creditSpecification, and by kubeprovisioner export",
     },
     {
       action: "ec2:ModifyInstanceCreditSpecification",
@@ -73,7 +74,7 @@ export const ec2InstanceKind: KindModule = defineKind<Ec2InstanceObject, Ec2Inst
     },
     {
       action: "ec2:DescribeIamInstanceProfileAssociations",
-      when: "only for objects with iamInstanceProfile",
+      when: "only for objects with iamInstanceProfile, and by kubeprovisioner export",
     },
     {
       action: "iam:PassRole",
@@ -82,7 +83,7 @@ export const ec2InstanceKind: KindModule = defineKind<Ec2InstanceObject, Ec2Inst
     },
     {
       action: "ec2:DescribeVolumes",
-      when: "only for objects with volumeTags or a volume's kmsKeyId or snapshotId",
+      when: "only for objects with volumeTags or a volume's kmsKeyId or snapshotId, and by kubeprovisioner export",
     },
     ...[
       "kms:CreateGrant",
@@ -103,6 +104,7 @@ export const ec2InstanceKind: KindModule = defineKind<Ec2InstanceObject, Ec2Inst
   outputs: ec2InstanceOutputs,
   // An instance names no other object.
   references: () => () => undefined,
+  exporter: (_deps, aws) => ec2InstanceExporter(aws),
   driver: (deps) =>
     new Ec2InstanceDriver({
       aws: deps.aws,

@@ -42,6 +42,19 @@ const METADATA_FIELDS = [
   { field: "httpEndpoint", have: (m: Instance["MetadataOptions"]) => m?.HttpEndpoint },
 ] as const;
 
+/** The metadata options EC2 reports for `instance`, as the spec writes them (every option it reports). */
+export function metadataOptionsOf(instance: Instance): NonNullable<Ec2InstanceSpec["metadataOptions"]> {
+  const m = instance.MetadataOptions;
+  const tokens = METADATA_FIELDS[0].have(m);
+  const hops = METADATA_FIELDS[1].have(m);
+  const endpoint = METADATA_FIELDS[2].have(m);
+  return {
+    ...(tokens !== undefined ? { httpTokens: tokens } : {}),
+    ...(hops !== undefined ? { httpPutResponseHopLimit: hops } : {}),
+    ...(endpoint !== undefined ? { httpEndpoint: endpoint } : {}),
+  };
+}
+
 /**
  * One change per metadata option the spec sets and the instance differs in
  * (`spec.metadataOptions.httpTokens`), all of one apply group: ModifyInstanceMetadataOptions

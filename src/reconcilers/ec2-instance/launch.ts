@@ -214,6 +214,23 @@ export function sameUserData(text: string, reported: string | undefined): boolea
   return have.equals(Buffer.from(text, "utf8"));
 }
 
+/**
+ * The user data EC2 reports (DescribeInstanceAttribute `userData`, base64) as the spec writes it:
+ * plain text, which {@link sameUserData} finds equal to what EC2 reports. Undefined when there
+ * is none, or when its bytes are not UTF-8 text (compressed or binary user data), which the
+ * spec's plain text cannot hold.
+ */
+export function decodeUserData(reported: string | undefined): string | undefined {
+  if (reported === undefined || reported === "") return undefined;
+  const bytes = Buffer.from(reported, "base64");
+  if (bytes.length === 0) return undefined;
+  try {
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
 /** The Placement of the launch: the zone, tenancy and placement group the spec sets, if any. */
 function placementOf(spec: Ec2InstanceSpec): Placement | undefined {
   const p: Placement = {

@@ -42,7 +42,7 @@ export const VOLUME_REPORTED_SETTINGS: readonly string[] = Object.freeze([
 ]);
 
 /** The settings of one volume the spec describes. */
-interface VolumeSpec {
+export interface VolumeSpec {
   size?: number | undefined;
   type?: string | undefined;
   encrypted?: boolean | undefined;
@@ -51,6 +51,41 @@ interface VolumeSpec {
   iops?: number | undefined;
   throughput?: number | undefined;
   deleteOnTermination?: boolean | undefined;
+}
+
+/** The volume types that take provisioned IOPS, and those that take a throughput (EBS; the CRD's rules). */
+const IOPS_TYPES: readonly string[] = ["io1", "io2", "gp3"];
+const THROUGHPUT_TYPES: readonly string[] = ["gp3"];
+
+/**
+ * The settings of `volume` (as DescribeVolumes reports it) as the spec writes them, so that
+ * {@link volumeSettingsDrift} finds none: every setting it reports that the spec can hold (IOPS
+ * only for the types that take them, the snapshot only for a data volume: the root volume's is
+ * the AMI's), the key of an encrypted volume, and `deleteOnTermination` as DescribeInstances
+ * reports it for its device.
+ */
+export function volumeSpecOf(
+  volume: Volume,
+  deleteOnTermination: boolean | undefined,
+  role: "root" | "data",
+): VolumeSpec {
+  const type = volume.VolumeType;
+  const snapshot = role === "data" && volume.SnapshotId !== "" ? volume.SnapshotId : undefined;
+  const key = volume.Encrypted === true && volume.KmsKeyId !== "" ? volume.KmsKeyId : undefined;
+  return {
+    ...(volume.Size !== undefined ? { size: volume.Size } : {}),
+    ...(type !== undefined ? { type } : {}),
+    ...(volume.Encrypted !== undefined ? { encrypted: volume.Encrypted } : {}),
+    ...(key !== undefined ? { kmsKeyId: key } : {}),
+    ...(snapshot !== undefined ? { snapshotId: snapshot } : {}),
+    ...(volume.Iops !== undefined && type !== undefined && IOPS_TYPES.includes(type)
+      ? { iops: volume.Iops }
+      : {}),
+    ...(volume.Throughput !== undefined && type !== undefined && THROUGHPUT_TYPES.includes(type)
+      ? { throughput: volume.Throughput }
+      : {}),
+    ...(deleteOnTermination !== undefined ? { deleteOnTermination } : {}),
+  };
 }
 
 /** A volume of the spec on its device, named as messages name it. */

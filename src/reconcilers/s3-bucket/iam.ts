@@ -18,7 +18,11 @@ export const S3_BUCKET_IAM: readonly IamAction[] = [
   {
     action: "s3:ListAllMyBuckets",
     calls: ["ListBuckets"],
-    when: "only for an untagged bucket in the crash window of a create",
+    when: "for an untagged bucket in the crash window of a create, and by kubeprovisioner export",
+  },
+  {
+    action: "s3:GetBucketLocation",
+    when: "by kubeprovisioner export, for a bucket ListBuckets lists without its region",
   },
   { action: "s3:ListBucketVersions", calls: ["ListObjectVersions"] },
   { action: "s3:GetBucketTagging" },

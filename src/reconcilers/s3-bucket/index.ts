@@ -17,6 +17,7 @@ import { s3BucketChangeEvents } from "./change-events.ts";
 import { S3_BUCKET_IAM } from "./iam.ts";
 import type { S3BucketView, S3BucketObject } from "./model.ts";
 import { S3BucketDriver } from "./driver.ts";
+import { s3BucketExporter } from "./export.ts";
 import { resolveReferences, type BucketLookups } from "./references.ts";
 import type { ResolvedTargets } from "./settings/index.ts";
 
@@ -84,6 +85,7 @@ export const s3BucketKind: KindModule = defineKind<S3BucketObject, S3BucketView,
       tagPolicy: deps.tagPolicy,
       tagSnapshots: kindTagSnapshots(deps, S3BucketResource.kind, "s3"),
     }),
+  exporter: (_deps, aws) => s3BucketExporter(aws),
   // A change of a queue enqueues the buckets whose notifications name it, so they pick up its
   // readiness, its ARN or its deletion at once instead of at the next poll.
   // A change of a bucket enqueues the buckets that replicate to it (its versioning, its deletion).

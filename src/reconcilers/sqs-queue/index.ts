@@ -17,6 +17,7 @@ import { sqsQueueChangeEvents } from "./change-events.ts";
 import { SqsQueueDriver, type SqsQueueObject, type SqsQueueView } from "./driver.ts";
 import type { ResolvedReferences } from "./model.ts";
 import { resolveReferences, type QueueLookups } from "./references.ts";
+import { SqsQueueExporter } from "./export.ts";
 
 export { referrers } from "../common/references.ts";
 export { QueueExistsError, SqsQueueDriver, type SqsQueueObject, type SqsQueueView } from "./driver.ts";
@@ -62,11 +63,13 @@ export const sqsQueueKind: KindModule = defineKind<SqsQueueObject, SqsQueueView,
     { action: "sqs:GetQueueAttributes" },
     { action: "sqs:SetQueueAttributes" },
     { action: "sqs:ListQueueTags" },
+    { action: "sqs:ListQueues", when: "by kubeprovisioner export" },
     // CreateQueue puts the operator's tags on the new queue, which SQS authorizes as sqs:TagQueue too.
     { action: "sqs:TagQueue", calls: ["TagQueue", "CreateQueue"] },
     { action: "sqs:UntagQueue" },
   ],
   outputs: sqsQueueOutputs,
+  exporter: (_deps, aws) => new SqsQueueExporter(aws),
   references: (deps) => {
     const queues = deps.client.resource<SqsQueue>(SqsQueueResource);
     const buckets = deps.client.resource<S3Bucket>(S3BucketResource);

@@ -5,7 +5,7 @@
  */
 import { isDeepStrictEqual } from "node:util";
 import type { JsonValue } from "../../api/schema/openapi.ts";
-import type { SqsQueue, SqsQueueSpec } from "../../api/v1/index.ts";
+import { sqsQueueSpecSchema, type SqsQueue, type SqsQueueSpec } from "../../api/v1/index.ts";
 import type { ManagedObject } from "../common/managed-object.ts";
 import { partitionOf } from "../../aws/partition.ts";
 import type { Change } from "../common/changes.ts";
@@ -191,16 +191,69 @@ export function queuePolicy(
 ): Record<string, unknown> {
   const grants = [...sources]
     .sort((a, b) => (a.bucketName < b.bucketName ? -1 : a.bucketName > b.bucketName ? 1 : 0))
-    .map((b) => ({
-      Sid: s3NotificationSid(b.bucketName),
-      Effect: "Allow",
-      Principal: { Service: "s3.amazonaws.com" },
-      Action: "sqs:SendMessage",
-      Resource: queueArn,
-      Condition: { ArnEquals: { "aws:SourceArn": b.bucketArn } },
-    }));
-  const base = policy ?? { Version: "2012-10-17", Statement: [] };
+    .map((b) => s3NotificationStatement(queueArn, b));
+  const base = policy ?? EMPTY_POLICY;
   return { ...base, Statement: [...base.Statement, ...grants] };
+}
+
+/** The policy {@link queuePolicy} starts from when the spec sets none. */
+const EMPTY_POLICY = Object.freeze({ Version: "2012-10-17", Statement: [] });
+
+/** The statement of {@link queuePolicy} that lets bucket `b` send notifications to queue `queueArn`. */
+function s3NotificationStatement(queueArn: string, b: S3NotificationSource): Record<string, unknown> {
+  return {
+    Sid: s3NotificationSid(b.bucketName),
+    Effect: "Allow",
+    Principal: { Service: "s3.amazonaws.com" },
+    Action: "sqs:SendMessage",
+    Resource: queueArn,
+    Condition: { ArnEquals: { "aws:SourceArn": b.bucketArn } },
+  };
+}
+
+/**
+ * The inverse of {@link queuePolicy}: `document` (a queue's policy, parsed) split into the
+ * spec.policy and the buckets whose statements queuePolicy would append to it, so that
+ * `queuePolicy(policy, queueArn, sources)` gives `document` back. The buckets are the statements
+ * at the end of the document that are exactly such grants, in ascending bucket name, and whose
+ * bucket ARN `accept` takes (the longest such run). None when taking them would leave a policy
+ * queuePolicy cannot extend to `document` (an empty one with more than the default Version, a Sid
+ * of theirs used again): the document is then spec.policy whole.
+ */
+export function splitQueuePolicy(
+  document: { readonly Statement: readonly unknown[] } & Readonly<Record<string, unknown>>,
+  queueArn: string,
+  accept: (bucketArn: string) => boolean,
+): { policy: Record<string, unknown> | undefined; sources: S3NotificationSource[] } {
+  const whole = { policy: { ...document }, sources: [] };
+  const statements = document.Statement;
+  const sources: S3NotificationSource[] = [];
+  for (let i = statements.length - 1; i >= 0; i--) {
+    const source = s3NotificationSourceOf(statements[i], queueArn);
+    const next = sources[0];
+    if (source === undefined || !accept(source.bucketArn)) break;
+    if (next !== undefined && !(source.bucketName < next.bucketName)) break;
+    sources.unshift(source);
+  }
+  if (sources.length === 0) return whole;
+  const rest = statements.slice(0, statements.length - sources.length);
+  const sids = new Set(sources.map((s) => s3NotificationSid(s.bucketName)));
+  if (rest.some((st) => sids.has(String((st as { Sid?: unknown } | null)?.Sid)))) return whole;
+  if (rest.length > 0) return { policy: { ...document, Statement: rest }, sources };
+  const { Statement: _none, ...top } = document;
+  const { Statement: _empty, ...emptyTop } = EMPTY_POLICY;
+  return isDeepStrictEqual(top, emptyTop) ? { policy: undefined, sources } : whole;
+}
+
+/** The bucket `statement` lets send notifications to `queueArn` as {@link queuePolicy} writes it, if it is such a grant. */
+function s3NotificationSourceOf(statement: unknown, queueArn: string): S3NotificationSource | undefined {
+  const st = statement as { Condition?: { ArnEquals?: Record<string, unknown> } } | null;
+  const bucketArn = st?.Condition?.ArnEquals?.["aws:SourceArn"];
+  if (typeof bucketArn !== "string") return undefined;
+  const bucketName = /^arn:[a-z-]+:s3:::([^/]+)$/.exec(bucketArn)?.[1];
+  if (bucketName === undefined) return undefined;
+  const source = { bucketName, bucketArn };
+  return isDeepStrictEqual(statement, s3NotificationStatement(queueArn, source)) ? source : undefined;
 }
 
 /**
@@ -323,10 +376,8 @@ export function specValue(name: string, text: string): JsonValue {
   switch (ATTRIBUTES[name]?.compare ?? "string") {
     case "number":
       return numberOf(text) ?? text;
-    case "boolean": {
-      const t = text.trim().toLowerCase();
-      return t === "true" ? true : t === "false" ? false : text;
-    }
+    case "boolean":
+      return booleanOf(text) ?? text;
     case "string":
       return text;
     case "json":
@@ -356,6 +407,92 @@ function jsonValue(name: string, text: string): JsonValue {
   if (name === SqsAttribute.RedriveAllowPolicy && Array.isArray(arns))
     return { ...v, sourceQueueArns: arns.map((a) => (typeof a === "string" ? a : JSON.stringify(a))).sort() };
   return v;
+}
+
+/** The settings of a queue whose attributes name no other resource. */
+export type PlainSettings = Pick<
+  SqsQueueSpec,
+  "fifo" | "visibilityTimeoutSeconds" | "messageRetentionSeconds"
+> &
+  Partial<
+    Pick<
+      SqsQueueSpec,
+      | "delaySeconds"
+      | "receiveWaitTimeSeconds"
+      | "maximumMessageSize"
+      | "contentBasedDeduplication"
+      | "deduplicationScope"
+      | "fifoThroughputLimit"
+      | "encryption"
+    >
+  >;
+
+/**
+ * The inverse of {@link managedAttributes} (and of createAttributes' `FifoQueue`) for the
+ * settings that name no other resource: the spec that asks for the `attributes` a queue reports
+ * (`GetQueueAttributes`), every one it reports set. The FIFO settings are read for a FIFO queue
+ * only (the spec allows them nowhere else); encryption is set when the queue is encrypted.
+ * `unreadable`: the spec paths of values of another shape than the spec's, left out (a required
+ * one at its CRD default).
+ */
+export function settingsOfAttributes(attributes: Readonly<Record<string, string>>): {
+  spec: PlainSettings;
+  unreadable: string[];
+} {
+  const unreadable: string[] = [];
+  const value = (name: string): JsonValue | undefined => {
+    const text = attributes[name];
+    if (text === undefined) return undefined;
+    const v = specValue(name, text);
+    const a = ATTRIBUTES[name];
+    const fits =
+      a?.compare === "number"
+        ? Number.isInteger(v)
+        : a?.compare === "boolean"
+          ? typeof v === "boolean"
+          : typeof v === "string" && (enumOf(a?.setting)?.includes(v) ?? true);
+    if (fits) return v;
+    unreadable.push(a?.path ?? name);
+    return undefined;
+  };
+  const int = (name: string): number | undefined => value(name) as number | undefined;
+  const fifo = booleanOf(attributes[SqsAttribute.FifoQueue]) === true;
+  const spec: PlainSettings = {
+    fifo,
+    visibilityTimeoutSeconds: int(SqsAttribute.VisibilityTimeout) ?? 30,
+    messageRetentionSeconds: int(SqsAttribute.MessageRetentionPeriod) ?? 345600,
+  };
+  const delay = int(SqsAttribute.DelaySeconds);
+  if (delay !== undefined) spec.delaySeconds = delay;
+  const wait = int(SqsAttribute.ReceiveMessageWaitTimeSeconds);
+  if (wait !== undefined) spec.receiveWaitTimeSeconds = wait;
+  const size = int(SqsAttribute.MaximumMessageSize);
+  if (size !== undefined) spec.maximumMessageSize = size;
+  if (fifo) {
+    const cbd = value(SqsAttribute.ContentBasedDeduplication);
+    if (typeof cbd === "boolean") spec.contentBasedDeduplication = cbd;
+    const scope = value(SqsAttribute.DeduplicationScope);
+    if (scope !== undefined) spec.deduplicationScope = scope as PlainSettings["deduplicationScope"];
+    const limit = value(SqsAttribute.FifoThroughputLimit);
+    if (limit !== undefined) spec.fifoThroughputLimit = limit as PlainSettings["fifoThroughputLimit"];
+  }
+  const kmsKeyId = attributes[SqsAttribute.KmsMasterKeyId];
+  if (kmsKeyId !== undefined && kmsKeyId !== "") {
+    const reuse = int(SqsAttribute.KmsDataKeyReusePeriodSeconds);
+    spec.encryption = { kmsKeyId, ...(reuse !== undefined ? { dataKeyReusePeriodSeconds: reuse } : {}) };
+  } else if (value(SqsAttribute.SqsManagedSseEnabled) === true) spec.encryption = { sqsManaged: true };
+  return { spec, unreadable };
+}
+
+/** The values the CRD allows for spec field `field`, when it is an enum. */
+function enumOf(field: string | undefined): readonly JsonValue[] | undefined {
+  return field === undefined ? undefined : sqsQueueSpecSchema.node.properties?.[field]?.enum;
+}
+
+/** SQS's `true`/`false` (either case) as a boolean; undefined for anything else. */
+function booleanOf(text: string | undefined): boolean | undefined {
+  const t = text?.trim().toLowerCase();
+  return t === "true" ? true : t === "false" ? false : undefined;
 }
 
 /**

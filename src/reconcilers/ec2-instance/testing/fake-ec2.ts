@@ -67,6 +67,8 @@ export class FakeEc2 {
   readonly creditRefusals = new Map<string, string>();
   /** EBS volumes by ID, as DescribeVolumes reports them (tags included). */
   readonly volumes = new Map<string, Volume>();
+  /** The account DescribeInstances names as each reservation's owner. */
+  ownerId = "123456789012";
   #next = 1;
   #now: () => number;
 
@@ -136,7 +138,15 @@ export class FakeEc2 {
       const listed = [...this.instances.values()].filter(
         (i) => !this.hidden.has(i.InstanceId ?? "") && matches(i, cmd.input.Filters ?? []),
       );
-      return { Reservations: listed.map((i) => ({ Instances: [structuredClone(i)] })) };
+      // Pages of MaxResults instances, the token the offset of the next one.
+      const from = Number(cmd.input.NextToken ?? "0");
+      const size = cmd.input.MaxResults ?? listed.length;
+      const page = listed.slice(from, from + size);
+      const next = from + size < listed.length ? String(from + size) : undefined;
+      return {
+        Reservations: page.map((i) => ({ OwnerId: this.ownerId, Instances: [structuredClone(i)] })),
+        ...(next !== undefined ? { NextToken: next } : {}),
+      };
     }
     if (cmd instanceof RunInstancesCommand) {
       this.calls.push({ op: "RunInstances", region, input: cmd.input });

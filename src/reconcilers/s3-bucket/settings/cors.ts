@@ -1,6 +1,6 @@
 /** The CORS rules of the bucket (spec.cors), in S3's order: the first rule that matches applies. */
 import { DeleteBucketCorsCommand, GetBucketCorsCommand, PutBucketCorsCommand } from "@aws-sdk/client-s3";
-import { count, defineSetting, nonEmpty, specJson } from "./setting.ts";
+import { count, defineSetting, nonEmpty, settingSpec, specJson } from "./setting.ts";
 
 /** One CORS rule in normal form (its lists sorted: S3 treats each as a set). */
 export interface CorsRule {
@@ -63,6 +63,9 @@ export const cors = defineSetting<"cors", readonly CorsRule[]>({
             maxAgeSeconds: r.maxAgeSeconds,
           }),
         ),
+  specOf(rules) {
+    return settingSpec("cors", this.toSpec(rules));
+  },
   notConfigured: ["NoSuchCORSConfiguration"],
   none: [],
   async read(s3) {

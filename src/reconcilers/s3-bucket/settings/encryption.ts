@@ -4,7 +4,7 @@ import {
   PutBucketEncryptionCommand,
   type ServerSideEncryption,
 } from "@aws-sdk/client-s3";
-import { defineSetting, nonEmpty, specJson } from "./setting.ts";
+import { defineSetting, nonEmpty, settingSpec, specJson } from "./setting.ts";
 
 /** Default encryption in normal form. */
 export interface Encryption {
@@ -36,6 +36,9 @@ export const encryption = defineSetting<"encryption", Encryption | null>({
     e === null
       ? undefined
       : specJson({ algorithm: e.algorithm, kmsKeyId: e.kmsKeyId, bucketKeyEnabled: e.bucketKeyEnabled }),
+  specOf(e) {
+    return settingSpec("encryption", this.toSpec(e));
+  },
   notConfigured: ["ServerSideEncryptionConfigurationNotFoundError"],
   none: null,
   async read(s3) {

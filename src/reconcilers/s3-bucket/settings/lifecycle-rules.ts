@@ -7,7 +7,7 @@ import {
   type TransitionStorageClass,
 } from "@aws-sdk/client-s3";
 import type { JsonValue } from "../../../api/schema/openapi.ts";
-import { byId, count, defineSetting, specJson } from "./setting.ts";
+import { byId, count, defineSetting, settingSpec, specJson } from "./setting.ts";
 
 /** One lifecycle rule in normal form (absent actions undefined, transitions sorted by days). */
 export interface LifecycleRule {
@@ -78,6 +78,7 @@ export const lifecycleRules = defineSetting<"lifecycleRules", readonly Lifecycle
   },
   describe: (rules) => `lifecycleRules: ${count(rules.length, "rule")}`,
   toSpec: (rules) => (rules.length === 0 ? undefined : rules.map(ruleSpec)),
+  specOf: (rules) => settingSpec("lifecycleRules", rules.length === 0 ? undefined : rules.map(ruleSpec)),
   items: { idField: "id", list: (rules) => rules.map((r) => [r.id, ruleSpec(r)] as const) },
   notConfigured: ["NoSuchLifecycleConfiguration"],
   none: [],

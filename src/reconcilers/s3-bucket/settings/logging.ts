@@ -1,6 +1,7 @@
 /** Server access logging (spec.logging): the bucket and prefix S3 writes this bucket's access logs to. */
 import { GetBucketLoggingCommand, PutBucketLoggingCommand } from "@aws-sdk/client-s3";
-import { defineSetting } from "./setting.ts";
+import { s3BucketArn } from "../../../aws/partition.ts";
+import { defineSetting, settingSpec, specRef } from "./setting.ts";
 
 /** Server access logging in normal form. */
 export interface Logging {
@@ -25,6 +26,18 @@ export const logging = defineSetting<"logging", Logging | null>({
   },
   describe: (l) => `logging: ${l.targetBucket}/${l.targetPrefix}`,
   toSpec: (l) => (l === null ? undefined : { targetBucket: l.targetBucket, targetPrefix: l.targetPrefix }),
+  specOf(l, refs) {
+    if (l === null) return settingSpec("logging", undefined);
+    const unresolved: { path: string; arn: string }[] = [];
+    const target = specRef(
+      refs,
+      "S3Bucket",
+      s3BucketArn(l.targetBucket, refs.region),
+      { path: "spec.logging", refField: "targetBucketRef", arnField: "targetBucket", plain: l.targetBucket },
+      unresolved,
+    );
+    return settingSpec("logging", { ...target, targetPrefix: l.targetPrefix }, { unresolved });
+  },
   // S3 answers a bucket without logging with an empty status, not an error.
   notConfigured: [],
   none: null,

@@ -8,7 +8,16 @@ import {
   type Event,
 } from "@aws-sdk/client-s3";
 import type { S3BucketSpec } from "../../../api/v1/index.ts";
-import { byId, count, defineSetting, specJson, type ResolvedTargets } from "./setting.ts";
+import { listItemPath } from "../../common/changes.ts";
+import {
+  byId,
+  count,
+  defineSetting,
+  settingSpec,
+  specJson,
+  specRef,
+  type ResolvedTargets,
+} from "./setting.ts";
 
 /** One queue notification in normal form (events sorted; an absent filter is ""). */
 export interface QueueNotification {
@@ -76,6 +85,44 @@ export const notifications = defineSetting<"notifications", Notifications>({
       eventBridge: n.eventBridge,
       otherDestinations: n.otherDestinations > 0 ? n.otherDestinations : undefined,
     }),
+  // A configuration with destinations of other kinds is left unset: a write would remove them.
+  specOf(n, refs) {
+    if (n.otherDestinations > 0)
+      return settingSpec("notifications", undefined, {
+        omitted: [
+          `notifications: ${count(n.otherDestinations, "SNS topic or Lambda function destination")} ` +
+            "(spec.notifications left unset: it names SQS queues only)",
+        ],
+      });
+    if (n.queues.length === 0 && n.eventBridge !== true) return settingSpec("notifications", undefined);
+    const unresolved: { path: string; arn: string }[] = [];
+    const queues = n.queues.map((q) =>
+      specJson({
+        id: q.id,
+        ...specRef(
+          refs,
+          "SqsQueue",
+          q.queueArn,
+          {
+            path: listItemPath("spec.notifications.queues", "id", q.id),
+            refField: "queueRef",
+            arnField: "queueArn",
+          },
+          unresolved,
+        ),
+        events: [...q.events],
+        filter:
+          q.prefix !== "" || q.suffix !== ""
+            ? specJson({ prefix: q.prefix || undefined, suffix: q.suffix || undefined })
+            : undefined,
+      }),
+    );
+    return settingSpec(
+      "notifications",
+      specJson({ queues: queues.length > 0 ? queues : undefined, eventBridge: n.eventBridge }),
+      { unresolved },
+    );
+  },
   // S3 answers a bucket without notifications with an empty configuration, not an error.
   notConfigured: [],
   none: { queues: [], otherDestinations: 0, eventBridge: false },

@@ -4,7 +4,7 @@ import {
   PutBucketOwnershipControlsCommand,
   type ObjectOwnership,
 } from "@aws-sdk/client-s3";
-import { defineSetting } from "./setting.ts";
+import { defineSetting, settingSpec } from "./setting.ts";
 
 /** `BucketOwnerEnforced`, `BucketOwnerPreferred` or `ObjectWriter`; null when the bucket has no controls. */
 export const objectOwnership = defineSetting<"objectOwnership", string | null>({
@@ -23,6 +23,7 @@ export const objectOwnership = defineSetting<"objectOwnership", string | null>({
   desired: (spec) => spec.objectOwnership,
   describe: (want, have) => `objectOwnership: ${have ?? "none"} -> ${want}`,
   toSpec: (v) => v ?? undefined,
+  specOf: (v) => settingSpec("objectOwnership", v ?? undefined),
   notConfigured: ["OwnershipControlsNotFoundError", "NoSuchOwnershipControls"],
   none: null,
   async read(s3) {

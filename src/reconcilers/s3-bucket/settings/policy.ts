@@ -6,7 +6,7 @@ import { GetBucketPolicyCommand, PutBucketPolicyCommand } from "@aws-sdk/client-
 import type { S3BucketSpec } from "../../../api/v1/index.ts";
 import type { JsonValue } from "../../../api/schema/openapi.ts";
 import { s3BucketArn } from "../../../aws/partition.ts";
-import { defineSetting, normalJson, type ResolvedTargets } from "./setting.ts";
+import { defineSetting, normalJson, settingSpec, type ResolvedTargets } from "./setting.ts";
 
 /** The Sid of the bucket policy statement that lets bucket `bucketName` write its access logs here. */
 export function loggingSid(bucketName: string): string {
@@ -61,6 +61,8 @@ export const policy = defineSetting<"policy", JsonValue | null>({
   },
   describe: () => "policy",
   toSpec: (p) => p ?? undefined,
+  // The whole policy as spec.policy, statements for other buckets' access logs included.
+  specOf: (p) => settingSpec("policy", p ?? undefined),
   notConfigured: ["NoSuchBucketPolicy"],
   none: null,
   async read(s3) {

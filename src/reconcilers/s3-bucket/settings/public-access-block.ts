@@ -1,6 +1,6 @@
 /** S3 Block Public Access for the bucket (spec.publicAccessBlock). */
 import { GetPublicAccessBlockCommand, PutPublicAccessBlockCommand } from "@aws-sdk/client-s3";
-import { defineSetting } from "./setting.ts";
+import { defineSetting, settingSpec } from "./setting.ts";
 
 /** Block Public Access in normal form: the four switches. */
 export interface PublicAccessBlock {
@@ -31,6 +31,7 @@ export const publicAccessBlock = defineSetting<"publicAccessBlock", PublicAccess
   },
   describe: () => "publicAccessBlock",
   toSpec: (p) => (p === null ? undefined : { ...p }),
+  specOf: (p) => settingSpec("publicAccessBlock", p === null ? undefined : { ...p }),
   notConfigured: ["NoSuchPublicAccessBlockConfiguration"],
   none: null,
   async read(s3) {

@@ -5,7 +5,17 @@ import {
   type StorageClass,
 } from "@aws-sdk/client-s3";
 import type { S3BucketSpec } from "../../../api/v1/index.ts";
-import { byId, count, defineSetting, nonEmpty, specJson, type ResolvedTargets } from "./setting.ts";
+import { listItemPath } from "../../common/changes.ts";
+import {
+  byId,
+  count,
+  defineSetting,
+  nonEmpty,
+  settingSpec,
+  specJson,
+  specRef,
+  type ResolvedTargets,
+} from "./setting.ts";
 
 /** One replication rule in normal form (an absent prefix is "", an absent storage class undefined). */
 export interface ReplicationRule {
@@ -64,6 +74,34 @@ export const replication = defineSetting<"replication", Replication | null>({
             }),
           ),
         },
+  specOf(r, refs) {
+    if (r === null) return settingSpec("replication", undefined);
+    const unresolved: { path: string; arn: string }[] = [];
+    const rules = r.rules.map((x) =>
+      specJson({
+        id: x.id,
+        priority: x.priority,
+        enabled: x.enabled,
+        prefix: x.prefix !== "" ? x.prefix : undefined,
+        destination: specJson({
+          ...specRef(
+            refs,
+            "S3Bucket",
+            x.destinationArn,
+            {
+              path: `${listItemPath("spec.replication.rules", "id", x.id)}.destination`,
+              refField: "bucketRef",
+              arnField: "bucketArn",
+            },
+            unresolved,
+          ),
+          storageClass: x.storageClass,
+        }),
+        deleteMarkerReplication: x.deleteMarkerReplication,
+      }),
+    );
+    return settingSpec("replication", { roleArn: r.roleArn, rules }, { unresolved });
+  },
   notConfigured: ["ReplicationConfigurationNotFoundError"],
   none: null,
   async read(s3) {

@@ -24,6 +24,60 @@ export interface ResolvedTargets {
   readonly loggingSources?: readonly { readonly bucketName: string; readonly bucketArn: string }[];
 }
 
+/** How an exported spec names another resource: a reference where the export holds it. */
+export interface SpecRefs {
+  /** The bucket's region (for the ARNs of the buckets its settings name). */
+  readonly region: string;
+  /** The exported object whose resource has `arn`, or undefined (../../common/export.ts ExportContext.refOf). */
+  refOf(arn: string): { readonly kind: string; readonly name: string } | undefined;
+}
+
+/** A setting as spec fields, for `kubeprovisioner export`. */
+export interface SettingSpec {
+  /** The spec fields, by name; none for a setting left unset. */
+  readonly fields: { readonly [field: string]: JsonValue };
+  /** Spec paths that name a resource by ARN (or bucket name) because the export does not hold it. */
+  readonly unresolved: readonly { readonly path: string; readonly arn: string }[];
+  /** What the bucket has that the spec cannot express, each a short phrase. */
+  readonly omitted: readonly string[];
+}
+
+/** The spec of a setting: `field` set to `value`, or left unset when `value` is undefined. */
+export function settingSpec(
+  field: string,
+  value: JsonValue | undefined,
+  more: Partial<Omit<SettingSpec, "fields">> = {},
+): SettingSpec {
+  return {
+    fields: value !== undefined ? { [field]: value } : {},
+    unresolved: more.unresolved ?? [],
+    omitted: more.omitted ?? [],
+  };
+}
+
+/**
+ * A reference to the resource of `kind` with `arn`, as the spec writes it: `{[refField]: {name}}`
+ * when the export holds it, else `{[arnField]: plain}` (the ARN, or a bucket name) with its path
+ * listed in `unresolved`.
+ */
+export function specRef(
+  refs: SpecRefs,
+  kind: string,
+  arn: string,
+  at: {
+    readonly path: string;
+    readonly refField: string;
+    readonly arnField: string;
+    readonly plain?: string;
+  },
+  unresolved: { path: string; arn: string }[],
+): { [field: string]: JsonValue } {
+  const ref = refs.refOf(arn);
+  if (ref !== undefined && ref.kind === kind) return { [at.refField]: { name: ref.name } };
+  unresolved.push({ path: `${at.path}.${at.arnField}`, arn });
+  return { [at.arnField]: at.plain ?? arn };
+}
+
 /**
  * One managed setting named `N` (its spec field), whose normal form is `V`; `null` in `V` stands
  * for a bucket that has none.
@@ -57,6 +111,13 @@ export interface BucketSettingDef<N extends string, V> {
   describe(want: NonNullable<V>, have: V | undefined): string;
   /** The value as the spec writes it, JSON; undefined for a bucket that has none. */
   toSpec(value: V): JsonValue | undefined;
+  /**
+   * The inverse of {@link desired}, for `kubeprovisioner export`: the spec fields that ask for
+   * `value`, the bucket's as read, so that {@link desired} of them (their references resolved)
+   * equals it. No field for a bucket that has none, and none for a value the spec cannot ask
+   * for without a write (`omitted` says what it has that the spec cannot express).
+   */
+  specOf(value: V, refs: SpecRefs): SettingSpec;
   /**
    * A list of rules with ids: a plan names each rule that differs
    * (`spec.lifecycleRules[id=logs]`). `list` gives each rule's id and its spec form.

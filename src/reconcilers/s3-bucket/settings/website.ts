@@ -1,6 +1,6 @@
 /** The static website of the bucket (spec.website): index and error documents, or a redirect. */
 import { GetBucketWebsiteCommand, PutBucketWebsiteCommand, type Protocol } from "@aws-sdk/client-s3";
-import { defineSetting, nonEmpty, specJson } from "./setting.ts";
+import { count, defineSetting, nonEmpty, settingSpec, specJson } from "./setting.ts";
 
 /** The static website in normal form; `routingRules` counts rules (the spec never sets one). */
 export interface Website {
@@ -53,6 +53,17 @@ export const website = defineSetting<"website", Website | null>({
               : undefined,
           routingRules: w.routingRules > 0 ? w.routingRules : undefined,
         }),
+  // A website with routing rules is left unset: a write would remove them.
+  specOf(w) {
+    if (w === null) return settingSpec("website", undefined);
+    if (w.routingRules > 0)
+      return settingSpec("website", undefined, {
+        omitted: [
+          `website: ${count(w.routingRules, "routing rule")} (spec.website left unset: it has no routing rules)`,
+        ],
+      });
+    return settingSpec("website", this.toSpec(w));
+  },
   notConfigured: ["NoSuchWebsiteConfiguration"],
   none: null,
   async read(s3) {

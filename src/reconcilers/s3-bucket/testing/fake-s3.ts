@@ -131,6 +131,11 @@ export class FakeS3 {
     this.now = now;
   }
   readonly calls: { op: string; input: Record<string, unknown> }[] = [];
+  /**
+   * Whether ListBuckets answers each bucket's BucketRegion and takes the BucketRegion filter, as
+   * S3 does; false: an S3 that does neither (then GetBucketLocation tells the region).
+   */
+  listsBucketRegion = true;
   readonly config = new S3Client({
     region: "us-east-1",
     endpoint: "http://s3.test:4566",
@@ -191,12 +196,30 @@ export class FakeS3 {
         return {};
       }
       case "ListBuckets": {
+        // Pages of MaxBuckets (all when unset) in name order; the token is the last name listed.
         const prefix = String(input.Prefix ?? "");
+        const region = this.listsBucketRegion ? input.BucketRegion : undefined;
+        const after = input.ContinuationToken === undefined ? "" : String(input.ContinuationToken);
+        const matching = [...this.buckets.entries()]
+          .filter(
+            ([n, b]) => n.startsWith(prefix) && n > after && (region === undefined || b.region === region),
+          )
+          .sort(([x], [y]) => (x < y ? -1 : 1));
+        const max = input.MaxBuckets === undefined ? matching.length : Number(input.MaxBuckets);
+        const page = matching.slice(0, max);
+        const last = page.at(-1);
         return {
-          Buckets: [...this.buckets.entries()]
-            .filter(([n]) => n.startsWith(prefix))
-            .map(([Name, b]) => ({ Name, CreationDate: b.created ?? new Date(this.now) })),
+          Buckets: page.map(([Name, b]) => ({
+            Name,
+            CreationDate: b.created ?? new Date(this.now),
+            ...(this.listsBucketRegion ? { BucketRegion: b.region } : {}),
+          })),
+          ...(matching.length > max && last !== undefined ? { ContinuationToken: last[0] } : {}),
         };
+      }
+      case "GetBucketLocation": {
+        const b = this.#get(name);
+        return { LocationConstraint: b.region === "us-east-1" ? undefined : b.region };
       }
       case "ListObjectVersions": {
         const b = this.#get(name);

@@ -7,6 +7,7 @@ import {
   DeleteQueueCommand,
   GetQueueAttributesCommand,
   GetQueueUrlCommand,
+  ListQueuesCommand,
   ListQueueTagsCommand,
   SetQueueAttributesCommand,
   TagQueueCommand,
@@ -81,6 +82,19 @@ export class FakeSqs {
       const name = cmd.input.QueueName ?? "";
       if (!this.queues.has(name)) this.#fail("not-found", "QueueDoesNotExist", op);
       return { QueueUrl: this.url(name) };
+    }
+    if (cmd instanceof ListQueuesCommand) {
+      // Pages of at most MaxResults (1-1000) queues by name; without MaxResults, up to 1000 and
+      // no NextToken, as SQS answers.
+      const prefix = cmd.input.QueueNamePrefix ?? "";
+      const names = [...this.queues.keys()].filter((n) => n.startsWith(prefix)).sort();
+      const max = cmd.input.MaxResults;
+      const start = cmd.input.NextToken !== undefined ? Number(cmd.input.NextToken) : 0;
+      const end = start + (max ?? 1000);
+      return {
+        QueueUrls: names.slice(start, end).map((n) => this.url(n)),
+        ...(max !== undefined && end < names.length ? { NextToken: String(end) } : {}),
+      };
     }
     if (cmd instanceof GetQueueAttributesCommand)
       return { Attributes: { ...this.#byUrl(input.QueueUrl, op).attributes } };
