@@ -8,13 +8,11 @@
  * --live -l <selector>` shows that first). This command writes to Kubernetes, never to AWS.
  */
 import { parseArgs } from "node:util";
-import pino from "pino";
 import { ConfigError } from "../config/config-error.ts";
-import { parseNamespace, ValueError } from "../config/values.ts";
+import { parseNamespace } from "../config/values.ts";
 import type { ManagedObject } from "../reconcilers/common/driver.ts";
 import { restListerWatcher } from "../runtime/cache/lister-watcher.ts";
-import { createLogger } from "../runtime/logging.ts";
-import { openSession, type Session } from "./session.ts";
+import { runCommand, type CommandIo, type CommandSpec } from "./command.ts";
 
 /** The help text of `adopt`. */
 export const ADOPT_HELP = `Switches the observe-only objects a label selector picks to full management.
@@ -34,86 +32,69 @@ Each object with managementPolicy ObserveOnly gets managementPolicy Full and ado
 the operator then writes the resource's ownership tags. Exit status: 0, or 1 on an error.
 `;
 
-/** Where the command writes. */
-export interface AdoptIo {
-  readonly stdout: (text: string) => void;
-  readonly stderr: (text: string) => void;
+/** The parsed command line of `adopt`. */
+export interface AdoptArgs {
+  readonly help: boolean;
+  readonly selector: string;
+  readonly namespace: string | undefined;
+  readonly allNamespaces: boolean;
+  readonly dryRun: boolean;
+  readonly kubeconfig: string | undefined;
 }
 
-/** Runs `adopt` with `argv` (the arguments after `adopt`); resolves with the exit status. */
-export async function runAdopt(
-  argv: readonly string[],
-  env: NodeJS.ProcessEnv,
-  io: AdoptIo,
-): Promise<number> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: [...argv],
-      strict: true,
-      options: {
-        help: { type: "boolean", short: "h" },
-        selector: { type: "string", short: "l" },
-        namespace: { type: "string", short: "n" },
-        "all-namespaces": { type: "boolean", short: "A" },
-        "dry-run": { type: "boolean" },
-        kubeconfig: { type: "string" },
-      },
-    }));
-    if (values.help === true) {
-      io.stdout(ADOPT_HELP);
-      return 0;
-    }
-    if (values.selector === undefined || values.selector === "") throw new ConfigError("give -l SELECTOR");
-    if (values["all-namespaces"] === true && values.namespace !== undefined)
-      throw new ConfigError("-n and -A exclude each other");
-    if (values.namespace !== undefined) parseNamespace(values.namespace);
-  } catch (err) {
-    if (
-      err instanceof ConfigError ||
-      err instanceof ValueError ||
-      (err as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")
-    ) {
-      io.stderr(`kubeprovisioner adopt: ${(err as Error).message}\n`);
-      return 1;
-    }
-    throw err;
-  }
-  const logger = createLogger({ level: "error", destination: pino.destination({ dest: 2, sync: true }) });
-  const abort = new AbortController();
-  let session: Session | undefined;
-  try {
-    session = await openSession(
-      {
-        kubeconfig: values.kubeconfig,
-        env,
-        logger,
-        userAgent: "kubeprovisioner-adopt",
-        adoption: { policy: "disabled", namespaces: [] },
-      },
-      abort.signal,
-    );
-    const namespace =
-      values["all-namespaces"] === true
-        ? undefined
-        : (values.namespace ?? session.kubeconfig.namespace ?? "default");
+/** Parses the arguments of `adopt`. @throws ConfigError, ValueError, or node's parseArgs error */
+export function parseAdoptArgs(argv: readonly string[]): AdoptArgs {
+  const { values } = parseArgs({
+    args: [...argv],
+    strict: true,
+    options: {
+      help: { type: "boolean", short: "h" },
+      selector: { type: "string", short: "l" },
+      namespace: { type: "string", short: "n" },
+      "all-namespaces": { type: "boolean", short: "A" },
+      "dry-run": { type: "boolean" },
+      kubeconfig: { type: "string" },
+    },
+  });
+  const help = values.help === true;
+  if (!help && (values.selector === undefined || values.selector === ""))
+    throw new ConfigError("give -l SELECTOR");
+  if (values["all-namespaces"] === true && values.namespace !== undefined)
+    throw new ConfigError("-n and -A exclude each other");
+  return {
+    help,
+    selector: values.selector ?? "",
+    namespace: values.namespace === undefined ? undefined : parseNamespace(values.namespace),
+    allNamespaces: values["all-namespaces"] === true,
+    dryRun: values["dry-run"] === true,
+    kubeconfig: values.kubeconfig,
+  };
+}
+
+/** The `adopt` command (./command.ts). */
+const ADOPT: CommandSpec<AdoptArgs> = {
+  name: "adopt",
+  help: ADOPT_HELP,
+  parse: parseAdoptArgs,
+  session: (args) => ({ kubeconfig: args.kubeconfig, adoption: { policy: "disabled", namespaces: [] } }),
+  run: async (session, args, io, signal) => {
+    const namespace = args.allNamespaces
+      ? undefined
+      : (args.namespace ?? session.kubeconfig.namespace ?? "default");
     let switched = 0;
     for (const kind of session.kinds) {
-      const lw = restListerWatcher<ManagedObject>(session.rest, kind.resource, namespace, values.selector);
+      const lw = restListerWatcher<ManagedObject>(session.rest, kind.resource, namespace, args.selector);
       const objects = session.client.resource<ManagedObject>(kind.resource);
       let cont: string | undefined;
       do {
-        const page = await lw.list(
-          { limit: 500, ...(cont !== undefined ? { continue: cont } : {}) },
-          abort.signal,
-        );
+        const page = await lw.list({ limit: 500, ...(cont !== undefined ? { continue: cont } : {}) }, signal);
         for (const obj of page.items) {
           const where = `${kind.resource.kind} ${obj.metadata.namespace ?? ""}/${obj.metadata.name ?? ""}`;
           if (obj.spec.managementPolicy !== "ObserveOnly") {
             io.stdout(`${where}: already Full\n`);
             continue;
           }
-          if (values["dry-run"] !== true) {
+          if (!args.dryRun) {
             await objects.patch(
               obj,
               {
@@ -123,23 +104,21 @@ export async function runAdopt(
                   spec: { managementPolicy: "Full", adoptExisting: true },
                 },
               },
-              { signal: abort.signal },
+              { signal },
             );
           }
           switched += 1;
-          io.stdout(`${where}: ${values["dry-run"] === true ? "would be switched" : "switched"} to Full\n`);
+          io.stdout(`${where}: ${args.dryRun ? "would be switched" : "switched"} to Full\n`);
         }
         cont = page.metadata?.continue || undefined;
       } while (cont !== undefined);
     }
-    io.stderr(
-      `adopt: ${switched} object(s) ${values["dry-run"] === true ? "would be " : ""}switched to Full\n`,
-    );
+    io.stderr(`adopt: ${switched} object(s) ${args.dryRun ? "would be " : ""}switched to Full\n`);
     return 0;
-  } catch (err) {
-    io.stderr(`kubeprovisioner adopt: ${(err as Error).message}\n`);
-    return 1;
-  } finally {
-    session?.close();
-  }
+  },
+};
+
+/** Runs `adopt` with `argv` (the arguments after `adopt`); resolves with the exit status. */
+export function runAdopt(argv: readonly string[], env: NodeJS.ProcessEnv, io: CommandIo): Promise<number> {
+  return runCommand(ADOPT, argv, env, io);
 }

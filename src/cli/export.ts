@@ -13,7 +13,6 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import pino from "pino";
 import type { JsonValue } from "../api/schema/openapi.ts";
 import { AwsAccountResource, type AwsAccount } from "../api/v1/aws-account.ts";
 import { ConfigError } from "../config/config-error.ts";
@@ -31,9 +30,9 @@ import type { ExportedRef, ExportedResource, ListedResource } from "../reconcile
 import type { KindModule } from "../reconcilers/common/kind.ts";
 import { taggedOwner } from "../reconcilers/common/ownership.ts";
 import { apiVersionOf } from "../runtime/kube/object.ts";
-import { createLogger } from "../runtime/logging.ts";
 import { objectNames } from "./export-names.ts";
-import { openSession, type Session } from "./session.ts";
+import { runCommand, type CommandIo, type CommandSpec } from "./command.ts";
+import type { Session } from "./session.ts";
 
 /** The label every exported object carries: the export's name, to select the set later. */
 export const EXPORT_LABEL = "compute.cloud.com/export";
@@ -67,11 +66,7 @@ Exit status: 0 when every resource was written, 1 when one failed or on an error
 `;
 
 /** Where the command writes. */
-export interface ExportIo {
-  readonly stdout: (text: string) => void;
-  readonly stderr: (text: string) => void;
-  readonly stdin: () => Promise<string>;
-}
+export type ExportIo = CommandIo;
 
 /** The parsed command line of `export`. */
 export interface ExportArgs {
@@ -164,45 +159,18 @@ type Outcome =
   | { readonly kind: string; readonly awsName: string; readonly skipped: string }
   | { readonly kind: string; readonly awsName: string; readonly failed: string };
 
-/** Runs `export` with `argv` (the arguments after `export`); resolves with the exit status. */
-export async function runExport(
-  argv: readonly string[],
-  env: NodeJS.ProcessEnv,
-  io: ExportIo,
-): Promise<number> {
-  let args: ExportArgs;
-  try {
-    args = parseExportArgs(argv);
-  } catch (err) {
-    if (err instanceof ConfigError || (err as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {
-      io.stderr(`kubeprovisioner export: ${(err as Error).message}\n`);
-      return 1;
-    }
-    throw err;
-  }
-  if (args.help) {
-    io.stdout(EXPORT_HELP);
-    return 0;
-  }
-  const logger = createLogger({ level: "error", destination: pino.destination({ dest: 2, sync: true }) });
-  const abort = new AbortController();
-  const onSignal = (): void => abort.abort();
-  process.once("SIGINT", onSignal);
-  process.once("SIGTERM", onSignal);
-  let session: Session | undefined;
-  try {
-    session = await openSession(
-      {
-        kubeconfig: args.kubeconfig,
-        env,
-        logger,
-        userAgent: "kubeprovisioner-export",
-        awsRegion: args.awsRegion,
-        adoption: { policy: "disabled", namespaces: [] },
-      },
-      abort.signal,
-    );
-    const result = await exportEstate(session, args, io, abort.signal);
+/** The `export` command (./command.ts). */
+const EXPORT: CommandSpec<ExportArgs> = {
+  name: "export",
+  help: EXPORT_HELP,
+  parse: parseExportArgs,
+  session: (args) => ({
+    kubeconfig: args.kubeconfig,
+    awsRegion: args.awsRegion,
+    adoption: { policy: "disabled", namespaces: [] },
+  }),
+  run: async (session, args, io, signal) => {
+    const result = await exportEstate(session, args, io, signal);
     for (const o of result.outcomes) {
       if ("skipped" in o) io.stderr(`skipped ${o.kind} ${o.awsName}: ${o.skipped}\n`);
       if ("failed" in o) io.stderr(`failed ${o.kind} ${o.awsName}: ${o.failed}\n`);
@@ -213,14 +181,12 @@ export async function runExport(
       `export ${args.name}: ${count("written")} written, ${count("skipped")} skipped, ${count("failed")} failed\n`,
     );
     return count("failed") > 0 ? 1 : 0;
-  } catch (err) {
-    io.stderr(`kubeprovisioner export: ${(err as Error).message}\n`);
-    return 1;
-  } finally {
-    session?.close();
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
-  }
+  },
+};
+
+/** Runs `export` with `argv` (the arguments after `export`); resolves with the exit status. */
+export function runExport(argv: readonly string[], env: NodeJS.ProcessEnv, io: ExportIo): Promise<number> {
+  return runCommand(EXPORT, argv, env, io);
 }
 
 /** Lists, reads and writes the estate `args` selects; returns what became of each resource. */

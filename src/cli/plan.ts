@@ -26,12 +26,11 @@ import type { ManagedObject } from "../reconcilers/common/driver.ts";
 import type { KindModule, ObjectPlan } from "../reconcilers/common/kind.ts";
 import { ADOPTION_POLICIES } from "../reconcilers/common/ownership.ts";
 import { restListerWatcher } from "../runtime/cache/lister-watcher.ts";
-import { createLogger } from "../runtime/logging.ts";
 import { apiVersionOf } from "../runtime/kube/object.ts";
-import pino from "pino";
 import { ManifestError, readManifests, type Manifest } from "./manifests.ts";
 import { renderPlan, summarize, type Plan, type PlannedObject } from "./plan-output.ts";
-import { openSession, type Session } from "./session.ts";
+import { runCommand, type CommandIo, type CommandSpec } from "./command.ts";
+import type { Session } from "./session.ts";
 
 /** The UID shown for an object that does not exist yet (its ownership tags carry the real one). */
 export const PENDING_UID = "(assigned-on-create)";
@@ -69,70 +68,37 @@ Exit status: 0 nothing would change, 2 something would, 1 an error.
 `;
 
 /** Where the command writes. */
-export interface PlanIo {
-  readonly stdout: (text: string) => void;
-  readonly stderr: (text: string) => void;
-  readonly stdin: () => Promise<string>;
-}
+export type PlanIo = CommandIo;
 
-/** Runs `plan` with `argv` (the arguments after `plan`); resolves with the exit status. */
-export async function runPlan(argv: readonly string[], env: NodeJS.ProcessEnv, io: PlanIo): Promise<number> {
-  let args: PlanArgs;
-  try {
-    args = parsePlanArgs(argv);
-  } catch (err) {
-    if (err instanceof ConfigError || (err as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {
-      io.stderr(`kubeprovisioner plan: ${(err as Error).message}\n`);
-      return 1;
-    }
-    throw err;
-  }
-  if (args.help) {
-    io.stdout(PLAN_HELP);
-    return 0;
-  }
-  const logger = createLogger({
-    level: args.verbose ? "debug" : "error",
-    destination: pino.destination({ dest: 2, sync: true }),
-  });
-  const abort = new AbortController();
-  const onSignal = (): void => abort.abort();
-  process.once("SIGINT", onSignal);
-  process.once("SIGTERM", onSignal);
-  let session: Session | undefined;
-  try {
-    session = await openSession(
-      {
-        kubeconfig: args.kubeconfig,
-        env,
-        logger,
-        userAgent: "kubeprovisioner-plan",
-        awsRegion: args.awsRegion,
-        adoption: { policy: args.adoption, namespaces: args.adoptionNamespaces },
-        defaultTags: args.defaultTags,
-        ignoreTagPrefixes: args.ignoreTagPrefixes,
-        requireAccount: args.requireAccount,
-      },
-      abort.signal,
-    );
+/** The `plan` command (./command.ts). */
+const PLAN: CommandSpec<PlanArgs> = {
+  name: "plan",
+  help: PLAN_HELP,
+  parse: parsePlanArgs,
+  verbose: (args) => args.verbose,
+  session: (args) => ({
+    kubeconfig: args.kubeconfig,
+    awsRegion: args.awsRegion,
+    adoption: { policy: args.adoption, namespaces: args.adoptionNamespaces },
+    defaultTags: args.defaultTags,
+    ignoreTagPrefixes: args.ignoreTagPrefixes,
+    requireAccount: args.requireAccount,
+  }),
+  run: async (session, args, io, signal) => {
     const targets = args.live
-      ? await liveTargets(session, args, abort.signal)
-      : await manifestTargets(session, args, io, abort.signal);
-    const objects = await planAll(session, targets, abort.signal);
+      ? await liveTargets(session, args, signal)
+      : await manifestTargets(session, args, io, signal);
+    const objects = await planAll(session, targets, signal);
     const plan: Plan = { schemaVersion: 1, objects, summary: summarize(objects) };
     io.stdout(args.output === "json" ? `${JSON.stringify(plan, null, 2)}\n` : renderPlan(plan));
     if (plan.summary.error > 0) return 1;
     return plan.summary.create + plan.summary.update + plan.summary.adopt > 0 ? 2 : 0;
-  } catch (err) {
-    const message =
-      err instanceof ManifestError || err instanceof ConfigError ? err.message : (err as Error).message;
-    io.stderr(`kubeprovisioner plan: ${message}\n`);
-    return 1;
-  } finally {
-    session?.close();
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
-  }
+  },
+};
+
+/** Runs `plan` with `argv` (the arguments after `plan`); resolves with the exit status. */
+export function runPlan(argv: readonly string[], env: NodeJS.ProcessEnv, io: PlanIo): Promise<number> {
+  return runCommand(PLAN, argv, env, io);
 }
 
 /** The parsed command line of `plan`. */
