@@ -13,7 +13,8 @@
  * - deleting an adopted object (deletionPolicy Retain) leaves its resource.
  *
  * The estate's size comes from EXPORT_ESTATE (`full`: 100 buckets, 100 queues and 10 instances,
- * by `make test-export`; by default a reduced 24 + 24 + 3 for `make test`).
+ * by `make test-export`; by default a reduced 12 + 12 + 2 for `make test`, which still holds a foreign-owned bucket and queue and
+ * dead-letter queues inside and outside the export).
  */
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -30,7 +31,7 @@ import { CommandError, repoRoot, runCommand, waitFor, WAIT_MS } from "../support
 import { TEST_OPERATOR_FLAGS } from "../support/reconciler-env.ts";
 
 const FULL = process.env.EXPORT_ESTATE === "full";
-const [BUCKETS, QUEUES, INSTANCES] = FULL ? [100, 100, 10] : [24, 24, 3];
+const [BUCKETS, QUEUES, INSTANCES] = FULL ? [100, 100, 10] : [12, 12, 2];
 const NS = "estate";
 const PREFIX = `exp${Date.now().toString(36)}`;
 const LABEL = "compute.cloud.com/export=estate";
