@@ -87,7 +87,7 @@ const PLAN: CommandSpec<PlanArgs> = {
   run: async (session, args, io, signal) => {
     const targets = args.live
       ? await liveTargets(session, args, signal)
-      : await manifestTargets(session, args, io, signal);
+      : await manifestTargets(session, args, io);
     const objects = await planAll(session, targets, signal);
     const plan: Plan = { schemaVersion: 1, objects, summary: summarize(objects) };
     io.stdout(args.output === "json" ? `${JSON.stringify(plan, null, 2)}\n` : renderPlan(plan));
@@ -224,12 +224,7 @@ async function liveTargets(session: Session, args: PlanArgs, signal: AbortSignal
  * The objects of the manifests `args` names, each as the API server would hold it once applied:
  * the CRD's defaults applied, and, for one that exists, its live metadata and status.
  */
-async function manifestTargets(
-  session: Session,
-  args: PlanArgs,
-  io: PlanIo,
-  signal: AbortSignal,
-): Promise<Target[]> {
+async function manifestTargets(session: Session, args: PlanArgs, io: PlanIo): Promise<Target[]> {
   const manifests = await readManifests(args.files, { recursive: args.recursive, stdin: io.stdin });
   const fallback = args.namespace ?? session.kubeconfig.namespace ?? "default";
   const out: Target[] = [];
@@ -242,7 +237,7 @@ async function manifestTargets(
     }
     out.push({
       kind,
-      object: await asApplied(session, kind, m, fallback, args.namespace, signal),
+      object: asApplied(session, kind, m, fallback, args.namespace),
       source: m.source,
     });
   }
@@ -258,14 +253,13 @@ function kindOf(kinds: readonly KindModule[], m: Manifest): KindModule | undefin
 }
 
 /** The object the manifest `m` of `kind` becomes when applied; see {@link manifestTargets}. */
-async function asApplied(
+function asApplied(
   session: Session,
   kind: KindModule,
   m: Manifest,
   fallback: string,
   asked: string | undefined,
-  signal: AbortSignal,
-): Promise<ManagedObject> {
+): ManagedObject {
   const meta = (m.object.metadata ?? {}) as Record<string, JsonValue>;
   const name = meta.name;
   if (typeof name !== "string" || name === "")
@@ -281,9 +275,8 @@ async function asApplied(
   const defaulted = (schema === undefined
     ? m.object
     : withDefaults(schema, m.object)) as unknown as ManagedObject;
-  const live = await session.client
-    .resource<ManagedObject>(kind.resource)
-    .getLive({ namespace, name }, { signal });
+  // The session's cache holds every object of the kind, synced when it opened.
+  const live = session.client.resource<ManagedObject>(kind.resource).get({ namespace, name });
   const labels = meta.labels as Record<string, string> | undefined;
   const annotations = meta.annotations as Record<string, string> | undefined;
   if (live !== undefined) {

@@ -19,9 +19,6 @@ import type { DriverContext } from "./driver-context.ts";
  */
 export type Disruption = "none" | "restart" | "replace" | "refused";
 
-/** Every disruption, mildest first (the order of a plan's summary). */
-export const DISRUPTIONS: readonly Disruption[] = ["none", "restart", "replace", "refused"];
-
 /** Why a change is refused: a condition reason (CamelCase) and a message for a human. */
 export interface Refusal {
   readonly reason: string;
@@ -157,13 +154,6 @@ export function holdingRefusal(changes: readonly Change[]): Change | undefined {
 /** The distinct descriptions of `changes`, in order, joined for an Event. */
 export function describeChanges(changes: readonly Change[]): string {
   return [...new Set(changes.map((c) => c.description))].join("; ");
-}
-
-/** The worst disruption among `changes` (`none` for an empty list). */
-export function worstDisruption(changes: readonly Change[]): Disruption {
-  let worst = 0;
-  for (const c of changes) worst = Math.max(worst, DISRUPTIONS.indexOf(c.disruption));
-  return DISRUPTIONS[worst] ?? "none";
 }
 
 /**

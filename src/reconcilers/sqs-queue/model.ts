@@ -410,22 +410,8 @@ function jsonValue(name: string, text: string): JsonValue {
 }
 
 /** The settings of a queue whose attributes name no other resource. */
-export type PlainSettings = Pick<
-  SqsQueueSpec,
-  "fifo" | "visibilityTimeoutSeconds" | "messageRetentionSeconds"
-> &
-  Partial<
-    Pick<
-      SqsQueueSpec,
-      | "delaySeconds"
-      | "receiveWaitTimeSeconds"
-      | "maximumMessageSize"
-      | "contentBasedDeduplication"
-      | "deduplicationScope"
-      | "fifoThroughputLimit"
-      | "encryption"
-    >
-  >;
+export type PlainSettings = Pick<SqsQueueSpec, "fifo"> &
+  Omit<ManagedAttributeSpec, "policy" | "deadLetterQueue" | "redriveAllowPolicy" | "allowS3Notifications">;
 
 /**
  * The inverse of {@link managedAttributes} (and of createAttributes' `FifoQueue`) for the

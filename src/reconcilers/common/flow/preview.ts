@@ -6,7 +6,7 @@
  * reads of the driver's plan) and no Kubernetes call beyond the cache and the account's Secret.
  */
 import { recordedIdOf, type ManagedObject, type ObjectAccount, type ResourceDriver } from "../driver.ts";
-import { changeData, creationChange, holdingRefusal, type ChangeData, type Disruption } from "../changes.ts";
+import { changeData, creationChange, holdingRefusal, type ChangeData } from "../changes.ts";
 import type { KindTraits } from "../kind-traits.ts";
 import { observesOnly } from "../management-policy.ts";
 import { adoptionGrant, adoptionRefusal, type InstallAdoption, type OwnerDirectory } from "../ownership.ts";
@@ -197,11 +197,4 @@ function createPlan<T extends ManagedObject, R, Ref>(
     changes: [changeData(creation)],
     ...(approval !== undefined ? { approval } : {}),
   };
-}
-
-/** The disruptions of a plan's changes, counted. */
-export function disruptionCounts(changes: readonly ChangeData[]): Record<Disruption, number> {
-  const counts: Record<Disruption, number> = { none: 0, restart: 0, replace: 0, refused: 0 };
-  for (const c of changes) counts[c.disruption] += 1;
-  return counts;
 }
