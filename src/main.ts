@@ -35,6 +35,7 @@ import { handleShutdownSignals } from "./runtime/manager/signals.ts";
 import { DelegatingAuth } from "./runtime/metrics/auth.ts";
 import { defaultRegistry } from "./runtime/metrics/registry.ts";
 import { MetricsServer, ProbeServer } from "./runtime/metrics/server.ts";
+import { drained } from "./stdio-drain.ts";
 
 const PROGRAM = "kubeprovisioner";
 
@@ -67,7 +68,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
       stdin: readStdin,
     });
     // The process exits with the code at once: what is written to a pipe must have left first.
-    await new Promise<void>((resolve) => process.stdout.write("", () => resolve()));
+    await drained(process.stdout, process.stderr);
     return code;
   }
   let options: Options;

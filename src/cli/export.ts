@@ -33,6 +33,7 @@ import { apiVersionOf } from "../runtime/kube/object.ts";
 import { objectNames } from "./export-names.ts";
 import { runCommand, type CommandIo, type CommandSpec } from "./command.ts";
 import type { Session } from "./session.ts";
+import { inPool } from "./pool.ts";
 
 /** The label every exported object carries: the export's name, to select the set later. */
 export const EXPORT_LABEL = "compute.cloud.com/export";
@@ -227,17 +228,37 @@ export async function exportEstate(
     if (name !== undefined) byArn.set(f.listed.arn, { kind, name });
   }
   const outcomes: Outcome[] = new Array(found.length);
+  // The ARNs each resource's spec names by reference: a reference to a resource that is then
+  // skipped (another object's, gone, failed) would name an object the export never writes.
+  const referenced: Set<string>[] = found.map(() => new Set());
   const progress = progressLine(io, found.length);
-  let next = 0;
   let done = 0;
-  const worker = async (): Promise<void> => {
-    for (let i = next++; i < found.length; i = next++) {
-      const f = found[i] as Found;
-      outcomes[i] = await exportOne(f, exporters.get(f.kind.name), names, byArn, args, signal);
-      progress(++done);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, found.length) }, worker));
+  await inPool(found.length, CONCURRENCY, async (i) => {
+    const f = found[i] as Found;
+    const refOf = (arn: string): ExportedRef | undefined => {
+      const ref = byArn.get(arn);
+      if (ref !== undefined) referenced[i]?.add(arn);
+      return ref;
+    };
+    outcomes[i] = await exportOne(f, exporters.get(f.kind.name), names, refOf, args, signal);
+    progress(++done);
+  });
+  // Read again, naming by ARN what is not written, each resource that referenced such a one.
+  const writtenArns = new Set(
+    found.filter((_, i) => "written" in (outcomes[i] as Outcome)).map((f) => f.listed.arn),
+  );
+  const rewrite = found.flatMap((_, i) =>
+    "written" in (outcomes[i] as Outcome) && [...(referenced[i] ?? [])].some((arn) => !writtenArns.has(arn))
+      ? [i]
+      : [],
+  );
+  const refOfWritten = (arn: string): ExportedRef | undefined =>
+    writtenArns.has(arn) ? byArn.get(arn) : undefined;
+  await inPool(rewrite.length, CONCURRENCY, async (j) => {
+    const i = rewrite[j] as number;
+    const f = found[i] as Found;
+    outcomes[i] = await exportOne(f, exporters.get(f.kind.name), names, refOfWritten, args, signal);
+  });
   await write(outcomes, args, session, io);
   return { outcomes };
 }
@@ -255,7 +276,7 @@ async function exportOne(
   f: Found,
   exporter: ReturnType<NonNullable<KindModule["exporter"]>> | undefined,
   names: ReadonlyMap<string, ReadonlyMap<string, string>>,
-  byArn: ReadonlyMap<string, ExportedRef>,
+  refOf: (arn: string) => ExportedRef | undefined,
   args: ExportArgs,
   signal: AbortSignal,
 ): Promise<Outcome> {
@@ -264,7 +285,7 @@ async function exportOne(
   if (exporter === undefined) return { kind, awsName, failed: "the kind has no exporter" };
   let read: ExportedResource | undefined;
   try {
-    read = await exporter.read(f.listed, { signal, refOf: (arn) => byArn.get(arn) });
+    read = await exporter.read(f.listed, { signal, refOf });
   } catch (err) {
     return { kind, awsName, failed: (err as Error).message };
   }

@@ -31,6 +31,7 @@ import { ManifestError, readManifests, type Manifest } from "./manifests.ts";
 import { renderPlan, summarize, type Plan, type PlannedObject } from "./plan-output.ts";
 import { runCommand, type CommandIo, type CommandSpec } from "./command.ts";
 import type { Session } from "./session.ts";
+import { inPool } from "./pool.ts";
 
 /** The UID shown for an object that does not exist yet (its ownership tags carry the real one). */
 export const PENDING_UID = "(assigned-on-create)";
@@ -309,24 +310,20 @@ async function planAll(
 ): Promise<PlannedObject[]> {
   const planners = new Map(session.kinds.map((k) => [k.name, k.planner(session.deps)]));
   const out: PlannedObject[] = new Array(targets.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    for (let i = next++; i < targets.length; i = next++) {
-      const t = targets[i] as Target;
-      const planner = planners.get(t.kind.name);
-      const plan: ObjectPlan =
-        planner === undefined
-          ? { action: "error", changes: [], message: "no planner" }
-          : await planner(t.object, signal);
-      out[i] = {
-        kind: t.kind.resource.kind,
-        namespace: t.object.metadata.namespace ?? "",
-        name: t.object.metadata.name ?? "",
-        ...(t.source !== undefined ? { source: t.source } : {}),
-        ...plan,
-      };
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, targets.length) }, worker));
+  await inPool(targets.length, CONCURRENCY, async (i) => {
+    const t = targets[i] as Target;
+    const planner = planners.get(t.kind.name);
+    const plan: ObjectPlan =
+      planner === undefined
+        ? { action: "error", changes: [], message: "no planner" }
+        : await planner(t.object, signal);
+    out[i] = {
+      kind: t.kind.resource.kind,
+      namespace: t.object.metadata.namespace ?? "",
+      name: t.object.metadata.name ?? "",
+      ...(t.source !== undefined ? { source: t.source } : {}),
+      ...plan,
+    };
+  });
   return out;
 }

@@ -164,6 +164,23 @@ describe(`export and adopt an estate of ${BUCKETS + QUEUES + INSTANCES} resource
       ),
       "an ARN outside the export, said so",
     );
+    // A dead-letter queue another object owns is skipped, so it stays an ARN too, never a
+    // reference to an object the export does not write.
+    const foreignQueues = seeded.foreign.filter((n) => n.includes("-queue-"));
+    assert.ok(
+      texts.some((t) =>
+        foreignQueues.some(
+          (n) =>
+            t.includes(`# spec.deadLetterQueue.targetArn stays the ARN arn:aws:sqs:us-east-1:`) &&
+            t.includes(`:${n}: this export does not hold it`),
+        ),
+      ),
+      "a dead-letter queue another object owns, named by ARN",
+    );
+    const exportedNames = new Set(files("sqsqueues").map((f) => f.replace(/\.yaml$/, "")));
+    for (const t of texts)
+      for (const m of t.matchAll(/queueRef:\n\s+name: (\S+)/g))
+        assert.ok(exportedNames.has(m[1] ?? ""), `queueRef ${m[1]} names an exported object`);
     // Byte-identical the second time, as one stream too.
     const stream = await program(args);
     assert.equal(stream.code, 0, stream.stderr);

@@ -7,7 +7,7 @@ import { FakeClock } from "../../runtime/testing/fake-clock.ts";
 import { context } from "../common/testing/context.ts";
 import type { ExportContext, ExportedRef, KindExporter, ListedResource } from "../common/export.ts";
 import { S3BucketDriver } from "./driver.ts";
-import { locationRegion, s3BucketExporter } from "./export.ts";
+import { locationRegion, policyFields, s3BucketExporter } from "./export.ts";
 import type { S3BucketObject } from "./model.ts";
 import { FakeS3, type FakeBucket } from "./testing/fake-s3.ts";
 import { BUCKET_SETTINGS, managedSettings } from "./settings/index.ts";
@@ -30,6 +30,22 @@ const POLICY = {
     },
   ],
 };
+
+/** A bucket of the export whose object name is not its bucket name. */
+const SITE_LOGS = "arn:aws:s3:::site.logs";
+const SITE_LOGS_OBJECT = "site-logs-0a1b2c3d";
+/** A bucket the export does not hold. */
+const OUTSIDE = "arn:aws:s3:::outside-1";
+
+/** The statement letting `source`'s access logs into assets-1, as S3 answers a policy read. */
+const loggingGrant = (source: string): Record<string, unknown> => ({
+  Sid: `s3-logging-${source.slice("arn:aws:s3:::".length)}`,
+  Effect: "Allow",
+  Principal: { Service: "logging.s3.amazonaws.com" },
+  Action: "s3:PutObject",
+  Resource: "arn:aws:s3:::assets-1/*",
+  Condition: { ArnLike: { "aws:SourceArn": source } },
+});
 
 /** A bucket in eu-west-1 with every setting the CRD can express set, as S3 answers their reads. */
 function richBucket(): FakeBucket {
@@ -143,6 +159,7 @@ const HELD = new Map<string, ExportedRef>([
   [EVENTS_QUEUE, { kind: "SqsQueue", name: "events" }],
   [REPLICA, { kind: "S3Bucket", name: "replica-1" }],
   [LOGS, { kind: "S3Bucket", name: "logs-1" }],
+  [SITE_LOGS, { kind: "S3Bucket", name: SITE_LOGS_OBJECT }],
 ]);
 
 const exportCtx = (held: ReadonlyMap<string, ExportedRef> = HELD): ExportContext => ({
@@ -425,8 +442,105 @@ describe("S3Bucket export", () => {
       assert.deepEqual(out.tags, { [OWNERSHIP_TAGS.uid]: "uid-9", env: "prod" });
     });
 
+    it("writes the policy's logging statements for buckets it holds as allowLoggingFrom, the rest as spec.policy", async () => {
+      const policy = {
+        ...POLICY,
+        Statement: [...POLICY.Statement, loggingGrant(OUTSIDE), loggingGrant(LOGS), loggingGrant(SITE_LOGS)],
+      };
+      s3.buckets.set("assets-1", {
+        ...plain("eu-west-1"),
+        settings: { GetBucketPolicy: { Policy: JSON.stringify(policy) } },
+      });
+      const out = await exporter.read(listed("assets-1"), exportCtx());
+      assert.ok(out);
+      assert.deepEqual(out.spec.policy, {
+        ...POLICY,
+        Statement: [...POLICY.Statement, loggingGrant(OUTSIDE)],
+      });
+      assert.deepEqual(out.spec.allowLoggingFrom, [
+        { bucketRef: { name: "logs-1" } },
+        { bucketRef: { name: SITE_LOGS_OBJECT } },
+      ]);
+      assert.deepEqual(out.unresolved, []);
+    });
+
     it("answers undefined for a bucket gone since the listing", async () => {
       assert.equal(await exporter.read(listed("gone-1"), exportCtx()), undefined);
+    });
+  });
+
+  describe("policy fields", () => {
+    const ASSETS = "arn:aws:s3:::assets-1";
+    const fields = (policy: Record<string, unknown>) =>
+      policyFields(policy as never, ASSETS, (arn) => HELD.get(arn));
+    const doc = (...statements: Record<string, unknown>[]) => ({
+      Version: "2012-10-17",
+      Statement: statements,
+    });
+    const read = POLICY.Statement[0] ?? {};
+
+    it("leaves spec.policy unset when only the operator's logging statements remain", () => {
+      assert.deepEqual(fields(doc(loggingGrant(LOGS), loggingGrant(SITE_LOGS))), {
+        allowLoggingFrom: [{ bucketRef: { name: "logs-1" } }, { bucketRef: { name: SITE_LOGS_OBJECT } }],
+      });
+    });
+
+    it("takes only the trailing statements in the operator's order (by bucket name)", () => {
+      // site.logs before logs-1: the operator would append logs-1 first, so site.logs stays.
+      assert.deepEqual(fields(doc(read, loggingGrant(SITE_LOGS), loggingGrant(LOGS))), {
+        policy: doc(read, loggingGrant(SITE_LOGS)),
+        allowLoggingFrom: [{ bucketRef: { name: "logs-1" } }],
+      });
+      // A statement of its own after them: nothing is taken.
+      const tail = doc(loggingGrant(LOGS), read);
+      assert.deepEqual(fields(tail), { policy: tail });
+    });
+
+    it("keeps a statement that differs from the operator's in any way in spec.policy", () => {
+      const variants: Record<string, unknown>[] = [
+        { ...loggingGrant(LOGS), Action: ["s3:PutObject"] },
+        { ...loggingGrant(LOGS), Sid: "logs" },
+        { ...loggingGrant(LOGS), Resource: "arn:aws:s3:::assets-1/logs/*" },
+        {
+          ...loggingGrant(LOGS),
+          Condition: { ArnLike: { "aws:SourceArn": LOGS }, StringEquals: { "aws:SourceAccount": "1" } },
+        },
+        { ...loggingGrant(LOGS), Principal: { Service: ["logging.s3.amazonaws.com"] } },
+        { ...loggingGrant(LOGS), Effect: "Deny" },
+      ];
+      for (const v of variants) {
+        const policy = doc(read, v);
+        assert.deepEqual(fields(policy), { policy }, JSON.stringify(v));
+      }
+    });
+
+    it("keeps the whole policy when the fields could not give it back", () => {
+      // Another statement already has the Sid: allowLoggingFrom would conflict with spec.policy.
+      const taken = doc({ ...read, Sid: "s3-logging-logs-1" }, loggingGrant(LOGS));
+      assert.deepEqual(fields(taken), { policy: taken });
+      // Only the statements would remain of a document the default one does not give.
+      const withId = { ...doc(loggingGrant(LOGS)), Id: "logs" };
+      assert.deepEqual(fields(withId), { policy: withId });
+      const old = { ...doc(loggingGrant(LOGS)), Version: "2008-10-17" };
+      assert.deepEqual(fields(old), { policy: old });
+      // Still an Id beside other statements is carried in spec.policy.
+      const kept = { ...doc(read, loggingGrant(LOGS)), Id: "logs" };
+      assert.deepEqual(fields(kept), {
+        policy: { ...doc(read), Id: "logs" },
+        allowLoggingFrom: [{ bucketRef: { name: "logs-1" } }],
+      });
+    });
+
+    it("names at most 50 buckets in allowLoggingFrom, the CRD's limit", () => {
+      const held = new Map<string, ExportedRef>();
+      const grants = Array.from({ length: 52 }, (_, i) => {
+        const arn = `arn:aws:s3:::src-${String(i).padStart(2, "0")}`;
+        held.set(arn, { kind: "S3Bucket", name: `src-${i}` });
+        return loggingGrant(arn);
+      });
+      const out = policyFields(doc(read, ...grants) as never, ASSETS, (arn) => held.get(arn));
+      assert.equal((out.allowLoggingFrom as unknown[]).length, 50);
+      assert.deepEqual(out.policy, doc(read, grants[0] ?? {}, grants[1] ?? {}));
     });
   });
 
@@ -447,10 +561,16 @@ describe("S3Bucket export", () => {
       assert.ok(observed.exists);
       assert.equal(observed.ownership, "foreign");
       // What the flow resolves the references to: the held objects' resources.
+      const heldBucket = (name: string) =>
+        [...HELD].find(([, ref]) => ref.kind === "S3Bucket" && ref.name === name)?.[0] ?? "";
       const resolved = {
         queueArns: new Map([["events", EVENTS_QUEUE]]),
         bucketArns: new Map([["replica-1", REPLICA]]),
         loggingTarget: "logs-1",
+        loggingSources: obj.spec.allowLoggingFrom?.map(({ bucketRef }) => {
+          const arn = heldBucket(bucketRef.name);
+          return { bucketName: arn.slice("arn:aws:s3:::".length), bucketArn: arn };
+        }),
       };
       return { obj, changes: (await driver.plan(obj, observed, ctx, resolved)).changes };
     }
@@ -464,6 +584,23 @@ describe("S3Bucket export", () => {
         assert.match(c.path, /^tags\[/, c.path);
         assert.equal(c.ownership, true, c.path);
       }
+    });
+
+    it("plans only the ownership tags for a policy written back as allowLoggingFrom and spec.policy", async () => {
+      const b = richBucket();
+      const policy = {
+        ...POLICY,
+        Statement: [...POLICY.Statement, loggingGrant(OUTSIDE), loggingGrant(LOGS), loggingGrant(SITE_LOGS)],
+      };
+      (b.settings ?? {}).GetBucketPolicy = { Policy: JSON.stringify(policy) };
+      const { obj, changes } = await planOfExport(b);
+      assert.equal(obj.spec.allowLoggingFrom?.length, 2);
+      assert.equal(obj.spec.policy?.Statement.length, 2);
+      assert.deepEqual(
+        changes.filter((c) => c.ownership !== true).map((c) => c.path),
+        [],
+      );
+      assert.ok(changes.length > 0);
     });
 
     it("plans only the ownership tags for a bucket without settings", async () => {

@@ -3,9 +3,13 @@
  * through the driver's read paths (./bucket-api.ts, every setting of ./settings/, managed by the
  * spec or not), and writes the full spec that asks for the bucket as it is, each setting through
  * its module's inverse (`specOf`). A setting the spec cannot express without a write (website
- * routing rules, notifications to SNS or Lambda) is left unset and named in `omitted`.
+ * routing rules, notifications to SNS or Lambda) is left unset and named in `omitted`. The
+ * statements spec.allowLoggingFrom writes into the policy, for buckets the export holds, are
+ * written back as allowLoggingFrom (see {@link policyFields}).
  */
+import { isDeepStrictEqual } from "node:util";
 import { GetBucketLocationCommand, ListBucketsCommand } from "@aws-sdk/client-s3";
+import type { S3BucketSpec } from "../../api/v1/index.ts";
 import type { JsonValue } from "../../api/schema/openapi.ts";
 import type { AwsClientSource } from "../../aws/clients.ts";
 import { AwsError } from "../../aws/errors.ts";
@@ -19,10 +23,12 @@ import {
   type KindExporter,
   type ListedResource,
 } from "../common/export.ts";
+import { conflictingSids } from "../common/references.ts";
 import { BucketApi } from "./bucket-api.ts";
 import { BUCKET_SETTINGS, readSettings, SETTINGS, type BucketSettings } from "./settings/index.ts";
 import { objectLock, objectLockSpec, readObjectLock, type ObjectLockState } from "./settings/object-lock.ts";
-import type { BucketSettingDef, SpecRefs } from "./settings/setting.ts";
+import { bucketPolicy, loggingSid } from "./settings/policy.ts";
+import { normalJson, type BucketSettingDef, type SpecRefs } from "./settings/setting.ts";
 
 /** ListBuckets pages hold at most this many buckets (S3's maximum for MaxBuckets). */
 export const LIST_PAGE_SIZE = 10_000;
@@ -146,6 +152,11 @@ async function readBucket(
     unresolved.push(...out.unresolved);
     omitted.push(...out.omitted);
   }
+  if (spec.policy !== undefined) {
+    const { policy, ...grants } = policyFields(spec.policy, s3BucketArn(name, region), ctx.refOf);
+    delete spec.policy;
+    Object.assign(spec, policy !== undefined ? { policy } : {}, grants);
+  }
   if (spec.objectLock === undefined) {
     const enabled = objectLockSpec(lock.enabled, null);
     if (enabled !== undefined) spec.objectLock = enabled;
@@ -182,4 +193,75 @@ function websiteExpressible(website: JsonValue, publicAccessBlock: JsonValue | u
   if (w.indexDocument === undefined) return true;
   const p = publicAccessBlock as { blockPublicPolicy?: boolean; restrictPublicBuckets?: boolean } | undefined;
   return p !== undefined && p.blockPublicPolicy === false && p.restrictPublicBuckets === false;
+}
+
+/** How many buckets spec.allowLoggingFrom may name (the CRD's maxItems). */
+const MAX_LOGGING_SOURCES = 50;
+
+/** A bucket whose access logs a policy statement lets in, and the exported object it is. */
+interface LoggingSource {
+  readonly bucketName: string;
+  readonly bucketArn: string;
+  readonly objectName: string;
+}
+
+/**
+ * The bucket policy `policy` of the bucket `bucketArn` as spec fields: the statements at its end
+ * that are, each exactly, the statement spec.allowLoggingFrom writes for a bucket the export
+ * holds, in the order the operator appends them (by bucket name), become `allowLoggingFrom`
+ * references to those buckets' objects; the rest stays `policy`, left unset when nothing but an
+ * empty 2012-10-17 document remains. The policy the operator computes from the fields is the
+ * bucket's: when it would not be (a statement elsewhere already uses one of those Sids, or only
+ * the statements would remain of a document with an Id or another Version), the whole policy
+ * stays `policy`. A statement for a bucket the export does not hold stays in `policy`, since
+ * allowLoggingFrom names S3Bucket objects only.
+ */
+export function policyFields(
+  policy: JsonValue,
+  bucketArn: string,
+  refOf: SpecRefs["refOf"],
+): { readonly policy?: JsonValue; readonly allowLoggingFrom?: JsonValue } {
+  const whole = { policy };
+  const statements = (policy as { Statement?: unknown } | null)?.Statement;
+  if (!Array.isArray(statements)) return whole;
+  const sources: LoggingSource[] = [];
+  for (let i = statements.length - 1; i >= 0 && sources.length < MAX_LOGGING_SOURCES; i--) {
+    const source = loggingSource(statements[i] as JsonValue, bucketArn, refOf);
+    const later = sources[0];
+    if (source === undefined || (later !== undefined && source.bucketName >= later.bucketName)) break;
+    sources.unshift(source);
+  }
+  if (sources.length === 0) return whole;
+  const rest = statements.slice(0, statements.length - sources.length) as JsonValue[];
+  const base = (
+    rest.length > 0 ? { ...(policy as { [key: string]: JsonValue }), Statement: rest } : undefined
+  ) as S3BucketSpec["policy"];
+  const sids = sources.map((s) => loggingSid(s.bucketName));
+  if (conflictingSids(base, sids).length > 0) return whole;
+  const computed = bucketPolicy(base, bucketArn, sources);
+  if (!isDeepStrictEqual(computed, normalJson(policy))) return whole;
+  return {
+    ...(base !== undefined ? { policy: base as JsonValue } : {}),
+    allowLoggingFrom: sources.map((s) => ({ bucketRef: { name: s.objectName } })),
+  };
+}
+
+/**
+ * The bucket whose access logs `statement` lets into the bucket `bucketArn`, when the statement
+ * is exactly the one spec.allowLoggingFrom writes for it and the export holds that bucket.
+ */
+function loggingSource(
+  statement: JsonValue,
+  bucketArn: string,
+  refOf: SpecRefs["refOf"],
+): LoggingSource | undefined {
+  const condition = statement as { Condition?: { ArnLike?: { "aws:SourceArn"?: unknown } } } | null;
+  const sourceArn = condition?.Condition?.ArnLike?.["aws:SourceArn"];
+  if (typeof sourceArn !== "string") return undefined;
+  const ref = refOf(sourceArn);
+  if (ref?.kind !== "S3Bucket") return undefined;
+  // The export's ARN of a bucket ends with its name (arn:PARTITION:s3:::NAME).
+  const source = { bucketName: sourceArn.slice(sourceArn.lastIndexOf(":") + 1), bucketArn: sourceArn };
+  const written = (bucketPolicy(undefined, bucketArn, [source]) as { Statement: JsonValue[] }).Statement;
+  return isDeepStrictEqual(written, [statement]) ? { ...source, objectName: ref.name } : undefined;
 }

@@ -176,6 +176,31 @@ def s3_lifecycle_reads_back_object_sizes(aws: Any) -> None:
     assert got == filters, f"filters read back: {got}"
 
 
+def s3_list_buckets_pages_with_regions(aws: Any) -> None:
+    """ListBuckets: each bucket's BucketRegion, name order, and ContinuationToken pages."""
+    names = ["pages-c", "pages-a", "pages-d", "pages-b"]
+    for name in names:
+        aws.s3.create_bucket(Bucket=name)
+    aws.s3.create_bucket(Bucket="pages-w", CreateBucketConfiguration={"LocationConstraint": "us-west-2"})
+    seen: list[tuple[str, str]] = []
+    token: str | None = None
+    pages = 0
+    while True:
+        args: dict[str, Any] = {"Prefix": "pages-", "BucketRegion": REGION, "MaxBuckets": 3}
+        if token is not None:
+            args["ContinuationToken"] = token
+        got = answer(aws.s3.list_buckets, **args)
+        pages += 1
+        seen += [(b["Name"], b.get("BucketRegion", "")) for b in got["Buckets"]]
+        token = got.get("ContinuationToken")
+        if token is None or pages > 3:
+            break
+    assert seen == [(n, REGION) for n in sorted(names)], seen
+    assert pages == 2, pages
+    everything = answer(aws.s3.list_buckets, Prefix="pages-")["Buckets"]
+    assert [(b["Name"], b.get("BucketRegion")) for b in everything][-1] == ("pages-w", "us-west-2"), everything
+
+
 def sqs_reads_back_redrive_allow_policy_by_name(aws: Any) -> None:
     """GetQueueAttributes(RedriveAllowPolicy): the JSON string set by CreateQueue, then by
     SetQueueAttributes."""
@@ -420,6 +445,7 @@ def ec2_credit_specification_only_for_burstable(aws: Any) -> None:
 CHECKS: list[Callable[[Any], None]] = [
     s3_notification_reads_back_event_bridge,
     s3_lifecycle_reads_back_object_sizes,
+    s3_list_buckets_pages_with_regions,
     sqs_reads_back_redrive_allow_policy_by_name,
     sqs_reads_back_redrive_allow_policy_in_all,
     sqs_set_attributes_keeps_policy,

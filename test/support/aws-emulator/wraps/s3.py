@@ -19,10 +19,16 @@
   ``CompleteMultipartUpload`` (S3 user guide, "EventBridge event message structure"). The wrap
   sends those events through :func:`wraps.events.emit_to_default_bus`, as the EC2 wrap sends
   its own; every other event type still goes through moto's function.
+- ListBuckets answers neither a bucket's ``BucketRegion`` nor a ``ContinuationToken``: moto cuts
+  the list at ``max-buckets`` and says nothing of the rest. AWS names each bucket's region, lists
+  the buckets in name order, and answers a ``ContinuationToken`` while more buckets match, which
+  the next request passes as ``continuation-token`` (S3 API reference, ListBuckets; MaxBuckets is
+  1 to 10,000, and 10,000 when not given). The wrap pages moto's own filtered list that way.
 """
 
 from __future__ import annotations
 
+import base64
 import functools
 from typing import Any
 
@@ -41,6 +47,9 @@ CREATED_REASONS = {
     "s3:ObjectCreated:Copy": "CopyObject",
     "s3:ObjectCreated:CompleteMultipartUpload": "CompleteMultipartUpload",
 }
+
+#: ListBuckets' page size when the request names none, and the most it may name.
+LIST_BUCKETS_MAX = 10_000
 
 #: The two size conditions of a lifecycle filter, as the API names them.
 OBJECT_SIZE_FIELDS = ("ObjectSizeGreaterThan", "ObjectSizeLessThan")
@@ -117,9 +126,32 @@ def _send_event_bridge_message(original: Any) -> Any:
     return send
 
 
+def _paged_buckets(response: Any, result: dict[str, Any]) -> None:
+    """ListBuckets as AWS answers it: each bucket's region, name order, continuation tokens."""
+    prefix = response._get_param("prefix")
+    region = response._get_param("bucket-region")
+    size = int(response._get_param("max-buckets") or LIST_BUCKETS_MAX)
+    after = response._get_param("continuation-token")
+    matching = sorted(
+        response.backend.list_buckets(prefix=prefix, bucket_region=region, max_buckets=None),
+        key=lambda b: b.name,
+    )
+    if after:
+        matching = [b for b in matching if b.name > base64.urlsafe_b64decode(after).decode()]
+    page = matching[:size]
+    result["Buckets"] = [
+        {"Name": b.name, "CreationDate": b.creation_date_ISO8601, "BucketRegion": b.region_name} for b in page
+    ]
+    if prefix:
+        result["Prefix"] = prefix
+    if len(matching) > size:
+        result["ContinuationToken"] = base64.urlsafe_b64encode(page[-1].name.encode()).decode()
+
+
 def install() -> None:
-    """Wraps S3Response.get_bucket_notification, FakeBucket.set_lifecycle,
+    """Wraps S3Response.all_buckets, S3Response.get_bucket_notification, FakeBucket.set_lifecycle,
     S3Response.get_bucket_lifecycle and moto.s3.notifications._send_event_bridge_message."""
+    S3Response.all_buckets = adjust_result(S3Response.all_buckets, _paged_buckets)  # type: ignore[method-assign]
     S3Response.get_bucket_notification = adjust_result(  # type: ignore[method-assign]
         S3Response.get_bucket_notification, _with_event_bridge
     )
