@@ -30,8 +30,7 @@
 import { DeleteTagsCommand, DescribeInstancesCommand, EC2Client } from "@aws-sdk/client-ec2";
 import { PutBucketVersioningCommand, S3Client } from "@aws-sdk/client-s3";
 import { GetQueueUrlCommand, SetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
-import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
@@ -44,6 +43,7 @@ import { inParallel } from "../../test/support/pool.ts";
 import { repoRoot, waitFor } from "../../test/support/process.ts";
 import { imageNodeOptions } from "../support/image-node-options.ts";
 import { readyNames } from "../support/ready.ts";
+import { requireGnuTime, runUserCommand, userCommandEnv } from "../support/user-command.ts";
 import { budgetUse, callsByService, isRead } from "./budget.ts";
 
 const { values } = parseArgs({
@@ -177,54 +177,7 @@ function checkPlan(plan: PlanJson): string[] {
 type Audited = AuditEvent & { auditID: string; requestURI?: string };
 const ms = (t: string): number => Date.parse(t);
 
-/** Runs the plan with Node flags `nodeArgs` under GNU time: exit status, output, wall time, peak RSS. */
-async function runPlan(
-  nodeArgs: readonly string[],
-  env: NodeJS.ProcessEnv,
-  timeFile: string,
-): Promise<{ code: number; stdout: string; stderr: string; start: number; end: number; peakRssMiB: number }> {
-  const start = Date.now();
-  const child = spawn(
-    "/usr/bin/time",
-    [
-      "-f",
-      "%M",
-      "-o",
-      timeFile,
-      process.execPath,
-      ...nodeArgs,
-      path.join(repoRoot, PROGRAM),
-      "plan",
-      "--live",
-      "-A",
-      "-o",
-      "json",
-    ],
-    { env, stdio: ["ignore", "pipe", "pipe"] },
-  );
-  const out: Buffer[] = [];
-  const err: Buffer[] = [];
-  child.stdout.on("data", (b: Buffer) => out.push(b));
-  child.stderr.on("data", (b: Buffer) => err.push(b));
-  const code = await new Promise<number>((resolve, reject) => {
-    child.on("error", reject);
-    child.on("close", (c) => resolve(c ?? -1));
-  });
-  const end = Date.now();
-  const kib = Number(/^(\d+)$/m.exec(readFileSync(timeFile, "utf8"))?.[1]);
-  if (!Number.isFinite(kib)) throw new Error(`no peak RSS from GNU time: ${readFileSync(timeFile, "utf8")}`);
-  return {
-    code,
-    stdout: Buffer.concat(out).toString("utf8"),
-    stderr: Buffer.concat(err).toString("utf8"),
-    start,
-    end,
-    peakRssMiB: kib / 1024,
-  };
-}
-
-if (!existsSync("/usr/bin/time"))
-  throw new Error("the benchmark needs GNU time at /usr/bin/time (apt-get install time)");
+requireGnuTime();
 if (!existsSync(path.join(repoRoot, PROGRAM))) throw new Error(`${PROGRAM} is missing: make bundle`);
 
 const work = mkdtempSync(path.join(os.tmpdir(), "kubeprovisioner-bench-plan-"));
@@ -277,19 +230,17 @@ try {
   log(`drift made on ${drifted} resources; planning`);
 
   const kubeconfig = cp.writeKubeConfig(cp.userKubeConfig(PLAN_USER, ["system:masters"]), "bench-plan");
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    ...moto.env,
-    AWS_ENDPOINT_URL: proxy.endpoint,
-    AWS_EC2_METADATA_DISABLED: "true",
-    KUBECONFIG: kubeconfig,
-  };
-  for (const k of Object.keys(env)) if (k.startsWith("KUBEPROVISIONER_")) delete env[k];
-  delete env.KUBERNETES_SERVICE_HOST;
+  const env = userCommandEnv({ awsEnv: moto.env, awsEndpoint: proxy.endpoint, kubeconfig });
   /** One plan with `nodeArgs`, measured and checked (see the module comment). */
   const measure = async (nodeArgs: readonly string[]) => {
     const calls0 = proxy.calls.length;
-    const run = await runPlan(nodeArgs, env, path.join(work, "time.txt"));
+    const run = await runUserCommand(
+      path.join(repoRoot, PROGRAM),
+      nodeArgs,
+      ["plan", "--live", "-A", "-o", "json"],
+      env,
+      path.join(work, "time.txt"),
+    );
     const wallSeconds = (run.end - run.start) / 1000;
     if (run.code !== 2) throw new Error(`plan exited ${run.code}, want 2 (changes to make)\n${run.stderr}`);
     const plan = JSON.parse(run.stdout) as PlanJson;

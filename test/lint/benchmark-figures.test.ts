@@ -213,6 +213,61 @@ const planBudget = (name: string): string[] => {
     b.ratioToBucket.toFixed(2),
   ];
 };
+const exportRun = json<{
+  estate: {
+    buckets: number;
+    queues: number;
+    outsideQueues: number;
+    instances: number;
+    total: number;
+    foreignOwned: { total: number };
+  };
+  export: {
+    exitCode: number;
+    wallSeconds: number;
+    phases: Record<"startAndCacheSyncSeconds" | "awsCallsSeconds" | "writeAndExitSeconds", number>;
+    peakRssMiB: number;
+    manifests: { total: number; S3Bucket: number; SqsQueue: number; Ec2Instance: number };
+    skipped: number;
+    failed: number;
+    outputBytes: number;
+  };
+  aws: {
+    calls: number;
+    mutatingCalls: number;
+    readsPerResource: Record<string, number>;
+    maxRatioToBucket: number;
+    servedCallsPerSecond: number;
+  };
+  bound: {
+    phases: {
+      phase: string;
+      calls: number;
+      spanSeconds: number;
+      callsPerSecond: number;
+      boundSeconds: number;
+      binding: { budget: string; key: string; ratePerSecond: number; burst: number };
+    }[];
+    sumOfPhaseBoundsSeconds: number;
+    overlapSeconds: number;
+    boundSeconds: number;
+    wallToBound: number;
+  };
+  machine: { loadavg: number[] };
+}>("export.json");
+/** One phase of the export as the phase table of BENCHMARKS.md prints it. */
+const exportPhase = (name: string): string[] => {
+  const p = exportRun.bound.phases.find((x) => x.phase === name);
+  assert.ok(p !== undefined, `export.json has the phase ${name}`);
+  const { budget, key, ratePerSecond, burst } = p.binding;
+  return [
+    thousands(p.calls),
+    p.spanSeconds.toFixed(1),
+    p.callsPerSecond.toFixed(1),
+    `\`${budget}\`${key !== budget ? `, \`${key}\`` : ""} (${ratePerSecond}/s, ${burst})`,
+    p.boundSeconds.toFixed(1),
+  ];
+};
 /** The figures: the file, a pattern whose groups capture the figures, and what they must be. */
 const FIGURES: { file: string; what: string; pattern: RegExp; want: () => string[] }[] = [
   {
@@ -639,6 +694,77 @@ const FIGURES: { file: string; what: string; pattern: RegExp; want: () => string
       String(Math.round(plan.plan.wallSeconds)),
       String(plan.aws.mutatingCalls),
       String(plan.kubernetes.writes),
+    ],
+  },
+  {
+    file: "BENCHMARKS.md",
+    what: "an export of 10,000 resources: the estate, wall time, phases, manifests, reads, RSS and bound",
+    pattern:
+      /\*\*Result\*\* \(load average ([\d.]+) at the end\): \| \| ([\d,]+) resources: ([\d,]+) buckets, ([\d,]+) queues, ([\d,]+) instances; ([\d,]+) foreign-owned \| \| --- \| ---: \| \| wall time of the export \| \*\*([\d.]+) s\*\* \| \| start and cache sync, until the first AWS call \| ([\d.]+) s \| \| AWS calls, from the first to the last \| ([\d.]+) s \| \| writing the manifests \(([\d,]+) KB\) and exit \| ([\d.]+) s \| \| manifests \| ([\d,]+) written \(([\d,]+) S3Bucket, ([\d,]+) SqsQueue, ([\d,]+) Ec2Instance\), ([\d,]+) skipped \(foreign-owned\), (\d+) failed, exit (\d+) \| \| AWS reads \| ([\d,]+): ([\d.]+) per bucket, ([\d.]+) per queue, ([\d.]+) per instance, and ([\d,]+) listing \| \| mutating AWS calls \| (\d+) \| \| peak RSS of the export's process \| ([\d.]+) MiB \| \| read-budget bound \| ([\d.]+) s; wall time ([\d.]+) × the bound \| \| calls per second the test AWS served, over the AWS calls \| ([\d.]+) \| \| most of a budget's bucket used over the span of its calls \| ([\d.]+) \|/,
+    want: () => {
+      const { estate: e, export: x, aws, bound } = exportRun;
+      return [
+        (exportRun.machine.loadavg[0] ?? 0).toFixed(1),
+        thousands(e.total),
+        thousands(e.buckets),
+        thousands(e.queues + e.outsideQueues),
+        thousands(e.instances),
+        thousands(e.foreignOwned.total),
+        x.wallSeconds.toFixed(1),
+        x.phases.startAndCacheSyncSeconds.toFixed(2),
+        x.phases.awsCallsSeconds.toFixed(1),
+        thousands(x.outputBytes / 1000),
+        x.phases.writeAndExitSeconds.toFixed(2),
+        thousands(x.manifests.total),
+        thousands(x.manifests.S3Bucket),
+        thousands(x.manifests.SqsQueue),
+        thousands(x.manifests.Ec2Instance),
+        thousands(x.skipped),
+        String(x.failed),
+        String(x.exitCode),
+        thousands(aws.calls),
+        String(aws.readsPerResource.S3Bucket),
+        String(aws.readsPerResource.SqsQueue),
+        String(aws.readsPerResource.Ec2Instance),
+        thousands(bound.phases.find((p) => p.phase === "list")?.calls ?? 0),
+        String(aws.mutatingCalls),
+        x.peakRssMiB.toFixed(1),
+        bound.boundSeconds.toFixed(1),
+        bound.wallToBound.toFixed(2),
+        aws.servedCallsPerSecond.toFixed(1),
+        aws.maxRatioToBucket.toFixed(2),
+      ];
+    },
+  },
+  {
+    file: "BENCHMARKS.md",
+    what: "an export of 10,000 resources: each phase's calls, span, pace and bound, and the export's bound",
+    pattern:
+      /\| listing \| ([\d,]+) \| ([\d.]+) s \| ([\d.]+) \| (.+?) \| ([\d.]+) s \| \| reading the instances \| ([\d,]+) \| ([\d.]+) s \| ([\d.]+) \| (.+?) \| ([\d.]+) s \| \| reading the buckets \| ([\d,]+) \| ([\d.]+) s \| ([\d.]+) \| (.+?) \| ([\d.]+) s \| \| reading the queues \| ([\d,]+) \| ([\d.]+) s \| ([\d.]+) \| (.+?) \| ([\d.]+) s \| \| the export \| ([\d,]+) \| \| \| sum ([\d.]+) s, less ([\d.]+) s side by side \| ([\d.]+) s \|/,
+    want: () => [
+      ...exportPhase("list"),
+      ...exportPhase("read ec2"),
+      ...exportPhase("read s3"),
+      ...exportPhase("read sqs"),
+      thousands(exportRun.aws.calls),
+      exportRun.bound.sumOfPhaseBoundsSeconds.toFixed(1),
+      exportRun.bound.overlapSeconds.toFixed(1),
+      exportRun.bound.boundSeconds.toFixed(1),
+    ],
+  },
+  {
+    file: "README.md",
+    what: "an export of 10,000 resources",
+    pattern:
+      /\*\*Export\.\*\* `kubeprovisioner export` of ([\d,]+) resources \(([\d,]+) of them foreign-owned, skipped\) writes ([\d,]+) manifests in ([\d,]+) s, ([\d.]+) × its read-budget bound, with (\d+) mutating AWS calls and a peak RSS of ([\d.]+) MiB\./,
+    want: () => [
+      thousands(exportRun.estate.total),
+      thousands(exportRun.estate.foreignOwned.total),
+      thousands(exportRun.export.manifests.total),
+      thousands(exportRun.export.wallSeconds),
+      exportRun.bound.wallToBound.toFixed(2),
+      String(exportRun.aws.mutatingCalls),
+      exportRun.export.peakRssMiB.toFixed(1),
     ],
   },
 ];
