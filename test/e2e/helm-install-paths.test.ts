@@ -53,8 +53,9 @@ describe("helm install paths on a real API server", () => {
   trackTempDir(work);
 
   before(async () => {
-    // Private: the test deletes and replaces the project's CRDs.
-    cp = await startControlPlane({ private: true });
+    // Without the project's CRDs: the test installs, deletes and replaces them (a shared bare
+    // control plane is reset to none once the file is done).
+    cp = await startControlPlane();
   });
   after(async () => {
     await cp?.stop();

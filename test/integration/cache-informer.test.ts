@@ -84,7 +84,8 @@ describe("informer cache on a real API server", () => {
   }
 
   before(async () => {
-    cp = await startControlPlane();
+    // Its own: a test restarts kube-apiserver.
+    cp = await startControlPlane({ private: true });
     admin = RestClient.fromKubeConfig(cp.kubeConfig(), { registry: new Registry() });
   });
   after(async () => {

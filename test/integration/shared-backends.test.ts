@@ -138,6 +138,66 @@ describe("leases of the shared back ends", () => {
     }
   });
 
+  it("lends a bare control plane, without the project's CRDs, to a file that asks for one, and takes back what it installed", async () => {
+    const crd = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/s3buckets.compute.cloud.com";
+    const first = await leaseBackends({ moto: false, kind: "bare" });
+    const server = first.cp.server;
+    try {
+      assert.equal(
+        (await first.cp.request("GET", crd)).status,
+        404,
+        "a bare control plane has no CRD of the project",
+      );
+      await installTestCrd(first.cp, {
+        group: "bare.example.com",
+        version: "v1",
+        kind: "Gadget",
+        plural: "gadgets",
+        namespaced: true,
+      });
+    } finally {
+      await first.cp.stop();
+    }
+    const withCrds = await leaseBackends({ moto: false });
+    const second = await leaseBackends({ moto: false, kind: "bare" });
+    try {
+      assert.notEqual(withCrds.cp.server, server, "a lease of the project's CRDs gets another control plane");
+      assert.equal((await withCrds.cp.request("GET", crd)).status, 200);
+      assert.equal(second.cp.server, server, "the bare control plane is reused");
+      const gadgets = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.bare.example.com";
+      assert.equal(
+        (await second.cp.request("GET", gadgets)).status,
+        404,
+        "the CRD the file before installed is gone",
+      );
+    } finally {
+      await Promise.all([withCrds.cp.stop(), second.cp.stop()]);
+    }
+  });
+
+  it("gives a bare control plane the project's CRDs when a file asks for them and no other is free", async () => {
+    const crd = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/s3buckets.compute.cloud.com";
+    const bare = await leaseBackends({ moto: false, kind: "bare" });
+    const server = bare.cp.server;
+    await bare.cp.stop();
+    // Every control plane with the CRDs is taken before the bare one is given them.
+    const held: { cp: ControlPlane }[] = [];
+    try {
+      for (let i = 0; i < 5 && !held.some((l) => l.cp.server === server); i++)
+        held.push(await leaseBackends({ moto: false }));
+      const converted = held.find((l) => l.cp.server === server);
+      assert.ok(converted !== undefined, "the bare control plane serves a lease of the CRDs");
+      assert.equal(held.indexOf(converted), held.length - 1, "only once no other was free");
+      assert.equal((await converted.cp.request("GET", crd)).status, 200);
+      const next = await leaseBackends({ moto: false, kind: "bare" });
+      held.push(next);
+      assert.notEqual(next.cp.server, server, "it is no longer bare");
+      assert.equal((await next.cp.request("GET", crd)).status, 404);
+    } finally {
+      await Promise.all(held.map((l) => l.cp.stop()));
+    }
+  });
+
   it("lends files that run at once back ends of their own, and refuses to restart a shared API server", async () => {
     const [a, b] = await Promise.all([leaseBackends({ moto: false }), leaseBackends({ moto: false })]);
     try {

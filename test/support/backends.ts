@@ -3,11 +3,11 @@
  * one of them fails to start, the other is stopped before the error is rethrown, so no process
  * outlives its test file (a live child would keep the file, and the whole run, from ending).
  * Under the test runner, what can be shared is leased (shared-backends.ts): both when the control
- * plane needs only the project's CRDs, else the emulator alone.
+ * plane needs the project's CRDs or nothing, else the emulator alone.
  */
 import { launchControlPlane, type ControlPlane, type ControlPlaneOptions } from "./envtest.ts";
 import { startMoto, type Moto } from "./moto.ts";
-import { BACKENDS_ENV, leaseBackends, leaseEmulator, sharedEligible } from "./shared-backends.ts";
+import { BACKENDS_ENV, leaseBackends, leaseEmulator, sharedKind } from "./shared-backends.ts";
 
 /** A started control plane and moto. */
 export interface Backends {
@@ -20,8 +20,9 @@ export interface Backends {
  * control plane can be a shared one (envtest.ts's startControlPlane), both are leased together.
  */
 export async function startBackends(cpOptions: ControlPlaneOptions = {}): Promise<Backends> {
-  if (sharedEligible(cpOptions)) {
-    const { cp, moto } = await leaseBackends({ moto: true });
+  const kind = sharedKind(cpOptions);
+  if (kind !== undefined) {
+    const { cp, moto } = await leaseBackends({ moto: true, kind });
     if (moto === undefined) throw new Error("shared back ends: the lease came without an emulator");
     return { cp, moto };
   }

@@ -19,7 +19,7 @@ import {
   type ControlPlaneAccess,
 } from "./control-plane-api.ts";
 import { freePort, removeTempDir, startProcess, trackTempDir, waitFor, type Supervised } from "./process.ts";
-import { leaseBackends, sharedEligible } from "./shared-backends.ts";
+import { leaseBackends, sharedKind } from "./shared-backends.ts";
 import { toolPath } from "./tools.ts";
 
 export type { ControlPlane, RawResponse } from "./control-plane-api.ts";
@@ -82,13 +82,14 @@ function insecureGet(url: string): Promise<number> {
 
 /**
  * A control plane for one test file. Under the test runner's shared back ends
- * (test/support/global-setup.ts), a file asking only for the project's CRDs leases one of the
- * runner's control planes: the same API, a working folder of its own, and everything the file
+ * (test/support/global-setup.ts), a file asking for the project's CRDs or for nothing leases one of
+ * the runner's control planes: the same API, a working folder of its own, and everything the file
  * wrote to the API server undone when it stops (shared-backends.ts). Any other options, or
  * `private`, start one of the file's own ({@link launchControlPlane}).
  */
 export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise<ControlPlane> {
-  if (sharedEligible(opts)) return (await leaseBackends({ moto: false })).cp;
+  const kind = sharedKind(opts);
+  if (kind !== undefined) return (await leaseBackends({ moto: false, kind })).cp;
   return await launchControlPlane(opts);
 }
 

@@ -4,9 +4,9 @@
  *
  * - the operator program under test: the bundle the image runs, built from the working tree
  *   (operator-program.ts);
- * - shared back ends: control planes with the project's CRDs, each with a test AWS emulator once
- *   a file asks for one, lent to one test file at a time (shared-backends.ts) and reset to their
- *   baseline between files (backends-reset.ts).
+ * - shared back ends: control planes with the project's CRDs, and bare ones with none, each with a
+ *   test AWS emulator once a file asks for one, lent to one test file at a time
+ *   (shared-backends.ts) and reset to their baseline between files (backends-reset.ts).
  *
  * They are started on demand, kept when a file is done and reused by the next, so a run of many
  * files starts about as many as files run at once (`--test-concurrency`), not one per file. A
@@ -24,13 +24,14 @@ import { launchControlPlane, type LaunchedControlPlane } from "./envtest.ts";
 import { startMoto, type Moto } from "./moto.ts";
 import { OPERATOR_PROGRAM_ENV } from "./operator-program.ts";
 import { removeTempDir, repoRoot, trackTempDir } from "./process.ts";
-import { BACKENDS_ENV, type LeaseInfo } from "./shared-backends.ts";
+import { BACKENDS_ENV, type LeaseInfo, type SharedKind } from "./shared-backends.ts";
 
 /** How long a file may wait for a control plane to start. */
 const START_TIMEOUT_MS = 120_000;
 
 interface Slot {
   id: number;
+  kind: SharedKind;
   cp: LaunchedControlPlane;
   baseline: Baseline;
   moto?: Moto;
@@ -45,12 +46,20 @@ let server: Server | undefined;
 /** Set by the teardown: a lease ending now needs no reset, its back ends are being stopped. */
 let closing = false;
 /** Counts for the end-of-run line: leases served, back ends started, resets and their failures. */
-const counts = { leases: 0, controlPlanes: 0, emulators: 0, resets: 0, resetFailures: 0, restoredKeys: 0 };
+const counts = {
+  leases: 0,
+  controlPlanes: 0,
+  conversions: 0,
+  emulators: 0,
+  resets: 0,
+  resetFailures: 0,
+  restoredKeys: 0,
+};
 
-async function newSlot(): Promise<Slot> {
-  const cp = await launchControlPlane({ installCRDs: true, startTimeoutMs: START_TIMEOUT_MS });
+async function newSlot(kind: SharedKind): Promise<Slot> {
+  const cp = await launchControlPlane({ installCRDs: kind === "crds", startTimeoutMs: START_TIMEOUT_MS });
   counts.controlPlanes++;
-  const slot: Slot = { id: nextId++, cp, baseline: await takeBaseline(cp), leased: false };
+  const slot: Slot = { id: nextId++, kind, cp, baseline: await takeBaseline(cp), leased: false };
   slots.push(slot);
   return slot;
 }
@@ -60,21 +69,45 @@ async function dropSlot(slot: Slot): Promise<void> {
   await Promise.allSettled([slot.cp.stop(), slot.moto?.stop()]);
 }
 
-/** A free slot: an idle one, else the first to finish its reset, else a new one. */
-async function acquire(): Promise<Slot> {
+/**
+ * A free slot of `kind`: an idle one, else the first to finish its reset, else (for the CRDs) a
+ * bare one given the CRDs, else a new one. A bare control plane is asked for by few files: once
+ * they are done, it serves the rest of the run instead of idling beside a new one.
+ */
+async function acquire(kind: SharedKind): Promise<Slot> {
   for (;;) {
-    const idle = slots.find((s) => !s.leased && s.resetting === undefined);
+    const free = (k: SharedKind): Slot | undefined =>
+      slots.find((s) => s.kind === k && !s.leased && s.resetting === undefined);
+    const idle = free(kind);
     if (idle !== undefined) {
       idle.leased = true;
       return idle;
     }
-    const resetting = slots.filter((s) => s.resetting !== undefined).map((s) => s.resetting);
-    if (resetting.length === 0) {
-      const slot = await newSlot();
-      slot.leased = true;
-      return slot;
+    // Waiting for a reset takes less than starting a control plane (about 6 s of a core).
+    const resetting = slots
+      .filter((s) => (s.kind === kind || (kind === "crds" && s.kind === "bare")) && s.resetting !== undefined)
+      .map((s) => s.resetting);
+    if (resetting.length > 0) {
+      await Promise.race(resetting);
+      continue;
     }
-    await Promise.race(resetting);
+    const bare = kind === "crds" ? free("bare") : undefined;
+    if (bare !== undefined) {
+      bare.leased = true;
+      try {
+        await bare.cp.installCRDs();
+        bare.baseline = await takeBaseline(bare.cp);
+        bare.kind = "crds";
+        counts.conversions++;
+        return bare;
+      } catch (err) {
+        await dropSlot(bare);
+        throw err;
+      }
+    }
+    const slot = await newSlot(kind);
+    slot.leased = true;
+    return slot;
   }
 }
 
@@ -105,7 +138,7 @@ async function serveLease(req: IncomingMessage, res: ServerResponse): Promise<vo
   }
   let slot: Slot | undefined;
   try {
-    slot = await acquire();
+    slot = await acquire(url.searchParams.get("kind") === "bare" ? "bare" : "crds");
     if (url.searchParams.get("moto") === "1" && slot.moto === undefined) {
       slot.moto = await startMoto({ startTimeoutMs: START_TIMEOUT_MS });
       counts.emulators++;
@@ -165,8 +198,9 @@ export async function globalTeardown(): Promise<void> {
   await Promise.allSettled([...slots].map((s) => dropSlot(s)));
   if (programDir !== undefined) removeTempDir(programDir);
   process.stderr.write(
-    `shared back ends: ${counts.leases} leases on ${counts.controlPlanes} control planes and ` +
-      `${counts.emulators} emulators; ${counts.resets} resets (${counts.restoredKeys} keys written back), ` +
+    `shared back ends: ${counts.leases} leases on ${counts.controlPlanes} control planes ` +
+      `(bare ones given the CRDs: ${counts.conversions}) and ${counts.emulators} emulators; ` +
+      `${counts.resets} resets (${counts.restoredKeys} keys written back), ` +
       `${counts.resetFailures} failed\n`,
   );
 }

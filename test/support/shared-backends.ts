@@ -1,7 +1,8 @@
 /**
  * A test file's side of the shared back ends: under `make test`, the test runner's process keeps a
- * few control planes (etcd, kube-apiserver, the project's CRDs) and test AWS emulators running
- * (global-setup.ts), and a file that needs nothing more leases one instead of starting its own.
+ * few control planes (etcd, kube-apiserver, with the project's CRDs or with none) and test AWS
+ * emulators running (global-setup.ts), and a file that needs nothing more leases one instead of
+ * starting its own.
  *
  * A lease is one open HTTP connection to the runner: the first line of the response says where the
  * back ends are, and the lease lasts until the connection closes, when the file stops its control
@@ -31,15 +32,20 @@ export interface LeaseInfo {
 }
 
 /**
- * Whether a control plane asked for with `opts` can be a shared one: the runner serves shared
- * back ends, and the file asks for the project's CRDs and nothing else (no flags, controllers or
- * address of its own, and not `private`).
+ * Which shared control plane a file asking for one with `opts` can lease: one with the project's
+ * CRDs (`crds`) or one with none (`bare`), when the runner serves shared back ends and the file
+ * asks for nothing else (no flags, controllers or address of its own, and not `private`);
+ * undefined when it must start its own.
  */
-export function sharedEligible(opts: ControlPlaneOptions): boolean {
-  if (process.env[BACKENDS_ENV] === undefined) return false;
+export function sharedKind(opts: ControlPlaneOptions): SharedKind | undefined {
+  if (process.env[BACKENDS_ENV] === undefined) return undefined;
   const { installCRDs, startTimeoutMs: _timeout, ...rest } = opts;
-  return installCRDs === true && Object.values(rest).every((v) => v === undefined || v === false);
+  if (!Object.values(rest).every((v) => v === undefined || v === false)) return undefined;
+  return installCRDs === true ? "crds" : "bare";
 }
+
+/** A shared control plane with the project's CRDs, or one with none. */
+export type SharedKind = "crds" | "bare";
 
 /** Opens a lease and resolves with its first line, keeping the connection open. */
 function openLease(url: string): Promise<{ info: LeaseInfo; release: () => void }> {
@@ -85,14 +91,20 @@ export async function leaseEmulator(): Promise<Moto> {
 }
 
 /**
- * Leases a shared control plane with the project's CRDs, and an emulator when `moto` is set.
+ * Leases a shared control plane of `kind` (the project's CRDs unless `bare`), and an emulator when
+ * `moto` is set.
  * Stopping the control plane ends the lease (the emulator's stop does nothing: it goes with it).
  * Its `dir` is a working folder of the file's own; restarting its kube-apiserver is refused.
  */
-export async function leaseBackends(opts: { moto: boolean }): Promise<{ cp: ControlPlane; moto?: Moto }> {
+export async function leaseBackends(opts: {
+  moto: boolean;
+  kind?: SharedKind;
+}): Promise<{ cp: ControlPlane; moto?: Moto }> {
   const base = process.env[BACKENDS_ENV];
   if (base === undefined) throw new Error(`${BACKENDS_ENV} is not set: no shared back ends to lease`);
-  const { info, release } = await openLease(`${base}/lease?moto=${opts.moto ? 1 : 0}`);
+  const { info, release } = await openLease(
+    `${base}/lease?moto=${opts.moto ? 1 : 0}&kind=${opts.kind ?? "crds"}`,
+  );
   const dir = mkdtempSync(path.join(os.tmpdir(), "kubeprovisioner-lease-"));
   trackTempDir(dir);
   const refuse = async (): Promise<void> => {
