@@ -25,15 +25,18 @@
  *   node bench/export/export.ts [--buckets 2000] [--queues 7799] [--instances 200]
  *     [--latency-ms 80] [--jitter-ms 40] [--out bench/results/export.json]
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { startAwsProxy } from "../../test/support/aws-proxy.ts";
 import { startControlPlane } from "../../test/support/envtest.ts";
 import { startMoto } from "../../test/support/moto.ts";
-import { repoRoot, runCommand } from "../../test/support/process.ts";
+import { seedEstate } from "../../test/support/seed-estate.ts";
+import { repoRoot } from "../../test/support/process.ts";
 import { budgetUse, callsByService, isRead } from "../plan/budget.ts";
+import { machineFacts } from "../support/machine.ts";
+import { writeResult } from "../support/result-file.ts";
 import { requireGnuTime, runUserCommand, userCommandEnv } from "../support/user-command.ts";
 import { exportPhaseOf, phasedBound } from "./bound.ts";
 
@@ -63,17 +66,6 @@ const counts = {
 const log = (msg: string): void => {
   process.stderr.write(`[export ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
 };
-
-/** What test/support/seed-estate.py made. */
-interface Seeded {
-  buckets: string[];
-  queues: string[];
-  instances: string[];
-  /** Buckets and queues with another cluster's ownership tags. */
-  foreign: string[];
-  /** Queue URLs outside the estate's prefix (a dead-letter queue). */
-  outside: string[];
-}
 
 /** Each kind's folder in the export's output, and the service its reads go to. */
 const KINDS = [
@@ -108,17 +100,8 @@ try {
     `seeding ${counts.buckets} buckets, ${counts.queues} queues and ${counts.instances} instances, ${SEED_WORKERS} at a time`,
   );
   const t0 = Date.now();
-  const seed = await runCommand(path.join(repoRoot, ".venv/bin/python"), [
-    path.join(repoRoot, "test/support/seed-estate.py"),
-    moto.endpoint,
-    String(counts.buckets),
-    String(counts.queues),
-    String(counts.instances),
-    PREFIX,
-    `--workers=${SEED_WORKERS}`,
-  ]);
+  const seeded = await seedEstate(moto.endpoint, counts, PREFIX, SEED_WORKERS);
   const seedSeconds = (Date.now() - t0) / 1000;
-  const seeded = JSON.parse(seed.stdout) as Seeded;
   const foreign = {
     S3Bucket: seeded.foreign.filter((n) => n.startsWith(`${PREFIX}-bucket-`)).length,
     SqsQueue: seeded.foreign.filter((n) => n.startsWith(`${PREFIX}-queue-`)).length,
@@ -266,13 +249,7 @@ try {
       wallToBound: round(wallSeconds / bound.boundSeconds, 2),
       awsSpanToBound: round(awsSpanSeconds / bound.boundSeconds, 2),
     },
-    machine: {
-      cpus: os.cpus().length,
-      model: os.cpus()[0]?.model,
-      memoryGiB: Math.round(os.totalmem() / 2 ** 30),
-      node: process.version,
-      loadavg: os.loadavg(),
-    },
+    machine: machineFacts(),
   };
 } finally {
   await proxy.stop();
@@ -281,7 +258,4 @@ try {
 }
 // Kept when the run failed: the export's manifests say what it wrote.
 rmSync(work, { recursive: true, force: true });
-const out = path.resolve(repoRoot, values.out);
-mkdirSync(path.dirname(out), { recursive: true });
-writeFileSync(out, JSON.stringify(result, null, 2) + "\n");
-process.stdout.write(JSON.stringify(result, null, 2) + "\n");
+writeResult(path.resolve(repoRoot, values.out), result);

@@ -30,7 +30,7 @@
 import { DeleteTagsCommand, DescribeInstancesCommand, EC2Client } from "@aws-sdk/client-ec2";
 import { PutBucketVersioningCommand, S3Client } from "@aws-sdk/client-s3";
 import { GetQueueUrlCommand, SetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
@@ -43,6 +43,8 @@ import { inParallel } from "../../test/support/pool.ts";
 import { repoRoot, waitFor } from "../../test/support/process.ts";
 import { imageNodeOptions } from "../support/image-node-options.ts";
 import { readyNames } from "../support/ready.ts";
+import { machineFacts } from "../support/machine.ts";
+import { writeResult } from "../support/result-file.ts";
 import { requireGnuTime, runUserCommand, userCommandEnv } from "../support/user-command.ts";
 import { budgetUse, callsByService, isRead } from "./budget.ts";
 
@@ -369,13 +371,7 @@ try {
       kubeRequests: withImageFlags.kubernetes.requests,
       kubeWrites: withImageFlags.kubernetes.writes,
     },
-    machine: {
-      cpus: os.cpus().length,
-      model: os.cpus()[0]?.model,
-      memoryGiB: Math.round(os.totalmem() / 2 ** 30),
-      node: process.version,
-      loadavg: os.loadavg(),
-    },
+    machine: machineFacts(),
   };
 } finally {
   await proxy.stop();
@@ -384,7 +380,4 @@ try {
 }
 // Kept when the run failed: the operator's log and the audit log say why.
 rmSync(work, { recursive: true, force: true });
-const out = path.resolve(repoRoot, values.out);
-mkdirSync(path.dirname(out), { recursive: true });
-writeFileSync(out, JSON.stringify(result, null, 2) + "\n");
-process.stdout.write(JSON.stringify(result, null, 2) + "\n");
+writeResult(path.resolve(repoRoot, values.out), result);

@@ -29,6 +29,7 @@ import { startOperator, type OperatorProcess } from "../support/operator.ts";
 import { operatorProgram } from "../support/operator-program.ts";
 import { CommandError, repoRoot, runCommand, waitFor, WAIT_MS } from "../support/process.ts";
 import { TEST_OPERATOR_FLAGS } from "../support/reconciler-env.ts";
+import { seedEstate, type SeededEstate } from "../support/seed-estate.ts";
 
 const FULL = process.env.EXPORT_ESTATE === "full";
 const [BUCKETS, QUEUES, INSTANCES] = FULL ? [100, 100, 10] : [12, 12, 2];
@@ -39,20 +40,12 @@ const MUTATING =
   /^(Put|Create|Delete|Set|Tag|Untag|Modify|Run|Start|Stop|Terminate|Associate|Replace|Monitor|Unmonitor)/;
 const TAGGING = new Set(["PutBucketTagging", "TagQueue", "CreateTags"]);
 
-interface Seeded {
-  buckets: string[];
-  queues: string[];
-  instances: string[];
-  foreign: string[];
-  outside: string[];
-}
-
 describe(`export and adopt an estate of ${BUCKETS + QUEUES + INSTANCES} resources`, () => {
   let cp: ControlPlane;
   let moto: Moto;
   let proxy: AwsProxy;
   let op: OperatorProcess | undefined;
-  let seeded: Seeded;
+  let seeded: SeededEstate;
   let dir: string;
 
   const env = (): NodeJS.ProcessEnv => ({
@@ -101,15 +94,11 @@ describe(`export and adopt an estate of ${BUCKETS + QUEUES + INSTANCES} resource
     ({ cp, moto } = await startBackends({ installCRDs: true }));
     proxy = await startAwsProxy(moto.endpoint, { resources: true });
     await cp.request("POST", "/api/v1/namespaces", { metadata: { name: NS } });
-    const seed = await runCommand(path.join(repoRoot, ".venv/bin/python"), [
-      path.join(repoRoot, "test/support/seed-estate.py"),
+    seeded = await seedEstate(
       moto.endpoint,
-      String(BUCKETS),
-      String(QUEUES),
-      String(INSTANCES),
+      { buckets: BUCKETS, queues: QUEUES, instances: INSTANCES },
       PREFIX,
-    ]);
-    seeded = JSON.parse(seed.stdout) as Seeded;
+    );
     op = await startOperator({
       kubeconfig: cp.kubeconfigPath,
       env: { ...moto.env, AWS_ENDPOINT_URL: proxy.endpoint },

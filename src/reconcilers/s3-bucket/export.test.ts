@@ -496,7 +496,7 @@ describe("S3Bucket export", () => {
       assert.deepEqual(fields(tail), { policy: tail });
     });
 
-    it("keeps a statement that differs from the operator's in any way in spec.policy", () => {
+    it("keeps a statement that differs from the operator's in one detail in spec.policy", () => {
       const variants: Record<string, unknown>[] = [
         { ...loggingGrant(LOGS), Action: ["s3:PutObject"] },
         { ...loggingGrant(LOGS), Sid: "logs" },
