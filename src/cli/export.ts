@@ -173,6 +173,8 @@ const EXPORT: CommandSpec<ExportArgs> = {
   run: async (session, args, io, signal) => {
     const result = await exportEstate(session, args, io, signal);
     for (const o of result.outcomes) {
+      if ("written" in o)
+        for (const left of o.written.omitted) io.stderr(`left out of ${o.kind} ${o.awsName}: ${left}\n`);
       if ("skipped" in o) io.stderr(`skipped ${o.kind} ${o.awsName}: ${o.skipped}\n`);
       if ("failed" in o) io.stderr(`failed ${o.kind} ${o.awsName}: ${o.failed}\n`);
     }

@@ -16,6 +16,7 @@ describe("lifecycle rules as S3 takes and gives them", () => {
     abortIncompleteMultipartUploadDays: undefined,
     transitions: [],
     noncurrentTransitions: [],
+    notInSpec: [],
     ...over,
   });
   const filterOf = async (r: LifecycleRule) => {
@@ -114,6 +115,67 @@ describe("lifecycle rules as S3 takes and gives them", () => {
         ["two", "logs/", { a: "1" }, [{ days: 30, storageClass: "GLACIER" }]],
       ],
     );
+  });
+
+  it("names what a rule does that the spec cannot ask for, and keeps a dated transition out of transitions", async () => {
+    const { s3 } = callsAnswering({
+      Rules: [
+        {
+          ID: "dated",
+          Status: "Enabled",
+          Filter: { Prefix: "" },
+          Expiration: { Date: new Date("2027-01-01T00:00:00Z") },
+          Transitions: [
+            { Date: new Date("2026-12-31T00:00:00Z"), StorageClass: "GLACIER" },
+            { Days: 30, StorageClass: "STANDARD_IA" },
+          ],
+        },
+        {
+          ID: "markers",
+          Status: "Enabled",
+          Filter: { Prefix: "" },
+          Expiration: { ExpiredObjectDeleteMarker: true },
+          NoncurrentVersionExpiration: { NoncurrentDays: 30, NewerNoncurrentVersions: 3 },
+        },
+        { ID: "plain", Status: "Enabled", Filter: { Prefix: "" }, Expiration: { Days: 9 } },
+      ],
+    });
+    const rules = await lifecycleRules.read(s3);
+    assert.deepEqual(
+      rules.map((r) => [r.id, r.notInSpec, r.transitions]),
+      [
+        [
+          "dated",
+          ["expires objects on a date", "moves objects on a date"],
+          [{ days: 30, storageClass: "STANDARD_IA" }],
+        ],
+        [
+          "markers",
+          ["keeps a number of newer noncurrent versions", "removes expired object delete markers"],
+          [],
+        ],
+        ["plain", [], []],
+      ],
+    );
+    // The export leaves such rules unmanaged, naming each, since adopting them would remove it.
+    const spec = lifecycleRules.specOf(rules, { region: "us-east-1", refOf: () => undefined });
+    assert.deepEqual(spec.fields, {});
+    assert.deepEqual(spec.omitted, [
+      "lifecycleRules: rule dated expires objects on a date, moves objects on a date (spec.lifecycleRules left unset: it has neither dates nor noncurrent version counts)",
+      "lifecycleRules: rule markers keeps a number of newer noncurrent versions, removes expired object delete markers (spec.lifecycleRules left unset: it has neither dates nor noncurrent version counts)",
+    ]);
+    // A managed rule does none of it: the difference is drift, and a plan shows it.
+    const desired = lifecycleRules.desired(
+      { lifecycleRules: [{ id: "plain", enabled: true, expirationDays: 9 }] } as never,
+      {} as never,
+    );
+    assert.deepEqual(desired?.[0]?.notInSpec, []);
+    assert.deepEqual(lifecycleRules.items?.list(rules.slice(0, 1))[0]?.[1], {
+      id: "dated",
+      enabled: true,
+      transitions: [{ days: 30, storageClass: "STANDARD_IA" }],
+      notInSpec: ["expires objects on a date", "moves objects on a date"],
+    });
   });
 
   it("shows a rule in a plan as spec.lifecycleRules writes it, leaving out what the spec leaves out", () => {

@@ -3,6 +3,7 @@ import {
   DeleteBucketLifecycleCommand,
   GetBucketLifecycleConfigurationCommand,
   PutBucketLifecycleConfigurationCommand,
+  type LifecycleRule as S3LifecycleRule,
   type LifecycleRuleFilter,
   type TransitionStorageClass,
 } from "@aws-sdk/client-s3";
@@ -26,6 +27,12 @@ export interface LifecycleRule {
   readonly transitions: readonly { readonly days: number; readonly storageClass: string }[];
   /** Transitions of noncurrent versions, `days` counted from when a version became noncurrent. */
   readonly noncurrentTransitions: readonly { readonly days: number; readonly storageClass: string }[];
+  /**
+   * What the rule does that spec.lifecycleRules cannot ask for (an expiration or a transition on
+   * a date, ...), each a short phrase, sorted; `[]` for a rule a spec can ask for. A managed rule
+   * has none, so a rule with some is drift that a write removes.
+   */
+  readonly notInSpec: readonly string[];
 }
 
 /** Rules sorted by id, each with both kinds of transitions sorted by days, then storage class. */
@@ -73,12 +80,25 @@ export const lifecycleRules = defineSetting<"lifecycleRules", readonly Lifecycle
           days: t.noncurrentDays,
           storageClass: t.storageClass,
         })),
+        notInSpec: [],
       })),
     );
   },
   describe: (rules) => `lifecycleRules: ${count(rules.length, "rule")}`,
   toSpec: (rules) => (rules.length === 0 ? undefined : rules.map(ruleSpec)),
-  specOf: (rules) => settingSpec("lifecycleRules", rules.length === 0 ? undefined : rules.map(ruleSpec)),
+  // Rules that do what the spec cannot say are left unset: adopting them would remove it.
+  specOf(rules) {
+    const beyond = rules.filter((r) => r.notInSpec.length > 0);
+    if (beyond.length > 0)
+      return settingSpec("lifecycleRules", undefined, {
+        omitted: beyond.map(
+          (r) =>
+            `lifecycleRules: rule ${r.id} ${r.notInSpec.join(", ")} (spec.lifecycleRules left unset: ` +
+            "it has neither dates nor noncurrent version counts)",
+        ),
+      });
+    return settingSpec("lifecycleRules", rules.length === 0 ? undefined : rules.map(ruleSpec));
+  },
   items: { idField: "id", list: (rules) => rules.map((r) => [r.id, ruleSpec(r)] as const) },
   notConfigured: ["NoSuchLifecycleConfiguration"],
   none: [],
@@ -98,14 +118,14 @@ export const lifecycleRules = defineSetting<"lifecycleRules", readonly Lifecycle
         expirationDays: x.Expiration?.Days,
         noncurrentVersionExpirationDays: x.NoncurrentVersionExpiration?.NoncurrentDays,
         abortIncompleteMultipartUploadDays: x.AbortIncompleteMultipartUpload?.DaysAfterInitiation,
-        transitions: (x.Transitions ?? []).map((t) => ({
-          days: t.Days ?? 0,
-          storageClass: t.StorageClass ?? "",
-        })),
+        transitions: (x.Transitions ?? [])
+          .filter((t) => t.Days !== undefined)
+          .map((t) => ({ days: t.Days ?? 0, storageClass: t.StorageClass ?? "" })),
         noncurrentTransitions: (x.NoncurrentVersionTransitions ?? []).map((t) => ({
           days: t.NoncurrentDays ?? 0,
           storageClass: t.StorageClass ?? "",
         })),
+        notInSpec: notInSpec(x),
       })),
     );
   },
@@ -124,7 +144,24 @@ export const lifecycleRules = defineSetting<"lifecycleRules", readonly Lifecycle
   },
 });
 
-/** One rule as spec.lifecycleRules writes it (what the spec leaves out left out). */
+/** What a rule as S3 gives it does that spec.lifecycleRules cannot ask for, as phrases. */
+function notInSpec(x: S3LifecycleRule): string[] {
+  const phrases = new Set<string>();
+  if (x.Expiration?.Date !== undefined) phrases.add("expires objects on a date");
+  if (x.Expiration?.ExpiredObjectDeleteMarker === true) phrases.add("removes expired object delete markers");
+  if ((x.Transitions ?? []).some((t) => t.Date !== undefined)) phrases.add("moves objects on a date");
+  if (
+    x.NoncurrentVersionExpiration?.NewerNoncurrentVersions !== undefined ||
+    (x.NoncurrentVersionTransitions ?? []).some((t) => t.NewerNoncurrentVersions !== undefined)
+  )
+    phrases.add("keeps a number of newer noncurrent versions");
+  return [...phrases].sort();
+}
+
+/**
+ * One lifecycle rule as spec.lifecycleRules writes it (what the spec leaves out left out), and
+ * for a plan `notInSpec`: what the rule does that no spec can ask for.
+ */
 function ruleSpec(r: LifecycleRule): JsonValue {
   return specJson({
     id: r.id,
@@ -144,6 +181,7 @@ function ruleSpec(r: LifecycleRule): JsonValue {
       r.noncurrentTransitions.length > 0
         ? r.noncurrentTransitions.map((t) => ({ noncurrentDays: t.days, storageClass: t.storageClass }))
         : undefined,
+    notInSpec: r.notInSpec.length > 0 ? [...r.notInSpec] : undefined,
   });
 }
 
