@@ -317,6 +317,8 @@ describe("bucket replication", () => {
           destinationArn: "arn:aws:s3:::elsewhere",
           storageClass: "GLACIER",
           deleteMarkerReplication: true,
+
+          notInSpec: [],
         },
         {
           id: "z",
@@ -326,6 +328,8 @@ describe("bucket replication", () => {
           destinationArn: "arn:aws:s3:::replica",
           storageClass: undefined,
           deleteMarkerReplication: false,
+
+          notInSpec: [],
         },
       ],
     });

@@ -2,6 +2,7 @@
 import {
   GetBucketReplicationCommand,
   PutBucketReplicationCommand,
+  type ReplicationRule as S3ReplicationRule,
   type StorageClass,
 } from "@aws-sdk/client-s3";
 import type { S3BucketSpec } from "../../../api/v1/index.ts";
@@ -26,6 +27,12 @@ export interface ReplicationRule {
   readonly destinationArn: string;
   readonly storageClass: string | undefined;
   readonly deleteMarkerReplication: boolean;
+  /**
+   * What the rule does that spec.replication cannot ask for (a tag filter, SSE-KMS objects, an
+   * owner override, ...), each a short phrase, sorted; `[]` for a rule a spec can ask for. A
+   * managed rule has none, so a rule with some is drift that a write removes.
+   */
+  readonly notInSpec: readonly string[];
 }
 
 /** The replication configuration in normal form: the role and the rules sorted by id. */
@@ -71,11 +78,22 @@ export const replication = defineSetting<"replication", Replication | null>({
               prefix: x.prefix !== "" ? x.prefix : undefined,
               destination: specJson({ bucketArn: x.destinationArn, storageClass: x.storageClass }),
               deleteMarkerReplication: x.deleteMarkerReplication,
+              notInSpec: x.notInSpec.length > 0 ? [...x.notInSpec] : undefined,
             }),
           ),
         },
+  // Rules that do what the spec cannot say are left unset: adopting them would remove it.
   specOf(r, refs) {
     if (r === null) return settingSpec("replication", undefined);
+    const beyond = r.rules.filter((x) => x.notInSpec.length > 0);
+    if (beyond.length > 0)
+      return settingSpec("replication", undefined, {
+        omitted: beyond.map(
+          (x) =>
+            `replication: rule ${x.id} ${x.notInSpec.join(", ")} (spec.replication left unset: ` +
+            "its rules filter by prefix only and replicate to a bucket and storage class)",
+        ),
+      });
     const unresolved: { path: string; arn: string }[] = [];
     const rules = r.rules.map((x) =>
       specJson({
@@ -114,10 +132,11 @@ export const replication = defineSetting<"replication", Replication | null>({
         id: x.ID ?? "",
         priority: Number(x.Priority ?? 0),
         enabled: x.Status === "Enabled",
-        prefix: x.Filter?.Prefix ?? x.Prefix ?? "",
+        prefix: x.Filter?.Prefix ?? x.Filter?.And?.Prefix ?? x.Prefix ?? "",
         destinationArn: x.Destination?.Bucket ?? "",
         storageClass: nonEmpty(x.Destination?.StorageClass),
         deleteMarkerReplication: x.DeleteMarkerReplication?.Status === "Enabled",
+        notInSpec: notInSpec(x),
       })),
     });
   },
@@ -172,7 +191,27 @@ function desiredReplication(
         destinationArn: arn,
         storageClass: d.storageClass,
         deleteMarkerReplication: rule.deleteMarkerReplication,
+        notInSpec: [],
       };
     }),
   });
+}
+
+/** What a rule as S3 gives it does that spec.replication cannot ask for, as phrases. */
+function notInSpec(x: S3ReplicationRule): string[] {
+  const on = (s: { Status?: string | undefined } | undefined): boolean => s?.Status === "Enabled";
+  const d = x.Destination;
+  const phrases = [
+    [x.Filter === undefined, "is a rule of the first schema (no filter)"],
+    [x.Filter?.Tag !== undefined || (x.Filter?.And?.Tags ?? []).length > 0, "filters by tags"],
+    [on(x.SourceSelectionCriteria?.SseKmsEncryptedObjects), "replicates SSE-KMS encrypted objects"],
+    [d?.EncryptionConfiguration?.ReplicaKmsKeyID !== undefined, "encrypts replicas with a KMS key"],
+    [d?.Account !== undefined, "names the destination's account"],
+    [d?.AccessControlTranslation !== undefined, "changes the replicas' owner"],
+    [on(d?.ReplicationTime), "has Replication Time Control"],
+    [on(d?.Metrics), "has replication metrics"],
+    [on(x.SourceSelectionCriteria?.ReplicaModifications), "replicates replica modifications"],
+    [on(x.ExistingObjectReplication), "replicates existing objects"],
+  ] as const;
+  return phrases.flatMap(([when, phrase]) => (when ? [phrase] : [])).sort();
 }
