@@ -2,15 +2,21 @@
 import {
   GetBucketEncryptionCommand,
   PutBucketEncryptionCommand,
+  type EncryptionType,
   type ServerSideEncryption,
 } from "@aws-sdk/client-s3";
 import { defineSetting, nonEmpty, settingSpec, specJson } from "./setting.ts";
 
-/** Default encryption in normal form. */
+/**
+ * Default encryption in normal form. `blockedEncryptionTypes` (the encryption types uploads may
+ * not use, such as SSE-C, sorted) is not the spec's: a desired value takes the bucket's, so a
+ * write keeps it as it is.
+ */
 export interface Encryption {
   readonly algorithm: string;
   readonly kmsKeyId: string | undefined;
   readonly bucketKeyEnabled: boolean;
+  readonly blockedEncryptionTypes: readonly string[] | undefined;
 }
 
 const WHEN = "only for buckets that set encryption";
@@ -29,15 +35,23 @@ export const encryption = defineSetting<"encryption", Encryption | null>({
       algorithm: e.algorithm,
       kmsKeyId: e.algorithm === "aws:kms" ? e.kmsKeyId : undefined,
       bucketKeyEnabled: e.bucketKeyEnabled,
+      blockedEncryptionTypes: undefined,
     };
   },
+  completed: (want, have) => ({ ...want, blockedEncryptionTypes: have?.blockedEncryptionTypes }),
   describe: (e) => `encryption: ${e.algorithm}${e.kmsKeyId !== undefined ? ` (${e.kmsKeyId})` : ""}`,
   toSpec: (e) =>
     e === null
       ? undefined
       : specJson({ algorithm: e.algorithm, kmsKeyId: e.kmsKeyId, bucketKeyEnabled: e.bucketKeyEnabled }),
   specOf(e) {
-    return settingSpec("encryption", this.toSpec(e));
+    const blocked = e?.blockedEncryptionTypes ?? [];
+    return settingSpec("encryption", this.toSpec(e), {
+      omitted:
+        blocked.length > 0
+          ? [`encryption: blocks uploads encrypted with ${blocked.join(", ")} (kept as it is when managed)`]
+          : [],
+    });
   },
   notConfigured: ["ServerSideEncryptionConfigurationNotFoundError"],
   none: null,
@@ -50,6 +64,10 @@ export const encryption = defineSetting<"encryption", Encryption | null>({
       algorithm: by.SSEAlgorithm,
       kmsKeyId: by.SSEAlgorithm === "aws:kms" ? nonEmpty(by.KMSMasterKeyID) : undefined,
       bucketKeyEnabled: rule?.BucketKeyEnabled === true,
+      blockedEncryptionTypes:
+        rule?.BlockedEncryptionTypes !== undefined
+          ? [...(rule.BlockedEncryptionTypes.EncryptionType ?? [])].sort()
+          : undefined,
     };
   },
   async write(s3, e) {
@@ -65,6 +83,13 @@ export const encryption = defineSetting<"encryption", Encryption | null>({
                 ...(e.kmsKeyId !== undefined ? { KMSMasterKeyID: e.kmsKeyId } : {}),
               },
               BucketKeyEnabled: e.bucketKeyEnabled,
+              ...(e.blockedEncryptionTypes !== undefined
+                ? {
+                    BlockedEncryptionTypes: {
+                      EncryptionType: [...e.blockedEncryptionTypes] as EncryptionType[],
+                    },
+                  }
+                : {}),
             },
           ],
         },

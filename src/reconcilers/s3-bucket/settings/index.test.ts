@@ -5,6 +5,7 @@ import { S3_BUCKET_IAM } from "../iam.ts";
 import { callsAnswering } from "../testing/bucket-calls.ts";
 import { bucketObject } from "../testing/objects.ts";
 import type { CorsRule } from "./cors.ts";
+import { encryption } from "./encryption.ts";
 import { desiredSettings, managedSettings, settingPlans, SETTINGS, type BucketSettings } from "./index.ts";
 import type { BucketSettingDef } from "./setting.ts";
 
@@ -48,10 +49,51 @@ describe("bucket settings", () => {
     });
     const desired = desiredSettings(s);
     const reordered: BucketSettings = {
-      encryption: { bucketKeyEnabled: true, kmsKeyId: "alias/k", algorithm: "aws:kms" },
+      encryption: {
+        bucketKeyEnabled: true,
+        kmsKeyId: "alias/k",
+        algorithm: "aws:kms",
+        blockedEncryptionTypes: ["SSE-C"],
+      },
       policy: JSON.parse(JSON.stringify({ Statement: policy.Statement, Version: policy.Version })),
     };
     assert.deepEqual(settingPlans(desired, reordered), []);
+  });
+
+  it("keeps the bucket's blocked encryption types in a write of the spec's encryption", async () => {
+    const desired = desiredSettings(spec({ encryption: { algorithm: "AES256", bucketKeyEnabled: false } }));
+    const have: BucketSettings = {
+      encryption: {
+        algorithm: "aws:kms",
+        kmsKeyId: "alias/k",
+        bucketKeyEnabled: true,
+        blockedEncryptionTypes: ["SSE-C"],
+      },
+    };
+    const [plan] = settingPlans(desired, have);
+    assert.ok(plan !== undefined);
+    const { s3, calls } = callsAnswering();
+    await plan.write(s3);
+    assert.deepEqual(calls[0]?.input["ServerSideEncryptionConfiguration"], {
+      Rules: [
+        {
+          ApplyServerSideEncryptionByDefault: { SSEAlgorithm: "AES256" },
+          BucketKeyEnabled: false,
+          BlockedEncryptionTypes: { EncryptionType: ["SSE-C"] },
+        },
+      ],
+    });
+    // An export writes the rest and names the block, which adopting keeps.
+    const exported = encryption.specOf(have.encryption ?? null, {
+      region: "us-east-1",
+      refOf: () => undefined,
+    });
+    assert.deepEqual(exported.fields, {
+      encryption: { algorithm: "aws:kms", kmsKeyId: "alias/k", bucketKeyEnabled: true },
+    });
+    assert.deepEqual(exported.omitted, [
+      "encryption: blocks uploads encrypted with SSE-C (kept as it is when managed)",
+    ]);
   });
 
   it("writes a setting that differs, is missing, or was not read", () => {
@@ -183,6 +225,7 @@ describe("bucket settings", () => {
       algorithm: "AES256",
       kmsKeyId: undefined,
       bucketKeyEnabled: false,
+      blockedEncryptionTypes: undefined,
     });
   });
 });
@@ -438,7 +481,12 @@ describe("the changes of a plan", () => {
   it("names the spec path, the values as the spec writes them, the write's IAM action and no disruption", () => {
     const actual: BucketSettings = {
       ...desired,
-      encryption: { algorithm: "AES256", kmsKeyId: undefined, bucketKeyEnabled: false },
+      encryption: {
+        algorithm: "AES256",
+        kmsKeyId: undefined,
+        bucketKeyEnabled: false,
+        blockedEncryptionTypes: undefined,
+      },
       objectOwnership: null,
       logging: { targetBucket: "elsewhere", targetPrefix: "" },
       objectLock: null,
