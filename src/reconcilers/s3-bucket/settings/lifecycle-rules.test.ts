@@ -17,6 +17,7 @@ describe("lifecycle rules as S3 takes and gives them", () => {
     transitions: [],
     noncurrentTransitions: [],
     notInSpec: [],
+    configMinimumObjectSize: undefined,
     ...over,
   });
   const filterOf = async (r: LifecycleRule) => {
@@ -176,6 +177,39 @@ describe("lifecycle rules as S3 takes and gives them", () => {
       transitions: [{ days: 30, storageClass: "STANDARD_IA" }],
       notInSpec: ["expires objects on a date", "moves objects on a date"],
     });
+  });
+
+  it("keeps the configuration's minimum object size to transition in a write of the spec's rules", async () => {
+    const { s3 } = callsAnswering({
+      TransitionDefaultMinimumObjectSize: "varies_by_storage_class",
+      Rules: [
+        {
+          ID: "cold",
+          Status: "Enabled",
+          Filter: { Prefix: "" },
+          Transitions: [{ Days: 30, StorageClass: "GLACIER" }],
+        },
+      ],
+    });
+    const have = await lifecycleRules.read(s3);
+    assert.deepEqual(
+      have.map((r) => r.configMinimumObjectSize),
+      ["varies_by_storage_class"],
+    );
+    const want = lifecycleRules.completed?.([rule({ id: "cold", expirationDays: 90 })], have) ?? [];
+    const written = callsAnswering();
+    await lifecycleRules.write(written.s3, want);
+    assert.equal(written.calls[0]?.input["TransitionDefaultMinimumObjectSize"], "varies_by_storage_class");
+    // The export writes the rules and names the size, which adopting keeps.
+    const spec = lifecycleRules.specOf(have, { region: "us-east-1", refOf: () => undefined });
+    assert.equal((spec.fields["lifecycleRules"] as unknown[]).length, 1);
+    assert.deepEqual(spec.omitted, [
+      "lifecycleRules: the configuration's minimum object size to transition, varies_by_storage_class (kept as it is when managed)",
+    ]);
+    // A bucket without a configuration gets S3's default: nothing is sent.
+    const fresh = callsAnswering();
+    await lifecycleRules.write(fresh.s3, lifecycleRules.completed?.([rule({})], []) ?? []);
+    assert.equal(fresh.calls[0]?.input["TransitionDefaultMinimumObjectSize"], undefined);
   });
 
   it("shows a rule in a plan as spec.lifecycleRules writes it, leaving out what the spec leaves out", () => {

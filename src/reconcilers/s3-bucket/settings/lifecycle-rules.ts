@@ -5,6 +5,7 @@ import {
   PutBucketLifecycleConfigurationCommand,
   type LifecycleRule as S3LifecycleRule,
   type LifecycleRuleFilter,
+  type TransitionDefaultMinimumObjectSize,
   type TransitionStorageClass,
 } from "@aws-sdk/client-s3";
 import type { JsonValue } from "../../../api/schema/openapi.ts";
@@ -33,6 +34,12 @@ export interface LifecycleRule {
    * has none, so a rule with some is drift that a write removes.
    */
   readonly notInSpec: readonly string[];
+  /**
+   * The configuration's TransitionDefaultMinimumObjectSize, the same on each of its rules (S3 gives
+   * it for the whole configuration). Not the spec's: a desired rule takes the bucket's, so a write
+   * keeps it rather than reset it to S3's default.
+   */
+  readonly configMinimumObjectSize: string | undefined;
 }
 
 /** Rules sorted by id, each with both kinds of transitions sorted by days, then storage class. */
@@ -81,9 +88,12 @@ export const lifecycleRules = defineSetting<"lifecycleRules", readonly Lifecycle
           storageClass: t.storageClass,
         })),
         notInSpec: [],
+        configMinimumObjectSize: undefined,
       })),
     );
   },
+  completed: (want, have) =>
+    want.map((r) => ({ ...r, configMinimumObjectSize: have[0]?.configMinimumObjectSize })),
   describe: (rules) => `lifecycleRules: ${count(rules.length, "rule")}`,
   toSpec: (rules) => (rules.length === 0 ? undefined : rules.map(ruleSpec)),
   // Rules that do what the spec cannot say are left unset: adopting them would remove it.
@@ -97,18 +107,26 @@ export const lifecycleRules = defineSetting<"lifecycleRules", readonly Lifecycle
             "it has neither dates nor noncurrent version counts)",
         ),
       });
-    return settingSpec("lifecycleRules", rules.length === 0 ? undefined : rules.map(ruleSpec));
+    const size = rules[0]?.configMinimumObjectSize;
+    return settingSpec("lifecycleRules", rules.length === 0 ? undefined : rules.map(ruleSpec), {
+      omitted:
+        size !== undefined && size !== "all_storage_classes_128K"
+          ? [
+              `lifecycleRules: the configuration's minimum object size to transition, ${size} (kept as it is when managed)`,
+            ]
+          : [],
+    });
   },
   items: { idField: "id", list: (rules) => rules.map((r) => [r.id, ruleSpec(r)] as const) },
   notConfigured: ["NoSuchLifecycleConfiguration"],
   none: [],
   async read(s3) {
-    const r = await s3.call(
+    const config = await s3.call(
       "GetBucketLifecycleConfiguration",
       new GetBucketLifecycleConfigurationCommand({ Bucket: s3.bucket }),
     );
     return normalRules(
-      (r.Rules ?? []).map((x) => ({
+      (config.Rules ?? []).map((x) => ({
         id: x.ID ?? "",
         enabled: x.Status === "Enabled",
         prefix: x.Filter?.Prefix ?? x.Filter?.And?.Prefix ?? x.Prefix ?? "",
@@ -126,6 +144,7 @@ export const lifecycleRules = defineSetting<"lifecycleRules", readonly Lifecycle
           storageClass: t.StorageClass ?? "",
         })),
         notInSpec: notInSpec(x),
+        configMinimumObjectSize: config.TransitionDefaultMinimumObjectSize,
       })),
     );
   },
@@ -139,6 +158,12 @@ export const lifecycleRules = defineSetting<"lifecycleRules", readonly Lifecycle
       new PutBucketLifecycleConfigurationCommand({
         Bucket: s3.bucket,
         LifecycleConfiguration: { Rules: rules.map(lifecycleRule) },
+        ...(rules[0]?.configMinimumObjectSize !== undefined
+          ? {
+              TransitionDefaultMinimumObjectSize: rules[0]
+                .configMinimumObjectSize as TransitionDefaultMinimumObjectSize,
+            }
+          : {}),
       }),
     );
   },
