@@ -6,6 +6,7 @@ import { callsAnswering } from "../testing/bucket-calls.ts";
 import { bucketObject } from "../testing/objects.ts";
 import type { CorsRule } from "./cors.ts";
 import { encryption } from "./encryption.ts";
+import { logging } from "./logging.ts";
 import { desiredSettings, managedSettings, settingPlans, SETTINGS, type BucketSettings } from "./index.ts";
 import type { BucketSettingDef } from "./setting.ts";
 
@@ -396,11 +397,52 @@ describe("bucket logging and the log grants", () => {
       spec({ logging: { targetBucketRef: { name: "logs" }, targetPrefix: "site/" } }),
       { loggingTarget: "team-logs" },
     );
-    assert.deepEqual(desired.logging, { targetBucket: "team-logs", targetPrefix: "site/" });
+    assert.deepEqual(desired.logging, {
+      targetBucket: "team-logs",
+      targetPrefix: "site/",
+      keyFormat: undefined,
+      grants: undefined,
+    });
     assert.throws(
       () => desiredSettings(spec({ logging: { targetBucketRef: { name: "logs" }, targetPrefix: "" } })),
       /not resolved/,
     );
+  });
+
+  it("keeps the log objects' key format and grants in a write of the spec's target", async () => {
+    const keyFormat = { PartitionedPrefix: { PartitionDateSource: "EventTime" as const } };
+    const grants = [
+      {
+        Grantee: { Type: "Group" as const, URI: "http://acs.amazonaws.com/groups/global/AllUsers" },
+        Permission: "READ" as const,
+      },
+    ];
+    const have: BucketSettings = {
+      logging: { targetBucket: "old-logs", targetPrefix: "", keyFormat, grants },
+    };
+    const desired = desiredSettings(spec({ logging: { targetBucket: "team-logs", targetPrefix: "site/" } }));
+    const [plan] = settingPlans(desired, have);
+    assert.ok(plan !== undefined);
+    const { s3, calls } = callsAnswering();
+    await plan.write(s3);
+    assert.deepEqual(calls[0]?.input["BucketLoggingStatus"], {
+      LoggingEnabled: {
+        TargetBucket: "team-logs",
+        TargetPrefix: "site/",
+        TargetObjectKeyFormat: keyFormat,
+        TargetGrants: grants,
+      },
+    });
+    assert.deepEqual(
+      settingPlans(desiredSettings(spec({ logging: { targetBucket: "old-logs", targetPrefix: "" } })), have),
+      [],
+      "the bucket's key format and grants are no drift",
+    );
+    const exported = logging.specOf(have.logging ?? null, { region: "us-east-1", refOf: () => undefined });
+    assert.deepEqual(exported.omitted, [
+      "logging: log object keys partitioned by EventTime (kept as it is when managed)",
+      "logging: 1 grant on the log objects (kept as it is when managed)",
+    ]);
   });
 
   it("manages the policy for allowLoggingFrom, appending one grant per bucket after spec.policy's", () => {
@@ -488,7 +530,7 @@ describe("the changes of a plan", () => {
         blockedEncryptionTypes: undefined,
       },
       objectOwnership: null,
-      logging: { targetBucket: "elsewhere", targetPrefix: "" },
+      logging: { targetBucket: "elsewhere", targetPrefix: "", keyFormat: undefined, grants: undefined },
       objectLock: null,
     };
     const changes = settingPlans(desired, actual).flatMap((p) => p.changes);

@@ -1,12 +1,23 @@
 /** Server access logging (spec.logging): the bucket and prefix S3 writes this bucket's access logs to. */
-import { GetBucketLoggingCommand, PutBucketLoggingCommand } from "@aws-sdk/client-s3";
+import {
+  GetBucketLoggingCommand,
+  PutBucketLoggingCommand,
+  type TargetGrant,
+  type TargetObjectKeyFormat,
+} from "@aws-sdk/client-s3";
 import { s3BucketArn } from "../../../aws/partition.ts";
-import { defineSetting, settingSpec, specRef } from "./setting.ts";
+import { count, defineSetting, settingSpec, specRef } from "./setting.ts";
 
-/** Server access logging in normal form. */
+/**
+ * Server access logging in normal form. `keyFormat` (how S3 names the log objects) and `grants`
+ * (who else may read them) are not the spec's: a desired value takes the bucket's, so a write
+ * keeps them as they are.
+ */
 export interface Logging {
   readonly targetBucket: string;
   readonly targetPrefix: string;
+  readonly keyFormat: TargetObjectKeyFormat | undefined;
+  readonly grants: readonly TargetGrant[] | undefined;
 }
 
 const WHEN = "only for buckets that set logging";
@@ -22,8 +33,14 @@ export const logging = defineSetting<"logging", Logging | null>({
     if (spec.logging === undefined) return undefined;
     const target = spec.logging.targetBucket ?? resolved.loggingTarget;
     if (target === undefined) throw new Error("logging.targetBucketRef was not resolved to a bucket");
-    return { targetBucket: target, targetPrefix: spec.logging.targetPrefix };
+    return {
+      targetBucket: target,
+      targetPrefix: spec.logging.targetPrefix,
+      keyFormat: undefined,
+      grants: undefined,
+    };
   },
+  completed: (want, have) => ({ ...want, keyFormat: have?.keyFormat, grants: have?.grants }),
   describe: (l) => `logging: ${l.targetBucket}/${l.targetPrefix}`,
   toSpec: (l) => (l === null ? undefined : { targetBucket: l.targetBucket, targetPrefix: l.targetPrefix }),
   specOf(l, refs) {
@@ -36,7 +53,21 @@ export const logging = defineSetting<"logging", Logging | null>({
       { path: "spec.logging", refField: "targetBucketRef", arnField: "targetBucket", plain: l.targetBucket },
       unresolved,
     );
-    return settingSpec("logging", { ...target, targetPrefix: l.targetPrefix }, { unresolved });
+    const partitioned = l.keyFormat?.PartitionedPrefix;
+    const omitted = [
+      ...(partitioned !== undefined
+        ? [
+            `logging: log object keys partitioned by ${partitioned.PartitionDateSource ?? "date"} ` +
+              "(kept as it is when managed)",
+          ]
+        : []),
+      ...((l.grants ?? []).length > 0
+        ? [
+            `logging: ${count(l.grants?.length ?? 0, "grant")} on the log objects (kept as it is when managed)`,
+          ]
+        : []),
+    ];
+    return settingSpec("logging", { ...target, targetPrefix: l.targetPrefix }, { unresolved, omitted });
   },
   // S3 answers a bucket without logging with an empty status, not an error.
   notConfigured: [],
@@ -45,7 +76,12 @@ export const logging = defineSetting<"logging", Logging | null>({
     const r = await s3.call("GetBucketLogging", new GetBucketLoggingCommand({ Bucket: s3.bucket }));
     const l = r.LoggingEnabled;
     if (l?.TargetBucket === undefined) return null;
-    return { targetBucket: l.TargetBucket, targetPrefix: l.TargetPrefix ?? "" };
+    return {
+      targetBucket: l.TargetBucket,
+      targetPrefix: l.TargetPrefix ?? "",
+      keyFormat: l.TargetObjectKeyFormat,
+      grants: l.TargetGrants !== undefined && l.TargetGrants.length > 0 ? l.TargetGrants : undefined,
+    };
   },
   async write(s3, l) {
     await s3.call(
@@ -53,7 +89,12 @@ export const logging = defineSetting<"logging", Logging | null>({
       new PutBucketLoggingCommand({
         Bucket: s3.bucket,
         BucketLoggingStatus: {
-          LoggingEnabled: { TargetBucket: l.targetBucket, TargetPrefix: l.targetPrefix },
+          LoggingEnabled: {
+            TargetBucket: l.targetBucket,
+            TargetPrefix: l.targetPrefix,
+            ...(l.keyFormat !== undefined ? { TargetObjectKeyFormat: l.keyFormat } : {}),
+            ...(l.grants !== undefined ? { TargetGrants: [...l.grants] } : {}),
+          },
         },
       }),
     );
