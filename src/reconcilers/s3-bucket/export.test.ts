@@ -408,6 +408,36 @@ describe("S3Bucket export", () => {
       ]);
     });
 
+    it("leaves out a policy spec.policy would not hold unchanged, and says so", async () => {
+      const statement = {
+        Effect: "Deny",
+        Principal: "*",
+        Action: "s3:DeleteBucket",
+        Resource: "arn:aws:s3:::assets-1",
+      };
+      for (const policy of [
+        { Statement: [statement] },
+        { Version: "2012-10-17", Statement: statement },
+        { Version: "2012-10-17", Id: "p", Statement: [{ ...statement, Unknown: 1 }] },
+      ]) {
+        const b = richBucket();
+        (b.settings ?? {}).GetBucketPolicy = { Policy: JSON.stringify(policy) };
+        s3.buckets.set("assets-1", b);
+        const out = await exporter.read(listed("assets-1"), exportCtx());
+        assert.ok(out);
+        assert.equal(out.spec.policy, undefined, JSON.stringify(policy));
+        assert.equal(out.spec.allowLoggingFrom, undefined);
+        assert.ok(
+          out.omitted.some((o) =>
+            o.startsWith(
+              "policy: the bucket policy is not an IAM policy document spec.policy holds unchanged",
+            ),
+          ),
+          JSON.stringify(out.omitted),
+        );
+      }
+    });
+
     it("leaves out an index-document website the spec's Block Public Access rule forbids", async () => {
       s3.buckets.set("site-1", {
         ...plain("eu-west-1"),

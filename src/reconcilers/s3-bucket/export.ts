@@ -9,7 +9,7 @@
  */
 import { isDeepStrictEqual } from "node:util";
 import { GetBucketLocationCommand, ListBucketsCommand } from "@aws-sdk/client-s3";
-import type { S3BucketSpec } from "../../api/v1/index.ts";
+import { s3BucketSpecSchema, type S3BucketSpec } from "../../api/v1/index.ts";
 import type { JsonValue } from "../../api/schema/openapi.ts";
 import type { AwsClientSource } from "../../aws/clients.ts";
 import { AwsError } from "../../aws/errors.ts";
@@ -23,6 +23,7 @@ import {
   type KindExporter,
   type ListedResource,
 } from "../common/export.ts";
+import { expressiblePolicy } from "../common/export-policy.ts";
 import { conflictingSids } from "../common/references.ts";
 import { BucketApi } from "./bucket-api.ts";
 import { BUCKET_SETTINGS, readSettings, SETTINGS, type BucketSettings } from "./settings/index.ts";
@@ -151,6 +152,17 @@ async function readBucket(
     Object.assign(spec, out.fields);
     unresolved.push(...out.unresolved);
     omitted.push(...out.omitted);
+  }
+  if (
+    spec.policy !== undefined &&
+    expressiblePolicy(spec.policy, s3BucketSpecSchema.node.properties?.["policy"]) === "inexpressible"
+  ) {
+    delete spec.policy;
+    omitted.push(
+      "policy: the bucket policy is not an IAM policy document spec.policy holds unchanged (no " +
+        "Version, a single statement not in a list, more statements than it allows, or fields it " +
+        "does not define; spec.policy left unset)",
+    );
   }
   if (spec.policy !== undefined) {
     const { policy, ...grants } = policyFields(spec.policy, s3BucketArn(name, region), ctx.refOf);

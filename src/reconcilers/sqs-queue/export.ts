@@ -16,6 +16,7 @@ import type { JsonValue } from "../../api/schema/openapi.ts";
 import { sqsQueueSpecSchema, type SqsQueueSpec } from "../../api/v1/index.ts";
 import type { AwsClientSource } from "../../aws/clients.ts";
 import { isAwsErrorKind } from "../../aws/errors.ts";
+import { expressiblePolicy, type PolicyDocument } from "../common/export-policy.ts";
 import { fromSqsTags, type TagMap } from "../../aws/ownership.ts";
 import { pages } from "../../aws/pages.ts";
 import {
@@ -246,33 +247,16 @@ function isRedrivePermission(
   return v !== undefined && REDRIVE_PERMISSIONS.includes(v);
 }
 
-/** The fields of spec.policy and of its statements, as the CRD defines them. */
-const POLICY_NODE = sqsQueueSpecSchema.node.properties?.policy;
-const POLICY_KEYS = new Set(Object.keys(POLICY_NODE?.properties ?? {}));
-const STATEMENT_NODE = POLICY_NODE?.properties?.Statement?.items;
-const STATEMENT_KEYS = new Set(
-  Object.keys(
-    (STATEMENT_NODE !== undefined && !Array.isArray(STATEMENT_NODE) ? STATEMENT_NODE : {}).properties ?? {},
-  ),
-);
-
 /**
  * The queue's policy attribute as a document spec.policy holds unchanged: undefined when the
  * queue has none; `inexpressible` when it is not JSON, or has no Version (the CRD would default
  * one), a Statement that is not a list or is longer than the CRD allows, or fields the CRD does
  * not define (the API server would drop them).
  */
-function policyDocument(
-  text: string | undefined,
-): ({ Statement: unknown[] } & Record<string, unknown>) | "inexpressible" | undefined {
+function policyDocument(text: string | undefined): PolicyDocument | "inexpressible" | undefined {
   if (text === undefined || text.trim() === "") return undefined;
-  const doc = specValue(SqsAttribute.Policy, text);
-  if (!isRecord(doc) || typeof doc.Version !== "string" || !Array.isArray(doc.Statement))
-    return "inexpressible";
-  if (!Object.keys(doc).every((k) => POLICY_KEYS.has(k))) return "inexpressible";
-  const statements = doc.Statement;
-  if (statements.length > (POLICY_NODE?.properties?.Statement?.maxItems ?? Infinity)) return "inexpressible";
-  if (!statements.every((st) => isRecord(st) && Object.keys(st).every((k) => STATEMENT_KEYS.has(k))))
-    return "inexpressible";
-  return { ...doc, Statement: statements };
+  return expressiblePolicy(
+    specValue(SqsAttribute.Policy, text),
+    sqsQueueSpecSchema.node.properties?.["policy"],
+  );
 }
