@@ -314,6 +314,31 @@ describe("Ec2InstanceExporter.read", () => {
     assertOnlyOwnership(await roundTrip(e, read));
   });
 
+  it("names what a launch from the spec would not give the instance again", async () => {
+    const e = estate({
+      SourceDestCheck: false,
+      CapacityReservationSpecification: { CapacityReservationPreference: "none" },
+      MaintenanceOptions: { AutoRecovery: "disabled" },
+      EnclaveOptions: { Enabled: true },
+      Licenses: [
+        {
+          LicenseConfigurationArn:
+            "arn:aws:license-manager:us-east-1:123456789012:license-configuration:lic-1",
+        },
+      ],
+      InstanceLifecycle: "capacity-block",
+    });
+    const read = await exportOne(e);
+    assert.deepEqual(read.omitted, [
+      "Nitro Enclaves",
+      "automatic recovery turned off",
+      "capacity reservation preference none",
+      "license configurations",
+      "source/destination checking turned off",
+      "the capacity-block lifecycle (a launch from the spec is on demand)",
+    ]);
+  });
+
   it("writes user data byte for byte, a byte order mark included", async () => {
     const text = "\uFEFF<powershell>Write-Host 'h\u00e9'</powershell>\r\n";
     const e = estate({}, { userData: encodeUserData(text) });

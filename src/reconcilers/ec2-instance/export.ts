@@ -201,7 +201,7 @@ class InstanceRead {
       if (!ok) this.#omitted.push(`security group ${g} (a value the API does not accept)`);
       return ok;
     });
-    const primary = i.NetworkInterfaces?.find((n) => n.Attachment?.DeviceIndex === 0);
+    const primary = this.#primaryInterface();
     if ((i.NetworkInterfaces?.length ?? 0) > 1)
       this.#omitted.push("network interfaces beyond the primary one");
     return {
@@ -211,6 +211,11 @@ class InstanceRead {
         : {}),
       ...(i.SubnetId !== undefined && i.SubnetId !== "" ? publicAddressOf(i, primary) : {}),
     };
+  }
+
+  /** The network interface at device index 0. */
+  #primaryInterface(): NonNullable<Instance["NetworkInterfaces"]>[number] | undefined {
+    return this.#instance.NetworkInterfaces?.find((n) => n.Attachment?.DeviceIndex === 0);
   }
 
   /** The tenancy (when not the default) and the placement group. */
@@ -346,9 +351,31 @@ class InstanceRead {
 
   /** Notes what the instance has that no spec field expresses. */
   #noteUnexpressed(): void {
-    const m = this.#instance.MetadataOptions;
+    const i = this.#instance;
+    const m = i.MetadataOptions;
     if (m?.HttpProtocolIpv6 === "enabled") this.#omitted.push("the metadata service's IPv6 endpoint");
     if (m?.InstanceMetadataTags === "enabled") this.#omitted.push("instance tags in the metadata service");
+    // What a launch from the spec would not give the instance again (spec.onDeletedOutOfBand).
+    if (i.SourceDestCheck === false) this.#omitted.push("source/destination checking turned off");
+    const primary = this.#primaryInterface();
+    if ((primary?.Ipv6Addresses?.length ?? 0) > 0) this.#omitted.push("IPv6 addresses");
+    if ((primary?.PrivateIpAddresses?.length ?? 0) > 1) this.#omitted.push("secondary private addresses");
+    if ((primary?.Ipv4Prefixes?.length ?? 0) + (primary?.Ipv6Prefixes?.length ?? 0) > 0)
+      this.#omitted.push("address prefixes on the primary network interface");
+    const reservation = i.CapacityReservationSpecification;
+    if (i.CapacityReservationId !== undefined || reservation?.CapacityReservationTarget !== undefined)
+      this.#omitted.push("the capacity reservation it targets");
+    else if (
+      reservation?.CapacityReservationPreference !== undefined &&
+      reservation.CapacityReservationPreference !== "open"
+    )
+      this.#omitted.push(`capacity reservation preference ${reservation.CapacityReservationPreference}`);
+    if (i.MaintenanceOptions?.AutoRecovery === "disabled")
+      this.#omitted.push("automatic recovery turned off");
+    if (i.EnclaveOptions?.Enabled === true) this.#omitted.push("Nitro Enclaves");
+    if ((i.Licenses?.length ?? 0) > 0) this.#omitted.push("license configurations");
+    if (i.InstanceLifecycle !== undefined && i.InstanceLifecycle !== "spot")
+      this.#omitted.push(`the ${i.InstanceLifecycle} lifecycle (a launch from the spec is on demand)`);
   }
 }
 
