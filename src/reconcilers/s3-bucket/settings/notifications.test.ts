@@ -38,6 +38,25 @@ describe("notifications as S3 takes and gives them", () => {
     );
   });
 
+  it("leaves the queues unset in an export when one takes an event the API does not list", () => {
+    const refs = { region: "eu-west-1", refOf: () => undefined };
+    const spec = notifications.specOf(
+      {
+        queues: [{ ...queue, events: ["s3:ObjectAnnotation:Put", "s3:ObjectCreated:*"] }],
+        otherDestinations: 0,
+        eventBridge: false,
+      },
+      refs,
+    );
+    assert.deepEqual(spec.fields, {});
+    assert.deepEqual(spec.omitted, [
+      "notifications: events the API does not list, s3:ObjectAnnotation:Put (spec.notifications left unset)",
+    ]);
+    const listed = notifications.specOf({ queues: [queue], otherDestinations: 0, eventBridge: false }, refs);
+    assert.deepEqual(listed.omitted, []);
+    assert.ok("notifications" in listed.fields);
+  });
+
   it("shows in a plan the queues as the spec writes them, and other destinations by their count", () => {
     assert.deepEqual(
       notifications.toSpec({

@@ -7,7 +7,7 @@ import {
   PutBucketNotificationConfigurationCommand,
   type Event,
 } from "@aws-sdk/client-s3";
-import type { S3BucketSpec } from "../../../api/v1/index.ts";
+import { S3_NOTIFICATION_EVENTS, type S3BucketSpec } from "../../../api/v1/index.ts";
 import { listItemPath } from "../../common/changes.ts";
 import {
   byId,
@@ -92,6 +92,14 @@ export const notifications = defineSetting<"notifications", Notifications>({
         omitted: [
           `notifications: ${count(n.otherDestinations, "SNS topic or Lambda function destination")} ` +
             "(spec.notifications left unset: it names SQS queues only)",
+        ],
+      });
+    const known: readonly string[] = S3_NOTIFICATION_EVENTS;
+    const unknown = [...new Set(n.queues.flatMap((q) => q.events.filter((e) => !known.includes(e))))].sort();
+    if (unknown.length > 0)
+      return settingSpec("notifications", undefined, {
+        omitted: [
+          `notifications: events the API does not list, ${unknown.join(", ")} (spec.notifications left unset)`,
         ],
       });
     if (n.queues.length === 0 && n.eventBridge !== true) return settingSpec("notifications", undefined);
