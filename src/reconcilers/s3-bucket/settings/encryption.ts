@@ -5,6 +5,8 @@ import {
   type EncryptionType,
   type ServerSideEncryption,
 } from "@aws-sdk/client-s3";
+import type { JsonValue } from "../../../api/schema/openapi.ts";
+import { s3BucketSpecSchema } from "../../../api/v1/index.ts";
 import { defineSetting, nonEmpty, settingSpec, specJson } from "./setting.ts";
 
 /**
@@ -20,6 +22,10 @@ export interface Encryption {
 }
 
 const WHEN = "only for buckets that set encryption";
+
+/** The default encryption algorithms spec.encryption takes. */
+const ALGORITHMS: readonly JsonValue[] =
+  s3BucketSpecSchema.node.properties?.["encryption"]?.properties?.["algorithm"]?.enum ?? [];
 
 export const encryption = defineSetting<"encryption", Encryption | null>({
   name: "encryption",
@@ -45,6 +51,12 @@ export const encryption = defineSetting<"encryption", Encryption | null>({
       ? undefined
       : specJson({ algorithm: e.algorithm, kmsKeyId: e.kmsKeyId, bucketKeyEnabled: e.bucketKeyEnabled }),
   specOf(e) {
+    if (e !== null && !ALGORITHMS.includes(e.algorithm))
+      return settingSpec("encryption", undefined, {
+        omitted: [
+          `encryption: ${e.algorithm} (spec.encryption left unset: it takes ${ALGORITHMS.join(" or ")})`,
+        ],
+      });
     const blocked = e?.blockedEncryptionTypes ?? [];
     return settingSpec("encryption", this.toSpec(e), {
       omitted:

@@ -95,6 +95,20 @@ describe("bucket settings", () => {
     assert.deepEqual(exported.omitted, [
       "encryption: blocks uploads encrypted with SSE-C (kept as it is when managed)",
     ]);
+    // An algorithm the CRD does not take (dual-layer KMS) is left out, and named.
+    const dsse = encryption.specOf(
+      {
+        algorithm: "aws:kms:dsse",
+        kmsKeyId: undefined,
+        bucketKeyEnabled: false,
+        blockedEncryptionTypes: undefined,
+      },
+      { region: "us-east-1", refOf: () => undefined },
+    );
+    assert.deepEqual(dsse.fields, {});
+    assert.deepEqual(dsse.omitted, [
+      "encryption: aws:kms:dsse (spec.encryption left unset: it takes AES256 or aws:kms)",
+    ]);
   });
 
   it("writes a setting that differs, is missing, or was not read", () => {
