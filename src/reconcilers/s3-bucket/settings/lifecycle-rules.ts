@@ -9,7 +9,7 @@ import {
   type TransitionStorageClass,
 } from "@aws-sdk/client-s3";
 import type { JsonValue } from "../../../api/schema/openapi.ts";
-import { byId, count, defineSetting, settingSpec, specJson } from "./setting.ts";
+import { byId, count, defineSetting, rulesBeyondSpec, settingSpec, specJson } from "./setting.ts";
 
 /** One lifecycle rule in normal form (absent actions undefined, transitions sorted by days). */
 export interface LifecycleRule {
@@ -98,15 +98,12 @@ export const lifecycleRules = defineSetting<"lifecycleRules", readonly Lifecycle
   toSpec: (rules) => (rules.length === 0 ? undefined : rules.map(ruleSpec)),
   // Rules that do what the spec cannot say are left unset: adopting them would remove it.
   specOf(rules) {
-    const beyond = rules.filter((r) => r.notInSpec.length > 0);
-    if (beyond.length > 0)
-      return settingSpec("lifecycleRules", undefined, {
-        omitted: beyond.map(
-          (r) =>
-            `lifecycleRules: rule ${r.id} ${r.notInSpec.join(", ")} (spec.lifecycleRules left unset: ` +
-            "it has neither dates nor noncurrent version counts)",
-        ),
-      });
+    const beyond = rulesBeyondSpec(
+      "lifecycleRules",
+      rules,
+      "it has neither dates nor noncurrent version counts",
+    );
+    if (beyond !== undefined) return beyond;
     const size = rules[0]?.configMinimumObjectSize;
     return settingSpec("lifecycleRules", rules.length === 0 ? undefined : rules.map(ruleSpec), {
       omitted:

@@ -12,6 +12,7 @@ import {
   count,
   defineSetting,
   nonEmpty,
+  rulesBeyondSpec,
   settingSpec,
   specJson,
   specRef,
@@ -85,15 +86,12 @@ export const replication = defineSetting<"replication", Replication | null>({
   // Rules that do what the spec cannot say are left unset: adopting them would remove it.
   specOf(r, refs) {
     if (r === null) return settingSpec("replication", undefined);
-    const beyond = r.rules.filter((x) => x.notInSpec.length > 0);
-    if (beyond.length > 0)
-      return settingSpec("replication", undefined, {
-        omitted: beyond.map(
-          (x) =>
-            `replication: rule ${x.id} ${x.notInSpec.join(", ")} (spec.replication left unset: ` +
-            "its rules filter by prefix only and replicate to a bucket and storage class)",
-        ),
-      });
+    const beyond = rulesBeyondSpec(
+      "replication",
+      r.rules,
+      "its rules filter by prefix only and replicate to a bucket and storage class",
+    );
+    if (beyond !== undefined) return beyond;
     const unresolved: { path: string; arn: string }[] = [];
     const rules = r.rules.map((x) =>
       specJson({

@@ -56,6 +56,25 @@ export function settingSpec(
 }
 
 /**
+ * The export of a list of rules some of which do what the spec cannot ask for (`notInSpec`): the
+ * setting left unset, each such rule named, since adopting the rest would remove it; undefined
+ * when every rule can be asked for. `why` says what the spec's rules can do.
+ */
+export function rulesBeyondSpec(
+  field: string,
+  rules: readonly { readonly id: string; readonly notInSpec: readonly string[] }[],
+  why: string,
+): SettingSpec | undefined {
+  const beyond = rules.filter((r) => r.notInSpec.length > 0);
+  if (beyond.length === 0) return undefined;
+  return settingSpec(field, undefined, {
+    omitted: beyond.map(
+      (r) => `${field}: rule ${r.id} ${r.notInSpec.join(", ")} (spec.${field} left unset: ${why})`,
+    ),
+  });
+}
+
+/**
  * A reference to the resource of `kind` with `arn`, as the spec writes it: `{[refField]: {name}}`
  * when the export holds it, else `{[arnField]: plain}` (the ARN, or a bucket name) with its path
  * listed in `unresolved`.
