@@ -47,6 +47,7 @@ const FOREIGN_FLAGS: Readonly<Record<string, string>> = {
   "test-timeout": "node --test",
   "test-concurrency": "node --test",
   "test-force-exit": "node --test",
+  "test-isolation": "node --test",
   "max-old-space-size": "node (V8)",
   queue: "the work-queue benchmark",
   flag: "the boolean syntax, spelled generically",
