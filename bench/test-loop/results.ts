@@ -10,10 +10,6 @@ export interface TestLoopRun {
   /** Wall time from start to exit, lint and the test AWS's own tests included. */
   seconds: number;
   exitCode: number;
-  /**
-   * Every test the run reported. Since the unit tests run in a process of their own, lint's own
-   * tests count too (44 more than the same tests counted before).
-   */
   tests: number;
   failed: number;
   /** The node test runner's own duration of the suite (after lint and pytest). */
@@ -41,21 +37,22 @@ export interface TestLoopResults {
 }
 
 /**
- * The counts of a run of make test: the tests and failures of every node test runner summary in
- * `output` (lint's own tests, the unit tests' process and the suite's), and the suite's duration,
- * the last summary's.
+ * The counts of the node test runner's last summary in `output` (the suite's: lint's own unit
+ * tests print one earlier).
  * @throws Error when the output has no summary (the run ended before the suite).
  */
 export function parseRunSummary(output: string): Pick<TestLoopRun, "tests" | "failed" | "suiteSeconds"> {
-  const all = (name: string): number[] =>
-    [...output.matchAll(new RegExp(`^ℹ ${name} ([0-9.]+)$`, "gm"))].map((m) => Number(m[1]));
-  const sum = (xs: number[]): number => xs.reduce((a, b) => a + b, 0);
-  const tests = all("tests");
-  const failed = all("fail");
-  const duration = all("duration_ms").at(-1);
-  if (tests.length === 0 || failed.length === 0 || duration === undefined)
+  const last = (name: string): number | undefined => {
+    const all = [...output.matchAll(new RegExp(`^ℹ ${name} ([0-9.]+)$`, "gm"))];
+    const m = all.at(-1);
+    return m === undefined ? undefined : Number(m[1]);
+  };
+  const tests = last("tests");
+  const failed = last("fail");
+  const duration = last("duration_ms");
+  if (tests === undefined || failed === undefined || duration === undefined)
     throw new Error("the output has no test runner summary: the run ended before the suite");
-  return { tests: sum(tests), failed: sum(failed), suiteSeconds: Math.round(duration / 1000) };
+  return { tests, failed, suiteSeconds: Math.round(duration / 1000) };
 }
 
 /** `m min s s`, as README writes a duration. */
