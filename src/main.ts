@@ -67,8 +67,6 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
       stderr: (t) => void process.stderr.write(t),
       stdin: readStdin,
     });
-    // The process exits with the code at once: what is written to a pipe must have left first.
-    await drained(process.stdout, process.stderr);
     return code;
   }
   let options: Options;
@@ -288,11 +286,14 @@ if (isEntryPoint(import.meta.url)) {
   // Not a single executable: it takes no Node.js options on its command line (they would reach
   // the program as arguments), so its heap keeps V8's default.
   if (!isSea()) sizeHeapFromMemoryLimit();
-  main(process.argv.slice(2), process.env).then(
-    (code) => process.exit(code),
-    (err: unknown) => {
+  main(process.argv.slice(2), process.env)
+    .catch((err: unknown) => {
       console.error(err);
-      process.exit(1);
-    },
-  );
+      return 1;
+    })
+    // The process exits at once: what it wrote to a pipe must have left first.
+    .then(async (code) => {
+      await drained(process.stdout, process.stderr);
+      process.exit(code);
+    });
 }

@@ -7,6 +7,11 @@
 /** A JSON value, as it may appear in `default` or `enum`. */
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 
+/** Whether `v` is a JSON object (not null, not a list). */
+export function isJsonObject(v: JsonValue | undefined): v is { [key: string]: JsonValue } {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
 /**
  * One CEL rule (`x-kubernetes-validations` entry). Rules see the field they are attached to as
  * `self`; transition rules also read `oldSelf` and run on updates only.

@@ -4,7 +4,7 @@
  * server drops the fields it does not define, so a document the field cannot hold as it is would
  * be written back changed when the exported object is adopted.
  */
-import type { JSONSchemaProps, JsonValue } from "../../api/schema/openapi.ts";
+import { isJsonObject, type JSONSchemaProps, type JsonValue } from "../../api/schema/openapi.ts";
 
 /** A policy document spec.policy holds unchanged. */
 export type PolicyDocument = { Statement: JsonValue[] } & { [key: string]: JsonValue };
@@ -18,7 +18,7 @@ export function expressiblePolicy(
   doc: JsonValue,
   field: JSONSchemaProps | undefined,
 ): PolicyDocument | "inexpressible" {
-  if (!isRecord(doc) || typeof doc["Version"] !== "string") return "inexpressible";
+  if (!isJsonObject(doc) || typeof doc["Version"] !== "string") return "inexpressible";
   const statements = doc["Statement"];
   if (!Array.isArray(statements)) return "inexpressible";
   const keys = new Set(Object.keys(field?.properties ?? {}));
@@ -26,11 +26,7 @@ export function expressiblePolicy(
   const statementField = field?.properties?.["Statement"];
   if (statements.length > (statementField?.maxItems ?? Infinity)) return "inexpressible";
   const statementKeys = new Set(Object.keys(statementField?.items?.properties ?? {}));
-  if (!statements.every((st) => isRecord(st) && Object.keys(st).every((k) => statementKeys.has(k))))
+  if (!statements.every((st) => isJsonObject(st) && Object.keys(st).every((k) => statementKeys.has(k))))
     return "inexpressible";
   return { ...doc, Statement: statements };
-}
-
-function isRecord(v: JsonValue | undefined): v is { [key: string]: JsonValue } {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
 }

@@ -12,7 +12,7 @@ import {
   ListQueueTagsCommand,
   type SQSClient,
 } from "@aws-sdk/client-sqs";
-import type { JsonValue } from "../../api/schema/openapi.ts";
+import { isJsonObject, type JsonValue } from "../../api/schema/openapi.ts";
 import { sqsQueueSpecSchema, type SqsQueueSpec } from "../../api/v1/index.ts";
 import type { AwsClientSource } from "../../aws/clients.ts";
 import { isAwsErrorKind } from "../../aws/errors.ts";
@@ -153,7 +153,7 @@ export function exportedQueue(
   }
 
   const dlq = specValue(SqsAttribute.RedrivePolicy, attributes[SqsAttribute.RedrivePolicy] ?? "");
-  if (isRecord(dlq)) {
+  if (isJsonObject(dlq)) {
     const { targetArn, maxReceiveCount } = dlq;
     if (typeof targetArn === "string" && typeof maxReceiveCount === "number") {
       const ref = queueRef(targetArn, ctx);
@@ -164,7 +164,7 @@ export function exportedQueue(
   }
 
   const allow = specValue(SqsAttribute.RedriveAllowPolicy, attributes[SqsAttribute.RedriveAllowPolicy] ?? "");
-  if (isRecord(allow) && isRedrivePermission(allow.redrivePermission)) {
+  if (isJsonObject(allow) && isRedrivePermission(allow.redrivePermission)) {
     const redrivePermission = allow.redrivePermission;
     if (redrivePermission !== "byQueue") spec.redriveAllowPolicy = { redrivePermission };
     else {
@@ -231,10 +231,6 @@ function isEmptyPolicy(text: string | undefined): boolean {
 function queueRef(arn: string, ctx: Pick<ExportContext, "refOf">): { name: string } | undefined {
   const ref = ctx.refOf(arn);
   return ref?.kind === "SqsQueue" ? { name: ref.name } : undefined;
-}
-
-function isRecord(v: JsonValue | undefined): v is { [key: string]: JsonValue } {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
 /** The redrive permissions the CRD allows. */

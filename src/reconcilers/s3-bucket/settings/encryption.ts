@@ -7,7 +7,7 @@ import {
 } from "@aws-sdk/client-s3";
 import type { JsonValue } from "../../../api/schema/openapi.ts";
 import { s3BucketSpecSchema } from "../../../api/v1/index.ts";
-import { defineSetting, nonEmpty, settingSpec, specJson } from "./setting.ts";
+import { defineSetting, keptWhenManaged, nonEmpty, settingSpec, specJson } from "./setting.ts";
 
 /**
  * Default encryption in normal form. `blockedEncryptionTypes` (the encryption types uploads may
@@ -61,7 +61,7 @@ export const encryption = defineSetting<"encryption", Encryption | null>({
     return settingSpec("encryption", this.toSpec(e), {
       omitted:
         blocked.length > 0
-          ? [`encryption: blocks uploads encrypted with ${blocked.join(", ")} (kept as it is when managed)`]
+          ? [keptWhenManaged("encryption", `blocks uploads encrypted with ${blocked.join(", ")}`)]
           : [],
     });
   },

@@ -9,7 +9,15 @@ import {
   type TransitionStorageClass,
 } from "@aws-sdk/client-s3";
 import type { JsonValue } from "../../../api/schema/openapi.ts";
-import { byId, count, defineSetting, rulesBeyondSpec, settingSpec, specJson } from "./setting.ts";
+import {
+  byId,
+  count,
+  defineSetting,
+  keptWhenManaged,
+  rulesBeyondSpec,
+  settingSpec,
+  specJson,
+} from "./setting.ts";
 
 /** One lifecycle rule in normal form (absent actions undefined, transitions sorted by days). */
 export interface LifecycleRule {
@@ -109,7 +117,10 @@ export const lifecycleRules = defineSetting<"lifecycleRules", readonly Lifecycle
       omitted:
         size !== undefined && size !== "all_storage_classes_128K"
           ? [
-              `lifecycleRules: the configuration's minimum object size to transition, ${size} (kept as it is when managed)`,
+              keptWhenManaged(
+                "lifecycleRules",
+                `the configuration's minimum object size to transition, ${size}`,
+              ),
             ]
           : [],
     });

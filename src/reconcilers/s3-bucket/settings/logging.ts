@@ -6,7 +6,7 @@ import {
   type TargetObjectKeyFormat,
 } from "@aws-sdk/client-s3";
 import { s3BucketArn } from "../../../aws/partition.ts";
-import { count, defineSetting, settingSpec, specRef } from "./setting.ts";
+import { count, defineSetting, keptWhenManaged, settingSpec, specRef } from "./setting.ts";
 
 /**
  * Server access logging in normal form. `keyFormat` (how S3 names the log objects) and `grants`
@@ -57,14 +57,14 @@ export const logging = defineSetting<"logging", Logging | null>({
     const omitted = [
       ...(partitioned !== undefined
         ? [
-            `logging: log object keys partitioned by ${partitioned.PartitionDateSource ?? "date"} ` +
-              "(kept as it is when managed)",
+            keptWhenManaged(
+              "logging",
+              `log object keys partitioned by ${partitioned.PartitionDateSource ?? "date"}`,
+            ),
           ]
         : []),
       ...((l.grants ?? []).length > 0
-        ? [
-            `logging: ${count(l.grants?.length ?? 0, "grant")} on the log objects (kept as it is when managed)`,
-          ]
+        ? [keptWhenManaged("logging", `${count(l.grants?.length ?? 0, "grant")} on the log objects`)]
         : []),
     ];
     return settingSpec("logging", { ...target, targetPrefix: l.targetPrefix }, { unresolved, omitted });

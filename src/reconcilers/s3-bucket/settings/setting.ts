@@ -56,6 +56,14 @@ export function settingSpec(
 }
 
 /**
+ * The export's note on a part of `field` the spec does not name and every write keeps as the
+ * bucket has it (the setting's `completed`): `what` it is.
+ */
+export function keptWhenManaged(field: string, what: string): string {
+  return `${field}: ${what} (kept as it is when managed)`;
+}
+
+/**
  * The export of a list of rules some of which do what the spec cannot ask for (`notInSpec`): the
  * setting left unset, each such rule named, since adopting the rest would remove it; undefined
  * when every rule can be asked for. `why` says what the spec's rules can do.
