@@ -93,6 +93,70 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
   return await launchControlPlane(opts);
 }
 
+/**
+ * Built-in resources whose watch cache the test API servers leave off (`--watch-cache-sizes` with
+ * size 0): neither the operator, the chart nor the tests watch them, and each cached resource costs
+ * an idle API server a reflector on etcd. Reads and watches of them go to etcd instead, as with
+ * `--watch-cache=false`. Every resource the operator, the chart or a test lists or watches keeps
+ * its cache, as on a real cluster. With these off and one Go thread each (GOMAXPROCS=1), an idle
+ * control plane used 0.90 CPU-s a minute against 1.45.
+ */
+const UNCACHED_RESOURCES = [
+  "limitranges",
+  "persistentvolumeclaims",
+  "persistentvolumes",
+  "podtemplates",
+  "replicationcontrollers",
+  "resourcequotas",
+  "mutatingadmissionpolicies.admissionregistration.k8s.io",
+  "mutatingadmissionpolicybindings.admissionregistration.k8s.io",
+  "mutatingwebhookconfigurations.admissionregistration.k8s.io",
+  "validatingadmissionpolicies.admissionregistration.k8s.io",
+  "validatingadmissionpolicybindings.admissionregistration.k8s.io",
+  "validatingwebhookconfigurations.admissionregistration.k8s.io",
+  "apiservices.apiregistration.k8s.io",
+  "controllerrevisions.apps",
+  "daemonsets.apps",
+  "statefulsets.apps",
+  "horizontalpodautoscalers.autoscaling",
+  "cronjobs.batch",
+  "jobs.batch",
+  "certificatesigningrequests.certificates.k8s.io",
+  "events.events.k8s.io",
+  "flowschemas.flowcontrol.apiserver.k8s.io",
+  "prioritylevelconfigurations.flowcontrol.apiserver.k8s.io",
+  "ingressclasses.networking.k8s.io",
+  "ingresses.networking.k8s.io",
+  "ipaddresses.networking.k8s.io",
+  "networkpolicies.networking.k8s.io",
+  "servicecidrs.networking.k8s.io",
+  "runtimeclasses.node.k8s.io",
+  "poddisruptionbudgets.policy",
+  "clusterrolebindings.rbac.authorization.k8s.io",
+  "clusterroles.rbac.authorization.k8s.io",
+  "rolebindings.rbac.authorization.k8s.io",
+  "roles.rbac.authorization.k8s.io",
+  "deviceclasses.resource.k8s.io",
+  "resourceclaims.resource.k8s.io",
+  "resourceclaimtemplates.resource.k8s.io",
+  "resourceslices.resource.k8s.io",
+  "priorityclasses.scheduling.k8s.io",
+  "csidrivers.storage.k8s.io",
+  "csinodes.storage.k8s.io",
+  "csistoragecapacities.storage.k8s.io",
+  "storageclasses.storage.k8s.io",
+  "volumeattachments.storage.k8s.io",
+  "volumeattributesclasses.storage.k8s.io",
+];
+
+/**
+ * The environment of the control plane's Go programs: one thread running Go code (GOMAXPROCS=1),
+ * as many control planes share two cores.
+ */
+function goEnv(): NodeJS.ProcessEnv {
+  return { ...process.env, GOMAXPROCS: "1" };
+}
+
 /** Starts etcd and kube-apiserver (and kube-controller-manager when asked) and waits until ready. */
 export async function launchControlPlane(opts: ControlPlaneOptions = {}): Promise<LaunchedControlPlane> {
   // Generous: three test files start their back ends at once (TEST_CONCURRENCY) on two cores.
@@ -127,7 +191,7 @@ export async function launchControlPlane(opts: ControlPlaneOptions = {}): Promis
         "--log-level=warn",
         ...(opts.etcdFlags ?? []),
       ],
-      { logFile: path.join(dir, "etcd.log") },
+      { logFile: path.join(dir, "etcd.log"), env: goEnv() },
     );
     const etcdProc = etcd;
     await waitFor(
@@ -158,11 +222,12 @@ export async function launchControlPlane(opts: ControlPlaneOptions = {}): Promis
       `--allow-privileged=true`,
       ...(opts.serviceAccountAdmission ? [] : [`--disable-admission-plugins=ServiceAccount`]),
       `--profiling=false`,
+      `--watch-cache-sizes=${UNCACHED_RESOURCES.map((r) => `${r}#0`).join(",")}`,
       ...(typeof opts.apiServerFlags === "function" ? opts.apiServerFlags(pki) : (opts.apiServerFlags ?? [])),
     ];
     const apiLog = path.join(dir, "kube-apiserver.log");
     const launchApi = async (): Promise<void> => {
-      const proc = startProcess(toolPath("kube-apiserver"), apiArgs, { logFile: apiLog });
+      const proc = startProcess(toolPath("kube-apiserver"), apiArgs, { logFile: apiLog, env: goEnv() });
       apiserver = proc;
       await waitFor(
         "kube-apiserver /readyz",
@@ -197,7 +262,7 @@ export async function launchControlPlane(opts: ControlPlaneOptions = {}): Promis
           "--profiling=false",
           ...(opts.controllerManagerFlags?.(pki) ?? []),
         ],
-        { logFile: log },
+        { logFile: log, env: goEnv() },
       );
       controllerManager = kcm;
       await waitFor(
