@@ -118,7 +118,7 @@ image: deps tools ## Build the images the node tests load into the tool cache (t
 .PHONY: test
 test: deps tools ## Everything: lint, the test AWS's own tests, unit, integration, reduced fault and e2e tests
 	@$(MAKE) --no-print-directory --jobs=2 --output-sync=target image lint test-emulator
-	$(SLOW_NODE_TEST) --concurrency=$(TEST_CONCURRENCY) --timeout=$(SLOW_TEST_TIMEOUT_MS) $(UNIT_TESTS) $(INTEGRATION_TESTS) $(FAULT_TESTS) $(E2E_TESTS)
+	$(SLOW_NODE_TEST) --concurrency=$(TEST_CONCURRENCY) --timeout=$(SLOW_TEST_TIMEOUT_MS) $(UNIT_TESTS:%=--one-process=%) $(INTEGRATION_TESTS) $(FAULT_TESTS) $(E2E_TESTS)
 
 # The test AWS (test/support/aws-emulator): each wrap against boto3, on the emulator and on plain
 # moto, which must still differ. pytest from moto's virtualenv; no cache files in the tree.
@@ -129,9 +129,10 @@ test-emulator: tools ## The test AWS's own tests (pytest: each wrap answers as A
 # The unit tests start no process and share no state between files, so on their own they run in
 # one process (--test-isolation=none): 1,234 tests took 13 CPU-s there against 44 with a process
 # per file, most of it each process's start. The process ends once the last result is in
-# (--test-force-exit), also when a test that timed out left a timer behind. make test runs them in
-# its one suite instead, among the other files: run beside lint before the suite, they lengthened
-# a warm make test (474 s against 455 s, one run each).
+# (--test-force-exit), also when a test that timed out left a timer behind. make test runs them
+# the same way inside its one suite, as one job among the other files (the runner's --one-process,
+# test/support/file-group.ts): run beside lint before the suite, they lengthened a warm make test
+# (474 s against 455 s, one run each).
 .PHONY: test-unit
 test-unit: deps ## Unit tests only (no external processes), all files in one process
 	$(NODE_TEST) --test-isolation=none --test-force-exit --test-timeout=$(UNIT_TEST_TIMEOUT_MS) $(UNIT_TESTS)

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { timingTable } from "./file-timings-reporter.ts";
-import { mergeDurations, startOrder } from "./runner.ts";
+import { FILE_GROUP_ENV, groupFiles, mergeDurations, startOrder } from "./runner.ts";
 
 describe("the test runner's start order", () => {
   it("starts the timed files longest first, after the files never timed", () => {
@@ -56,5 +56,20 @@ describe("the table of the slowest files", () => {
         "",
       ].join("\n"),
     );
+  });
+});
+
+describe("the files the runner runs in one process", () => {
+  it("reads the group's absolute paths, and an unset variable as no files", () => {
+    assert.deepEqual(groupFiles(JSON.stringify(["/repo/src/a.test.ts", "/repo/bench/b.test.ts"])), [
+      "/repo/src/a.test.ts",
+      "/repo/bench/b.test.ts",
+    ]);
+    assert.deepEqual(groupFiles(undefined), []);
+  });
+
+  it("refuses a value that is not a JSON array of absolute paths, naming the variable", () => {
+    for (const value of ['"src/a.test.ts"', '["src/a.test.ts"]', "[1]", "{}"])
+      assert.throws(() => groupFiles(value), new RegExp(FILE_GROUP_ENV));
   });
 });
