@@ -124,8 +124,22 @@ describe("helm install paths on a real API server", () => {
     return spec;
   };
   // The deletion is followed on the API server itself (kubectl's own --wait missed it once on a
-  // loaded machine); a CRD goes once the API server has removed its objects (none here).
+  // loaded machine); a CRD goes once the API server has removed its objects (none here). A CRD
+  // deleted while the watch cache of its objects is still starting stays Terminating for minutes
+  // (InstanceDeletionFailed, "storage is (re)initializing": the API server's finalizer retries on
+  // a growing backoff), so the deletion waits until each kind's objects list from that cache.
   const deleteCrds = async (): Promise<void> => {
+    await waitFor(
+      "the CRDs' objects listed from the watch cache",
+      async () =>
+        (
+          await Promise.all(
+            CRDS.map((plural) => status(`/apis/compute.cloud.com/v1/${plural}?resourceVersion=0`)),
+          )
+        ).every((s) => s === 200),
+      WAIT_MS,
+      250,
+    );
     await cp.kubectl(["delete", "crd", "--wait=false", ...CRD_NAMES]);
     await waitFor(
       `CRDs ${CRD_NAMES.join(", ")} gone`,
