@@ -21,6 +21,10 @@ describe("the kinds of process a make test spends CPU in", () => {
       ],
       [["/work/bin/node", "/work/src/main.ts", "--log-level=debug"], "operators under test"],
       [["/work/bin/node", "--test-reporter=spec", "/work/test/integration/smoke.test.ts"], "test files"],
+      [
+        ["/work/bin/node", "--import", "/work/test/support/file-end.ts", "/work/test/support/file-group.ts"],
+        "test files",
+      ],
       [["/work/bin/node", "/work/node_modules/.bin/tsc", "-p", "tsconfig.json"], "lint"],
       [["/work/bin/node", "/work/node_modules/.bin/eslint", "."], "lint"],
       [["/work/.venv/bin/python", "-m", "pytest", "-q"], "test files"],

@@ -53,9 +53,10 @@ export function processKind(argv: readonly string[]): ProcessKind {
   if (args.some((a) => a.endsWith("aws-emulator/server.py"))) return "test AWS";
   if (args.some((a) => a.endsWith("src/main.ts") || a.endsWith("/kubeprovisioner.mjs")))
     return "operators under test";
-  // The test AWS's own tests (pytest) are test files too.
-  if (args.some((a) => a.endsWith(".test.ts")) || program === "pytest" || args.includes("pytest"))
-    return "test files";
+  // The test AWS's own tests (pytest) are test files too, and so is the process the runner runs
+  // the unit tests in (test/support/file-group.ts).
+  const testFile = (a: string): boolean => a.endsWith(".test.ts") || a.endsWith("test/support/file-group.ts");
+  if (args.some(testFile) || program === "pytest" || args.includes("pytest")) return "test files";
   if (args.some((a) => /(?:^|\/)(?:tsc|eslint|prettier)$/.test(a))) return "lint";
   if (args.some((a) => a.endsWith("test/support/runner.ts") || a === "--test")) return "test runner";
   return "other";
