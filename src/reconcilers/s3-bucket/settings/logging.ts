@@ -10,8 +10,8 @@ import { count, defineSetting, keptWhenManaged, settingSpec, specRef } from "./s
 
 /**
  * Server access logging in normal form. `keyFormat` (how S3 names the log objects) and `grants`
- * (who else may read them) are not the spec's: a desired value takes the bucket's, so a write
- * keeps them as they are.
+ * (who else may read them; undefined when none) are not the spec's: a desired value takes the
+ * bucket's, so a write keeps them as they are.
  */
 export interface Logging {
   readonly targetBucket: string;
@@ -63,8 +63,8 @@ export const logging = defineSetting<"logging", Logging | null>({
             ),
           ]
         : []),
-      ...((l.grants ?? []).length > 0
-        ? [keptWhenManaged("logging", `${count(l.grants?.length ?? 0, "grant")} on the log objects`)]
+      ...(l.grants !== undefined
+        ? [keptWhenManaged("logging", `${count(l.grants.length, "grant")} on the log objects`)]
         : []),
     ];
     return settingSpec("logging", { ...target, targetPrefix: l.targetPrefix }, { unresolved, omitted });
