@@ -663,7 +663,7 @@ describe("helm install on a real API server, then the operator under the chart's
 
   it("SIGTERM stops the operator with exit code 0 and releases the Lease", async () => {
     assert.ok(pod);
-    pod.process.proc.kill("SIGTERM");
+    pod.process.signal("SIGTERM");
     assert.equal(await within("the operator to exit", pod.process.exited), 0);
     const lease = await cp.request("GET", LEASE);
     assert.equal((lease.body as { spec?: { holderIdentity?: string } }).spec?.holderIdentity ?? "", "");

@@ -75,7 +75,7 @@ export interface Supervised {
   readonly exited: Promise<number | null>;
   /** SIGTERM, then SIGKILL after `graceMs`; resolves once the process is gone. */
   stop(graceMs?: number): Promise<void>;
-  /** Sends `sig` to the command (and its watchdog) at once. */
+  /** Sends `sig` to the command's process group at once (the watchdog ignores SIGTERM, SIGINT and SIGHUP). */
   signal(sig: NodeJS.Signals): void;
 }
 
@@ -89,10 +89,11 @@ function spawnWatched(
   opts: { env?: NodeJS.ProcessEnv; cwd?: string },
 ): ChildProcess {
   installHooks();
-  const proc = spawn(path.join(repoRoot, "hack/watchdog.sh"), [String(process.pid), cmd, ...args], {
+  const proc = spawn(path.join(repoRoot, "hack/watchdog.sh"), [cmd, ...args], {
     env: opts.env ?? process.env,
     cwd: opts.cwd ?? repoRoot,
-    stdio: ["ignore", "pipe", "pipe"],
+    // Descriptor 3: the pipe whose end, closed when this process ends, tells the watchdog so.
+    stdio: ["ignore", "pipe", "pipe", "pipe"],
     // Its own process group, so a signal reaches the command and not only the watchdog.
     detached: true,
   });
