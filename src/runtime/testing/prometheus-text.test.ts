@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { Counter, Histogram, Registry } from "prom-client";
-import { metricSamples, metricValue, registrySum, registryValue } from "./prometheus-text.ts";
+import { metricSamples, metricValue, parseMetrics, registrySum, registryValue } from "./prometheus-text.ts";
 
 function registry(): Registry {
   const r = new Registry();
@@ -43,5 +43,18 @@ describe("Prometheus text reader", () => {
     assert.equal(await registryValue(r, "t_untouched_total"), undefined);
     await assert.rejects(registryValue(r, "t_requests"), /no metric t_requests is exposed/);
     await assert.rejects(registrySum(r, "t_seconds_total"), /no metric t_seconds_total is exposed/);
+  });
+
+  it("reads one sample name's lines alone, not those of names it is a prefix of", async () => {
+    const text = `${await registry().metrics()}t_broken{code="200" 1\n`;
+    assert.throws(() => parseMetrics(text), /not a Prometheus text sample/);
+    assert.equal(metricValue(text, "t_requests_total", { code: "200" }), 5);
+    assert.equal(metricValue(text, "t_seconds_sum"), 0.5);
+    assert.throws(() => metricValue(text, "t_broken"), /not a Prometheus text sample/);
+    assert.deepEqual(
+      parseMetrics(text, "t_seconds").samples,
+      [],
+      "t_seconds_bucket, _sum and _count are other sample names",
+    );
   });
 });

@@ -12,12 +12,17 @@ export interface Sample {
   readonly value: number;
 }
 
-/** The samples of `text`, and the sample names its `# TYPE` lines declare. */
-export function parseMetrics(text: string): { samples: Sample[]; declared: Set<string> } {
+/**
+ * The samples of `text`, and the sample names its `# TYPE` lines declare. With `only`, the samples
+ * of that sample name alone: the other sample lines are skipped unparsed, which a test polling one
+ * counter of a large exposition needs (parsing every line took a tenth to a sixth of the CPU time
+ * of an integration test file).
+ */
+export function parseMetrics(text: string, only?: string): { samples: Sample[]; declared: Set<string> } {
   const samples: Sample[] = [];
   const declared = new Set<string>();
   for (const line of text.split("\n")) {
-    const type = /^# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (\w+)$/.exec(line);
+    const type = line.startsWith("# TYPE ") ? /^# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (\w+)$/.exec(line) : null;
     if (type !== null) {
       const [, family = "", kind] = type;
       declared.add(family);
@@ -26,6 +31,7 @@ export function parseMetrics(text: string): { samples: Sample[]; declared: Set<s
       continue;
     }
     if (line === "" || line.startsWith("#")) continue;
+    if (only !== undefined && !isSampleOf(line, only)) continue;
     const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)(?: -?\d+)?$/.exec(line);
     if (m === null) throw new Error(`not a Prometheus text sample: ${JSON.stringify(line)}`);
     const labels: Record<string, string> = {};
@@ -37,13 +43,19 @@ export function parseMetrics(text: string): { samples: Sample[]; declared: Set<s
   return { samples, declared };
 }
 
+/** Whether sample line `line` is of sample name `name` (the name ends at `{` or a space). */
+function isSampleOf(line: string, name: string): boolean {
+  const next = line[name.length];
+  return line.startsWith(name) && (next === "{" || next === " ");
+}
+
 /**
  * The series named `name` whose labels include every one of `labels`.
  * @throws Error when `text` declares no metric `name` at all: a misspelt or unregistered name
  * must fail the test, not read as "no series".
  */
 export function metricSamples(text: string, name: string, labels: Record<string, string> = {}): Sample[] {
-  const { samples, declared } = parseMetrics(text);
+  const { samples, declared } = parseMetrics(text, name);
   if (!declared.has(name)) throw new Error(`no metric ${name} is exposed`);
   return samples.filter(
     (s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v),
