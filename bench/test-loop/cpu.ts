@@ -9,6 +9,7 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
+import { FILE_GROUP_MODULE } from "../../test/support/runner.ts";
 
 /** The kinds of process a run's CPU time is reported by, in the order of the report. */
 export const PROCESS_KINDS = [
@@ -55,7 +56,7 @@ export function processKind(argv: readonly string[]): ProcessKind {
     return "operators under test";
   // The test AWS's own tests (pytest) are test files too, and so is the process the runner runs
   // the unit tests in (test/support/file-group.ts).
-  const testFile = (a: string): boolean => a.endsWith(".test.ts") || a.endsWith("test/support/file-group.ts");
+  const testFile = (a: string): boolean => a.endsWith(".test.ts") || a.endsWith(FILE_GROUP_MODULE);
   if (args.some(testFile) || program === "pytest" || args.includes("pytest")) return "test files";
   if (args.some((a) => /(?:^|\/)(?:tsc|eslint|prettier)$/.test(a))) return "lint";
   if (args.some((a) => a.endsWith("test/support/runner.ts") || a === "--test")) return "test runner";

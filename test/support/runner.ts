@@ -32,11 +32,11 @@ import { repoRoot } from "./process.ts";
 const FILE_END = path.join(repoRoot, "test/support/file-end.ts");
 
 /**
- * The module that runs the `--one-process` files in its process. It imports this one, not the
- * other way round: a test file that imports the runner must not import the group's module, which
- * is still evaluating in the group's process.
+ * The module that runs the `--one-process` files in its process, relative to the repository. It
+ * imports this one, not the other way round: a test file that imports the runner must not import
+ * the group's module, which is still evaluating in the group's process.
  */
-const FILE_GROUP_MODULE = path.join(repoRoot, "test/support/file-group.ts");
+export const FILE_GROUP_MODULE = "test/support/file-group.ts";
 
 /** The environment variable the runner names the group's files in: a JSON array of absolute paths. */
 export const FILE_GROUP_ENV = "KUBEPROVISIONER_TEST_FILE_GROUP";
@@ -152,7 +152,7 @@ if (import.meta.main) {
   if (group.length > 0) {
     // Every file's process inherits the runner's environment: the group's process reads it there.
     process.env[FILE_GROUP_ENV] = JSON.stringify(group.map((f) => path.join(repoRoot, f)));
-    files.push(path.relative(repoRoot, FILE_GROUP_MODULE).split(path.sep).join("/"));
+    files.push(FILE_GROUP_MODULE);
   }
   const ordered = startOrder(files, readDurations(values.durations));
   const stream = runFiles({
